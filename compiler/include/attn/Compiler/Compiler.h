@@ -1,0 +1,98 @@
+//===- Compiler.h - attn's compiler as a library ----------------*- C++ -*-===//
+//
+// The interface the runtime uses: no MLIR or LLVM type appears here, so that
+// the runtime (and its tests) compile without MLIR headers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_COMPILER_COMPILER_H
+#define ATTN_COMPILER_COMPILER_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace attn::compiler {
+
+enum class DType { BF16, F16, F32 };
+enum class MaskKind { None, Causal, CausalBottomRight };
+
+const char *toString(DType dtype);
+const char *toString(MaskKind mask);
+
+/// What changes the generated code. Batch, heads and sequence lengths are
+/// kernel arguments and never part of it.
+struct KernelConfig {
+  int64_t headDim = 128;
+  DType dtype = DType::BF16;
+  MaskKind mask = MaskKind::None;
+  std::string arch = "sm_90a"; // NVIDIA only
+  int64_t blockM = 0;          // 0: default per head dim
+  int64_t blockN = 0;          // 0: default per head dim
+  int64_t warps = 4;           // NVIDIA only; blockM must be 16 * warps
+
+  /// The attn-to-ptx / attn-to-host pipeline options for this config.
+  std::string pipelineOptions(bool nvidia) const;
+};
+
+/// Milliseconds spent in each stage of one compilation.
+struct CompileTimes {
+  double buildIR = 0, passes = 0, codegen = 0;
+};
+
+/// A compiled NVIDIA kernel and how to launch it.
+///
+/// Kernel ABI: `name(q..., k..., v..., o..., lse..., float scale)` where each
+/// tensor contributes (pointer to its first element, sizes[rank],
+/// strides[rank] in elements) as i64 values; rank 4 for Q, K, V, O (B, H, N,
+/// D) and 3 for LSE (B, H, Nq); a null LSE pointer skips the LSE store.
+/// Grid (ceil(Nq / blockM), H, B), `threads` threads a CTA and `sharedBytes`
+/// of dynamic shared memory. Pointers and row strides must allow 16-byte
+/// copies: 16-byte aligned bases, strides multiples of 8 elements.
+struct PtxKernel {
+  std::string ptx;
+  std::string name;
+  int threads = 0;
+  int blockM = 0;
+  int sharedBytes = 0;
+  CompileTimes times;
+};
+
+/// Compiles `config` to PTX. On failure returns false and sets `error` to the
+/// diagnostics.
+bool compilePtx(const KernelConfig &config, PtxKernel &out,
+                std::string &error);
+
+/// Arguments of one host call: host pointers and strides in elements.
+struct HostArgs {
+  void *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
+  float *lse = nullptr; // may be null
+  int64_t batch = 0, heads = 0, numQueries = 0, numKeys = 0;
+  int64_t qStrides[4] = {}, kStrides[4] = {}, vStrides[4] = {},
+          oStrides[4] = {}, lseStrides[3] = {};
+  float scale = 0; // 0: 1/sqrt(D)
+};
+
+/// A kernel compiled for the CPU through MLIR's ExecutionEngine: the same
+/// tiling and online softmax as the NVIDIA kernel.
+class HostKernel {
+public:
+  virtual ~HostKernel();
+  virtual void run(const HostArgs &args) = 0;
+  const CompileTimes &times() const { return times_; }
+
+protected:
+  CompileTimes times_;
+};
+
+/// Compiles `config` for the host. On failure returns null and sets `error`.
+std::unique_ptr<HostKernel> compileHost(const KernelConfig &config,
+                                        std::string &error);
+
+/// A hash of the compiler itself (version and build), part of every cache
+/// key so that a new compiler never loads an old kernel.
+const char *compilerVersion();
+
+} // namespace attn::compiler
+
+#endif // ATTN_COMPILER_COMPILER_H

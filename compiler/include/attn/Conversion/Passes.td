@@ -1,0 +1,68 @@
+//===- Passes.td - attn conversions to targets -------------*- tablegen -*-===//
+//
+// Mappings of the tile-level attn IR onto a target. The tiling and online
+// softmax are decided before these run; only the mapping differs per target.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_PASSES
+#define ATTN_CONVERSION_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
+  let summary = "Lowers tile-level attn ops to scf, linalg and tensor ops for the host";
+  let description = [{
+    The host (CPU) mapping: `attn.tile_grid` and `attn.kv_loop` become `scf.for`
+    loops and each tile op becomes `linalg`/`tensor` ops on tensors, which the
+    upstream bufferization and LLVM lowering take to machine code. It runs the
+    very IR the NVIDIA path maps onto tensor cores, so CI can check the tiling
+    and the online softmax numerically on a machine without a GPU.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+}
+
+def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
+  let summary = "Maps tile-level attn IR onto NVIDIA tensor cores (mma.sync)";
+  let description = [{
+    The NVIDIA mapping (sm_80 and newer): each function holding an
+    `attn.tile_grid` becomes a `gpu.func` kernel in a `gpu.module`. A CTA runs
+    one query tile; its warps own 16-row slices. QKᵀ and P·V use
+    `mma.sync.m16n8k16` with bf16/f16 inputs and f32 accumulation; K and V tiles
+    are copied to shared memory with `cp.async`, two stages deep, into rows
+    padded by 16 bytes so that `ldmatrix` is free of bank conflicts; P stays in
+    registers between the two products; exp2 is `ex2.approx`. Each memref
+    argument becomes (pointer, sizes, strides) kernel parameters, in order.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"sm_90a\"", "Target SM (sm_80 ... sm_90a)">,
+    Option<"warps", "warps", "int64_t", "4", "Warps per CTA; block-m must be 16 × warps">,
+    Option<"stages", "stages", "int64_t", "2", "Shared-memory stages for K and V">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def AttnEmitPTX : Pass<"attn-emit-ptx", "ModuleOp"> {
+  let summary = "Serializes each gpu.module to PTX and replaces it by a gpu.binary";
+  let description = [{
+    Runs the NVPTX backend on every `gpu.module` (already in the NVVM/LLVM
+    dialects) through attn's one wrapper of MLIR's serialization API, so that
+    the rest of attn never depends on that API, which changes between LLVM
+    versions. The PTX becomes the assembly of a `#gpu.object` in a `gpu.binary`
+    and, with `output`, is also written to a file (`-` for stdout).
+  }];
+  let options = [
+    Option<"output", "output", "std::string", "\"\"", "File to write the PTX to">,
+    Option<"chip", "chip", "std::string", "\"sm_90a\"", "Target SM">,
+    Option<"features", "features", "std::string", "\"+ptx80\"", "PTX ISA features">,
+    Option<"optLevel", "O", "unsigned", "3", "LLVM optimisation level">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+#endif // ATTN_CONVERSION_PASSES

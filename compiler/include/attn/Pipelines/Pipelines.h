@@ -1,0 +1,78 @@
+//===- Pipelines.h - attn's named pass pipelines ----------------*- C++ -*-===//
+
+#ifndef ATTN_PIPELINES_PIPELINES_H
+#define ATTN_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+#include <string>
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace mlir::attn {
+
+/// Options shared by every pipeline: the kernel configuration (used only when
+/// the input module is empty, see attn-create-kernel) and the tile sizes.
+template <typename Derived>
+struct KernelPipelineOptions : public PassPipelineOptions<Derived> {
+  detail::PassOptions::Option<int64_t> headDim{
+      *this, "head-dim",
+      llvm::cl::desc("Build the canonical kernel for this head dim when the "
+                     "module is empty (0: compile the input)"),
+      llvm::cl::init(0)};
+  detail::PassOptions::Option<std::string> dtype{
+      *this, "dtype", llvm::cl::desc("Element type: bf16, f16 or f32"),
+      llvm::cl::init("bf16")};
+  detail::PassOptions::Option<bool> causal{
+      *this, "causal", llvm::cl::desc("Causal mask (shorthand for mask=causal)"),
+      llvm::cl::init(false)};
+  detail::PassOptions::Option<std::string> mask{
+      *this, "mask",
+      llvm::cl::desc("Mask: none, causal or causal_bottom_right"),
+      llvm::cl::init("none")};
+  detail::PassOptions::Option<int64_t> blockM{
+      *this, "block-m", llvm::cl::desc("Query rows per tile (0: default)"),
+      llvm::cl::init(0)};
+  detail::PassOptions::Option<int64_t> blockN{
+      *this, "block-n", llvm::cl::desc("Keys per K/V tile (0: default)"),
+      llvm::cl::init(0)};
+
+  std::string maskName() const { return causal ? "causal" : mask.getValue(); }
+};
+
+/// attn-to-ptx: attn IR (or a configuration) to PTX for NVIDIA GPUs.
+struct AttnToPTXOptions : public KernelPipelineOptions<AttnToPTXOptions> {
+  detail::PassOptions::Option<std::string> chip{
+      *this, "arch", llvm::cl::desc("Target SM: sm_90a (default), sm_80, ..."),
+      llvm::cl::init("sm_90a")};
+  detail::PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX ISA features"),
+      llvm::cl::init("+ptx80")};
+  detail::PassOptions::Option<int64_t> warps{
+      *this, "warps", llvm::cl::desc("Warps per CTA (block-m = 16 x warps)"),
+      llvm::cl::init(4)};
+  detail::PassOptions::Option<std::string> ptxFile{
+      *this, "ptx-file", llvm::cl::desc("Write the PTX to this file (- for stdout)"),
+      llvm::cl::init("")};
+};
+
+/// attn-to-host: attn IR (or a configuration) to the LLVM dialect for the
+/// CPU, ready for MLIR's ExecutionEngine.
+struct AttnToHostOptions : public KernelPipelineOptions<AttnToHostOptions> {};
+
+void buildAttnToPTXPipeline(OpPassManager &pm, const AttnToPTXOptions &options);
+/// attn-to-ptx without its last step (attn-emit-ptx): ends with the kernels
+/// in a gpu.module in the NVVM and LLVM dialects.
+void buildAttnToNVVMPipeline(OpPassManager &pm,
+                             const AttnToPTXOptions &options);
+void buildAttnToHostPipeline(OpPassManager &pm,
+                             const AttnToHostOptions &options);
+
+/// Registers attn-to-ptx and attn-to-host with the pass registry.
+void registerAttnPipelines();
+
+} // namespace mlir::attn
+
+#endif // ATTN_PIPELINES_PIPELINES_H

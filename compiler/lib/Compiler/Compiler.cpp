@@ -1,0 +1,277 @@
+//===- Compiler.cpp - attn's compiler as a library ------------------------===//
+//
+// Builds the canonical kernel for a configuration in memory, runs the named
+// pipelines, and returns PTX (NVIDIA) or a JIT-compiled host function.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Compiler/Compiler.h"
+
+#include "attn/InitAll.h"
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/PTX.h"
+#include "attn/Transforms/Passes.h"
+#include "AttnVersion.inc"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <vector>
+
+using namespace mlir;
+
+namespace attn::compiler {
+
+const char *toString(DType dtype) {
+  switch (dtype) {
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  case DType::F32:
+    return "f32";
+  }
+  return "?";
+}
+
+const char *toString(MaskKind mask) {
+  switch (mask) {
+  case MaskKind::None:
+    return "none";
+  case MaskKind::Causal:
+    return "causal";
+  case MaskKind::CausalBottomRight:
+    return "causal_bottom_right";
+  }
+  return "?";
+}
+
+const char *compilerVersion() { return ATTN_COMPILER_VERSION; }
+
+std::string KernelConfig::pipelineOptions(bool nvidia) const {
+  std::string opts =
+      fmt::format("head-dim={} dtype={} mask={} block-m={} block-n={}",
+                  headDim, toString(dtype), toString(mask), blockM, blockN);
+  if (nvidia)
+    opts += fmt::format(" arch={} warps={}", arch, warps);
+  return opts;
+}
+
+HostKernel::~HostKernel() = default;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
+}
+
+/// A context with attn's dialects, collecting diagnostics into a string.
+struct Session {
+  DialectRegistry registry;
+  std::unique_ptr<MLIRContext> context;
+  std::string diagnostics;
+  std::unique_ptr<ScopedDiagnosticHandler> handler;
+  OwningOpRef<ModuleOp> module;
+
+  Session() {
+    mlir::attn::registerAllDialects(registry);
+    context = std::make_unique<MLIRContext>(registry,
+                                            MLIRContext::Threading::DISABLED);
+    context->loadAllAvailableDialects();
+    handler = std::make_unique<ScopedDiagnosticHandler>(
+        context.get(), [this](Diagnostic &diag) {
+          llvm::raw_string_ostream os(diagnostics);
+          os << diag.getLocation() << ": " << diag << "\n";
+          for (Diagnostic &note : diag.getNotes())
+            os << "  note: " << note << "\n";
+          return success();
+        });
+    module = ModuleOp::create(UnknownLoc::get(context.get()));
+  }
+};
+
+template <typename Options>
+void setKernelOptions(Options &options, const KernelConfig &config) {
+  options.headDim = config.headDim;
+  options.dtype = toString(config.dtype);
+  options.mask = toString(config.mask);
+  options.blockM = config.blockM;
+  options.blockN = config.blockN;
+}
+
+} // namespace
+
+bool compilePtx(const KernelConfig &config, PtxKernel &out,
+                std::string &error) {
+  auto start = Clock::now();
+  Session s;
+  out.times.buildIR = msSince(start);
+
+  start = Clock::now();
+  PassManager pm(s.context.get());
+  mlir::attn::AttnToPTXOptions options;
+  setKernelOptions(options, config);
+  options.chip = config.arch;
+  options.warps = config.warps;
+  mlir::attn::buildAttnToNVVMPipeline(pm, options);
+  if (failed(pm.run(*s.module))) {
+    error = "attn-to-ptx failed for " + config.pipelineOptions(true) + ":\n" +
+            s.diagnostics;
+    return false;
+  }
+  out.times.passes = msSince(start);
+
+  start = Clock::now();
+  auto gpuModules = s.module->getOps<gpu::GPUModuleOp>();
+  if (gpuModules.empty()) {
+    error = "attn-to-ptx produced no gpu.module:\n" + s.diagnostics;
+    return false;
+  }
+  gpu::GPUModuleOp gpuModule = *gpuModules.begin();
+  mlir::attn::PTXTarget target;
+  target.chip = config.arch;
+  FailureOr<std::string> ptx = mlir::attn::serializeToPTX(gpuModule, target);
+  if (failed(ptx)) {
+    error = "PTX generation failed:\n" + s.diagnostics;
+    return false;
+  }
+  out.times.codegen = msSince(start);
+  auto intAttr = [&](StringRef name) {
+    auto attr = gpuModule->getAttrOfType<IntegerAttr>(name);
+    return attr ? static_cast<int>(attr.getInt()) : 0;
+  };
+  out.ptx = std::move(*ptx);
+  out.name = mlir::attn::kKernelName;
+  out.threads = intAttr("attn.threads");
+  out.blockM = intAttr("attn.block_m");
+  out.sharedBytes = intAttr("attn.shared_bytes");
+  return true;
+}
+
+namespace {
+
+/// The memref descriptor of MLIR's C interface, for any element type.
+template <int Rank> struct Descriptor {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizes[Rank];
+  int64_t strides[Rank];
+};
+
+using HostFn = void (*)(Descriptor<4> *, Descriptor<4> *, Descriptor<4> *,
+                        Descriptor<4> *, Descriptor<3> *, float);
+
+class JitHostKernel : public HostKernel {
+public:
+  JitHostKernel(std::unique_ptr<Session> session,
+                std::unique_ptr<ExecutionEngine> engine, HostFn fn,
+                int64_t headDim, const CompileTimes &times)
+      : session(std::move(session)), engine(std::move(engine)), fn(fn),
+        headDim(headDim) {
+    times_ = times;
+  }
+
+  void run(const HostArgs &a) override {
+    auto tensor = [&](const void *p, int64_t heads, int64_t n,
+                      const int64_t *strides) {
+      Descriptor<4> d{const_cast<void *>(p), const_cast<void *>(p), 0,
+                      {a.batch, heads, n, headDim},
+                      {strides[0], strides[1], strides[2], strides[3]}};
+      return d;
+    };
+    Descriptor<4> q = tensor(a.q, a.heads, a.numQueries, a.qStrides);
+    Descriptor<4> k = tensor(a.k, a.heads, a.numKeys, a.kStrides);
+    Descriptor<4> v = tensor(a.v, a.heads, a.numKeys, a.vStrides);
+    Descriptor<4> o = tensor(a.o, a.heads, a.numQueries, a.oStrides);
+    // The host kernel always writes the LSE; give it scratch when the caller
+    // did not ask for it.
+    std::vector<float> scratch;
+    float *lsePtr = a.lse;
+    int64_t lseStrides[3] = {a.lseStrides[0], a.lseStrides[1],
+                             a.lseStrides[2]};
+    if (!lsePtr) {
+      scratch.resize(static_cast<size_t>(a.batch * a.heads * a.numQueries));
+      lsePtr = scratch.data();
+      lseStrides[0] = a.heads * a.numQueries;
+      lseStrides[1] = a.numQueries;
+      lseStrides[2] = 1;
+    }
+    Descriptor<3> lse{lsePtr, lsePtr, 0,
+                      {a.batch, a.heads, a.numQueries},
+                      {lseStrides[0], lseStrides[1], lseStrides[2]}};
+    float scale = a.scale > 0 ? a.scale
+                              : 1.0f / std::sqrt(static_cast<float>(headDim));
+    fn(&q, &k, &v, &o, &lse, scale);
+  }
+
+private:
+  std::unique_ptr<Session> session;
+  std::unique_ptr<ExecutionEngine> engine;
+  HostFn fn;
+  int64_t headDim;
+};
+
+} // namespace
+
+std::unique_ptr<HostKernel> compileHost(const KernelConfig &config,
+                                        std::string &error) {
+  static std::once_flag nativeTarget;
+  std::call_once(nativeTarget, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  CompileTimes times;
+  auto start = Clock::now();
+  auto s = std::make_unique<Session>();
+  times.buildIR = msSince(start);
+
+  start = Clock::now();
+  PassManager pm(s->context.get());
+  mlir::attn::AttnToHostOptions options;
+  setKernelOptions(options, config);
+  mlir::attn::buildAttnToHostPipeline(pm, options);
+  if (failed(pm.run(*s->module))) {
+    error = "attn-to-host failed for " + config.pipelineOptions(false) +
+            ":\n" + s->diagnostics;
+    return nullptr;
+  }
+  times.passes = msSince(start);
+
+  start = Clock::now();
+  ExecutionEngineOptions engineOptions;
+  auto transformer = makeOptimizingTransformer(3, 0, nullptr);
+  engineOptions.transformer = transformer;
+  auto engine = ExecutionEngine::create(*s->module, engineOptions);
+  if (!engine) {
+    error = "host JIT failed: " + llvm::toString(engine.takeError()) + "\n" +
+            s->diagnostics;
+    return nullptr;
+  }
+  auto sym = (*engine)->lookup(std::string("_mlir_ciface_") +
+                               mlir::attn::kKernelName);
+  if (!sym) {
+    error = "host JIT has no kernel: " + llvm::toString(sym.takeError());
+    return nullptr;
+  }
+  times.codegen = msSince(start);
+  return std::make_unique<JitHostKernel>(std::move(s), std::move(*engine),
+                                         reinterpret_cast<HostFn>(*sym),
+                                         config.headDim, times);
+}
+
+} // namespace attn::compiler

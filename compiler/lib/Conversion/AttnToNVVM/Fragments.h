@@ -1,0 +1,152 @@
+//===- Fragments.h - per-thread tile fragments for mma.sync -----*- C++ -*-===//
+//
+// How the NVIDIA mapping distributes tiles over a CTA (W warps, 32·W threads;
+// g = lane / 4, t = lane % 4; warp w owns query rows [16w, 16w + 16)):
+//
+//  * accumulator layout (scores S, output acc; BM×X f32): X/8 column blocks of
+//    4 values per thread, value e of block j at row g + 8·(e / 2) and column
+//    8j + 2t + e % 2 (the C/D layout of mma.m16n8k16);
+//  * row state (m, l, alpha; BM f32): 2 values per thread, rows g and g + 8,
+//    replicated over the 4 threads of a quad. `l` is the exception: each
+//    thread keeps the partial sum of its own columns and the quad reduction
+//    is done once, in finalize;
+//  * A operands (Q, P): per 16-wide k block, the 4 registers of mma's A
+//    fragment (i32 holding bf16x2, or vector<2xf16>);
+//  * K and V tiles stay in shared memory and are read with ldmatrix (K plain,
+//    V transposed) right before each mma.
+//
+// Shared memory (dynamic, one array): Q tile, then K stages, then V stages;
+// rows of D (padded to 16) elements plus 16 bytes, so that the 8 rows an
+// ldmatrix reads fall into 8 different bank groups.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNTONVVM_FRAGMENTS_H
+#define ATTN_CONVERSION_ATTNTONVVM_FRAGMENTS_H
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::attn::nvidia {
+
+struct TileConfig {
+  int64_t warps = 4;
+  int64_t stages = 2;
+  int64_t blockM = 64;
+  int64_t blockN = 64;
+  int64_t headDim = 64;
+  Type elementType;
+
+  int64_t paddedDim() const { return (headDim + 15) / 16 * 16; }
+  int64_t pitch() const { return paddedDim() * 2 + 16; }
+  int64_t queryOffset() const { return 0; }
+  int64_t queryBytes() const { return blockM * pitch(); }
+  int64_t kvTileBytes() const { return blockN * pitch(); }
+  int64_t sharedBytes() const {
+    return queryBytes() + 2 * stages * kvTileBytes();
+  }
+  int64_t threads() const { return 32 * warps; }
+  /// Whether Q's A fragments stay in registers for the whole K/V loop.
+  bool queryInRegisters() const { return paddedDim() <= 128; }
+};
+
+struct OnlineSoftmaxFrags {
+  SmallVector<Value> probs, max, sum, alpha;
+};
+
+struct FinalizeFrags {
+  SmallVector<Value> output, lse;
+};
+
+class Fragments {
+public:
+  Fragments(OpBuilder &b, Location loc, const TileConfig &cfg)
+      : b(b), loc(loc), cfg(cfg) {}
+
+  /// Declares the dynamic shared memory array in the gpu.module.
+  static void declareSharedMemory(OpBuilder &b, Location loc);
+  /// Thread coordinates and lane offsets; call once at the kernel entry.
+  void init();
+
+  Value constI32(int64_t v);
+  Value constIndex(int64_t v);
+  Value constF32(float v);
+  Value toIndex(Value i64);
+  /// blockIdx.{x,y,z} as an index.
+  Value blockIndex(int dim);
+  /// (it + ahead) mod stages, as i32.
+  Value stageOf(Value it, int64_t ahead);
+  /// Byte offset of K (which = 0) or V (which = 1) tile in `stage`.
+  Value kvStageOffset(size_t which, Value stage);
+
+  /// The per-thread fragment of a splat constant tile.
+  SmallVector<Value> splat(RankedTensorType type, float value);
+
+  /// cp.async copy of rows [row, row + rows) of `ptr[batch, head]` into the
+  /// shared tile at `smemOffset`; rows at or past `numRows` are zero-filled.
+  void copyTileAsync(Value ptr, ArrayRef<Value> strides, Value numRows,
+                     Value batch, Value head, Value row, int64_t rows,
+                     Value smemOffset);
+  /// A fragments of this warp's 16 query rows (ldmatrix from shared memory).
+  SmallVector<Value> loadQueryFragments(Value smemOffset);
+
+  /// S = scale · Q Kᵀ; an empty `query` re-reads Q from shared memory.
+  SmallVector<Value> qk(ArrayRef<Value> query, Value keyOffset, Value scale);
+  SmallVector<Value> mask(ArrayRef<Value> scores, Value row, Value col,
+                          Value numQueries, Value numKeys, MaskKind kind);
+  OnlineSoftmaxFrags onlineSoftmax(ArrayRef<Value> scores,
+                                   ArrayRef<Value> max, ArrayRef<Value> sum);
+  SmallVector<Value> pv(ArrayRef<Value> probs, Value valueOffset,
+                        ArrayRef<Value> acc, ArrayRef<Value> alpha);
+  FinalizeFrags finalize(ArrayRef<Value> acc, ArrayRef<Value> max,
+                         ArrayRef<Value> sum);
+
+  /// Stores this thread's output values (rows < numRows, columns < D).
+  void storeOutput(ArrayRef<Value> out, Value ptr, ArrayRef<Value> strides,
+                   Value numRows, Value batch, Value head, Value row,
+                   Type elementType);
+  /// Stores the row values (the LSE) from the first thread of each quad,
+  /// unless `ptr` is null.
+  void storeRows(ArrayRef<Value> rows, Value ptr, ArrayRef<Value> strides,
+                 Value numRows, Value batch, Value head, Value row);
+
+private:
+  Value sharedPtr(Value byteOffset);
+  Value globalPtr(Value base, Value elementOffset, int64_t elementBytes);
+  /// One mma.sync m16n8k16 with f32 accumulation; returns the 4 results.
+  SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+                         ArrayRef<Value> c);
+  /// ldmatrix of `num` 8x8 b16 matrices; returns them as B operands.
+  SmallVector<Value> ldmatrix(Value byteOffset, int num, bool transpose);
+  /// Two f32 rounded to the element type, packed as one mma operand.
+  Value pack(Value lo, Value hi);
+  Value shuffleXor(Value v, int mask);
+  /// ex2.approx.f32: exp2 with -inf -> +0.
+  Value exp2(Value x);
+  Value maxNum(Value x, Value y);
+  Value intrinsic(StringRef name, Value x);
+  /// Offset, in elements, of row `row` of `ptr[batch, head]`.
+  Value rowOffset(ArrayRef<Value> strides, Value batch, Value head, Value row);
+  /// Number of 8-column blocks per thread for a BM×cols accumulator tile.
+  static int64_t colBlocks(int64_t cols) { return (cols + 15) / 16 * 2; }
+
+  OpBuilder &b;
+  Location loc;
+  const TileConfig &cfg;
+  Value tid, warp, lane, group, quad; // i32
+  Value warpRow;                      // index: 16 * warp + group
+  Value quadCol;                      // index: 2 * quad
+  Value qLane, kLane, vLane;          // i32 ldmatrix byte offsets
+  Value smem;                         // !llvm.ptr<3>
+};
+
+} // namespace mlir::attn::nvidia
+
+#endif // ATTN_CONVERSION_ATTNTONVVM_FRAGMENTS_H

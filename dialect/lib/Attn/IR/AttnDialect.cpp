@@ -1,0 +1,27 @@
+//===- AttnDialect.cpp - attn dialect registration ------------------------===//
+
+#include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#include "attn/Dialect/Attn/IR/AttnOpsDialect.cpp.inc"
+#include "attn/Dialect/Attn/IR/AttnEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "attn/Dialect/Attn/IR/AttnAttrs.cpp.inc"
+
+void AttnDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "attn/Dialect/Attn/IR/AttnAttrs.cpp.inc"
+      >();
+}

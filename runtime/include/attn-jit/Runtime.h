@@ -1,0 +1,125 @@
+//===- Runtime.h - attn-jit runtime, C++ API --------------------*- C++ -*-===//
+//
+// A header-only C++ veneer over the C API of attn_jit.h: results are Status
+// and Expected<T> values instead of codes plus attn_last_error(). Only the C
+// API crosses the shared library boundary, so this header makes no demand on
+// the C++ ABI of the library. No exceptions are thrown.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_JIT_RUNTIME_H
+#define ATTN_JIT_RUNTIME_H
+
+#include "attn-jit/attn_jit.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace attn {
+
+/// The outcome of a call: a code and, on failure, what went wrong and why.
+class [[nodiscard]] Status {
+public:
+  Status() = default;
+  Status(attn_status code, std::string message)
+      : code_(code), message_(std::move(message)) {}
+
+  static Status success() { return Status(); }
+
+  bool ok() const { return code_ == ATTN_OK; }
+  attn_status code() const { return code_; }
+  const std::string &message() const { return message_; }
+
+  /// "INVALID_ARGUMENT: q_strides[3] = 2: ..." (or "OK").
+  std::string toString() const {
+    std::string text = attn_status_string(code_);
+    if (!message_.empty())
+      text += ": " + message_;
+    return text;
+  }
+
+private:
+  attn_status code_ = ATTN_OK;
+  std::string message_;
+};
+
+/// Either a value or the Status that explains why there is none.
+template <typename T> class [[nodiscard]] Expected {
+public:
+  Expected(T value) : value_(std::move(value)) {}
+  Expected(Status status) : status_(std::move(status)) {}
+
+  bool ok() const { return value_.has_value(); }
+  explicit operator bool() const { return ok(); }
+  /// The failure; a default (OK) Status when there is a value.
+  const Status &status() const { return status_; }
+  Status takeStatus() { return std::move(status_); }
+
+  T &operator*() { return *value_; }
+  const T &operator*() const { return *value_; }
+  T *operator->() { return &*value_; }
+  const T *operator->() const { return &*value_; }
+
+private:
+  std::optional<T> value_;
+  Status status_;
+};
+
+enum class Layout {
+  BHND, ///< (batch, heads, seq, dim), contiguous
+  BNHD  ///< (batch, seq, heads, dim), contiguous
+};
+
+/// Arguments for a contiguous layout: sizes, strides, pointers and dtype set,
+/// no mask, default scale, the default stream.
+inline attn_fwd_args makeForwardArgs(Layout layout, const void *q,
+                                     const void *k, const void *v, void *o,
+                                     float *lse, int64_t batch, int64_t heads,
+                                     int64_t seqlenQ, int64_t seqlenK,
+                                     int64_t headDim, attn_dtype dtype,
+                                     attn_device device = ATTN_DEVICE_CUDA) {
+  attn_fwd_args args{};
+  args.q = q;
+  args.k = k;
+  args.v = v;
+  args.o = o;
+  args.lse = lse;
+  args.batch = batch;
+  args.heads = heads;
+  args.seqlen_q = seqlenQ;
+  args.seqlen_k = seqlenK;
+  args.head_dim = headDim;
+  args.dtype = dtype;
+  args.device = device;
+  if (layout == Layout::BHND)
+    attn_set_bhnd_strides(&args);
+  else
+    attn_set_bnhd_strides(&args);
+  return args;
+}
+
+/// Runs forward attention (see attn_forward).
+inline Status forward(const attn_fwd_args &args) {
+  attn_status code = attn_forward(&args);
+  if (code == ATTN_OK)
+    return Status();
+  return Status(code, attn_last_error());
+}
+
+inline Expected<attn_stats> getStats() {
+  attn_stats stats{};
+  attn_status code = attn_get_stats(&stats);
+  if (code != ATTN_OK)
+    return Status(code, attn_last_error());
+  return stats;
+}
+
+inline void clearMemoryCache() { attn_clear_memory_cache(); }
+
+/// The compiler version hash that is part of every cache key.
+inline std::string version() { return attn_version(); }
+
+} // namespace attn
+
+#endif // ATTN_JIT_RUNTIME_H

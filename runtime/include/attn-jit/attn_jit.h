@@ -1,0 +1,111 @@
+/*===- attn_jit.h - attn-jit runtime, C API -------------------------------===*
+ *
+ * Forward attention, compiled on the first call for a configuration and
+ * cached (in memory and on disk); later calls only launch. Every function
+ * returns a status; on failure attn_last_error() says what and why, outputs
+ * are left untouched when the arguments fail validation, and the process
+ * never aborts.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef ATTN_JIT_ATTN_JIT_H
+#define ATTN_JIT_ATTN_JIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ATTN_JIT_API __attribute__((visibility("default")))
+
+typedef enum attn_status {
+  ATTN_OK = 0,
+  ATTN_ERROR_INVALID_ARGUMENT = 1, /* bad sizes, strides, pointers, dtype */
+  ATTN_ERROR_UNSUPPORTED = 2,      /* valid, but not supported (head dim, arch) */
+  ATTN_ERROR_NO_DRIVER = 3,        /* libcuda.so.1 could not be loaded */
+  ATTN_ERROR_NO_DEVICE = 4,        /* the driver reports no usable GPU */
+  ATTN_ERROR_CUDA = 5,             /* a CUDA driver call failed */
+  ATTN_ERROR_COMPILE = 6,          /* the compiler failed (a bug: report it) */
+  ATTN_ERROR_INTERNAL = 7
+} attn_status;
+
+typedef enum attn_dtype {
+  ATTN_DTYPE_BF16 = 0,
+  ATTN_DTYPE_F16 = 1,
+  ATTN_DTYPE_F32 = 2 /* host device only */
+} attn_dtype;
+
+typedef enum attn_mask {
+  ATTN_MASK_NONE = 0,
+  ATTN_MASK_CAUSAL = 1,              /* query i sees keys j <= i (PyTorch) */
+  ATTN_MASK_CAUSAL_BOTTOM_RIGHT = 2  /* j <= i + Nk - Nq (FlashAttention) */
+} attn_mask;
+
+typedef enum attn_device {
+  ATTN_DEVICE_CUDA = 0, /* pointers are CUDA device pointers */
+  ATTN_DEVICE_HOST = 1  /* pointers are host pointers; runs on the CPU */
+} attn_device;
+
+/* Forward attention O = softmax(scale * Q K^T + mask) V, per (batch, head).
+ * Strides are in elements, for the (batch, head, seq, dim) index order, so
+ * both the (B, H, N, D) and the (B, N, H, D) layouts are expressed by them;
+ * the innermost (dim) stride must be 1. */
+typedef struct attn_fwd_args {
+  const void *q;  /* (B, H, Nq, D) */
+  const void *k;  /* (B, Hkv, Nk, D) */
+  const void *v;  /* (B, Hkv, Nk, D) */
+  void *o;        /* (B, H, Nq, D) */
+  float *lse;     /* (B, H, Nq) natural log-sum-exp, f32; may be NULL */
+  int64_t batch, heads, kv_heads; /* kv_heads: 0 or == heads (GQA reserved) */
+  int64_t seqlen_q, seqlen_k, head_dim;
+  int64_t q_strides[4], k_strides[4], v_strides[4], o_strides[4];
+  int64_t lse_strides[3];
+  attn_dtype dtype;
+  attn_mask mask;
+  float scale;    /* 0: 1/sqrt(head_dim) */
+  attn_device device;
+  void *stream;   /* CUstream; NULL: the default stream */
+  /* Tile sizes, 0: the default for the head dim. On CUDA block_m must be
+   * 16 x 4 (64) and block_n a multiple of 16; the host takes any size. */
+  int64_t block_m, block_n;
+} attn_fwd_args;
+
+/* Fills the strides of a contiguous (B, H, N, D) layout into `args`, from
+ * its sizes (heads, kv_heads, seqlen_q, seqlen_k, head_dim); LSE is (B, H, Nq). */
+ATTN_JIT_API void attn_set_bhnd_strides(attn_fwd_args *args);
+/* The same for a contiguous (B, N, H, D) layout (LSE stays (B, H, Nq)). */
+ATTN_JIT_API void attn_set_bnhd_strides(attn_fwd_args *args);
+
+ATTN_JIT_API attn_status attn_forward(const attn_fwd_args *args);
+
+/* Message of the last failure on this thread ("" if none). */
+ATTN_JIT_API const char *attn_last_error(void);
+ATTN_JIT_API const char *attn_status_string(attn_status status);
+
+typedef struct attn_stats {
+  uint64_t compiles;        /* kernels built by the compiler */
+  uint64_t memory_hits;     /* calls served by the in-memory cache */
+  uint64_t disk_hits;       /* kernels loaded from the disk cache */
+  uint64_t disk_misses;     /* disk lookups that found nothing usable */
+  uint64_t disk_rejected;   /* corrupt, truncated or foreign entries */
+  uint64_t launches;
+  double compile_ms_total;  /* time spent compiling */
+} attn_stats;
+
+ATTN_JIT_API attn_status attn_get_stats(attn_stats *out);
+
+/* Forgets every kernel held in memory (the disk cache stays), so that the next
+ * call for a configuration reads the disk cache or compiles again. Loaded CUDA
+ * modules are not unloaded: kernels may still be running on a stream. */
+ATTN_JIT_API void attn_clear_memory_cache(void);
+
+/* The compiler version hash that is part of every cache key. */
+ATTN_JIT_API const char *attn_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTN_JIT_ATTN_JIT_H */

@@ -1,0 +1,104 @@
+//===- CApi.cpp - The C API of attn_jit.h ---------------------------------===//
+//
+// Compiled into libattn-jit.so directly (not from an archive) so that its
+// symbols are exported despite -Wl,--exclude-libs,ALL.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-jit/attn_jit.h"
+#include "Engine.h"
+
+#include <cstring>
+#include <string>
+
+using attn::Status;
+using attn::rt::Engine;
+
+namespace {
+
+thread_local std::string lastError;
+
+attn_status fail(const Status &status) {
+  lastError = status.message();
+  return status.code();
+}
+
+} // namespace
+
+extern "C" {
+
+void attn_set_bhnd_strides(attn_fwd_args *args) {
+  if (!args)
+    return;
+  int64_t H = args->heads, Hkv = args->kv_heads ? args->kv_heads : H,
+          Nq = args->seqlen_q, Nk = args->seqlen_k, D = args->head_dim;
+  const int64_t q[4] = {H * Nq * D, Nq * D, D, 1};
+  const int64_t kv[4] = {Hkv * Nk * D, Nk * D, D, 1};
+  for (int i = 0; i < 4; ++i) {
+    args->q_strides[i] = args->o_strides[i] = q[i];
+    args->k_strides[i] = args->v_strides[i] = kv[i];
+  }
+  args->lse_strides[0] = H * Nq;
+  args->lse_strides[1] = Nq;
+  args->lse_strides[2] = 1;
+}
+
+void attn_set_bnhd_strides(attn_fwd_args *args) {
+  if (!args)
+    return;
+  int64_t H = args->heads, Hkv = args->kv_heads ? args->kv_heads : H,
+          Nq = args->seqlen_q, Nk = args->seqlen_k, D = args->head_dim;
+  // Index order stays (b, h, n, d); memory order is (b, n, h, d).
+  const int64_t q[4] = {Nq * H * D, D, H * D, 1};
+  const int64_t kv[4] = {Nk * Hkv * D, D, Hkv * D, 1};
+  for (int i = 0; i < 4; ++i) {
+    args->q_strides[i] = args->o_strides[i] = q[i];
+    args->k_strides[i] = args->v_strides[i] = kv[i];
+  }
+  args->lse_strides[0] = H * Nq;
+  args->lse_strides[1] = Nq;
+  args->lse_strides[2] = 1;
+}
+
+attn_status attn_forward(const attn_fwd_args *args) {
+  Status status = Engine::global().forward(args);
+  return status.ok() ? ATTN_OK : fail(status);
+}
+
+const char *attn_last_error(void) { return lastError.c_str(); }
+
+const char *attn_status_string(attn_status status) {
+  // C callers may pass any int.
+  int raw;
+  std::memcpy(&raw, &status, sizeof raw);
+  switch (raw) {
+  case ATTN_OK:
+    return "ATTN_OK";
+  case ATTN_ERROR_INVALID_ARGUMENT:
+    return "ATTN_ERROR_INVALID_ARGUMENT";
+  case ATTN_ERROR_UNSUPPORTED:
+    return "ATTN_ERROR_UNSUPPORTED";
+  case ATTN_ERROR_NO_DRIVER:
+    return "ATTN_ERROR_NO_DRIVER";
+  case ATTN_ERROR_NO_DEVICE:
+    return "ATTN_ERROR_NO_DEVICE";
+  case ATTN_ERROR_CUDA:
+    return "ATTN_ERROR_CUDA";
+  case ATTN_ERROR_COMPILE:
+    return "ATTN_ERROR_COMPILE";
+  case ATTN_ERROR_INTERNAL:
+    return "ATTN_ERROR_INTERNAL";
+  }
+  return "unknown attn_status";
+}
+
+attn_status attn_get_stats(attn_stats *out) {
+  if (!out)
+    return fail(Status(ATTN_ERROR_INVALID_ARGUMENT, "out is a null pointer"));
+  *out = Engine::global().stats();
+  return ATTN_OK;
+}
+
+void attn_clear_memory_cache(void) { Engine::global().clearMemoryCache(); }
+
+} // extern "C"

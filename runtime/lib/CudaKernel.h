@@ -1,0 +1,56 @@
+//===- CudaKernel.h - Loading PTX and launching the attention kernel ------===//
+
+#ifndef ATTN_RUNTIME_CUDAKERNEL_H
+#define ATTN_RUNTIME_CUDAKERNEL_H
+
+#include "CudaContext.h"
+#include "attn/Compiler/Compiler.h"
+
+#include <string>
+
+namespace attn::rt {
+
+/// A kernel loaded into one context. Modules are never unloaded: a launch
+/// may still be running when the cache forgets the kernel.
+struct LoadedKernel {
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  int threads = 0, blockM = 0, sharedBytes = 0;
+  double loadMs = 0;      ///< cuModuleLoadDataEx, function lookup, attributes
+  std::string jitInfoLog; ///< the driver's PTX JIT info log
+};
+
+/// Dynamic shared memory above this needs an explicit opt-in per function.
+inline constexpr int kDefaultMaxDynamicShared = 48 * 1024;
+
+/// Loads `kernel` into the current context (cuModuleLoadDataEx, capturing
+/// the JIT info and error logs), finds its function and opts it in to its
+/// dynamic shared memory. `verbose` asks the JIT for a verbose info log.
+Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
+                                  const compiler::PtxKernel &kernel,
+                                  const DeviceInfo &device, bool verbose);
+
+/// The kernel parameters in the order of the ABI in Compiler.h: for Q, K, V,
+/// O: pointer, sizes {B, H, N, D}, strides[4]; for LSE: pointer, sizes
+/// {B, H, Nq}, strides[3]; then the f32 scale. `pointers` (what
+/// cuLaunchKernel takes) point into this object, so it does not move.
+struct ForwardParams {
+  static constexpr int kTensorValues = 4 * (1 + 4 + 4) + (1 + 3 + 3);
+  static constexpr int kCount = kTensorValues + 1;
+
+  ForwardParams(const attn_fwd_args &args, float scale);
+  ForwardParams(const ForwardParams &) = delete;
+  ForwardParams &operator=(const ForwardParams &) = delete;
+
+  int64_t values[kTensorValues];
+  float scale;
+  void *pointers[kCount];
+};
+
+/// Launches `kernel` on args.stream: grid (ceil(Nq / blockM), H, B).
+Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
+                     const attn_fwd_args &args, float scale);
+
+} // namespace attn::rt
+
+#endif // ATTN_RUNTIME_CUDAKERNEL_H

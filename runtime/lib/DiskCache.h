@@ -1,0 +1,121 @@
+//===- DiskCache.h - Compiled kernels shared by processes on disk ---------===//
+//
+// One file per key, named by the hash of the key, holding
+//   "ATTNJITK" | u32 format version | u64 key size | u64 payload size |
+//   key | payload | u64 FNV-1a 64 of everything before it
+// (integers little-endian). A reader checks all of it, so a corrupt,
+// truncated or foreign (other key, same hash) file is rejected, never used.
+//
+// Writers never modify a visible file: they write "<hash>.tmp.XXXXXX" in the
+// same directory, fsync it and rename it over "<hash>.kernel", so readers see
+// the old file, the new one or none, never a partial one. Readers never wait
+// and never lock.
+//
+// So that processes starting together do not all compile the same kernel, a
+// builder first claims the key with flock(LOCK_EX) on "<hash>.lock" and
+// others wait (bounded) for its entry. The claim is the kernel's lock, not
+// the file: it ends when the holder releases it or dies, so a leftover file
+// never blocks anyone (the next builder simply locks it). The holder unlinks
+// the file before it releases the lock, and a new holder checks that the file
+// it locked is still the one at the path, so two builders never both think
+// they hold the claim.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_DISKCACHE_H
+#define ATTN_RUNTIME_DISKCACHE_H
+
+#include "attn-jit/Runtime.h"
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+namespace attn::rt {
+
+/// Where the disk cache lives, from ATTN_JIT_DISK_CACHE (0/false/off/no
+/// disables it), ATTN_JIT_CACHE_DIR, $XDG_CACHE_HOME/attn-jit and
+/// ~/.cache/attn-jit, in that order.
+struct DiskCacheSettings {
+  bool enabled = false;
+  std::string directory;
+  std::string reason; ///< why it is disabled, when it is
+};
+DiskCacheSettings diskCacheSettingsFromEnvironment();
+
+/// The file format (exposed for tests).
+inline constexpr char kEntryMagic[8] = {'A', 'T', 'T', 'N', 'J', 'I', 'T', 'K'};
+inline constexpr uint32_t kEntryFormatVersion = 1;
+std::string encodeEntry(std::string_view key, std::string_view payload);
+/// Checks `file` and extracts its payload; on failure says why in `reason`.
+bool decodeEntry(std::string_view file, std::string_view expectedKey,
+                 std::string &payload, std::string &reason);
+
+class DiskCache {
+public:
+  /// Opens (creating it and its parents, mode 0700, when missing) the cache
+  /// directory.
+  static Expected<DiskCache> open(std::string directory);
+
+  const std::string &directory() const { return directory_; }
+  /// "<directory>/<16 hex digits of FNV-1a 64 of key>.kernel".
+  std::string entryPath(std::string_view key) const;
+
+  enum class LookupKind { Hit, Miss, Rejected };
+  struct Lookup {
+    LookupKind kind = LookupKind::Miss;
+    std::string payload; ///< on Hit
+    std::string reason;  ///< on Rejected (and on a Miss other than "absent")
+    std::string path;
+  };
+  /// Reads the entry of `key`. Never blocks on other processes.
+  Lookup load(std::string_view key) const;
+
+  /// A claim on building the entry of one key; see beginBuild.
+  class Build {
+  public:
+    Build() = default;
+    Build(Build &&other) noexcept { *this = std::move(other); }
+    Build &operator=(Build &&other) noexcept;
+    ~Build() { abandon(); }
+
+    /// Writes `payload` for the key atomically (temporary file, fsync,
+    /// rename, fsync of the directory) and releases the claim. Without a
+    /// claim (see timedOut) the write is just as atomic.
+    Status commit(std::string_view payload);
+    /// Releases the claim (if any) without writing anything.
+    void abandon();
+    /// Whether another process was building the key and beginBuild waited
+    /// for it: the caller should look the entry up again.
+    bool waitedForOtherBuilder() const { return waited_; }
+    /// Whether beginBuild gave up waiting; the build then has no claim.
+    bool timedOut() const { return timedOut_; }
+    bool claimed() const { return lockFd_ >= 0; }
+
+  private:
+    friend class DiskCache;
+    std::string key_, finalPath_, lockPath_, tempPattern_, directory_;
+    int lockFd_ = -1;
+    bool waited_ = false, timedOut_ = false;
+  };
+
+  /// Claims the key for building. While another process (or another
+  /// DiskCache user) holds the claim, waits for it, at most `maxWait`. Never
+  /// fails: when the directory is not writable, commit reports it.
+  Build beginBuild(std::string_view key,
+                   std::chrono::milliseconds maxWait) const;
+
+  /// Writes an entry without claiming it first (commit of a fresh Build).
+  Status store(std::string_view key, std::string_view payload) const;
+
+private:
+  explicit DiskCache(std::string directory)
+      : directory_(std::move(directory)) {}
+  /// Removes temporary files that writers killed mid-write left behind.
+  void removeDeadTemporaries() const;
+  std::string directory_;
+};
+
+} // namespace attn::rt
+
+#endif // ATTN_RUNTIME_DISKCACHE_H

@@ -1,0 +1,339 @@
+//===- Engine.cpp - Compile once, cache, launch ---------------------------===//
+
+#include "Engine.h"
+#include "Error.h"
+#include "KernelBlob.h"
+#include "Validate.h"
+
+#include <cstdlib>
+
+namespace attn::rt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double millisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
+}
+
+} // namespace
+
+EngineOptions EngineOptions::fromEnvironment() {
+  EngineOptions options;
+  options.log = logLevelFromEnvironment();
+  options.disk = diskCacheSettingsFromEnvironment();
+  if (const char *library = std::getenv("ATTN_JIT_LIBCUDA");
+      library && *library)
+    options.libcuda = library;
+  return options;
+}
+
+Engine::Engine(EngineOptions options)
+    : options_(std::move(options)),
+      compilerVersion_(compiler::compilerVersion()) {}
+
+Engine &Engine::global() {
+  static Engine *engine = new Engine(EngineOptions::fromEnvironment());
+  return *engine;
+}
+
+attn_stats Engine::stats() const {
+  attn_stats stats{};
+  stats.compiles = compiles_.load();
+  stats.memory_hits = memoryHits_.load();
+  stats.disk_hits = diskHits_.load();
+  stats.disk_misses = diskMisses_.load();
+  stats.disk_rejected = diskRejected_.load();
+  stats.launches = launches_.load();
+  stats.compile_ms_total = static_cast<double>(compileNanos_.load()) / 1e6;
+  return stats;
+}
+
+void Engine::clearMemoryCache() {
+  ptxKernels_.clear();
+  cudaKernels_.clear();
+  hostKernels_.clear();
+}
+
+void Engine::addCompileTime(Clock::duration time) {
+  compileNanos_ += static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(time).count());
+}
+
+Status Engine::forward(const attn_fwd_args *args) {
+  Status status = validateForward(args);
+  if (status.ok() && !isEmptyForward(*args))
+    status = args->device == ATTN_DEVICE_HOST ? forwardHost(*args)
+                                              : forwardCuda(*args);
+  if (!status.ok() && logging(LogLevel::Info))
+    logLine("attn_forward failed: {}", status.toString());
+  return status;
+}
+
+Expected<Engine::CudaState *> Engine::cuda() {
+  std::lock_guard<std::mutex> lock(cudaMutex_);
+  if (!cudaState_) {
+    // Loaded once: a missing driver does not appear while we run, and
+    // retrying dlopen on every call would be slow.
+    Expected<std::shared_ptr<const CudaDriver>> driver =
+        options_.driver ? Expected<std::shared_ptr<const CudaDriver>>(
+                              options_.driver)
+                        : loadCudaDriver(options_.libcuda);
+    if (!driver) {
+      cudaState_.emplace(driver.takeStatus());
+    } else {
+      cudaStorage_.driver = *driver;
+      cudaStorage_.contexts = std::make_unique<CudaContexts>(*driver);
+      cudaState_.emplace(&cudaStorage_);
+    }
+  }
+  return *cudaState_;
+}
+
+DiskCache *Engine::disk() {
+  std::call_once(diskOnce_, [&] {
+    if (!options_.disk.enabled) {
+      if (logging(LogLevel::Info))
+        logLine("disk cache disabled: {}", options_.disk.reason);
+      return;
+    }
+    Expected<DiskCache> cache = DiskCache::open(options_.disk.directory);
+    if (!cache) {
+      // Not an error for the call: it only costs compiles.
+      if (logging(LogLevel::Info))
+        logLine("disk cache disabled: {}", cache.status().message());
+      return;
+    }
+    disk_.emplace(std::move(*cache));
+  });
+  return disk_ ? &*disk_ : nullptr;
+}
+
+CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
+                         const std::string &arch) const {
+  CacheKey key;
+  key.target = target;
+  key.compilerVersion = compilerVersion_;
+  key.config.headDim = args.head_dim;
+  key.config.dtype = toCompilerDType(args.dtype);
+  key.config.mask = toCompilerMask(args.mask);
+  if (target == Target::Cuda)
+    key.config.arch = arch;
+  return key;
+}
+
+Status Engine::forwardCuda(const attn_fwd_args &args) {
+  Expected<CudaState *> state = cuda();
+  if (!state)
+    return state.status();
+  const CudaDriver &driver = *(*state)->driver;
+  Expected<ContextInfo> context = (*state)->contexts->current();
+  if (!context)
+    return context.takeStatus();
+  const DeviceInfo &device = *context->device;
+  if (device.arch.empty())
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "GPU {} has compute capability {}.{}; attn-jit needs 8.0 "
+                     "or newer (bf16 mma.sync)",
+                     int(device.device), device.major, device.minor);
+  if (Status status = checkDevicePointers(driver, args); !status.ok())
+    return status;
+
+  CacheKey key = makeKey(Target::Cuda, args, device.arch);
+  std::string keyText = key.str();
+  // Modules belong to a context: the same key loads once per context.
+  std::string memoryKey = fmt::format("{}|{}", context->id, keyText);
+  SingleFlight<LoadedKernel>::Outcome outcome;
+  Expected<std::shared_ptr<const LoadedKernel>> kernel = cudaKernels_.get(
+      memoryKey, [&] { return loadCudaKernel(driver, *context, key); },
+      &outcome);
+  if (!kernel)
+    return kernel.takeStatus();
+  if (outcome != SingleFlight<LoadedKernel>::Outcome::Built) {
+    ++memoryHits_;
+    if (logging(LogLevel::Verbose))
+      logLine("memory hit {}", keyText);
+  }
+  Status status = launchForward(driver, **kernel, args, effectiveScale(args));
+  if (status.ok())
+    ++launches_;
+  return status;
+}
+
+Expected<std::shared_ptr<const LoadedKernel>>
+Engine::loadCudaKernel(const CudaDriver &driver, const ContextInfo &context,
+                       const CacheKey &key) {
+  std::string keyText = key.str();
+  SingleFlight<PtxEntry>::Outcome outcome;
+  Expected<std::shared_ptr<const PtxEntry>> ptx = ptxKernels_.get(
+      keyText, [&] { return buildPtx(key); }, &outcome);
+  if (!ptx)
+    return ptx.takeStatus();
+  const PtxEntry &entry = **ptx;
+  Expected<LoadedKernel> loaded =
+      loadKernel(driver, entry.kernel, *context.device,
+                 logging(LogLevel::Verbose));
+  if (!loaded)
+    return makeError(loaded.status().code(), "{} (key {})",
+                     loaded.status().message(), keyText);
+  if (logging(LogLevel::Info)) {
+    const compiler::PtxKernel &kernel = entry.kernel;
+    std::string launch =
+        fmt::format("{} threads, block_m {}, {} B shared", kernel.threads,
+                    kernel.blockM, kernel.sharedBytes);
+    if (outcome != SingleFlight<PtxEntry>::Outcome::Built)
+      logLine("loaded {} into context {}: driver load {:.1f} ms; {}", keyText,
+              context.id, loaded->loadMs, launch);
+    else if (entry.fromDisk)
+      logLine("disk hit {} ({}): read {:.1f} ms, driver load {:.1f} ms; {}",
+              keyText, entry.path, entry.readMs, loaded->loadMs, launch);
+    else
+      logLine("compiled {} in {:.1f} ms: IR {:.1f} ms, passes {:.1f} ms, PTX "
+              "codegen {:.1f} ms, driver load {:.1f} ms; {}",
+              keyText, entry.compileMs + loaded->loadMs,
+              kernel.times.buildIR, kernel.times.passes, kernel.times.codegen,
+              loaded->loadMs, launch);
+    if (logging(LogLevel::Verbose) && !loaded->jitInfoLog.empty())
+      logLine("PTX JIT log for {}: {}", keyText, loaded->jitInfoLog);
+  }
+  return std::make_shared<const LoadedKernel>(std::move(*loaded));
+}
+
+Expected<std::shared_ptr<const Engine::PtxEntry>>
+Engine::buildPtx(const CacheKey &key) {
+  std::string keyText = key.str();
+  auto entry = std::make_shared<PtxEntry>();
+  DiskCache *cache = disk();
+
+  // A usable disk entry, or why there is none.
+  auto tryDisk = [&](bool afterWait) {
+    Clock::time_point start = Clock::now();
+    DiskCache::Lookup lookup = cache->load(keyText);
+    entry->path = lookup.path;
+    std::string reason = lookup.reason;
+    if (lookup.kind == DiskCache::LookupKind::Hit &&
+        decodeKernelBlob(lookup.payload, entry->kernel, reason)) {
+      entry->fromDisk = true;
+      entry->readMs = millisecondsSince(start);
+      ++diskHits_;
+      return true;
+    }
+    ++diskMisses_;
+    bool rejected = lookup.kind != DiskCache::LookupKind::Miss;
+    if (rejected)
+      ++diskRejected_;
+    if (logging(LogLevel::Info)) {
+      if (rejected)
+        logLine("disk cache entry {} rejected ({}); rebuilding {}",
+                lookup.path, reason, keyText);
+      else
+        logLine("disk miss {}{} ({}{}{})", afterWait ? "after waiting " : "",
+                keyText, lookup.path, reason.empty() ? "" : ": ", reason);
+    }
+    return false;
+  };
+
+  std::optional<DiskCache::Build> build;
+  if (cache) {
+    if (tryDisk(false))
+      return std::shared_ptr<const PtxEntry>(std::move(entry));
+    // Another process may be compiling this very kernel: wait for it rather
+    // than compile it again.
+    Clock::time_point waitStart = Clock::now();
+    build = cache->beginBuild(keyText, options_.buildWait);
+    if (build->waitedForOtherBuilder() && logging(LogLevel::Info))
+      logLine("waited {:.1f} ms for another process building {}{}",
+              millisecondsSince(waitStart), keyText,
+              build->timedOut() ? " (gave up)" : "");
+    if (build->waitedForOtherBuilder() && tryDisk(true)) {
+      build->abandon();
+      return std::shared_ptr<const PtxEntry>(std::move(entry));
+    }
+  }
+
+  std::string error;
+  Clock::time_point start = Clock::now();
+  bool compiled = compiler::compilePtx(key.config, entry->kernel, error);
+  addCompileTime(Clock::now() - start);
+  entry->compileMs = millisecondsSince(start);
+  if (!compiled)
+    return makeError(ATTN_ERROR_COMPILE,
+                     "the compiler failed on {}: {} (a bug in attn-jit: "
+                     "please report it)",
+                     keyText, error);
+  if (std::string bad = checkKernelMetadata(entry->kernel); !bad.empty())
+    return makeError(ATTN_ERROR_INTERNAL,
+                     "the compiler returned an unusable kernel for {}: {}",
+                     keyText, bad);
+  ++compiles_;
+  if (build) {
+    Status stored = build->commit(encodeKernelBlob(entry->kernel));
+    if (!stored.ok() && logging(LogLevel::Info))
+      logLine("cannot write the disk cache entry for {}: {}", keyText,
+              stored.message());
+  }
+  return std::shared_ptr<const PtxEntry>(std::move(entry));
+}
+
+Status Engine::forwardHost(const attn_fwd_args &args) {
+  CacheKey key = makeKey(Target::Host, args, "");
+  std::string keyText = key.str();
+  SingleFlight<HostEntry>::Outcome outcome;
+  auto build = [&]() -> Expected<std::shared_ptr<const HostEntry>> {
+    std::string error;
+    Clock::time_point start = Clock::now();
+    auto entry = std::make_shared<HostEntry>();
+    entry->kernel = compiler::compileHost(key.config, error);
+    addCompileTime(Clock::now() - start);
+    if (!entry->kernel)
+      return makeError(ATTN_ERROR_COMPILE,
+                       "the compiler failed on {}: {} (a bug in attn-jit: "
+                       "please report it)",
+                       keyText, error);
+    ++compiles_;
+    if (logging(LogLevel::Info)) {
+      const compiler::CompileTimes &times = entry->kernel->times();
+      logLine("compiled {} in {:.1f} ms: IR {:.1f} ms, passes {:.1f} ms, "
+              "codegen {:.1f} ms",
+              keyText, millisecondsSince(start), times.buildIR, times.passes,
+              times.codegen);
+    }
+    return std::shared_ptr<const HostEntry>(std::move(entry));
+  };
+  Expected<std::shared_ptr<const HostEntry>> entry =
+      hostKernels_.get(keyText, build, &outcome);
+  if (!entry)
+    return entry.takeStatus();
+  if (outcome != SingleFlight<HostEntry>::Outcome::Built) {
+    ++memoryHits_;
+    if (logging(LogLevel::Verbose))
+      logLine("memory hit {}", keyText);
+  }
+
+  compiler::HostArgs host;
+  host.q = const_cast<void *>(args.q);
+  host.k = const_cast<void *>(args.k);
+  host.v = const_cast<void *>(args.v);
+  host.o = args.o;
+  host.lse = args.lse;
+  host.batch = args.batch;
+  host.heads = args.heads;
+  host.numQueries = args.seqlen_q;
+  host.numKeys = args.seqlen_k;
+  for (int i = 0; i < 4; ++i) {
+    host.qStrides[i] = args.q_strides[i];
+    host.kStrides[i] = args.k_strides[i];
+    host.vStrides[i] = args.v_strides[i];
+    host.oStrides[i] = args.o_strides[i];
+  }
+  for (int i = 0; i < 3; ++i)
+    host.lseStrides[i] = args.lse ? args.lse_strides[i] : 0;
+  host.scale = effectiveScale(args);
+  (*entry)->kernel->run(host);
+  ++launches_;
+  return Status();
+}
+
+} // namespace attn::rt

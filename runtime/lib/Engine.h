@@ -1,0 +1,111 @@
+//===- Engine.h - Compile once, cache, launch -----------------------------===//
+//
+// What attn_forward does: validate, find the kernel for the call's
+// configuration (memory, then disk, then the compiler; one build per key,
+// see SingleFlight.h and DiskCache.h) and launch it. The C API uses one
+// process-wide Engine; tests build their own with chosen options, a fake
+// compiler and, for the CUDA path, a table of fake driver functions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_ENGINE_H
+#define ATTN_RUNTIME_ENGINE_H
+
+#include "CacheKey.h"
+#include "CudaContext.h"
+#include "CudaKernel.h"
+#include "DiskCache.h"
+#include "Log.h"
+#include "SingleFlight.h"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+namespace attn::rt {
+
+struct EngineOptions {
+  LogLevel log = LogLevel::Off;
+  DiskCacheSettings disk;
+  /// The driver library dlopen loads (ATTN_JIT_LIBCUDA).
+  std::string libcuda = "libcuda.so.1";
+  /// When set, used instead of loading `libcuda` (tests: fakes).
+  std::shared_ptr<const CudaDriver> driver;
+  /// How long to wait for another process that builds the same kernel.
+  std::chrono::milliseconds buildWait = std::chrono::minutes(2);
+
+  /// ATTN_JIT_LOG, ATTN_JIT_DISK_CACHE, ATTN_JIT_CACHE_DIR, XDG_CACHE_HOME,
+  /// ATTN_JIT_LIBCUDA.
+  static EngineOptions fromEnvironment();
+};
+
+class Engine {
+public:
+  explicit Engine(EngineOptions options);
+  Engine(const Engine &) = delete;
+  Engine &operator=(const Engine &) = delete;
+
+  /// attn_forward. Logs failures when logging is on.
+  Status forward(const attn_fwd_args *args);
+  attn_stats stats() const;
+  /// Forgets kernels held in memory; the disk cache stays.
+  void clearMemoryCache();
+  const EngineOptions &options() const { return options_; }
+
+  /// The engine of the C API: options from the environment at first use;
+  /// never destroyed (kernels may still run at exit).
+  static Engine &global();
+
+private:
+  /// PTX from the disk cache or the compiler, for one key.
+  struct PtxEntry {
+    compiler::PtxKernel kernel;
+    bool fromDisk = false;
+    std::string path;    // the disk entry, if any
+    double readMs = 0;   // disk read and checks
+    double compileMs = 0;
+  };
+  struct HostEntry {
+    std::unique_ptr<compiler::HostKernel> kernel;
+  };
+  struct CudaState {
+    std::shared_ptr<const CudaDriver> driver;
+    std::unique_ptr<CudaContexts> contexts;
+  };
+
+  Status forwardCuda(const attn_fwd_args &args);
+  Status forwardHost(const attn_fwd_args &args);
+  Expected<CudaState *> cuda();
+  DiskCache *disk();
+  CacheKey makeKey(Target target, const attn_fwd_args &args,
+                   const std::string &arch) const;
+  Expected<std::shared_ptr<const PtxEntry>> buildPtx(const CacheKey &key);
+  Expected<std::shared_ptr<const LoadedKernel>>
+  loadCudaKernel(const CudaDriver &driver, const ContextInfo &context,
+                 const CacheKey &key);
+  bool logging(LogLevel level) const { return options_.log >= level; }
+  void addCompileTime(std::chrono::steady_clock::duration time);
+
+  EngineOptions options_;
+  std::string compilerVersion_;
+
+  std::mutex cudaMutex_;
+  std::optional<Expected<CudaState *>> cudaState_;
+  CudaState cudaStorage_;
+
+  std::once_flag diskOnce_;
+  std::optional<DiskCache> disk_;
+
+  SingleFlight<PtxEntry> ptxKernels_;       // by key
+  SingleFlight<LoadedKernel> cudaKernels_;  // by context and key
+  SingleFlight<HostEntry> hostKernels_;     // by key
+
+  std::atomic<uint64_t> compiles_{0}, memoryHits_{0}, diskHits_{0},
+      diskMisses_{0}, diskRejected_{0}, launches_{0}, compileNanos_{0};
+};
+
+} // namespace attn::rt
+
+#endif // ATTN_RUNTIME_ENGINE_H

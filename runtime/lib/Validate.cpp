@@ -1,0 +1,282 @@
+//===- Validate.cpp - Checks on attn_forward's arguments ------------------===//
+
+#include "Validate.h"
+#include "Error.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+namespace attn::rt {
+
+namespace {
+
+/// A tensor argument as the checks see it.
+struct TensorView {
+  const char *name;        // "q", "k", "v", "o", "lse"
+  const char *stridesName; // "q_strides", ...
+  const void *data;
+  int rank;
+  int64_t sizes[4];
+  const int64_t *strides;
+};
+
+/// An enum field as the integer the caller stored: C callers (and FFI) may
+/// store any int, and loading an out-of-range enum value is undefined.
+template <typename Enum> int rawValue(const Enum &field) {
+  std::underlying_type_t<Enum> raw;
+  static_assert(sizeof raw == sizeof field);
+  std::memcpy(&raw, &field, sizeof raw);
+  return static_cast<int>(raw);
+}
+
+bool isElementCount(const TensorView &tensor) {
+  for (int i = 0; i < tensor.rank; ++i)
+    if (tensor.sizes[i] == 0)
+      return false;
+  return true;
+}
+
+Status checkStrides(const TensorView &tensor, bool cuda) {
+  int last = tensor.rank - 1;
+  if (tensor.strides[last] != 1)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "{}[{}] = {}: the innermost stride must be 1",
+                     tensor.stridesName, last, tensor.strides[last]);
+  for (int i = 0; i < last; ++i) {
+    int64_t stride = tensor.strides[i];
+    if (stride < 0)
+      return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                       "{}[{}] = {}: strides must not be negative",
+                       tensor.stridesName, i, stride);
+    // LSE is stored one f32 at a time; only Q, K, V and O are copied in
+    // 16-byte pieces.
+    if (cuda && tensor.rank == 4 && stride % 8 != 0)
+      return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                       "{}[{}] = {}: on CUDA, strides must be multiples of 8 "
+                       "elements (rows are copied in 16-byte pieces)",
+                       tensor.stridesName, i, stride);
+  }
+  return Status();
+}
+
+/// Checks that the largest byte offset of the tensor fits in int64.
+Status checkExtent(const TensorView &tensor, size_t elementBytes) {
+  if (!isElementCount(tensor))
+    return Status();
+  int64_t last = 0;
+  for (int i = 0; i < tensor.rank; ++i) {
+    int64_t term;
+    if (__builtin_mul_overflow(tensor.sizes[i] - 1, tensor.strides[i], &term) ||
+        __builtin_add_overflow(last, term, &last))
+      return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                       "{}: sizes times strides overflow 64-bit offsets",
+                       tensor.name);
+  }
+  int64_t bytes;
+  if (__builtin_add_overflow(last, int64_t(1), &bytes) ||
+      __builtin_mul_overflow(bytes, static_cast<int64_t>(elementBytes), &bytes))
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "{}: its extent overflows 64-bit byte offsets",
+                     tensor.name);
+  return Status();
+}
+
+/// Outputs must not have two indices at one address: the kernel would race.
+Status checkNoOverlap(const TensorView &tensor) {
+  if (!isElementCount(tensor))
+    return Status();
+  std::array<std::pair<int64_t, int64_t>, 4> dims; // (stride, size)
+  int count = 0;
+  for (int i = 0; i < tensor.rank; ++i)
+    if (tensor.sizes[i] > 1)
+      dims[count++] = {tensor.strides[i], tensor.sizes[i]};
+  std::sort(dims.begin(), dims.begin() + count);
+  int64_t span = 0; // offsets reached by the inner dims: [0, span]
+  for (int i = 0; i < count; ++i) {
+    auto [stride, size] = dims[i];
+    if (stride <= span)
+      return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                       "{}: its strides make elements overlap (an output "
+                       "needs a distinct address per element)",
+                       tensor.name);
+    span += (size - 1) * stride; // no overflow: checkExtent passed
+  }
+  return Status();
+}
+
+Status checkPointer(const TensorView &tensor, size_t alignment,
+                    const char *why) {
+  if (!tensor.data)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT, "{} is a null pointer",
+                     tensor.name);
+  auto address = reinterpret_cast<uintptr_t>(tensor.data);
+  if (address % alignment != 0)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "{} = {} is not {}-byte aligned ({})", tensor.name,
+                     tensor.data, alignment, why);
+  return Status();
+}
+
+} // namespace
+
+size_t elementSize(attn_dtype dtype) { return dtype == ATTN_DTYPE_F32 ? 4 : 2; }
+
+compiler::DType toCompilerDType(attn_dtype dtype) {
+  switch (dtype) {
+  case ATTN_DTYPE_BF16:
+    return compiler::DType::BF16;
+  case ATTN_DTYPE_F16:
+    return compiler::DType::F16;
+  case ATTN_DTYPE_F32:
+    break;
+  }
+  return compiler::DType::F32;
+}
+
+compiler::MaskKind toCompilerMask(attn_mask mask) {
+  switch (mask) {
+  case ATTN_MASK_NONE:
+    return compiler::MaskKind::None;
+  case ATTN_MASK_CAUSAL:
+    return compiler::MaskKind::Causal;
+  case ATTN_MASK_CAUSAL_BOTTOM_RIGHT:
+    break;
+  }
+  return compiler::MaskKind::CausalBottomRight;
+}
+
+int64_t kvHeadsOf(const attn_fwd_args &args) {
+  return args.kv_heads == 0 ? args.heads : args.kv_heads;
+}
+
+float effectiveScale(const attn_fwd_args &args) {
+  if (args.scale != 0)
+    return args.scale;
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(args.head_dim)));
+}
+
+bool isEmptyForward(const attn_fwd_args &args) {
+  return args.batch == 0 || args.heads == 0 || args.seqlen_q == 0;
+}
+
+Status validateForward(const attn_fwd_args *argsPtr) {
+  if (!argsPtr)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT, "args is a null pointer");
+  const attn_fwd_args &args = *argsPtr;
+
+  int device = rawValue(args.device), dtype = rawValue(args.dtype),
+      mask = rawValue(args.mask);
+  if (device != ATTN_DEVICE_CUDA && device != ATTN_DEVICE_HOST)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "device = {} is not an attn_device", device);
+  bool cuda = device == ATTN_DEVICE_CUDA;
+  if (dtype != ATTN_DTYPE_BF16 && dtype != ATTN_DTYPE_F16 &&
+      dtype != ATTN_DTYPE_F32)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "dtype = {} is not an attn_dtype", dtype);
+  if (cuda && dtype == ATTN_DTYPE_F32)
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "dtype f32 is supported on the host device only; CUDA "
+                     "takes bf16 or f16");
+  if (mask != ATTN_MASK_NONE && mask != ATTN_MASK_CAUSAL &&
+      mask != ATTN_MASK_CAUSAL_BOTTOM_RIGHT)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "mask = {} is not an attn_mask", mask);
+
+  std::pair<const char *, int64_t> counts[] = {{"batch", args.batch},
+                                               {"heads", args.heads},
+                                               {"kv_heads", args.kv_heads},
+                                               {"seqlen_q", args.seqlen_q},
+                                               {"seqlen_k", args.seqlen_k}};
+  for (auto [name, value] : counts)
+    if (value < 0)
+      return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                       "{} = {}: sizes must not be negative", name, value);
+  if (args.kv_heads != 0 && args.kv_heads != args.heads)
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "kv_heads = {} differs from heads = {}: grouped-query "
+                     "attention is not supported yet (pass 0 or heads)",
+                     args.kv_heads, args.heads);
+  if (args.head_dim < 1)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "head_dim = {}: must be positive", args.head_dim);
+  if (cuda && (args.head_dim % 8 != 0 || args.head_dim > kMaxCudaHeadDim))
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "head_dim = {} is not supported on CUDA (multiples of 8 "
+                     "from 8 to {})",
+                     args.head_dim, kMaxCudaHeadDim);
+  if (!cuda && args.head_dim > kMaxHostHeadDim)
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "head_dim = {} is not supported on the host (1 to {})",
+                     args.head_dim, kMaxHostHeadDim);
+  if (cuda && (args.batch > kMaxGridYZ || args.heads > kMaxGridYZ))
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "batch = {}, heads = {}: each must be at most {} on CUDA "
+                     "(grid dimensions z and y)",
+                     args.batch, args.heads, kMaxGridYZ);
+  if (!std::isfinite(args.scale) || args.scale < 0)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "scale = {}: must be finite and >= 0 (0: 1/sqrt(head_dim))",
+                     args.scale);
+
+  int64_t kvHeads = kvHeadsOf(args);
+  TensorView q{"q", "q_strides", args.q, 4,
+               {args.batch, args.heads, args.seqlen_q, args.head_dim},
+               args.q_strides};
+  TensorView k{"k", "k_strides", args.k, 4,
+               {args.batch, kvHeads, args.seqlen_k, args.head_dim},
+               args.k_strides};
+  TensorView v{"v", "v_strides", args.v, 4,
+               {args.batch, kvHeads, args.seqlen_k, args.head_dim},
+               args.v_strides};
+  TensorView o{"o", "o_strides", args.o, 4,
+               {args.batch, args.heads, args.seqlen_q, args.head_dim},
+               args.o_strides};
+  TensorView lse{"lse", "lse_strides", args.lse, 3,
+                 {args.batch, args.heads, args.seqlen_q, 0},
+                 args.lse_strides};
+  size_t bytes = elementSize(args.dtype);
+  for (const TensorView *tensor : {&q, &k, &v, &o}) {
+    if (Status s = checkStrides(*tensor, cuda); !s.ok())
+      return s;
+    if (Status s = checkExtent(*tensor, bytes); !s.ok())
+      return s;
+  }
+  if (Status s = checkNoOverlap(o); !s.ok())
+    return s;
+  if (args.lse) {
+    if (Status s = checkStrides(lse, cuda); !s.ok())
+      return s;
+    if (Status s = checkExtent(lse, sizeof(float)); !s.ok())
+      return s;
+    if (Status s = checkNoOverlap(lse); !s.ok())
+      return s;
+  }
+
+  // Empty tensors may come with null pointers (as PyTorch's do).
+  if (isEmptyForward(args))
+    return Status();
+  size_t alignment = cuda ? 16 : bytes;
+  const char *why = cuda ? "CUDA kernels copy 16-byte pieces"
+                         : "the host kernel loads whole elements";
+  for (const TensorView *tensor : {&q, &o})
+    if (Status s = checkPointer(*tensor, alignment, why); !s.ok())
+      return s;
+  // With no keys, K and V are never read (O = 0, LSE = -inf).
+  if (args.seqlen_k > 0)
+    for (const TensorView *tensor : {&k, &v})
+      if (Status s = checkPointer(*tensor, alignment, why); !s.ok())
+        return s;
+  if (args.lse && reinterpret_cast<uintptr_t>(args.lse) % alignof(float) != 0)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "lse = {} is not 4-byte aligned",
+                     static_cast<const void *>(args.lse));
+  return Status();
+}
+
+} // namespace attn::rt

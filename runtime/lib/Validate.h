@@ -1,0 +1,40 @@
+//===- Validate.h - Checks on attn_forward's arguments --------------------===//
+//
+// Everything that can be checked without a driver: sizes, strides, dtypes,
+// alignment, extents. A call that fails here has not touched any output.
+// (Whether pointers are device memory needs the driver: see CudaDevice.h.)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_VALIDATE_H
+#define ATTN_RUNTIME_VALIDATE_H
+
+#include "attn-jit/Runtime.h"
+#include "attn/Compiler/Compiler.h"
+
+namespace attn::rt {
+
+/// CUDA head dims: multiples of 8 in [8, 256]; host: [1, 512].
+inline constexpr int64_t kMaxCudaHeadDim = 256;
+inline constexpr int64_t kMaxHostHeadDim = 512;
+/// Grid y (heads) and z (batch) limit.
+inline constexpr int64_t kMaxGridYZ = 65535;
+
+Status validateForward(const attn_fwd_args *args);
+
+/// Whether there is nothing to compute (batch, heads or seqlen_q is 0).
+bool isEmptyForward(const attn_fwd_args &args);
+
+/// The heads of K and V: kv_heads, or heads when kv_heads is 0.
+int64_t kvHeadsOf(const attn_fwd_args &args);
+
+/// args.scale, or 1/sqrt(head_dim) when it is 0.
+float effectiveScale(const attn_fwd_args &args);
+
+size_t elementSize(attn_dtype dtype);
+compiler::DType toCompilerDType(attn_dtype dtype);
+compiler::MaskKind toCompilerMask(attn_mask mask);
+
+} // namespace attn::rt
+
+#endif // ATTN_RUNTIME_VALIDATE_H

@@ -1,0 +1,19 @@
+// RUN: attn-opt %s --attn-emit-ptx="chip=sm_80 output=%t.ptx" | FileCheck %s
+// RUN: FileCheck %s --input-file=%t.ptx --check-prefix=PTX
+
+// CHECK: gpu.binary @kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">, assembly = "
+// CHECK-NOT: gpu.module
+// PTX: .target sm_80
+// PTX: .visible .entry add_one(
+// PTX: add.rn.f32
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    llvm.func @add_one(%p: !llvm.ptr<1>) attributes {nvvm.kernel} {
+      %x = llvm.load %p : !llvm.ptr<1> -> f32
+      %one = llvm.mlir.constant(1.0 : f32) : f32
+      %y = llvm.fadd %x, %one : f32
+      llvm.store %y, %p : f32, !llvm.ptr<1>
+      llvm.return
+    }
+  }
+}

@@ -1,0 +1,87 @@
+//===- CacheKeyTest.cpp - What identifies a compiled kernel ---------------===//
+
+#include "CacheKey.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+
+using namespace attn;
+using namespace attn::rt;
+
+namespace {
+
+CacheKey baseKey() {
+  CacheKey key;
+  key.target = Target::Cuda;
+  key.compilerVersion = "v1";
+  key.config.headDim = 128;
+  key.config.dtype = compiler::DType::BF16;
+  key.config.mask = compiler::MaskKind::None;
+  key.config.arch = "sm_90a";
+  return key;
+}
+
+TEST(CacheKeyTest, TextNamesEveryField) {
+  EXPECT_EQ(baseKey().str(),
+            "attn-jit-kernel;compiler=v1;target=cuda;arch=sm_90a;dtype=bf16;"
+            "head_dim=128;mask=none;block_m=0;block_n=0;warps=4");
+}
+
+TEST(CacheKeyTest, EveryCodeChangingFieldChangesTheKey) {
+  std::vector<std::function<void(CacheKey &)>> changes = {
+      [](CacheKey &k) { k.compilerVersion = "v2"; },
+      [](CacheKey &k) { k.target = Target::Host; },
+      [](CacheKey &k) { k.config.arch = "sm_80"; },
+      [](CacheKey &k) { k.config.dtype = compiler::DType::F16; },
+      [](CacheKey &k) { k.config.headDim = 64; },
+      [](CacheKey &k) { k.config.mask = compiler::MaskKind::Causal; },
+      [](CacheKey &k) {
+        k.config.mask = compiler::MaskKind::CausalBottomRight;
+      },
+      [](CacheKey &k) { k.config.blockM = 128; },
+      [](CacheKey &k) { k.config.blockN = 32; },
+      [](CacheKey &k) { k.config.warps = 8; },
+  };
+  std::set<std::string> texts = {baseKey().str()};
+  std::set<std::string> hashes = {baseKey().hexHash()};
+  for (auto &change : changes) {
+    CacheKey key = baseKey();
+    change(key);
+    EXPECT_NE(key, baseKey()) << key.str();
+    texts.insert(key.str());
+    hashes.insert(key.hexHash());
+  }
+  EXPECT_EQ(texts.size(), changes.size() + 1);
+  EXPECT_EQ(hashes.size(), changes.size() + 1);
+}
+
+TEST(CacheKeyTest, HostKeysIgnoreTheGpuArch) {
+  CacheKey a = baseKey(), b = baseKey();
+  a.target = b.target = Target::Host;
+  b.config.arch = "sm_80";
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a.str().find("arch=host"), std::string::npos);
+}
+
+TEST(CacheKeyTest, HashIsStableAndHex) {
+  CacheKey key = baseKey();
+  EXPECT_EQ(key.hash(), baseKey().hash());
+  std::string hex = key.hexHash();
+  ASSERT_EQ(hex.size(), 16u);
+  EXPECT_EQ(hex.find_first_not_of("0123456789abcdef"), std::string::npos);
+}
+
+TEST(CacheKeyTest, ArchFromComputeCapability) {
+  EXPECT_EQ(archForComputeCapability(9, 0), "sm_90a");
+  EXPECT_EQ(archForComputeCapability(8, 0), "sm_80");
+  EXPECT_EQ(archForComputeCapability(8, 6), "sm_86");
+  EXPECT_EQ(archForComputeCapability(8, 9), "sm_89");
+  EXPECT_EQ(archForComputeCapability(10, 0), "sm_100a");
+  EXPECT_EQ(archForComputeCapability(12, 0), "sm_120a");
+  EXPECT_EQ(archForComputeCapability(7, 5), "");
+  EXPECT_EQ(archForComputeCapability(6, 0), "");
+}
+
+} // namespace

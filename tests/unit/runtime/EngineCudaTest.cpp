@@ -1,0 +1,336 @@
+//===- EngineCudaTest.cpp - The CUDA path on a fake driver ----------------===//
+//
+// Compile once per key, launch for every size, with the kernel ABI of
+// Compiler.h; contexts, device limits and driver failures.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Engine.h"
+#include "FakeCompiler.h"
+#include "FakeCudaDriver.h"
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <thread>
+
+using namespace attn;
+using namespace attn::rt;
+using namespace attn::testing;
+
+namespace {
+
+class EngineCudaTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    resetFakeCompiler();
+    resetFakeCuda();
+    options.driver = makeFakeCudaDriver();
+    options.disk.enabled = false;
+  }
+  Engine &engine() {
+    if (!engine_)
+      engine_ = std::make_unique<Engine>(options);
+    return *engine_;
+  }
+  FakeLaunch lastLaunch() {
+    std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+    return fakeCuda().launchLog.back();
+  }
+
+  EngineOptions options;
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_F(EngineCudaTest, SequenceLengthsBatchAndHeadsNeverRecompile) {
+  int64_t shapes[][4] = {{1, 1, 64, 64},   {2, 8, 1000, 1000},
+                         {1, 2, 1, 4096},  {3, 4, 4097, 17},
+                         {1, 1, 8192, 64}, {7, 3, 129, 0}};
+  for (auto &shape : shapes) {
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, shape[0], shape[1],
+                        shape[2], shape[3], 128);
+    Status status = engine().forward(&call.args);
+    ASSERT_TRUE(status.ok()) << status.toString();
+  }
+  attn_stats stats = engine().stats();
+  EXPECT_EQ(stats.compiles, 1u);
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  EXPECT_EQ(fakeCuda().moduleLoads, 1);
+  EXPECT_EQ(stats.memory_hits, 5u);
+  EXPECT_EQ(stats.launches, 6u);
+  EXPECT_EQ(fakeCuda().launches, 6);
+}
+
+TEST_F(EngineCudaTest, CodeChangingArgumentsCompileSeparately) {
+  auto run = [&](attn_dtype dtype, int64_t dim, attn_mask mask) {
+    ForwardFixture call(ATTN_DEVICE_CUDA, dtype, 1, 1, 16, 16, dim);
+    call.args.mask = mask;
+    ASSERT_TRUE(engine().forward(&call.args).ok());
+  };
+  run(ATTN_DTYPE_BF16, 64, ATTN_MASK_NONE);
+  run(ATTN_DTYPE_F16, 64, ATTN_MASK_NONE);
+  run(ATTN_DTYPE_BF16, 128, ATTN_MASK_NONE);
+  run(ATTN_DTYPE_BF16, 64, ATTN_MASK_CAUSAL);
+  run(ATTN_DTYPE_BF16, 64, ATTN_MASK_CAUSAL_BOTTOM_RIGHT);
+  run(ATTN_DTYPE_BF16, 64, ATTN_MASK_NONE); // again: cached
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 5);
+  EXPECT_EQ(engine().stats().memory_hits, 1u);
+  std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+  EXPECT_EQ(fakeCompiler().lastConfig.mask,
+            compiler::MaskKind::CausalBottomRight);
+  EXPECT_EQ(fakeCompiler().lastConfig.arch, "sm_90a");
+}
+
+TEST_F(EngineCudaTest, LaunchFollowsTheKernelAbi) {
+  // (B, N, H, D) layout, with LSE, a custom scale and a stream.
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 3, 5, 200, 77, 64);
+  attn_set_bnhd_strides(&call.args);
+  call.args.scale = 0.25f;
+  call.args.stream = reinterpret_cast<void *>(0x5000);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  FakeLaunch launch = lastLaunch();
+  const int blockM = 64; // the fake compiler's default
+  EXPECT_EQ(launch.grid[0], unsigned((200 + blockM - 1) / blockM));
+  EXPECT_EQ(launch.grid[1], 5u);
+  EXPECT_EQ(launch.grid[2], 3u);
+  EXPECT_EQ(launch.block[0], unsigned(kFakeThreads));
+  EXPECT_EQ(launch.block[1], 1u);
+  EXPECT_EQ(launch.block[2], 1u);
+  EXPECT_EQ(launch.sharedBytes, unsigned(blockM * 64 * 2 * 3));
+  EXPECT_EQ(launch.stream, reinterpret_cast<CUstream>(0x5000));
+  EXPECT_EQ(launch.scale, 0.25f);
+
+  auto address = [](const void *p) {
+    return static_cast<int64_t>(reinterpret_cast<uintptr_t>(p));
+  };
+  const attn_fwd_args &a = call.args;
+  std::vector<int64_t> expected = {
+      address(a.q), 3, 5, 200, 64, a.q_strides[0], a.q_strides[1],
+      a.q_strides[2], a.q_strides[3],
+      address(a.k), 3, 5, 77, 64, a.k_strides[0], a.k_strides[1],
+      a.k_strides[2], a.k_strides[3],
+      address(a.v), 3, 5, 77, 64, a.v_strides[0], a.v_strides[1],
+      a.v_strides[2], a.v_strides[3],
+      address(a.o), 3, 5, 200, 64, a.o_strides[0], a.o_strides[1],
+      a.o_strides[2], a.o_strides[3],
+      address(a.lse), 3, 5, 200, a.lse_strides[0], a.lse_strides[1],
+      a.lse_strides[2]};
+  EXPECT_EQ(launch.values, expected);
+  // BNHD: the head stride is D, the row stride H * D.
+  EXPECT_EQ(a.q_strides[1], 64);
+  EXPECT_EQ(a.q_strides[2], 5 * 64);
+}
+
+TEST_F(EngineCudaTest, NullLseAndDefaultScale) {
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_F16, 1, 2, 10, 10, 128,
+                      /*withLse=*/false);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  FakeLaunch launch = lastLaunch();
+  EXPECT_FLOAT_EQ(launch.scale, 1.0f / std::sqrt(128.0f));
+  const int lse = 4 * 9;
+  EXPECT_EQ(launch.values[lse], 0); // null pointer: the kernel skips LSE
+  EXPECT_EQ(launch.values[lse + 1], 1);
+  EXPECT_EQ(launch.values[lse + 2], 2);
+  EXPECT_EQ(launch.values[lse + 3], 10);
+}
+
+TEST_F(EngineCudaTest, LargeSharedMemoryIsOptedInOnce) {
+  // The fake kernel for D = 256 needs 96 KiB of shared memory.
+  for (int i = 0; i < 3; ++i) {
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 64, 64, 256);
+    ASSERT_TRUE(engine().forward(&call.args).ok());
+  }
+  EXPECT_EQ(fakeCuda().setAttributeCalls, 1);
+  EXPECT_EQ(fakeCuda().lastSharedAttribute, 64 * 256 * 2 * 3);
+  // A small kernel does not need it.
+  ForwardFixture small(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 64, 64, 64);
+  ASSERT_TRUE(engine().forward(&small.args).ok());
+  EXPECT_EQ(fakeCuda().setAttributeCalls, 1);
+}
+
+TEST_F(EngineCudaTest, KernelLargerThanTheDeviceAllowsIsUnsupported) {
+  fakeCuda().maxSharedBytes = 48 * 1024;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 64, 64, 256);
+  Status status = engine().forward(&call.args);
+  EXPECT_EQ(status.code(), ATTN_ERROR_UNSUPPORTED);
+  EXPECT_NE(status.message().find("bytes of shared memory"), std::string::npos)
+      << status.message();
+  EXPECT_EQ(fakeCuda().moduleLoads, 0);
+}
+
+TEST_F(EngineCudaTest, ArchComesFromTheDevice) {
+  fakeCuda().major = 8;
+  fakeCuda().minor = 6;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+  EXPECT_EQ(fakeCompiler().lastConfig.arch, "sm_86");
+}
+
+TEST_F(EngineCudaTest, OldGpusAreUnsupported) {
+  fakeCuda().major = 7;
+  fakeCuda().minor = 5;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+  Status status = engine().forward(&call.args);
+  EXPECT_EQ(status.code(), ATTN_ERROR_UNSUPPORTED);
+  EXPECT_NE(status.message().find("compute capability 7.5"), std::string::npos)
+      << status.message();
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 0);
+}
+
+TEST_F(EngineCudaTest, UsesThePrimaryContextWhenNoneIsCurrent) {
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  EXPECT_EQ(fakeCuda().primaryRetains, 1);
+  CUcontext current = nullptr;
+  options.driver->cuCtxGetCurrent(&current);
+  EXPECT_EQ(current, fakePrimaryContext()); // made current, as cudart does
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  EXPECT_EQ(fakeCuda().primaryRetains, 1);
+}
+
+TEST_F(EngineCudaTest, KernelsAreLoadedPerContextButCompiledOnce) {
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+  setFakeCurrentContext(fakeUserContext());
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  EXPECT_EQ(fakeCuda().primaryRetains, 0); // the caller's context is used
+  setFakeCurrentContext(fakePrimaryContext());
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  setFakeCurrentContext(fakeUserContext());
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  EXPECT_EQ(fakeCuda().moduleLoads, 2);
+  EXPECT_EQ(engine().stats().memory_hits, 1u);
+  setFakeCurrentContext(nullptr);
+}
+
+TEST_F(EngineCudaTest, EightThreadsOneKeyCompileOnce) {
+  fakeCompiler().delayMs = 200;
+  engine(); // created before the threads race to use it
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&, i] {
+      // Different sizes, one configuration.
+      ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1 + i, 16 + i,
+                          32, 64);
+      if (!engine().forward(&call.args).ok())
+        ++failures;
+    });
+  for (auto &thread : threads)
+    thread.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  EXPECT_EQ(fakeCuda().moduleLoads, 1);
+  EXPECT_EQ(fakeCuda().launches, 8);
+  attn_stats stats = engine().stats();
+  EXPECT_EQ(stats.compiles, 1u);
+  EXPECT_EQ(stats.memory_hits, 7u);
+  EXPECT_GE(stats.compile_ms_total, 150.0);
+}
+
+TEST_F(EngineCudaTest, DifferentKeysCompileConcurrently) {
+  // Each compile waits until four run at once: only parallel builds finish
+  // this quickly.
+  fakeCompiler().rendezvous = 4;
+  engine(); // created before the threads race to use it
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int64_t dim : {32, 64, 96, 128})
+    threads.emplace_back([&, dim] {
+      ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, dim);
+      EXPECT_TRUE(engine().forward(&call.args).ok());
+    });
+  for (auto &thread : threads)
+    thread.join();
+  EXPECT_EQ(fakeCompiler().maxRunning, 4);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(4));
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 4);
+}
+
+TEST_F(EngineCudaTest, CompilerFailureIsReportedAndRetried) {
+  fakeCompiler().fail = true;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+  Status status = engine().forward(&call.args);
+  EXPECT_EQ(status.code(), ATTN_ERROR_COMPILE);
+  EXPECT_NE(status.message().find("fake compiler failure"), std::string::npos);
+  EXPECT_NE(status.message().find("head_dim=64"), std::string::npos)
+      << "the message names the key: " << status.message();
+  EXPECT_TRUE(call.o->untouched());
+  fakeCompiler().fail = false;
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  EXPECT_EQ(engine().stats().compiles, 1u);
+}
+
+TEST_F(EngineCudaTest, ModuleLoadFailureCarriesTheJitLog) {
+  fakeCuda().moduleLoadResult = CUDA_ERROR_INVALID_PTX;
+  fakeCuda().moduleLoadErrorLog = "ptxas fatal   : Unresolved extern function";
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+  Status status = engine().forward(&call.args);
+  EXPECT_EQ(status.code(), ATTN_ERROR_CUDA);
+  EXPECT_NE(status.message().find("CUDA_ERROR_INVALID_PTX"), std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("Unresolved extern function"),
+            std::string::npos)
+      << status.message();
+  // The PTX stays cached: a retry loads again without compiling again.
+  fakeCuda().moduleLoadResult = CUDA_SUCCESS;
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  EXPECT_EQ(fakeCuda().moduleLoads, 2);
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+}
+
+TEST_F(EngineCudaTest, LaunchFailureIsACudaError) {
+  fakeCuda().launchResult = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+  Status status = engine().forward(&call.args);
+  EXPECT_EQ(status.code(), ATTN_ERROR_CUDA);
+  EXPECT_NE(status.message().find("cuLaunchKernel"), std::string::npos);
+  EXPECT_EQ(engine().stats().launches, 0u);
+}
+
+TEST_F(EngineCudaTest, NoDriverLibrary) {
+  options.driver = nullptr;
+  options.libcuda = "libattn-jit-no-such-driver.so.1";
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+  for (int i = 0; i < 2; ++i) { // the second call reports it just as well
+    Status status = engine().forward(&call.args);
+    EXPECT_EQ(status.code(), ATTN_ERROR_NO_DRIVER);
+    EXPECT_NE(status.message().find("cannot load the CUDA driver"),
+              std::string::npos)
+        << status.message();
+  }
+  EXPECT_TRUE(call.o->untouched());
+  // The host path works without a driver.
+  ForwardFixture cpu(ATTN_DEVICE_HOST, ATTN_DTYPE_F32, 1, 1, 4, 4, 8);
+  EXPECT_TRUE(engine().forward(&cpu.args).ok());
+}
+
+TEST_F(EngineCudaTest, NoDeviceAndBrokenDrivers) {
+  auto driver = std::make_shared<CudaDriver>(*makeFakeCudaDriver());
+  fakeCuda().initResult = CUDA_ERROR_NO_DEVICE;
+  Status status = initializeCudaDriver(*driver);
+  EXPECT_EQ(status.code(), ATTN_ERROR_NO_DEVICE);
+  fakeCuda().initResult = CUDA_SUCCESS;
+  fakeCuda().deviceCount = 0;
+  EXPECT_EQ(initializeCudaDriver(*driver).code(), ATTN_ERROR_NO_DEVICE);
+  fakeCuda().deviceCount = 1;
+  fakeCuda().initResult = CUDA_ERROR_STUB_LIBRARY;
+  EXPECT_EQ(initializeCudaDriver(*driver).code(), ATTN_ERROR_NO_DRIVER);
+  fakeCuda().initResult = CUDA_SUCCESS;
+  EXPECT_TRUE(initializeCudaDriver(*driver).ok());
+  EXPECT_EQ(driver->version, 13000);
+}
+
+TEST_F(EngineCudaTest, ClearMemoryCacheReloads) {
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  engine().clearMemoryCache();
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  // No disk cache here: the kernel is compiled again.
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
+  EXPECT_EQ(fakeCuda().moduleLoads, 2);
+}
+
+} // namespace

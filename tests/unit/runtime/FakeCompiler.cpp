@@ -1,0 +1,203 @@
+//===- FakeCompiler.cpp - A test double for attn::compiler ----------------===//
+
+#include "FakeCompiler.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <thread>
+#include <vector>
+
+namespace attn::testing {
+
+FakeCompilerState &fakeCompiler() {
+  static FakeCompilerState state;
+  return state;
+}
+
+void resetFakeCompiler() {
+  FakeCompilerState &state = fakeCompiler();
+  state.ptxCompiles = 0;
+  state.hostCompiles = 0;
+  state.delayMs = 0;
+  state.fail = false;
+  state.rendezvous = 0;
+  state.running = 0;
+  state.maxRunning = 0;
+  state.ptxPadding = 0;
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.lastConfig = compiler::KernelConfig();
+}
+
+int fakeBlockM(const compiler::KernelConfig &config) {
+  return config.blockM ? static_cast<int>(config.blockM) : 64;
+}
+
+int fakeSharedBytes(const compiler::KernelConfig &config) {
+  // Q tile plus double-buffered K and V tiles of 2-byte elements.
+  return static_cast<int>(fakeBlockM(config) * config.headDim * 2 * 3);
+}
+
+namespace {
+
+/// Tracks concurrency and applies the delay and the rendezvous.
+class CompileScope {
+public:
+  explicit CompileScope(const compiler::KernelConfig &config) {
+    FakeCompilerState &state = fakeCompiler();
+    {
+      std::lock_guard<std::mutex> lock(state.mutex);
+      state.lastConfig = config;
+    }
+    int now = ++state.running;
+    int seen = state.maxRunning.load();
+    while (now > seen && !state.maxRunning.compare_exchange_weak(seen, now)) {
+    }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (state.maxRunning.load() < state.rendezvous.load() &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(state.delayMs.load()));
+  }
+  ~CompileScope() { --fakeCompiler().running; }
+};
+
+compiler::CompileTimes fakeTimes() { return {1.0, 2.0, 3.0}; }
+
+/// softmax(scale Q K^T + mask) V in double precision, f32 storage.
+class NaiveHostKernel : public compiler::HostKernel {
+public:
+  explicit NaiveHostKernel(const compiler::KernelConfig &config)
+      : config_(config) {
+    times_ = fakeTimes();
+  }
+
+  void run(const compiler::HostArgs &a) override {
+    if (config_.dtype != compiler::DType::F32)
+      return; // the fake computes f32 only
+    int64_t D = config_.headDim, Nq = a.numQueries, Nk = a.numKeys;
+    auto at = [](void *base, const int64_t *s, int64_t b, int64_t h,
+                 int64_t n, int64_t d) -> float & {
+      return static_cast<float *>(base)[b * s[0] + h * s[1] + n * s[2] + d * s[3]];
+    };
+    double scale = a.scale ? a.scale : 1.0 / std::sqrt(double(D));
+    std::vector<double> p(static_cast<size_t>(Nk));
+    for (int64_t b = 0; b < a.batch; ++b)
+      for (int64_t h = 0; h < a.heads; ++h)
+        for (int64_t i = 0; i < Nq; ++i) {
+          double max = -std::numeric_limits<double>::infinity();
+          for (int64_t j = 0; j < Nk; ++j) {
+            bool visible = config_.mask == compiler::MaskKind::None ||
+                           (config_.mask == compiler::MaskKind::Causal
+                                ? j <= i
+                                : j <= i + Nk - Nq);
+            double s = -std::numeric_limits<double>::infinity();
+            if (visible) {
+              s = 0;
+              for (int64_t d = 0; d < D; ++d)
+                s += double(at(a.q, a.qStrides, b, h, i, d)) *
+                     at(a.k, a.kStrides, b, h, j, d);
+              s *= scale;
+            }
+            p[j] = s;
+            max = std::max(max, s);
+          }
+          double sum = 0;
+          for (int64_t j = 0; j < Nk; ++j) {
+            p[j] = std::isinf(max) ? 0 : std::exp(p[j] - max);
+            sum += p[j];
+          }
+          for (int64_t d = 0; d < D; ++d) {
+            double acc = 0;
+            for (int64_t j = 0; j < Nk; ++j)
+              acc += p[j] * at(a.v, a.vStrides, b, h, j, d);
+            at(a.o, a.oStrides, b, h, i, d) = sum > 0 ? float(acc / sum) : 0.f;
+          }
+          if (a.lse)
+            a.lse[b * a.lseStrides[0] + h * a.lseStrides[1] +
+                  i * a.lseStrides[2]] =
+                sum > 0 ? float(max + std::log(sum))
+                        : -std::numeric_limits<float>::infinity();
+        }
+  }
+
+private:
+  compiler::KernelConfig config_;
+};
+
+} // namespace
+
+} // namespace attn::testing
+
+namespace attn::compiler {
+
+using attn::testing::fakeCompiler;
+
+const char *toString(DType dtype) {
+  switch (dtype) {
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  case DType::F32:
+    return "f32";
+  }
+  return "?";
+}
+
+const char *toString(MaskKind mask) {
+  switch (mask) {
+  case MaskKind::None:
+    return "none";
+  case MaskKind::Causal:
+    return "causal";
+  case MaskKind::CausalBottomRight:
+    return "causal_bottom_right";
+  }
+  return "?";
+}
+
+std::string KernelConfig::pipelineOptions(bool nvidia) const {
+  return fmt::format("head-dim={} dtype={} mask={}{}", headDim,
+                     toString(dtype), toString(mask),
+                     nvidia ? " chip=" + arch : std::string());
+}
+
+HostKernel::~HostKernel() = default;
+
+bool compilePtx(const KernelConfig &config, PtxKernel &out,
+                std::string &error) {
+  attn::testing::CompileScope scope(config);
+  if (fakeCompiler().fail) {
+    error = "fake compiler failure";
+    return false;
+  }
+  out.name = fmt::format("attn_fwd_{}_d{}", toString(config.dtype),
+                         config.headDim);
+  out.ptx = fmt::format("// fake PTX for {} {}\n.entry {}()\n{{\n}}\n",
+                        config.arch, config.pipelineOptions(true), out.name);
+  out.ptx.append(static_cast<size_t>(fakeCompiler().ptxPadding.load()), '#');
+  out.threads = attn::testing::kFakeThreads;
+  out.blockM = attn::testing::fakeBlockM(config);
+  out.sharedBytes = attn::testing::fakeSharedBytes(config);
+  out.times = attn::testing::fakeTimes();
+  ++fakeCompiler().ptxCompiles;
+  return true;
+}
+
+std::unique_ptr<HostKernel> compileHost(const KernelConfig &config,
+                                        std::string &error) {
+  attn::testing::CompileScope scope(config);
+  if (fakeCompiler().fail) {
+    error = "fake compiler failure";
+    return nullptr;
+  }
+  ++fakeCompiler().hostCompiles;
+  return std::make_unique<attn::testing::NaiveHostKernel>(config);
+}
+
+const char *compilerVersion() { return attn::testing::kFakeVersion; }
+
+} // namespace attn::compiler

@@ -1,0 +1,48 @@
+//===- FakeCompiler.h - A test double for attn::compiler ------------------===//
+//
+// Implements Compiler.h without MLIR: compilePtx returns fake PTX and launch
+// metadata, compileHost a naive (f32 only) attention kernel. Tests steer it
+// (delays, failures, a rendezvous to prove builds overlap) and read counters.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TESTS_FAKECOMPILER_H
+#define ATTN_TESTS_FAKECOMPILER_H
+
+#include "attn/Compiler/Compiler.h"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+
+namespace attn::testing {
+
+struct FakeCompilerState {
+  std::atomic<int> ptxCompiles{0}, hostCompiles{0};
+  /// Milliseconds each compile sleeps.
+  std::atomic<int> delayMs{0};
+  /// When set, compiles fail with this message.
+  std::atomic<bool> fail{false};
+  /// Each compile waits (up to 5 s) until this many compiles run at once.
+  std::atomic<int> rendezvous{0};
+  std::atomic<int> running{0}, maxRunning{0};
+  /// Bytes of padding in the fake PTX (to make disk entries large).
+  std::atomic<int> ptxPadding{0};
+
+  std::mutex mutex;
+  compiler::KernelConfig lastConfig; // guarded by mutex
+};
+
+FakeCompilerState &fakeCompiler();
+/// Zeroes the counters and options.
+void resetFakeCompiler();
+
+/// The fake's metadata for a config (what compilePtx returns).
+int fakeSharedBytes(const compiler::KernelConfig &config);
+int fakeBlockM(const compiler::KernelConfig &config);
+inline constexpr int kFakeThreads = 128;
+inline constexpr const char *kFakeVersion = "fake-compiler-1";
+
+} // namespace attn::testing
+
+#endif // ATTN_TESTS_FAKECOMPILER_H

@@ -1,0 +1,211 @@
+//===- FakeCudaDriver.cpp - A CudaDriver table of fakes -------------------===//
+
+#include "FakeCudaDriver.h"
+#include "CudaKernel.h"
+
+#include <cstring>
+
+namespace attn::testing {
+
+namespace {
+
+thread_local CUcontext currentContext = nullptr;
+char primaryStorage, userStorage;
+
+CUresult fakeInit(unsigned) { return fakeCuda().initResult; }
+CUresult fakeDriverGetVersion(int *version) {
+  *version = 13000;
+  return CUDA_SUCCESS;
+}
+CUresult fakeGetErrorName(CUresult result, const char **name) {
+  *name = result == CUDA_ERROR_INVALID_PTX ? "CUDA_ERROR_INVALID_PTX"
+                                           : "CUDA_ERROR_FAKE";
+  return CUDA_SUCCESS;
+}
+CUresult fakeGetErrorString(CUresult, const char **text) {
+  *text = "a fake driver error";
+  return CUDA_SUCCESS;
+}
+CUresult fakeDeviceGet(CUdevice *device, int ordinal) {
+  if (ordinal >= fakeCuda().deviceCount)
+    return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+CUresult fakeDeviceGetCount(int *count) {
+  *count = fakeCuda().deviceCount;
+  return CUDA_SUCCESS;
+}
+CUresult fakeDeviceGetAttribute(int *value, CUdevice_attribute attribute,
+                                CUdevice) {
+  FakeCudaState &state = fakeCuda();
+  switch (attribute) {
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+    *value = state.major;
+    return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+    *value = state.minor;
+    return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+    *value = state.maxSharedBytes;
+    return CUDA_SUCCESS;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+CUresult fakePrimaryCtxRetain(CUcontext *context, CUdevice) {
+  ++fakeCuda().primaryRetains;
+  *context = fakePrimaryContext();
+  return CUDA_SUCCESS;
+}
+CUresult fakeCtxGetCurrent(CUcontext *context) {
+  *context = currentContext;
+  return CUDA_SUCCESS;
+}
+CUresult fakeCtxSetCurrent(CUcontext context) {
+  currentContext = context;
+  return CUDA_SUCCESS;
+}
+CUresult fakeCtxGetDevice(CUdevice *device) {
+  if (!currentContext)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  *device = 0;
+  return CUDA_SUCCESS;
+}
+CUresult fakeCtxGetId(CUcontext context, unsigned long long *id) {
+  *id = context == fakePrimaryContext() ? 1 : 2;
+  return CUDA_SUCCESS;
+}
+CUresult fakeModuleLoadDataEx(CUmodule *module, const void *image,
+                              unsigned count, CUjit_option *options,
+                              void **values) {
+  FakeCudaState &state = fakeCuda();
+  ++state.moduleLoads;
+  if (state.moduleLoadResult != CUDA_SUCCESS) {
+    for (unsigned i = 0; i + 1 < count; ++i)
+      if (options[i] == CU_JIT_ERROR_LOG_BUFFER &&
+          options[i + 1] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) {
+        size_t size = reinterpret_cast<uintptr_t>(values[i + 1]);
+        std::strncpy(static_cast<char *>(values[i]),
+                     state.moduleLoadErrorLog.c_str(), size);
+      }
+    return state.moduleLoadResult;
+  }
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.loadedPtx.emplace_back(static_cast<const char *>(image));
+  *module = reinterpret_cast<CUmodule>(state.loadedPtx.size());
+  return CUDA_SUCCESS;
+}
+CUresult fakeModuleGetFunction(CUfunction *function, CUmodule module,
+                               const char *) {
+  *function = reinterpret_cast<CUfunction>(module);
+  return CUDA_SUCCESS;
+}
+CUresult fakeFuncSetAttribute(CUfunction, CUfunction_attribute attribute,
+                              int value) {
+  if (attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+    ++fakeCuda().setAttributeCalls;
+    fakeCuda().lastSharedAttribute = value;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult fakeLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
+                          unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                          unsigned shared, CUstream stream, void **params,
+                          void **extra) {
+  FakeCudaState &state = fakeCuda();
+  if (state.launchResult != CUDA_SUCCESS)
+    return state.launchResult;
+  FakeLaunch launch;
+  launch.function = function;
+  launch.grid[0] = gx, launch.grid[1] = gy, launch.grid[2] = gz;
+  launch.block[0] = bx, launch.block[1] = by, launch.block[2] = bz;
+  launch.sharedBytes = shared;
+  launch.stream = stream;
+  for (int i = 0; i < rt::ForwardParams::kTensorValues; ++i)
+    launch.values.push_back(*static_cast<int64_t *>(params[i]));
+  launch.scale = *static_cast<float *>(params[rt::ForwardParams::kTensorValues]);
+  ++state.launches;
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.launchLog.push_back(std::move(launch));
+  return CUDA_SUCCESS;
+}
+CUresult fakePointerGetAttribute(void *data, CUpointer_attribute attribute,
+                                 CUdeviceptr pointer) {
+  FakeCudaState &state = fakeCuda();
+  if (attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  std::lock_guard<std::mutex> lock(state.mutex);
+  for (const auto &range : state.memory)
+    if (pointer >= range.begin && pointer < range.end) {
+      *static_cast<unsigned *>(data) = range.type;
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+} // namespace
+
+FakeCudaState &fakeCuda() {
+  static FakeCudaState state;
+  return state;
+}
+
+void resetFakeCuda() {
+  FakeCudaState &state = fakeCuda();
+  state.major = 9;
+  state.minor = 0;
+  state.maxSharedBytes = 227 * 1024;
+  state.initResult = CUDA_SUCCESS;
+  state.deviceCount = 1;
+  state.moduleLoadResult = CUDA_SUCCESS;
+  state.moduleLoadErrorLog.clear();
+  state.launchResult = CUDA_SUCCESS;
+  state.moduleLoads = 0;
+  state.launches = 0;
+  state.primaryRetains = 0;
+  state.setAttributeCalls = 0;
+  state.lastSharedAttribute = 0;
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.launchLog.clear();
+  state.loadedPtx.clear();
+  state.memory.clear();
+  currentContext = nullptr;
+}
+
+void registerFakeMemory(const void *data, size_t bytes, CUmemorytype type) {
+  FakeCudaState &state = fakeCuda();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  auto begin = reinterpret_cast<uintptr_t>(data);
+  state.memory.push_back({begin, begin + bytes, type});
+}
+
+CUcontext fakePrimaryContext() {
+  return reinterpret_cast<CUcontext>(&primaryStorage);
+}
+CUcontext fakeUserContext() { return reinterpret_cast<CUcontext>(&userStorage); }
+void setFakeCurrentContext(CUcontext context) { currentContext = context; }
+
+std::shared_ptr<const rt::CudaDriver> makeFakeCudaDriver() {
+  auto driver = std::make_shared<rt::CudaDriver>();
+  driver->cuInit = fakeInit;
+  driver->cuDriverGetVersion = fakeDriverGetVersion;
+  driver->cuGetErrorName = fakeGetErrorName;
+  driver->cuGetErrorString = fakeGetErrorString;
+  driver->cuDeviceGet = fakeDeviceGet;
+  driver->cuDeviceGetCount = fakeDeviceGetCount;
+  driver->cuDeviceGetAttribute = fakeDeviceGetAttribute;
+  driver->cuDevicePrimaryCtxRetain = fakePrimaryCtxRetain;
+  driver->cuCtxGetCurrent = fakeCtxGetCurrent;
+  driver->cuCtxSetCurrent = fakeCtxSetCurrent;
+  driver->cuCtxGetDevice = fakeCtxGetDevice;
+  driver->cuCtxGetId = fakeCtxGetId;
+  driver->cuModuleLoadDataEx = fakeModuleLoadDataEx;
+  driver->cuModuleGetFunction = fakeModuleGetFunction;
+  driver->cuFuncSetAttribute = fakeFuncSetAttribute;
+  driver->cuLaunchKernel = fakeLaunchKernel;
+  driver->cuPointerGetAttribute = fakePointerGetAttribute;
+  return driver;
+}
+
+} // namespace attn::testing

@@ -1,0 +1,135 @@
+//===- SingleFlightTest.cpp - One build per key, keys in parallel ---------===//
+
+#include "SingleFlight.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <thread>
+#include <vector>
+
+using namespace attn;
+using namespace attn::rt;
+
+namespace {
+
+using Cache = SingleFlight<int>;
+using Clock = std::chrono::steady_clock;
+
+TEST(SingleFlightTest, SameKeyFromEightThreadsBuildsOnce) {
+  Cache cache;
+  std::atomic<int> builds{0};
+  std::atomic<bool> go{false};
+  std::vector<Cache::Pointer> results(8);
+  std::vector<Cache::Outcome> outcomes(8);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&, i] {
+      while (!go)
+        std::this_thread::yield();
+      auto value = cache.get(
+          "key",
+          [&]() -> Expected<Cache::Pointer> {
+            ++builds;
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            return std::make_shared<const int>(42);
+          },
+          &outcomes[i]);
+      ASSERT_TRUE(value.ok());
+      results[i] = *value;
+    });
+  go = true;
+  for (auto &thread : threads)
+    thread.join();
+  EXPECT_EQ(builds, 1);
+  int built = 0;
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(results[i]);
+    EXPECT_EQ(results[i], results[0]); // the very same value
+    built += outcomes[i] == Cache::Outcome::Built;
+  }
+  EXPECT_EQ(built, 1);
+  Cache::Outcome later;
+  ASSERT_TRUE(cache.get("key", [&]() -> Expected<Cache::Pointer> {
+    ADD_FAILURE() << "built twice";
+    return std::make_shared<const int>(0);
+  }, &later).ok());
+  EXPECT_EQ(later, Cache::Outcome::Cached);
+}
+
+TEST(SingleFlightTest, DifferentKeysBuildInParallel) {
+  Cache cache;
+  constexpr int kKeys = 4;
+  std::atomic<int> running{0}, maxRunning{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kKeys; ++i)
+    threads.emplace_back([&, i] {
+      auto value = cache.get("key" + std::to_string(i), [&]()
+                                 -> Expected<Cache::Pointer> {
+        int now = ++running;
+        int seen = maxRunning;
+        while (now > seen && !maxRunning.compare_exchange_weak(seen, now)) {
+        }
+        // Wait until all builds overlap (or give up after 5 s).
+        auto deadline = Clock::now() + std::chrono::seconds(5);
+        while (maxRunning < kKeys && Clock::now() < deadline)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        --running;
+        return std::make_shared<const int>(i);
+      });
+      ASSERT_TRUE(value.ok());
+      EXPECT_EQ(**value, i);
+    });
+  for (auto &thread : threads)
+    thread.join();
+  EXPECT_EQ(maxRunning, kKeys);
+  EXPECT_EQ(cache.size(), size_t(kKeys));
+}
+
+TEST(SingleFlightTest, FailureReachesWaitersAndIsNotCached) {
+  Cache cache;
+  std::atomic<int> builds{0};
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&] {
+      auto value = cache.get("key", [&]() -> Expected<Cache::Pointer> {
+        ++builds;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        return Status(ATTN_ERROR_COMPILE, "no luck");
+      });
+      if (!value.ok() && value.status().code() == ATTN_ERROR_COMPILE &&
+          value.status().message() == "no luck")
+        ++failures;
+    });
+  for (auto &thread : threads)
+    thread.join();
+  EXPECT_EQ(failures, 4);
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(cache.size(), 0u);
+  // The next call tries again.
+  auto value = cache.get("key", [&]() -> Expected<Cache::Pointer> {
+    ++builds;
+    return std::make_shared<const int>(7);
+  });
+  ASSERT_TRUE(value.ok());
+  EXPECT_EQ(**value, 7);
+  EXPECT_EQ(builds, 2);
+}
+
+TEST(SingleFlightTest, ClearForgetsValues) {
+  Cache cache;
+  int builds = 0;
+  auto make = [&]() -> Expected<Cache::Pointer> {
+    return std::make_shared<const int>(++builds);
+  };
+  EXPECT_EQ(**cache.get("a", make), 1);
+  EXPECT_EQ(**cache.get("a", make), 1);
+  cache.clear();
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_EQ(**cache.get("a", make), 2);
+}
+
+} // namespace

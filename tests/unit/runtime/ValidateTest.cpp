@@ -1,0 +1,248 @@
+//===- ValidateTest.cpp - Every class of bad input is refused -------------===//
+//
+// Each test breaks one thing in an otherwise valid call and checks the
+// status, that the message names the problem, and that nothing was
+// compiled, launched or written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Engine.h"
+#include "FakeCompiler.h"
+#include "FakeCudaDriver.h"
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace attn;
+using namespace attn::rt;
+using namespace attn::testing;
+
+namespace {
+
+class ValidateTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    resetFakeCompiler();
+    resetFakeCuda();
+    EngineOptions options;
+    options.driver = makeFakeCudaDriver();
+    options.disk.enabled = false;
+    engine = std::make_unique<Engine>(options);
+  }
+
+  static ForwardFixture cuda() {
+    return ForwardFixture(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 2, 4, 96, 80, 64);
+  }
+  static ForwardFixture host() {
+    return ForwardFixture(ATTN_DEVICE_HOST, ATTN_DTYPE_F32, 2, 3, 17, 9, 20);
+  }
+
+  void expectRejected(ForwardFixture &call, attn_status code,
+                      const std::string &needle) {
+    Status status = engine->forward(&call.args);
+    EXPECT_EQ(status.code(), code) << status.toString();
+    EXPECT_NE(status.message().find(needle), std::string::npos)
+        << "message: " << status.message() << "\nexpected: " << needle;
+    EXPECT_TRUE(call.o->untouched()) << "o was written";
+    EXPECT_TRUE(call.lse->untouched()) << "lse was written";
+    EXPECT_EQ(fakeCuda().launches, 0);
+    EXPECT_EQ(fakeCompiler().ptxCompiles + fakeCompiler().hostCompiles, 0);
+    EXPECT_EQ(engine->stats().launches, 0u);
+  }
+
+  std::unique_ptr<Engine> engine;
+};
+
+TEST_F(ValidateTest, ValidCallsPass) {
+  // The fixtures are valid, so each failure below is due to its one change.
+  ForwardFixture gpu = cuda();
+  ASSERT_TRUE(engine->forward(&gpu.args).ok());
+  ForwardFixture cpu = host();
+  ASSERT_TRUE(engine->forward(&cpu.args).ok());
+  EXPECT_EQ(engine->stats().launches, 2u);
+  EXPECT_FALSE(cpu.o->untouched());
+}
+
+TEST_F(ValidateTest, NullArguments) {
+  Status status = engine->forward(nullptr);
+  EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(status.message().find("args"), std::string::npos);
+}
+
+TEST_F(ValidateTest, NullTensorPointers) {
+  for (const char *name : {"q", "k", "v", "o"}) {
+    ForwardFixture call = cuda();
+    const void **slots[] = {&call.args.q, &call.args.k, &call.args.v,
+                            const_cast<const void **>(&call.args.o)};
+    *slots[std::string("qkvo").find(name[0])] = nullptr;
+    expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT,
+                   std::string(name) + " is a null pointer");
+  }
+}
+
+TEST_F(ValidateTest, MisalignedPointers) {
+  ForwardFixture call = cuda();
+  call.args.k = static_cast<const char *>(call.args.k) + 8;
+  expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT, "is not 16-byte aligned");
+  ForwardFixture lse = cuda();
+  lse.args.lse = reinterpret_cast<float *>(
+      reinterpret_cast<char *>(lse.args.lse) + 2);
+  expectRejected(lse, ATTN_ERROR_INVALID_ARGUMENT, "lse");
+  ForwardFixture cpu = host();
+  cpu.args.q = static_cast<const char *>(cpu.args.q) + 2;
+  expectRejected(cpu, ATTN_ERROR_INVALID_ARGUMENT, "is not 4-byte aligned");
+}
+
+TEST_F(ValidateTest, HostMemoryOnCuda) {
+  ForwardFixture call = cuda();
+  Buffer plain(call.q->size(), 0); // not registered: unknown to the driver
+  call.args.q = plain.data();
+  expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT, "q = ");
+  expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT, "is not CUDA memory");
+  ForwardFixture pinned = cuda();
+  Buffer page(pinned.o->size());
+  registerFakeMemory(page.data(), page.size(), CU_MEMORYTYPE_HOST);
+  pinned.args.v = page.data();
+  expectRejected(pinned, ATTN_ERROR_INVALID_ARGUMENT, "page-locked host");
+}
+
+TEST_F(ValidateTest, Dtypes) {
+  ForwardFixture f32 = cuda();
+  f32.args.dtype = ATTN_DTYPE_F32;
+  expectRejected(f32, ATTN_ERROR_UNSUPPORTED, "f32 is supported on the host");
+  ForwardFixture bogus = cuda();
+  setRawEnum(bogus.args.dtype, 7);
+  expectRejected(bogus, ATTN_ERROR_INVALID_ARGUMENT, "dtype = 7");
+}
+
+TEST_F(ValidateTest, MaskAndDeviceOutOfRange) {
+  ForwardFixture mask = cuda();
+  setRawEnum(mask.args.mask, 3);
+  expectRejected(mask, ATTN_ERROR_INVALID_ARGUMENT, "mask = 3");
+  ForwardFixture device = cuda();
+  setRawEnum(device.args.device, 2);
+  expectRejected(device, ATTN_ERROR_INVALID_ARGUMENT, "device = 2");
+}
+
+TEST_F(ValidateTest, NegativeSizes) {
+  for (int field = 0; field < 5; ++field) {
+    ForwardFixture call = cuda();
+    int64_t *sizes[] = {&call.args.batch, &call.args.heads,
+                        &call.args.kv_heads, &call.args.seqlen_q,
+                        &call.args.seqlen_k};
+    const char *names[] = {"batch", "heads", "kv_heads", "seqlen_q",
+                           "seqlen_k"};
+    *sizes[field] = -1;
+    expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT,
+                   std::string(names[field]) + " = -1");
+  }
+}
+
+TEST_F(ValidateTest, HeadDims) {
+  ForwardFixture zero = cuda();
+  zero.args.head_dim = 0;
+  expectRejected(zero, ATTN_ERROR_INVALID_ARGUMENT, "head_dim = 0");
+  for (int64_t dim : {4, 12, 100, 264}) {
+    ForwardFixture call = cuda();
+    call.args.head_dim = dim;
+    expectRejected(call, ATTN_ERROR_UNSUPPORTED,
+                   "head_dim = " + std::to_string(dim) + " is not supported");
+  }
+  ForwardFixture cpu = host();
+  cpu.args.head_dim = 513;
+  expectRejected(cpu, ATTN_ERROR_UNSUPPORTED, "head_dim = 513");
+}
+
+TEST_F(ValidateTest, GroupedQueryAttentionIsReserved) {
+  ForwardFixture call = cuda();
+  call.args.kv_heads = 2;
+  expectRejected(call, ATTN_ERROR_UNSUPPORTED, "grouped-query");
+}
+
+TEST_F(ValidateTest, GridLimits) {
+  ForwardFixture heads = cuda();
+  heads.args.heads = 65536;
+  expectRejected(heads, ATTN_ERROR_UNSUPPORTED, "at most 65535");
+  ForwardFixture batch = cuda();
+  batch.args.batch = 70000;
+  expectRejected(batch, ATTN_ERROR_UNSUPPORTED, "at most 65535");
+}
+
+TEST_F(ValidateTest, InnermostStride) {
+  ForwardFixture call = cuda();
+  call.args.q_strides[3] = 2;
+  expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT,
+                 "q_strides[3] = 2: the innermost stride must be 1");
+  ForwardFixture lse = cuda();
+  lse.args.lse_strides[2] = 4;
+  expectRejected(lse, ATTN_ERROR_INVALID_ARGUMENT, "lse_strides[2] = 4");
+}
+
+TEST_F(ValidateTest, NegativeStride) {
+  ForwardFixture call = cuda();
+  call.args.k_strides[1] = -8;
+  expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT,
+                 "k_strides[1] = -8: strides must not be negative");
+}
+
+TEST_F(ValidateTest, StridesNotMultipleOfEight) {
+  ForwardFixture call = cuda();
+  call.args.v_strides[2] = 68;
+  expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT,
+                 "v_strides[2] = 68: on CUDA, strides must be multiples of 8");
+}
+
+TEST_F(ValidateTest, OffsetOverflow) {
+  ForwardFixture call = cuda();
+  call.args.seqlen_q = int64_t(1) << 40;
+  call.args.q_strides[2] = int64_t(1) << 30;
+  expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT, "overflow");
+}
+
+TEST_F(ValidateTest, OverlappingOutputs) {
+  ForwardFixture o = cuda();
+  o.args.o_strides[1] = 0; // every head writes the same rows
+  expectRejected(o, ATTN_ERROR_INVALID_ARGUMENT, "o: its strides make");
+  ForwardFixture lse = cuda();
+  lse.args.lse_strides[0] = 1;
+  expectRejected(lse, ATTN_ERROR_INVALID_ARGUMENT, "lse: its strides make");
+}
+
+TEST_F(ValidateTest, BadScale) {
+  for (float scale : {-1.0f, std::numeric_limits<float>::quiet_NaN(),
+                      std::numeric_limits<float>::infinity()}) {
+    ForwardFixture call = cuda();
+    call.args.scale = scale;
+    expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT, "scale = ");
+  }
+}
+
+TEST_F(ValidateTest, EmptyCallsReturnWithoutLaunching) {
+  for (int field = 0; field < 3; ++field) {
+    ForwardFixture call = cuda();
+    int64_t *sizes[] = {&call.args.batch, &call.args.heads,
+                        &call.args.seqlen_q};
+    *sizes[field] = 0;
+    call.args.q = call.args.k = call.args.v = nullptr; // as empty tensors
+    call.args.o = nullptr;
+    Status status = engine->forward(&call.args);
+    EXPECT_TRUE(status.ok()) << status.toString();
+  }
+  EXPECT_EQ(fakeCuda().launches, 0);
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 0);
+}
+
+TEST_F(ValidateTest, NoKeysStillLaunches) {
+  // Nk = 0 is valid: the kernel writes O = 0 and LSE = -inf; K and V may
+  // be null then.
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_F16, 1, 2, 32, 0, 64);
+  call.args.k = call.args.v = nullptr;
+  Status status = engine->forward(&call.args);
+  ASSERT_TRUE(status.ok()) << status.toString();
+  EXPECT_EQ(fakeCuda().launches, 1);
+}
+
+} // namespace
