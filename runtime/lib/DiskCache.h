@@ -105,7 +105,7 @@ public:
   Build beginBuild(std::string_view key,
                    std::chrono::milliseconds maxWait) const;
 
-  /// Writes an entry without claiming it first (commit of a fresh Build).
+  /// Writes an entry now (beginBuild without waiting, then commit).
   Status store(std::string_view key, std::string_view payload) const;
 
 private:

@@ -42,8 +42,10 @@ bool isElementCount(const TensorView &tensor) {
 }
 
 Status checkStrides(const TensorView &tensor, bool cuda) {
-  int last = tensor.rank - 1;
-  if (tensor.strides[last] != 1)
+  // Q, K, V and O rows are read as vectors: unit head-dim stride. The LSE is
+  // written one f32 at a time, so any (B, H, Nq) strides do, e.g. (B, Nq, H).
+  int last = tensor.rank == 4 ? tensor.rank - 1 : tensor.rank;
+  if (tensor.rank == 4 && tensor.strides[last] != 1)
     return makeError(ATTN_ERROR_INVALID_ARGUMENT,
                      "{}[{}] = {}: the innermost stride must be 1",
                      tensor.stridesName, last, tensor.strides[last]);

@@ -25,6 +25,7 @@ class AttnFwdArgs(ctypes.Structure):
         ("lse_strides", ctypes.c_int64 * 3),
         ("dtype", ctypes.c_int), ("mask", ctypes.c_int), ("scale", ctypes.c_float),
         ("device", ctypes.c_int), ("stream", ctypes.c_void_p),
+        ("block_m", ctypes.c_int64), ("block_n", ctypes.c_int64),
     ]
 
 
@@ -36,7 +37,7 @@ class AttnStats(ctypes.Structure):
 
 # Offsets checked against the C header with gcc (x86-64): a mismatch here
 # would pass garbage to the library, so fail loudly instead.
-assert ctypes.sizeof(AttnFwdArgs) == 264, ctypes.sizeof(AttnFwdArgs)
+assert ctypes.sizeof(AttnFwdArgs) == 280, ctypes.sizeof(AttnFwdArgs)
 assert AttnFwdArgs.dtype.offset == 240 and AttnFwdArgs.stream.offset == 256
 assert ctypes.sizeof(AttnStats) == 56
 

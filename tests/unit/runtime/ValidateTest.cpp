@@ -177,8 +177,21 @@ TEST_F(ValidateTest, InnermostStride) {
   expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT,
                  "q_strides[3] = 2: the innermost stride must be 1");
   ForwardFixture lse = cuda();
-  lse.args.lse_strides[2] = 4;
-  expectRejected(lse, ATTN_ERROR_INVALID_ARGUMENT, "lse_strides[2] = 4");
+  lse.args.lse_strides[2] = -1;
+  expectRejected(lse, ATTN_ERROR_INVALID_ARGUMENT,
+                 "lse_strides[2] = -1: strides must not be negative");
+}
+
+TEST_F(ValidateTest, LseInAnyLayout) {
+  // (B, Nq, H) storage of the LSE, as next to a (B, N, H, D) output: the
+  // kernel writes it one f32 at a time, so no unit stride is needed.
+  ForwardFixture call = cuda();
+  int64_t heads = call.args.heads, seqlen = call.args.seqlen_q;
+  call.args.lse_strides[0] = seqlen * heads;
+  call.args.lse_strides[1] = 1;
+  call.args.lse_strides[2] = heads;
+  Status status = engine->forward(&call.args);
+  EXPECT_TRUE(status.ok()) << status.toString();
 }
 
 TEST_F(ValidateTest, NegativeStride) {
