@@ -119,6 +119,8 @@ CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
   key.config.headDim = args.head_dim;
   key.config.dtype = toCompilerDType(args.dtype);
   key.config.mask = toCompilerMask(args.mask);
+  key.config.blockM = args.block_m;
+  key.config.blockN = args.block_n;
   if (target == Target::Cuda)
     key.config.arch = arch;
   return key;

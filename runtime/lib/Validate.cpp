@@ -216,6 +216,21 @@ Status validateForward(const attn_fwd_args *argsPtr) {
     return makeError(ATTN_ERROR_UNSUPPORTED,
                      "head_dim = {} is not supported on the host (1 to {})",
                      args.head_dim, kMaxHostHeadDim);
+  // Tile-size overrides: the NVIDIA mapping gives each of its 4 warps whole
+  // 16-row m tiles and reads K/V in 16-key k blocks.
+  if (args.block_m < 0 || args.block_n < 0 || args.block_m > 1024 ||
+      args.block_n > 1024)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "block_m = {}, block_n = {}: tile sizes must be in "
+                     "[0, 1024] (0: the default)",
+                     args.block_m, args.block_n);
+  if (cuda && (args.block_m % 64 != 0 || args.block_m > 256 ||
+               args.block_n % 16 != 0 || args.block_n > 256))
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "block_m = {}, block_n = {}: on CUDA block_m must be a "
+                     "multiple of 64 up to 256 and block_n a multiple of 16 "
+                     "up to 256 (0: the default)",
+                     args.block_m, args.block_n);
   if (cuda && (args.batch > kMaxGridYZ || args.heads > kMaxGridYZ))
     return makeError(ATTN_ERROR_UNSUPPORTED,
                      "batch = {}, heads = {}: each must be at most {} on CUDA "

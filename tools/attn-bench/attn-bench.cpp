@@ -65,6 +65,7 @@ struct Options {
   std::string cache_dir, json_path;
   uint64_t seed = 0;
   bool seed_given = false;
+  int64_t block_m = 0, block_n = 0; // tile-size overrides (0: defaults)
 };
 
 void usage() {
@@ -78,6 +79,7 @@ void usage() {
       "  --reps 30 --warmup 5    timed calls (median) after warm-up calls\n"
       "  --err-rows 128          query rows per sampled head for the error\n"
       "  --no-unfused            skip the cuBLAS baseline\n"
+      "  --block-m M --block-n N tile sizes of attn-jit (0: its defaults)\n"
       "  --no-jit                skip attn-jit (time the baseline only)\n"
       "  --no-lse                do not ask attn-jit for the LSE\n"
       "  --fresh-cache           use a new empty ATTN_JIT_CACHE_DIR (default\n"
@@ -119,6 +121,8 @@ Options parse(int argc, char **argv) {
     else if (a == "--seed") { o.seed = uint64_t(parse_int(flag_value(argc, argv, i), "--seed")); o.seed_given = true; }
     else if (a == "--first-call") o.first_call = true;
     else if (a == "--cache-dir") o.cache_dir = flag_value(argc, argv, i);
+    else if (a == "--block-m") o.block_m = parse_int(flag_value(argc, argv, i), "--block-m");
+    else if (a == "--block-n") o.block_n = parse_int(flag_value(argc, argv, i), "--block-n");
     else if (a == "-h" || a == "--help") { usage(); std::exit(0); }
     else { std::fprintf(stderr, "unknown option %s\n", a.c_str()); usage(); std::exit(64); }
   }
@@ -393,6 +397,8 @@ attn_fwd_args make_args(const Options &o, CUdeviceptr q, CUdeviceptr k, CUdevice
   a.dtype = o.dtype == "f16" ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16;
   a.mask = causal ? ATTN_MASK_CAUSAL : ATTN_MASK_NONE;
   a.scale = 0.f;
+  a.block_m = o.block_m;
+  a.block_n = o.block_n;
   a.device = ATTN_DEVICE_CUDA;
   a.stream = (void *)stream;
   return a;

@@ -22,9 +22,10 @@
 // CHECK:   attn.finalize
 // CHECK:   attn.store_tile %{{.*}}, %arg3[%[[B]], %[[H]], %[[ROW]]]
 // CHECK:   attn.store_tile %{{.*}}, %arg4[%[[B]], %[[H]], %[[ROW]]] : tensor<64xf32>
+// Defaults at D = 64 without a mask: two 16-row m tiles per warp.
 // DEFAULT-LABEL: func.func @dense
-// DEFAULT: attn.load_tile {{.*}} -> tensor<64x64xbf16>
-// DEFAULT: attn.kv_loop
+// DEFAULT: attn.load_tile {{.*}} -> tensor<128x64xbf16>
+// DEFAULT: attn.kv_loop {{.*}} step %c64
 // DEFAULT: attn.load_tile {{.*}} -> tensor<64x64xbf16>
 func.func @dense(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !lse, %s: f32) {
   attn.sdpa %q, %k, %v into %o lse %lse scale %s : !t, !t, !t -> !t, !lse
@@ -45,6 +46,10 @@ func.func @dense(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !lse, %s: f32) {
 // CHECK:   %[[UPPER:.*]] = arith.minsi %{{.*}}, %[[END]]
 // CHECK:   attn.kv_loop %{{.*}} = %{{.*}} to %[[UPPER]]
 // CHECK:     attn.online_attention {{.*}} scale %[[SCALE]] mask <causal>
+// With the causal mask (more registers) the default K/V tile is narrower.
+// DEFAULT-LABEL: func.func @causal
+// DEFAULT: attn.load_tile {{.*}} -> tensor<128x64xbf16>
+// DEFAULT: attn.load_tile {{.*}} -> tensor<32x64xbf16>
 func.func @causal(%q: !t, %k: !t, %v: !t, %o: !t) {
   attn.sdpa %q, %k, %v into %o mask <causal> : !t, !t, !t -> !t
   return

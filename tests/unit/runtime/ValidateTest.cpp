@@ -182,6 +182,20 @@ TEST_F(ValidateTest, InnermostStride) {
                  "lse_strides[2] = -1: strides must not be negative");
 }
 
+TEST_F(ValidateTest, TileSizes) {
+  ForwardFixture negative = cuda();
+  negative.args.block_n = -16;
+  expectRejected(negative, ATTN_ERROR_INVALID_ARGUMENT,
+                 "tile sizes must be in [0, 1024]");
+  ForwardFixture rows = cuda();
+  rows.args.block_m = 48;
+  expectRejected(rows, ATTN_ERROR_UNSUPPORTED,
+                 "block_m must be a multiple of 64");
+  ForwardFixture keys = cuda();
+  keys.args.block_n = 40;
+  expectRejected(keys, ATTN_ERROR_UNSUPPORTED, "block_n a multiple of 16");
+}
+
 TEST_F(ValidateTest, LseInAnyLayout) {
   // (B, Nq, H) storage of the LSE, as next to a (B, N, H, D) output: the
   // kernel writes it one f32 at a time, so no unit stride is needed.

@@ -4,6 +4,7 @@
 #define ATTN_TRANSFORMS_PASSES_H
 
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Pass/Pass.h"
@@ -16,9 +17,9 @@ namespace mlir::attn {
 #define GEN_PASS_REGISTRATION
 #include "attn/Transforms/Passes.h.inc"
 
-/// Default tile sizes (block-m, block-n) for a head dim, used when the tiling
-/// options leave them 0.
-std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim);
+/// Default tile sizes (block-m, block-n) for a head dim and mask, used when
+/// the tiling options leave them 0.
+std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, MaskKind mask);
 
 /// Name of the function that attn-create-kernel builds and the runtime calls.
 inline constexpr const char *kKernelName = "attn_fwd";

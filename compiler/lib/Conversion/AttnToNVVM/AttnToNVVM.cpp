@@ -2,7 +2,7 @@
 //
 // Maps one attn.tile_grid per function onto a gpu.func kernel, FlashAttention-2
 // style (sm_80 and newer):
-//  * a CTA per query tile of 16·W rows; warp w owns rows [16w, 16w + 16);
+//  * a CTA per query tile of 16·W·M rows; each warp owns M 16-row m tiles;
 //  * tiles are distributed over the registers in the mma.sync m16n8k16
 //    layouts, see Fragments.h: a tile value becomes a list of per-thread
 //    scalars;
@@ -74,6 +74,8 @@ private:
   DenseMap<Value, SmallVector<Value>> frags;
   /// Shared-memory byte offset of each K/V tile in the current stage.
   DenseMap<Value, Value> stagedTiles;
+  /// Scores held unscaled, with the scale the softmax must apply.
+  DenseMap<Value, Value> pendingScale;
   /// The Q tile, copied to shared memory but not yet in registers.
   Value pendingQuery;
   Value batch, head;
@@ -162,10 +164,12 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
     if (it == stagedTiles.end() || !frags.count(qk.getQuery()))
       return qk.emitOpError("key must be a tile loaded in the enclosing "
                             "attn.kv_loop and query a tile loaded before it");
-    frags[qk] = f.qk(get(qk.getQuery()), it->second, idx(qk.getScale()));
+    frags[qk] = f.qk(get(qk.getQuery()), it->second);
+    pendingScale[qk] = idx(qk.getScale());
     return success();
   }
   if (auto mask = dyn_cast<MaskOp>(op)) {
+    pendingScale[mask] = pendingScale.lookup(mask.getScores());
     frags[mask] = f.mask(get(mask.getScores()), idx(mask.getRow()),
                          idx(mask.getCol()), idx(mask.getNumQueries()),
                          idx(mask.getNumKeys()), mask.getMask());
@@ -173,7 +177,8 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
   }
   if (auto sm = dyn_cast<OnlineSoftmaxOp>(op)) {
     OnlineSoftmaxFrags r =
-        f.onlineSoftmax(get(sm.getScores()), get(sm.getMax()), get(sm.getSum()));
+        f.onlineSoftmax(get(sm.getScores()), pendingScale.lookup(sm.getScores()),
+                        get(sm.getMax()), get(sm.getSum()));
     frags[sm.getProbs()] = r.probs;
     frags[sm.getNewMax()] = r.max;
     frags[sm.getNewSum()] = r.sum;
@@ -359,13 +364,10 @@ FailureOr<TileConfig> readConfig(TileGridOp grid, int64_t warps,
     return query.emitOpError("the NVIDIA mapping supports bf16 and f16 "
                              "tiles, got ")
            << cfg.elementType;
-  if (cfg.blockM % 16 != 0)
+  if (cfg.blockM % (16 * warps) != 0)
     return query.emitOpError("query tile of ")
-           << cfg.blockM << " rows is not a whole number of 16-row warps";
-  if (cfg.blockM != 16 * warps)
-    return query.emitOpError("query tile of ")
-           << cfg.blockM << " rows needs " << cfg.blockM / 16
-           << " warps of 16 rows; the mapping was given warps=" << warps;
+           << cfg.blockM << " rows is not a whole number of 16-row tiles for "
+           << "each of warps=" << warps;
   if (cfg.blockN % 16 != 0)
     return key.emitOpError("K/V tiles must have a multiple of 16 rows, got ")
            << cfg.blockN;

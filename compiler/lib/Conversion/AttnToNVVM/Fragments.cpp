@@ -51,7 +51,7 @@ void Fragments::init() {
   lane = rem(tid, 32);
   group = div(lane, 4);
   quad = rem(lane, 4);
-  Value warpRow32 = add(mul(warp, 16), group);
+  Value warpRow32 = add(mul(warp, 16 * cfg.mTiles()), group);
   warpRow = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), warpRow32);
   quadCol = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), mul(quad, 2));
   int64_t pitch = cfg.pitch();
@@ -62,7 +62,7 @@ void Fragments::init() {
   // V (transposed) and Q: matrix m covers rows 8·(m % 2) and columns 8·(m / 2).
   Value rowInPair = add(mul(rem(matrix, 2), 8), row8);
   vLane = add(mul(rowInPair, pitch), mul(div(matrix, 2), 16));
-  qLane = add(vLane, mul(warp, 16 * pitch));
+  qLane = add(vLane, mul(warp, 16 * cfg.mTiles() * pitch));
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
   smem = LLVM::AddressOfOp::create(b, loc, ptrType, kSharedName);
 }
@@ -93,7 +93,8 @@ Value Fragments::kvStageOffset(size_t which, Value stage) {
 
 SmallVector<Value> Fragments::splat(RankedTensorType type, float value) {
   Value v = constF32(value);
-  int64_t n = type.getRank() == 1 ? 2 : colBlocks(type.getDimSize(1)) * 4;
+  int64_t n = cfg.mTiles() *
+              (type.getRank() == 1 ? 2 : colBlocks(type.getDimSize(1)) * 4);
   return SmallVector<Value>(n, v);
 }
 
@@ -253,42 +254,57 @@ Value Fragments::shuffleXor(Value v, int mask) {
 }
 
 SmallVector<Value> Fragments::loadQueryFragments(Value smemOffset) {
-  Value base = arith::AddIOp::create(b, loc, smemOffset, qLane);
+  int64_t kBlocks = cfg.paddedDim() / 16;
   SmallVector<Value> regs;
-  for (int64_t kk = 0; kk < cfg.paddedDim() / 16; ++kk) {
-    Value off = arith::AddIOp::create(b, loc, base, constI32(kk * 32));
-    llvm::append_range(regs, ldmatrix(off, 4, /*transpose=*/false));
-  }
+  for (int64_t i = 0; i < cfg.mTiles(); ++i)
+    for (int64_t kk = 0; kk < kBlocks; ++kk)
+      llvm::append_range(regs, loadQueryBlock(smemOffset, i, kk));
   return regs;
 }
 
-SmallVector<Value> Fragments::qk(ArrayRef<Value> query, Value keyOffset,
-                                 Value scale) {
+SmallVector<Value> Fragments::loadQueryBlock(Value smemOffset, int64_t mTile,
+                                             int64_t kBlock) {
+  Value off = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, smemOffset, qLane),
+      constI32(mTile * 16 * cfg.pitch() + kBlock * 32));
+  return ldmatrix(off, 4, /*transpose=*/false);
+}
+
+SmallVector<Value> Fragments::qk(ArrayRef<Value> query, Value keyOffset) {
   int64_t kBlocks = cfg.paddedDim() / 16;
-  // Large head dims re-read Q from shared memory: its fragments would take
-  // 64 registers at D = 256, next to 128 for the accumulator.
-  SmallVector<Value> reloaded;
-  if (query.empty()) {
-    reloaded = loadQueryFragments(constI32(cfg.queryOffset()));
-    query = reloaded;
-  }
   int64_t nBlocks = cfg.blockN / 8;
+  int64_t mTiles = cfg.mTiles();
   Value base = arith::AddIOp::create(b, loc, keyOffset, kLane);
-  Value zero = constF32(0.0f);
-  SmallVector<Value> s;
-  for (int64_t j = 0; j < nBlocks; ++j) {
-    SmallVector<Value> c(4, zero);
-    for (int64_t kk = 0; kk < kBlocks; kk += 2) {
-      int num = kk + 1 < kBlocks ? 4 : 2;
+  SmallVector<Value> s(mTiles * nBlocks * 4, constF32(0.0f));
+  // k blocks outermost, as FlashAttention-2 does: each ldmatrix of K feeds
+  // the mma of every m tile, and Q, when not kept in registers, is read once
+  // per k block.
+  for (int64_t kk = 0; kk < kBlocks; kk += 2) {
+    int num = kk + 1 < kBlocks ? 4 : 2;
+    SmallVector<SmallVector<Value>> a(mTiles);
+    for (int64_t i = 0; i < mTiles; ++i)
+      for (int64_t h = 0; h < num / 2; ++h) {
+        if (query.empty())
+          llvm::append_range(
+              a[i], loadQueryBlock(constI32(cfg.queryOffset()), i, kk + h));
+        else
+          llvm::append_range(a[i],
+                             query.slice((i * kBlocks + kk + h) * 4, 4));
+      }
+    for (int64_t j = 0; j < nBlocks; ++j) {
       Value off = arith::AddIOp::create(
           b, loc, base, constI32(j * 8 * cfg.pitch() + kk * 32));
       SmallVector<Value> kFrag = ldmatrix(off, num, /*transpose=*/false);
-      for (int half = 0; half < num / 2; ++half)
-        c = mma(ArrayRef<Value>(query).slice((kk + half) * 4, 4),
-                ArrayRef<Value>(kFrag).slice(half * 2, 2), c);
+      for (int64_t i = 0; i < mTiles; ++i)
+        for (int h = 0; h < num / 2; ++h) {
+          size_t at = (i * nBlocks + j) * 4;
+          SmallVector<Value> d =
+              mma(ArrayRef<Value>(a[i]).slice(h * 4, 4),
+                  ArrayRef<Value>(kFrag).slice(h * 2, 2),
+                  ArrayRef<Value>(s).slice(at, 4));
+          std::copy(d.begin(), d.end(), s.begin() + at);
+        }
     }
-    for (Value v : c)
-      s.push_back(arith::MulFOp::create(b, loc, v, scale));
   }
   return s;
 }
@@ -298,6 +314,7 @@ SmallVector<Value> Fragments::mask(ArrayRef<Value> scores, Value row,
                                    MaskKind kind) {
   Type f32 = b.getF32Type();
   bool causal = kind != MaskKind::None;
+  int64_t nBlocks = scores.size() / (4 * cfg.mTiles());
   Value shift = constIndex(0);
   if (kind == MaskKind::CausalBottomRight)
     shift = arith::SubIOp::create(b, loc, numKeys, numQueries);
@@ -318,24 +335,35 @@ SmallVector<Value> Fragments::mask(ArrayRef<Value> scores, Value row,
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     Value negInf = constF32(kNegInf);
-    Value qBase = arith::AddIOp::create(b, loc, row, warpRow);
+    // Compare each element's constant column offset c = 8j + e % 2 against
+    // per-thread limits, relative to this thread's first key k0 = col + 2t:
+    // key k0 + c is hidden when c >= Nk - k0, or (causal) when
+    // c > query + shift - k0.
     Value kBase = arith::AddIOp::create(b, loc, col, quadCol);
+    Value keyLimit = arith::SubIOp::create(b, loc, numKeys, kBase);
+    SmallVector<Value> rowLimit;
+    if (causal) {
+      Value qBase = arith::AddIOp::create(b, loc, row, warpRow);
+      Value rel = arith::SubIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, qBase, shift), kBase);
+      for (int64_t slot = 0; slot < 2 * cfg.mTiles(); ++slot)
+        rowLimit.push_back(arith::AddIOp::create(
+            b, loc, rel, constIndex(rowOffsetOf(slot))));
+    }
     SmallVector<Value> out;
-    for (size_t i = 0; i < scores.size(); ++i) {
-      int64_t j = i / 4, e = i % 4;
-      Value key = arith::AddIOp::create(b, loc, kBase,
-                                        constIndex(j * 8 + e % 2));
+    for (size_t idx = 0; idx < scores.size(); ++idx) {
+      int64_t j = (idx / 4) % nBlocks, e = idx % 4;
+      Value c = constIndex(j * 8 + e % 2);
       Value hidden = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                           key, numKeys);
+                                           c, keyLimit);
       if (causal) {
-        Value query = arith::AddIOp::create(b, loc, qBase,
-                                            constIndex(8 * (e / 2)));
-        Value limit = arith::AddIOp::create(b, loc, query, shift);
-        Value above = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                            key, limit);
+        Value above = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::sgt, c,
+            rowLimit[rowSlot(idx, nBlocks)]);
         hidden = arith::OrIOp::create(b, loc, hidden, above);
       }
-      out.push_back(arith::SelectOp::create(b, loc, hidden, negInf, scores[i]));
+      out.push_back(
+          arith::SelectOp::create(b, loc, hidden, negInf, scores[idx]));
     }
     scf::YieldOp::create(b, loc, out);
     b.setInsertionPointToStart(ifOp.elseBlock());
@@ -345,71 +373,89 @@ SmallVector<Value> Fragments::mask(ArrayRef<Value> scores, Value row,
 }
 
 OnlineSoftmaxFrags Fragments::onlineSoftmax(ArrayRef<Value> scores,
-                                            ArrayRef<Value> max,
+                                            Value scale, ArrayRef<Value> max,
                                             ArrayRef<Value> sum) {
   OnlineSoftmaxFrags r;
+  int64_t rows = 2 * cfg.mTiles();
+  int64_t nBlocks = scores.size() / (4 * cfg.mTiles());
   Value negInf = constF32(kNegInf), zero = constF32(0.0f);
-  SmallVector<Value> base(2);
-  for (int half = 0; half < 2; ++half) {
-    Value m = scores[2 * half];
-    for (size_t i = 0; i < scores.size(); ++i)
-      if ((i % 4) / 2 == static_cast<size_t>(half) && i != size_t(2 * half))
-        m = maxNum(m, scores[i]);
+  // Row maxima of the raw scores; with a positive scale, scaling commutes
+  // with the max, and exp2(s · scale - base) is one FFMA and one MUFU.
+  SmallVector<Value> rowMax(rows);
+  for (size_t idx = 0; idx < scores.size(); ++idx) {
+    Value &m = rowMax[rowSlot(idx, nBlocks)];
+    m = m ? maxNum(m, scores[idx]) : scores[idx];
+  }
+  SmallVector<Value> base(rows);
+  for (int64_t row = 0; row < rows; ++row) {
+    Value m = rowMax[row];
     for (int mask : {1, 2})
       m = maxNum(m, shuffleXor(m, mask));
-    Value newMax = maxNum(max[half], m);
+    if (scale)
+      m = arith::MulFOp::create(b, loc, m, scale);
+    Value newMax = maxNum(max[row], m);
     // While no key has been seen the max is -inf: exponentiate against 0.
     Value unseen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                          newMax, negInf);
-    base[half] = arith::SelectOp::create(b, loc, unseen, zero, newMax);
-    Value diff = arith::SubFOp::create(b, loc, max[half], base[half]);
+    base[row] = arith::SelectOp::create(b, loc, unseen, zero, newMax);
+    Value diff = arith::SubFOp::create(b, loc, max[row], base[row]);
     r.alpha.push_back(exp2(diff));
     r.max.push_back(newMax);
   }
   SmallVector<Value> p;
-  SmallVector<Value> rowSum = {zero, zero};
-  for (size_t i = 0; i < scores.size(); ++i) {
-    int half = (i % 4) / 2;
-    Value d = arith::SubFOp::create(b, loc, scores[i], base[half]);
-    Value e = exp2(d);
+  SmallVector<Value> rowSum(rows, zero);
+  auto contract = arith::FastMathFlagsAttr::get(b.getContext(),
+                                                arith::FastMathFlags::contract);
+  for (size_t idx = 0; idx < scores.size(); ++idx) {
+    int64_t row = rowSlot(idx, nBlocks);
+    Value x = scores[idx];
+    if (scale)
+      x = arith::MulFOp::create(b, loc, x, scale, contract);
+    Value e = exp2(arith::SubFOp::create(b, loc, x, base[row], contract));
     p.push_back(e);
-    rowSum[half] = arith::AddFOp::create(b, loc, rowSum[half], e);
+    rowSum[row] = arith::AddFOp::create(b, loc, rowSum[row], e);
   }
-  for (int half = 0; half < 2; ++half)
+  for (int64_t row = 0; row < rows; ++row)
     r.sum.push_back(arith::AddFOp::create(
-        b, loc, arith::MulFOp::create(b, loc, r.alpha[half], sum[half]),
-        rowSum[half]));
+        b, loc, arith::MulFOp::create(b, loc, r.alpha[row], sum[row]),
+        rowSum[row]));
   // Accumulator layout -> A operand: blocks 2k and 2k+1 form k block k.
-  for (size_t j = 0; j + 1 < p.size() / 4; j += 2) {
-    ArrayRef<Value> lo = ArrayRef<Value>(p).slice(4 * j, 4);
-    ArrayRef<Value> hi = ArrayRef<Value>(p).slice(4 * (j + 1), 4);
-    r.probs.push_back(pack(lo[0], lo[1]));
-    r.probs.push_back(pack(lo[2], lo[3]));
-    r.probs.push_back(pack(hi[0], hi[1]));
-    r.probs.push_back(pack(hi[2], hi[3]));
-  }
+  for (int64_t i = 0; i < cfg.mTiles(); ++i)
+    for (int64_t j = 0; j + 1 < nBlocks; j += 2) {
+      ArrayRef<Value> lo = ArrayRef<Value>(p).slice((i * nBlocks + j) * 4, 4);
+      ArrayRef<Value> hi =
+          ArrayRef<Value>(p).slice((i * nBlocks + j + 1) * 4, 4);
+      r.probs.push_back(pack(lo[0], lo[1]));
+      r.probs.push_back(pack(lo[2], lo[3]));
+      r.probs.push_back(pack(hi[0], hi[1]));
+      r.probs.push_back(pack(hi[2], hi[3]));
+    }
   return r;
 }
 
 SmallVector<Value> Fragments::pv(ArrayRef<Value> probs, Value valueOffset,
                                  ArrayRef<Value> acc, ArrayRef<Value> alpha) {
-  SmallVector<Value> out;
-  for (size_t i = 0; i < acc.size(); ++i)
-    out.push_back(arith::MulFOp::create(b, loc, acc[i], alpha[(i % 4) / 2]));
   int64_t kBlocks = cfg.blockN / 16;
   int64_t nBlocks = cfg.paddedDim() / 8;
+  SmallVector<Value> out;
+  for (size_t idx = 0; idx < acc.size(); ++idx)
+    out.push_back(arith::MulFOp::create(b, loc, acc[idx],
+                                        alpha[rowSlot(idx, nBlocks)]));
   Value base = arith::AddIOp::create(b, loc, valueOffset, vLane);
   for (int64_t kk = 0; kk < kBlocks; ++kk) {
-    ArrayRef<Value> a = ArrayRef<Value>(probs).slice(kk * 4, 4);
     for (int64_t n = 0; n < nBlocks; n += 2) {
       Value off = arith::AddIOp::create(
           b, loc, base, constI32(kk * 16 * cfg.pitch() + n * 16));
       SmallVector<Value> vFrag = ldmatrix(off, 4, /*transpose=*/true);
-      for (int half = 0; half < 2; ++half) {
-        SmallVector<Value> c(ArrayRef<Value>(out).slice((n + half) * 4, 4));
-        SmallVector<Value> d =
-            mma(a, ArrayRef<Value>(vFrag).slice(half * 2, 2), c);
-        std::copy(d.begin(), d.end(), out.begin() + (n + half) * 4);
+      for (int64_t i = 0; i < cfg.mTiles(); ++i) {
+        ArrayRef<Value> a = probs.slice((i * kBlocks + kk) * 4, 4);
+        for (int half = 0; half < 2; ++half) {
+          size_t at = (i * nBlocks + n + half) * 4;
+          SmallVector<Value> d =
+              mma(a, ArrayRef<Value>(vFrag).slice(half * 2, 2),
+                  ArrayRef<Value>(out).slice(at, 4));
+          std::copy(d.begin(), d.end(), out.begin() + at);
+        }
       }
     }
   }
@@ -421,9 +467,9 @@ FinalizeFrags Fragments::finalize(ArrayRef<Value> acc, ArrayRef<Value> max,
   FinalizeFrags r;
   Value zero = constF32(0.0f), one = constF32(1.0f);
   SmallVector<Value> inv;
-  for (int half = 0; half < 2; ++half) {
+  for (size_t row = 0; row < sum.size(); ++row) {
     // Each thread summed its own columns: reduce over the quad.
-    Value l = sum[half];
+    Value l = sum[row];
     for (int mask : {1, 2})
       l = arith::AddFOp::create(b, loc, l, shuffleXor(l, mask));
     Value empty =
@@ -432,14 +478,15 @@ FinalizeFrags Fragments::finalize(ArrayRef<Value> acc, ArrayRef<Value> max,
     inv.push_back(arith::SelectOp::create(b, loc, empty, zero, recip));
     Value log2l = intrinsic("llvm.nvvm.lg2.approx.f", l);
     Value lse = arith::MulFOp::create(
-        b, loc, arith::AddFOp::create(b, loc, max[half], log2l),
+        b, loc, arith::AddFOp::create(b, loc, max[row], log2l),
         constF32(static_cast<float>(M_LN2)));
     r.lse.push_back(
         arith::SelectOp::create(b, loc, empty, constF32(kNegInf), lse));
   }
-  for (size_t i = 0; i < acc.size(); ++i)
-    r.output.push_back(
-        arith::MulFOp::create(b, loc, acc[i], inv[(i % 4) / 2]));
+  int64_t nBlocks = acc.size() / (4 * cfg.mTiles());
+  for (size_t idx = 0; idx < acc.size(); ++idx)
+    r.output.push_back(arith::MulFOp::create(b, loc, acc[idx],
+                                             inv[rowSlot(idx, nBlocks)]));
   return r;
 }
 
@@ -447,9 +494,12 @@ void Fragments::storeOutput(ArrayRef<Value> out, Value ptr,
                             ArrayRef<Value> strides, Value numRows,
                             Value batch, Value head, Value row,
                             Type elementType) {
+  int64_t nBlocks = out.size() / (4 * cfg.mTiles());
   Value first = arith::AddIOp::create(b, loc, row, warpRow);
-  for (int half = 0; half < 2; ++half) {
-    Value query = arith::AddIOp::create(b, loc, first, constIndex(8 * half));
+  for (int64_t slot = 0; slot < 2 * cfg.mTiles(); ++slot) {
+    int64_t i = slot / 2, half = slot % 2;
+    Value query =
+        arith::AddIOp::create(b, loc, first, constIndex(rowOffsetOf(slot)));
     Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                          query, numRows);
     scf::IfOp::create(b, loc, inside, [&](OpBuilder &nb, Location nl) {
@@ -459,7 +509,8 @@ void Fragments::storeOutput(ArrayRef<Value> out, Value ptr,
           b, loc, rowOffset(strides, batch, head, query), quadCol);
       for (int64_t n = 0; 8 * n < cfg.headDim; ++n) {
         Value off = arith::AddIOp::create(b, loc, rowOff, constIndex(8 * n));
-        Value v = pack(out[n * 4 + 2 * half], out[n * 4 + 2 * half + 1]);
+        size_t at = (i * nBlocks + n) * 4 + 2 * half;
+        Value v = pack(out[at], out[at + 1]);
         if (cfg.elementType.isF16())
           v = LLVM::BitcastOp::create(b, loc, b.getI32Type(), v);
         LLVM::StoreOp::create(b, loc, v, globalPtr(ptr, off, 2),
@@ -480,8 +531,9 @@ void Fragments::storeRows(ArrayRef<Value> rows, Value ptr,
   Value null = LLVM::ZeroOp::create(b, loc, ptr.getType());
   Value given = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, ptr, null);
   leader = arith::AndIOp::create(b, loc, leader, given);
-  for (int half = 0; half < 2; ++half) {
-    Value query = arith::AddIOp::create(b, loc, first, constIndex(8 * half));
+  for (size_t slot = 0; slot < rows.size(); ++slot) {
+    Value query =
+        arith::AddIOp::create(b, loc, first, constIndex(rowOffsetOf(slot)));
     Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                          query, numRows);
     Value store = arith::AndIOp::create(b, loc, inside, leader);
@@ -489,7 +541,7 @@ void Fragments::storeRows(ArrayRef<Value> rows, Value ptr,
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
       Value off = rowOffset(strides, batch, head, query);
-      LLVM::StoreOp::create(b, loc, rows[half], globalPtr(ptr, off, 4),
+      LLVM::StoreOp::create(b, loc, rows[slot], globalPtr(ptr, off, 4),
                             /*alignment=*/4);
       scf::YieldOp::create(b, nl);
     });

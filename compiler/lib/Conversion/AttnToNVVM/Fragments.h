@@ -3,11 +3,13 @@
 // How the NVIDIA mapping distributes tiles over a CTA (W warps, 32·W threads;
 // g = lane / 4, t = lane % 4; warp w owns query rows [16w, 16w + 16)):
 //
-//  * accumulator layout (scores S, output acc; BM×X f32): X/8 column blocks of
-//    4 values per thread, value e of block j at row g + 8·(e / 2) and column
-//    8j + 2t + e % 2 (the C/D layout of mma.m16n8k16);
-//  * row state (m, l, alpha; BM f32): 2 values per thread, rows g and g + 8,
-//    replicated over the 4 threads of a quad. `l` is the exception: each
+//  * a warp owns M = BM / (16·W) m tiles of 16 rows: rows 16·(w·M + i) + r;
+//  * accumulator layout (scores S, output acc; BM×X f32): per m tile i, X/8
+//    column blocks of 4 values per thread, value e of block j at row
+//    g + 8·(e / 2) of the m tile and column 8j + 2t + e % 2 (the C/D layout
+//    of mma.m16n8k16), stored at ((i·X/8) + j)·4 + e;
+//  * row state (m, l, alpha; BM f32): 2 values per m tile and thread, rows g
+//    and g + 8, replicated over the 4 threads of a quad. `l` is the exception: each
 //    thread keeps the partial sum of its own columns and the quad reduction
 //    is done once, in finalize;
 //  * A operands (Q, P): per 16-wide k block, the 4 registers of mma's A
@@ -53,8 +55,11 @@ struct TileConfig {
     return queryBytes() + 2 * stages * kvTileBytes();
   }
   int64_t threads() const { return 32 * warps; }
-  /// Whether Q's A fragments stay in registers for the whole K/V loop.
-  bool queryInRegisters() const { return paddedDim() <= 128; }
+  /// 16-row m tiles per warp.
+  int64_t mTiles() const { return blockM / (16 * warps); }
+  /// Whether Q's A fragments stay in registers for the whole K/V loop: they
+  /// take 4 registers per 16 columns and m tile.
+  bool queryInRegisters() const { return mTiles() * paddedDim() <= 128; }
 };
 
 struct OnlineSoftmaxFrags {
@@ -97,11 +102,13 @@ public:
   /// A fragments of this warp's 16 query rows (ldmatrix from shared memory).
   SmallVector<Value> loadQueryFragments(Value smemOffset);
 
-  /// S = scale · Q Kᵀ; an empty `query` re-reads Q from shared memory.
-  SmallVector<Value> qk(ArrayRef<Value> query, Value keyOffset, Value scale);
+  /// Q Kᵀ, unscaled (onlineSoftmax applies the scale inside its FFMA); an
+  /// empty `query` re-reads Q from shared memory block by block.
+  SmallVector<Value> qk(ArrayRef<Value> query, Value keyOffset);
   SmallVector<Value> mask(ArrayRef<Value> scores, Value row, Value col,
                           Value numQueries, Value numKeys, MaskKind kind);
-  OnlineSoftmaxFrags onlineSoftmax(ArrayRef<Value> scores,
+  /// `scale` (may be null: 1) multiplies the scores; it must be positive.
+  OnlineSoftmaxFrags onlineSoftmax(ArrayRef<Value> scores, Value scale,
                                    ArrayRef<Value> max, ArrayRef<Value> sum);
   SmallVector<Value> pv(ArrayRef<Value> probs, Value valueOffset,
                         ArrayRef<Value> acc, ArrayRef<Value> alpha);
@@ -134,6 +141,18 @@ private:
   Value intrinsic(StringRef name, Value x);
   /// Offset, in elements, of row `row` of `ptr[batch, head]`.
   Value rowOffset(ArrayRef<Value> strides, Value batch, Value head, Value row);
+  /// A fragment of m tile `mTile`, k block `kBlock` of Q (ldmatrix).
+  SmallVector<Value> loadQueryBlock(Value smemOffset, int64_t mTile,
+                                    int64_t kBlock);
+  /// Row slot (2 per m tile: rows g and g + 8) of accumulator value `idx`
+  /// of a fragment with `nBlocks` 8-column blocks per m tile.
+  static int64_t rowSlot(size_t idx, int64_t nBlocks) {
+    return int64_t(idx / (nBlocks * 4)) * 2 + int64_t(idx % 4) / 2;
+  }
+  /// Row of slot `slot` relative to the warp's first row (16·w·M + g).
+  static int64_t rowOffsetOf(int64_t slot) {
+    return 16 * (slot / 2) + 8 * (slot % 2);
+  }
   /// Number of 8-column blocks per thread for a BM×cols accumulator tile.
   static int64_t colBlocks(int64_t cols) { return (cols + 15) / 16 * 2; }
 

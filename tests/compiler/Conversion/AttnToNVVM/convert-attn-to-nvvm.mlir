@@ -4,7 +4,7 @@
 !lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
 
 // CHECK-LABEL: gpu.module @attn_kernels
-// CHECK-SAME: attn.block_m = 64 : i32, attn.shared_bytes = {{[0-9]+}} : i32, attn.threads = 128 : i32
+// CHECK-SAME: attn.block_m = 128 : i32, attn.shared_bytes = {{[0-9]+}} : i32, attn.threads = 128 : i32
 // CHECK: llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<0 x i8>
 // Each memref argument is (pointer, sizes, strides); the scale follows.
 // CHECK: gpu.func @attn_fwd(%{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64,
