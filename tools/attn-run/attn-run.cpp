@@ -29,6 +29,7 @@ struct Options {
   int64_t batch = 2, heads = 4, nq = 257, nk = 300, d = 64;
   int64_t blockM = 0, blockN = 0;
   double scale = 0;
+  double tol = 0; // 0: the dtype's tolerance
   uint64_t seed = 0;
   std::string dist = "normal";
 };
@@ -159,7 +160,7 @@ template <class T> struct Run {
                       os, refLse.data(), ls, m, opt.scale);
     ErrorStats eo = compare_bhnd(sh, o.data(), os, ref.data(), os);
     ErrorStats el = compare_lse(sh, lse.data(), ls, refLse.data(), ls);
-    double tolO = outputTolerance(dtype);
+    double tolO = opt.tol > 0 ? opt.tol : outputTolerance(dtype);
     bool lseOk = el.nonfinite == 0;
     for (size_t i = 0; i < lse.size() && lseOk; ++i)
       if (std::isfinite(refLse[i]))
@@ -234,12 +235,13 @@ int main(int argc, char **argv) {
     else if (f == "--block-n") num(opt.blockN);
     else if (f == "--scale") opt.scale = std::atof(attn_tools::flag_value(argc, argv, i).c_str());
     else if (f == "--seed") { int64_t s = 0; num(s); opt.seed = uint64_t(s); }
+    else if (f == "--tol") opt.tol = std::atof(attn_tools::flag_value(argc, argv, i).c_str());
     else {
       std::fprintf(stderr,
                    "usage: attn-run [--device auto|cuda|host] [--dtype bf16|f16|f32]\n"
                    "  [--mask none|causal|causal_bottom_right] [--layout bhnd|bnhd]\n"
                    "  [--b B] [--h H] [--nq Nq] [--nk Nk] [--d D] [--block-m M]\n"
-                   "  [--block-n N] [--scale S] [--seed S] [--dist normal|large]\n");
+                   "  [--block-n N] [--scale S] [--seed S] [--dist normal|large] [--tol T]\n");
       return f == "--help" ? 0 : 2;
     }
   }
