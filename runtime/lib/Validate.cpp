@@ -231,6 +231,24 @@ Status validateForward(const attn_fwd_args *argsPtr) {
                      "multiple of 64 up to 256 and block_n a multiple of 16 "
                      "up to 256 (0: the default)",
                      args.block_m, args.block_n);
+  // The kernel addresses rows inside one (batch, head) with 32-bit offsets:
+  // a tile of up to 256 rows must span less than 2^31 bytes.
+  constexpr int64_t kMaxCudaRowStride = int64_t(1) << 22;
+  const std::pair<const char *, int64_t> rowStrides[] = {
+      {"q_strides[2]", args.q_strides[2]},
+      {"k_strides[2]", args.k_strides[2]},
+      {"v_strides[2]", args.v_strides[2]}};
+  for (auto [name, stride] : rowStrides)
+    if (cuda && stride >= kMaxCudaRowStride)
+      return makeError(ATTN_ERROR_UNSUPPORTED,
+                       "{} = {}: on CUDA the sequence stride must be below "
+                       "{} elements",
+                       name, stride, kMaxCudaRowStride);
+  if (cuda && (args.seqlen_q > INT32_MAX || args.seqlen_k > INT32_MAX))
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "seqlen_q = {}, seqlen_k = {}: on CUDA each must be "
+                     "below 2^31",
+                     args.seqlen_q, args.seqlen_k);
   if (cuda && (args.batch > kMaxGridYZ || args.heads > kMaxGridYZ))
     return makeError(ATTN_ERROR_UNSUPPORTED,
                      "batch = {}, heads = {}: each must be at most {} on CUDA "

@@ -28,7 +28,7 @@ std::pair<int64_t, int64_t> mlir::attn::defaultTileSizes(int64_t headDim,
   // Measured on an H200: docs/BENCHMARKS.md.
   bool causal = mask != MaskKind::None;
   if (headDim <= 64)
-    return {128, causal ? 32 : 64};
+    return {128, 64};
   if (headDim <= 96)
     return {64, 64};
   if (headDim <= 128)

@@ -46,10 +46,9 @@ func.func @dense(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !lse, %s: f32) {
 // CHECK:   %[[UPPER:.*]] = arith.minsi %{{.*}}, %[[END]]
 // CHECK:   attn.kv_loop %{{.*}} = %{{.*}} to %[[UPPER]]
 // CHECK:     attn.online_attention {{.*}} scale %[[SCALE]] mask <causal>
-// With the causal mask (more registers) the default K/V tile is narrower.
 // DEFAULT-LABEL: func.func @causal
 // DEFAULT: attn.load_tile {{.*}} -> tensor<128x64xbf16>
-// DEFAULT: attn.load_tile {{.*}} -> tensor<32x64xbf16>
+// DEFAULT: attn.load_tile {{.*}} -> tensor<64x64xbf16>
 func.func @causal(%q: !t, %k: !t, %v: !t, %o: !t) {
   attn.sdpa %q, %k, %v into %o mask <causal> : !t, !t, !t -> !t
   return

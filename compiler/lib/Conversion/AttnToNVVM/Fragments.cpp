@@ -128,7 +128,15 @@ void Fragments::copyTileAsync(Value ptr, ArrayRef<Value> strides,
   int64_t validChunks = cfg.headDim / 8;
   int64_t total = rows * chunksPerRow;
   int64_t threads = cfg.threads();
-  Value base = rowOffset(strides, batch, head, row);
+  Type i32 = b.getI32Type();
+  // One 64-bit pointer to the tile's first row; each chunk adds a 32-bit
+  // byte offset. LLVM hoists every chunk's loop-invariant address part out
+  // of the K/V loop: 32-bit parts keep that from costing two registers each
+  // (the runtime bounds row strides so that a tile spans < 2^31 bytes).
+  Value tileBase = globalPtr(ptr, rowOffset(strides, batch, head, row), 2);
+  Value rowStride = arith::IndexCastOp::create(b, loc, i32, strides[2]);
+  Value rowsLeft = arith::IndexCastOp::create(
+      b, loc, i32, arith::SubIOp::create(b, loc, numRows, row));
   for (int64_t first = 0; first < total; first += threads) {
     Value chunk = arith::AddIOp::create(b, loc, tid, constI32(first));
     auto body = [&]() {
@@ -139,22 +147,22 @@ void Fragments::copyTileAsync(Value ptr, ArrayRef<Value> strides,
           arith::AddIOp::create(
               b, loc, arith::MulIOp::create(b, loc, r, constI32(cfg.pitch())),
               arith::MulIOp::create(b, loc, c, constI32(16))));
-      Value rIdx = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), r);
-      Value cIdx = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), c);
-      Value inRows = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::slt,
-          arith::AddIOp::create(b, loc, row, rIdx), numRows);
+      Value inRows = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           r, rowsLeft);
       Value inCols = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                            c, constI32(validChunks));
       Value valid = arith::AndIOp::create(b, loc, inRows, inCols);
-      Value off = arith::AddIOp::create(
-          b, loc, base,
-          arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, rIdx, strides[2]),
-              arith::MulIOp::create(b, loc, cIdx, constIndex(8))));
+      Value bytes = arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, r, rowStride),
+              constI32(2)),
+          arith::MulIOp::create(b, loc, c, constI32(16)));
+      Value chunkPtr = LLVM::GEPOp::create(b, loc, ptr.getType(),
+                                           b.getI8Type(), tileBase,
+                                           ValueRange{bytes});
       // Out-of-range chunks copy 0 bytes (zero fill) from a valid address.
-      Value src = arith::SelectOp::create(b, loc, valid,
-                                          globalPtr(ptr, off, 2), ptr);
+      Value src = arith::SelectOp::create(b, loc, valid, chunkPtr, ptr);
       Value size = arith::SelectOp::create(b, loc, valid, constI32(16),
                                            constI32(0));
       NVVM::CpAsyncOp::create(b, loc, sharedPtr(dst), src, 16,
@@ -244,7 +252,9 @@ Value Fragments::maxNum(Value x, Value y) {
 }
 
 Value Fragments::exp2(Value x) {
-  return intrinsic("llvm.nvvm.ex2.approx.f32", x);
+  // Flush-to-zero: results below 2^-126 do not matter next to the row's
+  // largest term (1), and MUFU.EX2 is then one instruction.
+  return intrinsic("llvm.nvvm.ex2.approx.ftz.f32", x);
 }
 
 Value Fragments::shuffleXor(Value v, int mask) {

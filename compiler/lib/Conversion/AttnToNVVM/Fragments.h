@@ -135,7 +135,7 @@ private:
   /// Two f32 rounded to the element type, packed as one mma operand.
   Value pack(Value lo, Value hi);
   Value shuffleXor(Value v, int mask);
-  /// ex2.approx.f32: exp2 with -inf -> +0.
+  /// ex2.approx.ftz.f32: exp2 with -inf -> +0.
   Value exp2(Value x);
   Value maxNum(Value x, Value y);
   Value intrinsic(StringRef name, Value x);
