@@ -34,30 +34,6 @@ using namespace mlir;
 
 namespace attn::compiler {
 
-const char *toString(DType dtype) {
-  switch (dtype) {
-  case DType::BF16:
-    return "bf16";
-  case DType::F16:
-    return "f16";
-  case DType::F32:
-    return "f32";
-  }
-  return "?";
-}
-
-const char *toString(MaskKind mask) {
-  switch (mask) {
-  case MaskKind::None:
-    return "none";
-  case MaskKind::Causal:
-    return "causal";
-  case MaskKind::CausalBottomRight:
-    return "causal_bottom_right";
-  }
-  return "?";
-}
-
 const char *compilerVersion() { return ATTN_COMPILER_VERSION; }
 
 std::string KernelConfig::pipelineOptions(bool nvidia) const {

@@ -135,30 +135,6 @@ namespace attn::compiler {
 
 using attn::testing::fakeCompiler;
 
-const char *toString(DType dtype) {
-  switch (dtype) {
-  case DType::BF16:
-    return "bf16";
-  case DType::F16:
-    return "f16";
-  case DType::F32:
-    return "f32";
-  }
-  return "?";
-}
-
-const char *toString(MaskKind mask) {
-  switch (mask) {
-  case MaskKind::None:
-    return "none";
-  case MaskKind::Causal:
-    return "causal";
-  case MaskKind::CausalBottomRight:
-    return "causal_bottom_right";
-  }
-  return "?";
-}
-
 std::string KernelConfig::pipelineOptions(bool nvidia) const {
   return fmt::format("head-dim={} dtype={} mask={}{}", headDim,
                      toString(dtype), toString(mask),

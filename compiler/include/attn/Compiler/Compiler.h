@@ -17,8 +17,29 @@ namespace attn::compiler {
 enum class DType { BF16, F16, F32 };
 enum class MaskKind { None, Causal, CausalBottomRight };
 
-const char *toString(DType dtype);
-const char *toString(MaskKind mask);
+inline const char *toString(DType dtype) {
+  switch (dtype) {
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  case DType::F32:
+    return "f32";
+  }
+  return "?";
+}
+
+inline const char *toString(MaskKind mask) {
+  switch (mask) {
+  case MaskKind::None:
+    return "none";
+  case MaskKind::Causal:
+    return "causal";
+  case MaskKind::CausalBottomRight:
+    return "causal_bottom_right";
+  }
+  return "?";
+}
 
 /// What changes the generated code. Batch, heads and sequence lengths are
 /// kernel arguments and never part of it.
