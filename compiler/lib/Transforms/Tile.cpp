@@ -18,22 +18,19 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-std::pair<int64_t, int64_t> mlir::attn::defaultTileSizes(int64_t headDim,
-                                                         MaskKind mask) {
+std::pair<int64_t, int64_t> mlir::attn::defaultTileSizes(int64_t headDim) {
   // On the NVIDIA mapping (4 warps) block-m = 128 gives each warp two 16-row
   // m tiles, so every K/V fragment read from shared memory feeds two mma:
   // with one m tile per warp, shared-memory bandwidth limits the tensor
   // cores. Where that does not fit in 255 registers without spilling
-  // (ptxas -v; the causal mask needs a few more), fewer rows or keys.
+  // (ptxas -v, with and without a mask), fewer rows or keys.
   // Measured on an H200: docs/BENCHMARKS.md.
-  bool causal = mask != MaskKind::None;
   if (headDim <= 64)
     return {128, 64};
   if (headDim <= 96)
     return {64, 64};
   if (headDim <= 128)
-    return causal ? std::pair<int64_t, int64_t>{64, 64}
-                  : std::pair<int64_t, int64_t>{128, 32};
+    return {128, 32};
   return {64, 32};
 }
 
@@ -51,7 +48,7 @@ LogicalResult tileSdpa(SdpaOp op, int64_t blockM, int64_t blockN) {
   MemRefType qType = op.getQuery().getType();
   int64_t headDim = qType.getDimSize(3);
   int64_t valueDim = op.getValue().getType().getDimSize(3);
-  auto [defM, defN] = defaultTileSizes(headDim, op.getMask());
+  auto [defM, defN] = defaultTileSizes(headDim);
   if (blockM == 0)
     blockM = defM;
   if (blockN == 0)
