@@ -447,33 +447,9 @@ SmallVector<Value> Fragments::pv(ArrayRef<Value> probs, Value valueOffset,
                                  ArrayRef<Value> acc, ArrayRef<Value> alpha) {
   int64_t kBlocks = cfg.blockN / 16;
   int64_t nBlocks = cfg.paddedDim() / 8;
-  // Rescale acc only when a row max of this warp moved (alpha != 1): once
-  // the maxima settle, most K/V tiles skip D/2 FMULs per thread. The test is
-  // exact (alpha == 1 leaves acc unchanged), and uniform over the warp.
-  Value one = constF32(1.0f);
-  Value moved = arith::ConstantIntOp::create(b, loc, 0, 1);
-  for (Value a : alpha)
-    moved = arith::OrIOp::create(
-        b, loc, moved,
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, a, one));
-  Value anyMoved = NVVM::VoteSyncOp::create(
-      b, loc, b.getI1Type(), constI32(-1), moved,
-      NVVM::VoteSyncKindAttr::get(b.getContext(), NVVM::VoteSyncKind::any));
-  SmallVector<Type> accTypes(acc.size(), b.getF32Type());
-  auto rescale = scf::IfOp::create(b, loc, accTypes, anyMoved,
-                                   /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(rescale.thenBlock());
-    SmallVector<Value> scaled;
-    for (size_t idx = 0; idx < acc.size(); ++idx)
-      scaled.push_back(arith::MulFOp::create(b, loc, acc[idx],
-                                             alpha[rowSlot(idx, nBlocks)]));
-    scf::YieldOp::create(b, loc, scaled);
-    b.setInsertionPointToStart(rescale.elseBlock());
-    scf::YieldOp::create(b, loc, SmallVector<Value>(acc));
-  }
-  SmallVector<Value> out = llvm::to_vector_of<Value>(rescale.getResults());
+  SmallVector<Value> out = cfg.conditionalRescale
+                               ? rescaleIfMoved(acc, alpha, nBlocks)
+                               : rescale(acc, alpha, nBlocks);
   Value base = arith::AddIOp::create(b, loc, valueOffset, vLane);
   for (int64_t kk = 0; kk < kBlocks; ++kk) {
     for (int64_t n = 0; n < nBlocks; n += 2) {
@@ -493,6 +469,39 @@ SmallVector<Value> Fragments::pv(ArrayRef<Value> probs, Value valueOffset,
     }
   }
   return out;
+}
+
+SmallVector<Value> Fragments::rescale(ArrayRef<Value> acc,
+                                      ArrayRef<Value> alpha, int64_t nBlocks) {
+  SmallVector<Value> out;
+  for (size_t idx = 0; idx < acc.size(); ++idx)
+    out.push_back(arith::MulFOp::create(b, loc, acc[idx],
+                                        alpha[rowSlot(idx, nBlocks)]));
+  return out;
+}
+
+SmallVector<Value> Fragments::rescaleIfMoved(ArrayRef<Value> acc,
+                                             ArrayRef<Value> alpha,
+                                             int64_t nBlocks) {
+  // alpha == 1 for every row of the warp leaves acc unchanged (exactly), so
+  // the FMULs are skipped on a warp-uniform branch.
+  Value one = constF32(1.0f);
+  Value moved = arith::ConstantIntOp::create(b, loc, 0, 1);
+  for (Value a : alpha)
+    moved = arith::OrIOp::create(
+        b, loc, moved,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, a, one));
+  Value anyMoved = NVVM::VoteSyncOp::create(
+      b, loc, b.getI1Type(), constI32(-1), moved,
+      NVVM::VoteSyncKindAttr::get(b.getContext(), NVVM::VoteSyncKind::any));
+  SmallVector<Type> types(acc.size(), b.getF32Type());
+  auto ifOp = scf::IfOp::create(b, loc, types, anyMoved, /*withElse=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  scf::YieldOp::create(b, loc, rescale(acc, alpha, nBlocks));
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, SmallVector<Value>(acc));
+  return llvm::to_vector_of<Value>(ifOp.getResults());
 }
 
 FinalizeFrags Fragments::finalize(ArrayRef<Value> acc, ArrayRef<Value> max,
