@@ -377,9 +377,9 @@ FailureOr<TileConfig> readConfig(TileGridOp grid, int64_t warps,
            << cfg.headDim;
   if (stages != 2)
     return grid.emitOpError("only stages=2 is implemented, got ") << stages;
-  grid.walk([&](MaskOp op) {
-    cfg.conditionalRescale |= op.getMask() != MaskKind::None;
-  });
+  bool masked = false;
+  grid.walk([&](MaskOp op) { masked |= op.getMask() != MaskKind::None; });
+  cfg.conditionalRescale = masked && cfg.mTiles() > 1 && cfg.paddedDim() > 64;
   bool sameDims = true;
   grid.walk([&](LoadTileOp op) {
     sameDims &= cast<RankedTensorType>(op.getType()).getDimSize(1) ==

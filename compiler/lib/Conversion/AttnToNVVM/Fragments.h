@@ -58,9 +58,11 @@ struct TileConfig {
   /// 16-row m tiles per warp.
   int64_t mTiles() const { return blockM / (16 * warps); }
   /// Rescale the accumulator only when a row max of the warp moved (a
-  /// vote.any and a branch). Measured on an H200: +3% with a causal mask,
-  /// -13% without (docs/BENCHMARKS.md), so the mapping enables it for
-  /// masked kernels only.
+  /// vote.any and a branch). On an H200 it cost 9-13% on unmasked kernels
+  /// and 3-10% on masked ones with D <= 64 or one m tile, but it is what
+  /// lets masked kernels with two m tiles and D = 128 (128x32 tiles) fit in
+  /// 255 registers without spilling; the mapping enables it there only
+  /// (docs/BENCHMARKS.md).
   bool conditionalRescale = false;
   /// Whether Q's A fragments stay in registers for the whole K/V loop: they
   /// take 4 registers per 16 columns and m tile.

@@ -25,8 +25,6 @@
 // CHECK:   nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
 // CHECK:   nvvm.shfl.sync bfly
 // CHECK:   llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
-// The accumulator is rescaled only when a row max of the warp moved.
-// CHECK:   nvvm.vote.sync any
 // V is read transposed for the B operand of P·V.
 // CHECK:   nvvm.ldmatrix {{.*}} layout = #nvvm.mma_layout<col>
 // CHECK:   nvvm.barrier0

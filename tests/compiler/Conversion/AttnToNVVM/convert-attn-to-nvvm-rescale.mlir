@@ -1,0 +1,27 @@
+// RUN: attn-opt %s --attn-tile --attn-expand-online-softmax --canonicalize --convert-attn-to-nvvm --split-input-file | FileCheck %s
+
+// Masked, two m tiles per warp, D = 128: the accumulator is rescaled only
+// when a row max of the warp moved (a vote and a warp-uniform branch), which
+// keeps this kernel within 255 registers.
+!t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK-LABEL: gpu.func @causal128
+// CHECK: scf.for
+// CHECK:   %[[MOVED:.*]] = nvvm.vote.sync any %{{.*}}, %{{.*}} -> i1
+// CHECK:   scf.if %[[MOVED]] -> (f32,
+// CHECK:     arith.mulf
+func.func @causal128(%q: !t, %k: !t, %v: !t, %o: !t) {
+  attn.sdpa %q, %k, %v into %o mask <causal> : !t, !t, !t -> !t
+  return
+}
+
+// -----
+
+// Elsewhere it is unconditional: the branch cost more than it saved.
+!t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK-LABEL: gpu.func @dense128
+// CHECK-NOT: nvvm.vote.sync
+// CHECK: gpu.return
+func.func @dense128(%q: !t, %k: !t, %v: !t, %o: !t) {
+  attn.sdpa %q, %k, %v into %o : !t, !t, !t -> !t
+  return
+}
