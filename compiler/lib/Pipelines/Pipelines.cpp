@@ -44,7 +44,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
                                          const AttnToPTXOptions &options) {
   buildTiledAttention(pm, options);
   pm.addPass(createConvertAttnToNVVM(
-      ConvertAttnToNVVMOptions{options.chip, options.warps, /*stages=*/2}));
+      ConvertAttnToNVVMOptions{options.chip, options.warps, /*stages=*/0}));
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
   gpu.addPass(createSCFToControlFlowPass());
   gpu.addPass(createConvertGpuOpsToNVVMOps());

@@ -32,7 +32,8 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
     `attn.tile_grid` becomes a `gpu.func` kernel in a `gpu.module`. A CTA runs
     one query tile; its warps own 16-row slices. QKᵀ and P·V use
     `mma.sync.m16n8k16` with bf16/f16 inputs and f32 accumulation; K and V tiles
-    are copied to shared memory with `cp.async`, two stages deep, into rows
+    are copied to shared memory with `cp.async`, two or three stages deep (three
+    drop a barrier per tile; automatic: three where two CTAs still fit), into rows
     padded by 16 bytes so that `ldmatrix` is free of bank conflicts; P stays in
     registers between the two products; exp2 is `ex2.approx`. Each memref
     argument becomes (pointer, sizes, strides) kernel parameters, in order.
@@ -40,7 +41,7 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"", "Target SM (sm_80 ... sm_90a)">,
     Option<"warps", "warps", "int64_t", "4", "Warps per CTA; block-m must be 16 × warps">,
-    Option<"stages", "stages", "int64_t", "2", "Shared-memory stages for K and V">,
+    Option<"stages", "stages", "int64_t", "0", "Shared-memory stages for K and V (2, 3; 0: automatic)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::LLVM::LLVMDialect", "::mlir::arith::ArithDialect",

@@ -7,7 +7,7 @@
 //    layouts, see Fragments.h: a tile value becomes a list of per-thread
 //    scalars;
 //  * Q, K and V are copied to shared memory with cp.async (16 bytes a thread);
-//    K and V rotate through two stages so the next tile loads during the
+//    K and V rotate through two or three stages so the next tile loads during the
 //    current one's math; rows are padded by 16 bytes, which makes every
 //    ldmatrix conflict-free without a swizzle;
 //  * P never leaves the registers: the QKᵀ accumulator layout is repacked into
@@ -306,8 +306,12 @@ LogicalResult KernelEmitter::emitKvLoop(KvLoopOp loop) {
   SmallVector<Value> nextState;
   for (Value v : yield.getValues())
     llvm::append_range(nextState, get(v));
-  // Every warp is done with this stage before the next prefetch reuses it.
-  NVVM::Barrier0Op::create(b, loc);
+  // With two stages, the next iteration's prefetch overwrites this one's
+  // stage: every warp must be done with it first. With three, the stage it
+  // overwrites was last read two iterations back, before the barrier that
+  // follows the wait at the top of this iteration.
+  if (cfg.stages < 3)
+    NVVM::Barrier0Op::create(b, loc);
   scf::YieldOp::create(b, loc, nextState);
 
   ValueRange results = forOp.getResults();
@@ -380,8 +384,16 @@ FailureOr<TileConfig> readConfig(TileGridOp grid, int64_t warps,
     return query.emitOpError("head dim must be a multiple of 8 in [8, 256], "
                              "got ")
            << cfg.headDim;
-  if (stages != 2)
-    return grid.emitOpError("only stages=2 is implemented, got ") << stages;
+  if (stages != 0 && stages != 2 && stages != 3)
+    return grid.emitOpError("stages must be 2, 3 or 0 (automatic), got ")
+           << stages;
+  if (stages == 0) {
+    // Three stages drop a barrier per K/V tile (see emitKvLoop) where they
+    // still leave room for two CTAs per SM (228 KB of shared memory).
+    cfg.stages = 3;
+    if (cfg.sharedBytes() > 113 * 1024)
+      cfg.stages = 2;
+  }
   bool masked = false;
   grid.walk([&](MaskOp op) { masked |= op.getMask() != MaskKind::None; });
   cfg.conditionalRescale = masked && cfg.mTiles() > 1 && cfg.paddedDim() > 64;

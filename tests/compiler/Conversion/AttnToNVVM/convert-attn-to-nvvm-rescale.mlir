@@ -25,3 +25,18 @@ func.func @dense128(%q: !t, %k: !t, %v: !t, %o: !t) {
   attn.sdpa %q, %k, %v into %o : !t, !t, !t -> !t
   return
 }
+
+// -----
+
+// D = 256: three stages would leave room for one CTA per SM only, so two
+// stages, and a barrier before the next prefetch reuses a stage.
+!t = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK-LABEL: gpu.module @attn_kernels attributes {attn.block_m = 64 : i32, attn.shared_bytes = 101376 : i32
+// CHECK: gpu.func @dense256
+// CHECK: scf.for
+// CHECK: nvvm.barrier0
+// CHECK: scf.yield %
+func.func @dense256(%q: !t, %k: !t, %v: !t, %o: !t) {
+  attn.sdpa %q, %k, %v into %o : !t, !t, !t -> !t
+  return
+}
