@@ -87,12 +87,11 @@ LogicalResult KernelEmitter::emit(func::FuncOp fn, TileGridOp grid,
   b.setInsertionPointToStart(&entry);
   // Function arguments -> kernel parameters.
   unsigned param = 0;
-  for (BlockArgument arg : fn.getArguments())
+  for (BlockArgument arg : fn.getArguments()) {
     if (!isa<MemRefType, FloatType, IndexType, IntegerType>(arg.getType()))
       return fn.emitOpError("argument #")
              << arg.getArgNumber() << " of type " << arg.getType()
              << " cannot be a kernel parameter (memrefs and scalars only)";
-  for (BlockArgument arg : fn.getArguments()) {
     if (auto memref = dyn_cast<MemRefType>(arg.getType())) {
       MemRefParams p;
       p.ptr = entry.getArgument(param++);

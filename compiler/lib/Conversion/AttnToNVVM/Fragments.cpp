@@ -238,17 +238,14 @@ Value Fragments::pack(Value lo, Value hi) {
 
 // The NVVM intrinsics directly: convert-gpu-to-nvvm would send llvm.exp2 and
 // llvm.log2 to libdevice calls.
-Value Fragments::intrinsic(StringRef name, Value x) {
-  return LLVM::CallIntrinsicOp::create(b, loc, x.getType(),
-                                       b.getStringAttr(name), ValueRange{x})
+Value Fragments::intrinsic(StringRef name, ValueRange args) {
+  return LLVM::CallIntrinsicOp::create(b, loc, args.front().getType(),
+                                       b.getStringAttr(name), args)
       .getResult(0);
 }
 
 Value Fragments::maxNum(Value x, Value y) {
-  return LLVM::CallIntrinsicOp::create(b, loc, x.getType(),
-                                       b.getStringAttr("llvm.maxnum.f32"),
-                                       ValueRange{x, y})
-      .getResult(0);
+  return intrinsic("llvm.maxnum.f32", {x, y});
 }
 
 Value Fragments::exp2(Value x) {

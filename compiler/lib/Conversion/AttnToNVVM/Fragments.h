@@ -151,7 +151,8 @@ private:
   /// ex2.approx.ftz.f32: exp2 with -inf -> +0.
   Value exp2(Value x);
   Value maxNum(Value x, Value y);
-  Value intrinsic(StringRef name, Value x);
+  /// A call of the LLVM intrinsic `name`, typed like its first argument.
+  Value intrinsic(StringRef name, ValueRange args);
   /// Offset, in elements, of row `row` of `ptr[batch, head]`.
   Value rowOffset(ArrayRef<Value> strides, Value batch, Value head, Value row);
   /// A fragment of m tile `mTile`, k block `kBlock` of Q (ldmatrix).

@@ -34,8 +34,9 @@ func.func @dense128(%q: !t, %k: !t, %v: !t, %o: !t) {
 // CHECK-LABEL: gpu.module @attn_kernels attributes {attn.block_m = 64 : i32, attn.shared_bytes = 101376 : i32
 // CHECK: gpu.func @dense256
 // CHECK: scf.for
-// CHECK: nvvm.barrier0
-// CHECK: scf.yield %
+// Two barriers in the loop body: after the wait, and before the yield.
+// CHECK-COUNT-2: nvvm.barrier0
+// CHECK: gpu.return
 func.func @dense256(%q: !t, %k: !t, %v: !t, %o: !t) {
   attn.sdpa %q, %k, %v into %o : !t, !t, !t -> !t
   return
