@@ -11,7 +11,7 @@ namespace attn::rt {
 // part of str(): update str() and this size together.
 static_assert(sizeof(compiler::KernelConfig) ==
                   sizeof(int64_t) * 4 + sizeof(compiler::DType) +
-                      sizeof(compiler::MaskKind) + sizeof(std::string),
+                      sizeof(compiler::MaskKind) + 2 * sizeof(std::string),
               "KernelConfig changed: add the new field to CacheKey::str()");
 
 const char *toString(Target target) {
@@ -24,11 +24,12 @@ std::string CacheKey::str() const {
   std::string_view arch =
       target == Target::Cuda ? std::string_view(config.arch) : "host";
   return fmt::format("attn-jit-kernel;compiler={};target={};arch={};dtype={};"
-                     "head_dim={};mask={};block_m={};block_n={};warps={}",
+                     "head_dim={};mask={};block_m={};block_n={};warps={};"
+                     "tensor_core={}",
                      compilerVersion, toString(target), arch,
                      compiler::toString(config.dtype), config.headDim,
                      compiler::toString(config.mask), config.blockM,
-                     config.blockN, config.warps);
+                     config.blockN, config.warps, config.tensorCore);
 }
 
 uint64_t CacheKey::hash() const { return fnv1a64(str()); }

@@ -27,6 +27,8 @@ EngineOptions EngineOptions::fromEnvironment() {
   if (const char *library = std::getenv("ATTN_JIT_LIBCUDA");
       library && *library)
     options.libcuda = library;
+  if (const char *tc = std::getenv("ATTN_JIT_TENSOR_CORES"); tc && *tc)
+    options.tensorCore = tc;
   return options;
 }
 
@@ -121,8 +123,10 @@ CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
   key.config.mask = toCompilerMask(args.mask);
   key.config.blockM = args.block_m;
   key.config.blockN = args.block_n;
-  if (target == Target::Cuda)
+  if (target == Target::Cuda) {
     key.config.arch = arch;
+    key.config.tensorCore = options_.tensorCore;
+  }
   return key;
 }
 
@@ -142,6 +146,12 @@ Status Engine::forwardCuda(const attn_fwd_args &args) {
                      int(device.device), device.major, device.minor);
   if (Status status = checkDevicePointers(driver, args); !status.ok())
     return status;
+  const std::string &tc = options_.tensorCore;
+  if (tc != "auto" && tc != "mma.sync" && tc != "wgmma")
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "ATTN_JIT_TENSOR_CORES = '{}': expected auto, mma.sync "
+                     "or wgmma",
+                     tc);
 
   CacheKey key = makeKey(Target::Cuda, args, device.arch);
   std::string keyText = key.str();

@@ -33,11 +33,14 @@ struct EngineOptions {
   std::string libcuda = "libcuda.so.1";
   /// When set, used instead of loading `libcuda` (tests: fakes).
   std::shared_ptr<const CudaDriver> driver;
+  /// Tensor-core instructions for CUDA kernels (ATTN_JIT_TENSOR_CORES):
+  /// auto, mma.sync or wgmma; part of every cache key.
+  std::string tensorCore = "auto";
   /// How long to wait for another process that builds the same kernel.
   std::chrono::milliseconds buildWait = std::chrono::minutes(2);
 
   /// ATTN_JIT_LOG, ATTN_JIT_DISK_CACHE, ATTN_JIT_CACHE_DIR, XDG_CACHE_HOME,
-  /// ATTN_JIT_LIBCUDA.
+  /// ATTN_JIT_LIBCUDA, ATTN_JIT_TENSOR_CORES.
   static EngineOptions fromEnvironment();
 };
 

@@ -41,7 +41,8 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
       fmt::format("head-dim={} dtype={} mask={} block-m={} block-n={}",
                   headDim, toString(dtype), toString(mask), blockM, blockN);
   if (nvidia)
-    opts += fmt::format(" arch={} warps={}", arch, warps);
+    opts += fmt::format(" arch={} warps={} tensor-core={}", arch, warps,
+                        tensorCore);
   return opts;
 }
 
@@ -103,6 +104,7 @@ bool compilePtx(const KernelConfig &config, PtxKernel &out,
   setKernelOptions(options, config);
   options.chip = config.arch;
   options.warps = config.warps;
+  options.tensorCore = config.tensorCore;
   mlir::attn::buildAttnToNVVMPipeline(pm, options);
   if (failed(pm.run(*s.module))) {
     error = "attn-to-ptx failed for " + config.pipelineOptions(true) + ":\n" +

@@ -32,19 +32,24 @@ using namespace mlir::attn;
 
 /// The target-independent front half: configuration, tiling, online softmax.
 template <typename Options>
-static void buildTiledAttention(OpPassManager &pm, const Options &options) {
+static void buildTiledAttention(OpPassManager &pm, const Options &options,
+                                StringRef tileFor) {
   pm.addPass(createAttnCreateKernel(AttnCreateKernelOptions{
       options.headDim, options.dtype, options.maskName()}));
-  pm.addPass(createAttnTile(AttnTileOptions{options.blockM, options.blockN}));
+  pm.addPass(createAttnTile(
+      AttnTileOptions{options.blockM, options.blockN, tileFor.str()}));
   pm.addPass(createAttnExpandOnlineSoftmax());
   pm.addPass(createCanonicalizerPass());
 }
 
 void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
                                          const AttnToPTXOptions &options) {
-  buildTiledAttention(pm, options);
-  pm.addPass(createConvertAttnToNVVM(
-      ConvertAttnToNVVMOptions{options.chip, options.warps, /*stages=*/0}));
+  // Default tiles follow the mapping that auto would choose.
+  bool wgmma = options.tensorCore == "wgmma" ||
+               (options.tensorCore == "auto" && options.chip == "sm_90a");
+  buildTiledAttention(pm, options, wgmma ? "wgmma" : "mma.sync");
+  pm.addPass(createConvertAttnToNVVM(ConvertAttnToNVVMOptions{
+      options.chip, options.warps, options.tensorCore, /*stages=*/0}));
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
   gpu.addPass(createSCFToControlFlowPass());
   gpu.addPass(createConvertGpuOpsToNVVMOps());
@@ -63,7 +68,7 @@ void mlir::attn::buildAttnToPTXPipeline(OpPassManager &pm,
 
 void mlir::attn::buildAttnToHostPipeline(OpPassManager &pm,
                                          const AttnToHostOptions &options) {
-  buildTiledAttention(pm, options);
+  buildTiledAttention(pm, options, "mma.sync");
   pm.addPass(createConvertAttnToLinalg());
   pm.addPass(createCanonicalizerPass());
   // The K/V loop yields new (m, l, acc) tensors each iteration.
@@ -90,7 +95,7 @@ void mlir::attn::registerAttnPipelines() {
   PassPipelineRegistration<AttnToPTXOptions>(
       "attn-to-ptx",
       "Compiles attn IR (or, with head-dim, the canonical kernel) to PTX: "
-      "tiling, online softmax, mma.sync mapping, NVVM, NVPTX",
+      "tiling, online softmax, mma.sync or wgmma mapping, NVVM, NVPTX",
       buildAttnToPTXPipeline);
   PassPipelineRegistration<AttnToHostOptions>(
       "attn-to-host",

@@ -18,7 +18,14 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-std::pair<int64_t, int64_t> mlir::attn::defaultTileSizes(int64_t headDim) {
+std::pair<int64_t, int64_t> mlir::attn::defaultTileSizes(int64_t headDim,
+                                                         bool wgmma) {
+  // wgmma (sm_90a): two warpgroups of 64 rows. The S accumulator takes
+  // block-n / 2 registers a thread and O head-dim / 2; with one CTA per SM
+  // (255 registers), 128 keys fit up to D = 128, 64 beyond. Head dims that
+  // are not a multiple of 64 stay on mma.sync.
+  if (wgmma && headDim % 64 == 0)
+    return {128, headDim <= 128 ? 128 : 64};
   // On the NVIDIA mapping (4 warps) block-m = 128 gives each warp two 16-row
   // m tiles, so every K/V fragment read from shared memory feeds two mma:
   // with one m tile per warp, shared-memory bandwidth limits the tensor
@@ -42,13 +49,14 @@ Value splat(OpBuilder &b, Location loc, RankedTensorType type, float value) {
       b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(value)));
 }
 
-LogicalResult tileSdpa(SdpaOp op, int64_t blockM, int64_t blockN) {
+LogicalResult tileSdpa(SdpaOp op, int64_t blockM, int64_t blockN,
+                       bool wgmma) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   MemRefType qType = op.getQuery().getType();
   int64_t headDim = qType.getDimSize(3);
   int64_t valueDim = op.getValue().getType().getDimSize(3);
-  auto [defM, defN] = defaultTileSizes(headDim);
+  auto [defM, defN] = defaultTileSizes(headDim, wgmma);
   if (blockM == 0)
     blockM = defM;
   if (blockN == 0)
@@ -125,10 +133,16 @@ LogicalResult tileSdpa(SdpaOp op, int64_t blockM, int64_t blockN) {
 struct AttnTilePass : mlir::attn::impl::AttnTileBase<AttnTilePass> {
   using Base::Base;
   void runOnOperation() override {
+    if (tensorCore != "mma.sync" && tensorCore != "wgmma") {
+      getOperation()->emitError("attn-tile: tensor-core must be mma.sync or "
+                                "wgmma, got '")
+          << tensorCore << "'";
+      return signalPassFailure();
+    }
     SmallVector<SdpaOp> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
     for (SdpaOp op : ops)
-      if (failed(tileSdpa(op, blockM, blockN)))
+      if (failed(tileSdpa(op, blockM, blockN, tensorCore == "wgmma")))
         return signalPassFailure();
   }
 };

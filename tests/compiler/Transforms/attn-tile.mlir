@@ -1,5 +1,7 @@
 // RUN: attn-opt %s --attn-tile="block-m=64 block-n=32" --split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-tile --split-input-file | FileCheck %s --check-prefix=DEFAULT
+// RUN: attn-opt %s --attn-tile="tensor-core=wgmma" --split-input-file | FileCheck %s --check-prefix=WGMMA
+// RUN: not attn-opt %s --attn-tile="tensor-core=hmma" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADNAME
 
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
@@ -27,6 +29,12 @@
 // DEFAULT: attn.load_tile {{.*}} -> tensor<128x64xbf16>
 // DEFAULT: attn.kv_loop {{.*}} step %c64
 // DEFAULT: attn.load_tile {{.*}} -> tensor<64x64xbf16>
+// Defaults for wgmma at D = 64: two 64-row warpgroups, 128 keys.
+// WGMMA-LABEL: func.func @dense
+// WGMMA: attn.load_tile {{.*}} -> tensor<128x64xbf16>
+// WGMMA: attn.kv_loop {{.*}} step %c128
+// WGMMA: attn.load_tile {{.*}} -> tensor<128x64xbf16>
+// BADNAME: error: attn-tile: tensor-core must be mma.sync or wgmma, got 'hmma'
 func.func @dense(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !lse, %s: f32) {
   attn.sdpa %q, %k, %v into %o lse %lse scale %s : !t, !t, !t -> !t, !lse
   return

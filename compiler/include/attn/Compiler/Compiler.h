@@ -50,7 +50,10 @@ struct KernelConfig {
   std::string arch = "sm_90a"; // NVIDIA only
   int64_t blockM = 0;          // 0: default per head dim
   int64_t blockN = 0;          // 0: default per head dim
-  int64_t warps = 4;           // NVIDIA only; blockM must be 16 * warps
+  int64_t warps = 0;           // NVIDIA only; 0: chosen by the mapping
+  /// NVIDIA only: "auto" (wgmma on sm_90a where the tiles allow it),
+  /// "mma.sync" or "wgmma".
+  std::string tensorCore = "auto";
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;

@@ -26,7 +26,7 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
 }
 
 def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
-  let summary = "Maps tile-level attn IR onto NVIDIA tensor cores (mma.sync)";
+  let summary = "Maps tile-level attn IR onto NVIDIA tensor cores (mma.sync or wgmma)";
   let description = [{
     The NVIDIA mapping (sm_80 and newer): each function holding an
     `attn.tile_grid` becomes a `gpu.func` kernel in a `gpu.module`. A CTA runs
@@ -37,10 +37,23 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
     padded by 16 bytes so that `ldmatrix` is free of bank conflicts; P stays in
     registers between the two products; exp2 is `ex2.approx`. Each memref
     argument becomes (pointer, sizes, strides) kernel parameters, in order.
+
+    On sm_90a (Hopper) the products use `wgmma.mma_async` instead, because
+    mma.sync reaches only about half of Hopper's tensor-core throughput: each
+    warpgroup (4 warps) owns 64 query rows; Q and K/V tiles sit in shared
+    memory in the 128-byte-swizzled layout that wgmma reads through matrix
+    descriptors (QKᵀ with both operands in shared memory, P·V with P from
+    registers, V read transposed). The accumulator layout per warp is that of
+    mma.sync, so the mask and softmax code is shared. `tensor-core=auto`
+    takes wgmma on sm_90a when the tiles allow it (head dim a multiple of 64,
+    block-m a multiple of 64, one 16-row slice per warp).
   }];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"", "Target SM (sm_80 ... sm_90a)">,
-    Option<"warps", "warps", "int64_t", "4", "Warps per CTA; block-m must be 16 × warps">,
+    Option<"warps", "warps", "int64_t", "0",
+           "Warps per CTA (0: 4 for mma.sync, block-m / 16 for wgmma)">,
+    Option<"tensorCore", "tensor-core", "std::string", "\"auto\"",
+           "Tensor-core instructions: auto, mma.sync or wgmma (sm_90a)">,
     Option<"stages", "stages", "int64_t", "0", "Shared-memory stages for K and V (2, 3; 0: automatic)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

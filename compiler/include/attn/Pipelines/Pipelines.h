@@ -51,8 +51,15 @@ struct AttnToPTXOptions : public KernelPipelineOptions<AttnToPTXOptions> {
       *this, "features", llvm::cl::desc("PTX ISA features"),
       llvm::cl::init("+ptx80")};
   detail::PassOptions::Option<int64_t> warps{
-      *this, "warps", llvm::cl::desc("Warps per CTA (block-m = 16 x warps)"),
-      llvm::cl::init(4)};
+      *this, "warps",
+      llvm::cl::desc("Warps per CTA (0: 4 for mma.sync, block-m / 16 for "
+                     "wgmma)"),
+      llvm::cl::init(0)};
+  detail::PassOptions::Option<std::string> tensorCore{
+      *this, "tensor-core",
+      llvm::cl::desc("Tensor-core instructions: auto (wgmma on sm_90a where "
+                     "the tiles allow it, else mma.sync), mma.sync, wgmma"),
+      llvm::cl::init("auto")};
   detail::PassOptions::Option<std::string> ptxFile{
       *this, "ptx-file", llvm::cl::desc("Write the PTX to this file (- for stdout)"),
       llvm::cl::init("")};

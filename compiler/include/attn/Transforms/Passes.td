@@ -39,11 +39,14 @@ def AttnTile : Pass<"attn-tile"> {
     state (m, l, acc). The N×N score matrix is never formed. With a causal mask
     the loop's upper bound stops at the diagonal, so tiles wholly above it are
     skipped rather than computed and masked. Tile sizes of 0 select defaults per
-    head dim.
+    head dim, measured for the tensor-core mapping named by `tensor-core`
+    (`mma.sync`: 4 warps with 16-row slices; `wgmma`: 64-row warpgroups).
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", "0", "Query rows per tile (0: default per head dim)">,
     Option<"blockN", "block-n", "int64_t", "0", "Keys per K/V tile (0: default per head dim)">,
+    Option<"tensorCore", "tensor-core", "std::string", "\"mma.sync\"",
+           "Mapping whose default tile sizes apply: mma.sync or wgmma">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect"];

@@ -288,6 +288,12 @@ LogicalResult KernelEmitter::emitKvLoop(KvLoopOp loop) {
   });
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
+  // wgmma reads shared memory through the async proxy: order this thread's
+  // cp.async writes (generic proxy) before it, then wait for every thread.
+  if (cfg.wgmma)
+    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_shared,
+                               NVVM::SharedSpaceAttr::get(
+                                   b.getContext(), NVVM::SharedSpace::shared_cta));
   NVVM::Barrier0Op::create(b, loc);
   for (auto [i, load] : llvm::enumerate(loads))
     stagedTiles[load] = f.kvStageOffset(i, stage);
@@ -349,7 +355,8 @@ SmallVector<Type> kernelParamTypes(func::FuncOp fn) {
 /// Reads the tile configuration off the tile-level IR and checks that the
 /// mapping supports it.
 FailureOr<TileConfig> readConfig(TileGridOp grid, int64_t warps,
-                                 int64_t stages) {
+                                 int64_t stages, StringRef tensorCore,
+                                 StringRef chip) {
   LoadTileOp query, key;
   grid.walk([&](LoadTileOp op) {
     if (isa<TileGridOp>(op->getParentOp()))
@@ -362,7 +369,6 @@ FailureOr<TileConfig> readConfig(TileGridOp grid, int64_t warps,
   auto q = cast<RankedTensorType>(query.getType());
   auto k = cast<RankedTensorType>(key.getType());
   TileConfig cfg;
-  cfg.warps = warps;
   cfg.stages = stages;
   cfg.blockM = q.getDimSize(0);
   cfg.blockN = k.getDimSize(0);
@@ -372,6 +378,31 @@ FailureOr<TileConfig> readConfig(TileGridOp grid, int64_t warps,
     return query.emitOpError("the NVIDIA mapping supports bf16 and f16 "
                              "tiles, got ")
            << cfg.elementType;
+  if (tensorCore != "auto" && tensorCore != "mma.sync" &&
+      tensorCore != "wgmma")
+    return grid.emitOpError("tensor-core must be auto, mma.sync or wgmma, "
+                            "got '")
+           << tensorCore << "'";
+  // wgmma: one warpgroup per 64 rows, each warp one 16-row slice; tiles in
+  // 64-column swizzle blocks; at most 256 columns per instruction.
+  std::string noWgmma;
+  if (chip != "sm_90a")
+    noWgmma = "needs sm_90a, got " + chip.str();
+  else if (cfg.headDim % 64 != 0)
+    noWgmma = "needs a head dim that is a multiple of 64";
+  else if (cfg.blockM % 64 != 0 || cfg.blockM > 256)
+    noWgmma = "needs block-m a multiple of 64 up to 256";
+  else if (cfg.blockN > 256)
+    noWgmma = "needs block-n up to 256";
+  else if (warps != 0 && warps != cfg.blockM / 16)
+    noWgmma = "needs warps = block-m / 16";
+  if (tensorCore == "wgmma" && !noWgmma.empty())
+    return grid.emitOpError("tensor-core=wgmma ") << noWgmma;
+  cfg.wgmma = tensorCore == "wgmma" ||
+              (tensorCore == "auto" && noWgmma.empty());
+  if (warps == 0)
+    warps = cfg.wgmma ? cfg.blockM / 16 : 4;
+  cfg.warps = warps;
   if (cfg.blockM % (16 * warps) != 0)
     return query.emitOpError("query tile of ")
            << cfg.blockM << " rows is not a whole number of 16-row tiles for "
@@ -388,14 +419,16 @@ FailureOr<TileConfig> readConfig(TileGridOp grid, int64_t warps,
            << stages;
   if (stages == 0) {
     // Three stages drop a barrier per K/V tile (see emitKvLoop) where they
-    // still leave room for two CTAs per SM (228 KB of shared memory).
+    // still leave room for two CTAs per SM (228 KB of shared memory); wgmma
+    // kernels need so many registers that one CTA per SM is all there is.
     cfg.stages = 3;
-    if (cfg.sharedBytes() > 113 * 1024)
+    if (cfg.sharedBytes() > (cfg.wgmma ? 227 : 113) * 1024)
       cfg.stages = 2;
   }
   bool masked = false;
   grid.walk([&](MaskOp op) { masked |= op.getMask() != MaskKind::None; });
-  cfg.conditionalRescale = masked && cfg.mTiles() > 1 && cfg.paddedDim() > 64;
+  cfg.conditionalRescale =
+      !cfg.wgmma && masked && cfg.mTiles() > 1 && cfg.paddedDim() > 64;
   bool sameDims = true;
   grid.walk([&](LoadTileOp op) {
     sameDims &= cast<RankedTensorType>(op.getType()).getDimSize(1) ==
@@ -433,7 +466,8 @@ struct ConvertAttnToNVVMPass
                        "and return nothing");
         return signalPassFailure();
       }
-      FailureOr<TileConfig> cfg = readConfig(grids[0], warps, stages);
+      FailureOr<TileConfig> cfg =
+          readConfig(grids[0], warps, stages, tensorCore, chip);
       if (failed(cfg))
         return signalPassFailure();
       b.setInsertionPointToEnd(gpuModule.getBody());
@@ -442,7 +476,7 @@ struct ConvertAttnToNVVMPass
           b.getFunctionType(kernelParamTypes(fn), {}));
       kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                       b.getUnitAttr());
-      int32_t threads = static_cast<int32_t>(32 * warps);
+      int32_t threads = static_cast<int32_t>(cfg->threads());
       kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
       // Without a CTAs-per-SM hint ptxas aims at high occupancy and spills
       // the accumulators; one CTA per SM lets it use what it needs.

@@ -16,7 +16,7 @@ void Fragments::declareSharedMemory(OpBuilder &b, Location loc) {
   auto type = LLVM::LLVMArrayType::get(b.getI8Type(), 0);
   LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/false,
                          LLVM::Linkage::External, kSharedName, Attribute(),
-                         /*alignment=*/128, /*addrSpace=*/3);
+                         /*alignment=*/1024, /*addrSpace=*/3);
 }
 
 Value Fragments::constI32(int64_t v) {
@@ -65,6 +65,17 @@ void Fragments::init() {
   qLane = add(vLane, mul(warp, 16 * cfg.mTiles() * pitch));
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
   smem = LLVM::AddressOfOp::create(b, loc, ptrType, kSharedName);
+  smemAddress = LLVM::PtrToIntOp::create(b, loc, i32, smem);
+  if (cfg.wgmma) {
+    // The swizzle pattern follows address bits, so the tiles need a
+    // 1024-byte-aligned base, which dynamic shared memory does not promise.
+    Value pad = arith::AndIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, constI32(0), smemAddress),
+        constI32(1023));
+    smem = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), smem,
+                               ValueRange{pad});
+    smemAddress = add(smemAddress, pad);
+  }
 }
 
 Value Fragments::blockIndex(int dim) {
@@ -142,11 +153,8 @@ void Fragments::copyTileAsync(Value ptr, ArrayRef<Value> strides,
     auto body = [&]() {
       Value r = arith::DivUIOp::create(b, loc, chunk, constI32(chunksPerRow));
       Value c = arith::RemUIOp::create(b, loc, chunk, constI32(chunksPerRow));
-      Value dst = arith::AddIOp::create(
-          b, loc, smemOffset,
-          arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, r, constI32(cfg.pitch())),
-              arith::MulIOp::create(b, loc, c, constI32(16))));
+      Value dst =
+          arith::AddIOp::create(b, loc, smemOffset, chunkOffset(r, c, rows));
       Value inRows = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                            r, rowsLeft);
       Value inCols = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
@@ -181,6 +189,24 @@ void Fragments::copyTileAsync(Value ptr, ArrayRef<Value> strides,
       scf::YieldOp::create(b, nl);
     });
   }
+}
+
+Value Fragments::chunkOffset(Value row, Value chunk, int64_t rows) {
+  if (!cfg.wgmma)
+    return arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, row, constI32(cfg.pitch())),
+        arith::MulIOp::create(b, loc, chunk, constI32(16)));
+  // Block chunk / 8 of 64 columns; in it, row r at 128·r, chunk c at
+  // 16·(c ^ (r % 8)).
+  Value block = arith::DivUIOp::create(b, loc, chunk, constI32(8));
+  Value inBlock = arith::RemUIOp::create(b, loc, chunk, constI32(8));
+  Value swizzled = arith::XOrIOp::create(
+      b, loc, inBlock, arith::AndIOp::create(b, loc, row, constI32(7)));
+  Value off = arith::MulIOp::create(b, loc, block, constI32(rows * 128));
+  off = arith::AddIOp::create(
+      b, loc, off, arith::MulIOp::create(b, loc, row, constI32(128)));
+  return arith::AddIOp::create(
+      b, loc, off, arith::MulIOp::create(b, loc, swizzled, constI32(16)));
 }
 
 SmallVector<Value> Fragments::ldmatrix(Value byteOffset, int num,
@@ -278,6 +304,8 @@ SmallVector<Value> Fragments::loadQueryBlock(Value smemOffset, int64_t mTile,
 }
 
 SmallVector<Value> Fragments::qk(ArrayRef<Value> query, Value keyOffset) {
+  if (cfg.wgmma)
+    return wgmmaQK(keyOffset);
   int64_t kBlocks = cfg.paddedDim() / 16;
   int64_t nBlocks = cfg.blockN / 8;
   int64_t mTiles = cfg.mTiles();
@@ -447,6 +475,8 @@ SmallVector<Value> Fragments::pv(ArrayRef<Value> probs, Value valueOffset,
   SmallVector<Value> out = cfg.conditionalRescale
                                ? rescaleIfMoved(acc, alpha, nBlocks)
                                : rescale(acc, alpha, nBlocks);
+  if (cfg.wgmma)
+    return wgmmaPV(probs, valueOffset, out);
   Value base = arith::AddIOp::create(b, loc, valueOffset, vLane);
   for (int64_t kk = 0; kk < kBlocks; ++kk) {
     for (int64_t n = 0; n < nBlocks; n += 2) {

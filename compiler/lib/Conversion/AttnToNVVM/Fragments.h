@@ -21,6 +21,12 @@
 // rows of D (padded to 16) elements plus 16 bytes, so that the 8 rows an
 // ldmatrix reads fall into 8 different bank groups.
 //
+// With wgmma (sm_90a, Wgmma.cpp) warp w of warpgroup w / 4 still owns rows
+// [16w, 16w + 16) and the accumulators keep the layout above (M = 1); the
+// tiles are stored as head-dim / 64 blocks of rows x 128 bytes, 16-byte chunk
+// c of row r at chunk c ^ (r % 8): wgmma's 128-byte swizzle, from a
+// 1024-byte-aligned base.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTN_CONVERSION_ATTNTONVVM_FRAGMENTS_H
@@ -46,13 +52,20 @@ struct TileConfig {
   int64_t headDim = 64;
   Type elementType;
 
+  /// Warpgroup MMA (sm_90a) instead of mma.sync.
+  bool wgmma = false;
+
   int64_t paddedDim() const { return (headDim + 15) / 16 * 16; }
-  int64_t pitch() const { return paddedDim() * 2 + 16; }
+  /// Bytes per tile row (with wgmma, the rows of all 64-column blocks).
+  int64_t pitch() const {
+    return wgmma ? paddedDim() * 2 : paddedDim() * 2 + 16;
+  }
   int64_t queryOffset() const { return 0; }
   int64_t queryBytes() const { return blockM * pitch(); }
   int64_t kvTileBytes() const { return blockN * pitch(); }
   int64_t sharedBytes() const {
-    return queryBytes() + 2 * stages * kvTileBytes();
+    // wgmma: room to align the base to 1024 bytes.
+    return queryBytes() + 2 * stages * kvTileBytes() + (wgmma ? 1024 : 0);
   }
   int64_t threads() const { return 32 * warps; }
   /// 16-row m tiles per warp.
@@ -66,7 +79,9 @@ struct TileConfig {
   bool conditionalRescale = false;
   /// Whether Q's A fragments stay in registers for the whole K/V loop: they
   /// take 4 registers per 16 columns and m tile.
-  bool queryInRegisters() const { return mTiles() * paddedDim() <= 128; }
+  bool queryInRegisters() const {
+    return !wgmma && mTiles() * paddedDim() <= 128;
+  }
 };
 
 struct OnlineSoftmaxFrags {
@@ -110,7 +125,8 @@ public:
   SmallVector<Value> loadQueryFragments(Value smemOffset);
 
   /// Q Kᵀ, unscaled (onlineSoftmax applies the scale inside its FFMA); an
-  /// empty `query` re-reads Q from shared memory block by block.
+  /// empty `query` re-reads Q from shared memory block by block (always,
+  /// with wgmma).
   SmallVector<Value> qk(ArrayRef<Value> query, Value keyOffset);
   SmallVector<Value> mask(ArrayRef<Value> scores, Value row, Value col,
                           Value numQueries, Value numKeys, MaskKind kind);
@@ -132,6 +148,28 @@ public:
                  Value numRows, Value batch, Value head, Value row);
 
 private:
+  // Hopper (Wgmma.cpp).
+  SmallVector<Value> wgmmaQK(Value keyOffset);
+  SmallVector<Value> wgmmaPV(ArrayRef<Value> probs, Value valueOffset,
+                             ArrayRef<Value> acc);
+  /// Shared-memory matrix descriptor (128-byte swizzle) of the tile at
+  /// `byteOffset` (i32), with leading/stride byte offsets `lbo`, `sbo`.
+  Value wgmmaDescriptor(Value byteOffset, int64_t lbo, int64_t sbo);
+  /// `desc` advanced by `bytes` (a multiple of 16).
+  Value advance(Value desc, int64_t bytes);
+  /// One wgmma.mma_async m64nNk16 with f32 accumulation. A comes from the
+  /// descriptor `aDesc` or, when `aRegs` is given, from 4 registers; an empty
+  /// `acc` starts from zero.
+  SmallVector<Value> wgmmaAsync(ArrayRef<Value> acc, ArrayRef<Value> aRegs,
+                                Value aDesc, Value bDesc, int64_t n,
+                                bool transposeB);
+  /// Inline PTX `text` that the values (f32, i32 or 32-bit vectors) pass
+  /// through: LLVM cannot move their definitions or uses across it.
+  SmallVector<Value> asmThrough(StringRef text, ArrayRef<Value> values);
+  /// Byte offset, in a tile of `rows` rows, of 16-byte chunk `chunk` of row
+  /// `row` (i32 values) in the layout that cp.async writes.
+  Value chunkOffset(Value row, Value chunk, int64_t rows);
+
   Value sharedPtr(Value byteOffset);
   Value globalPtr(Value base, Value elementOffset, int64_t elementBytes);
   /// One mma.sync m16n8k16 with f32 accumulation; returns the 4 results.
@@ -178,6 +216,7 @@ private:
   Value quadCol;                      // index: 2 * quad
   Value qLane, kLane, vLane;          // i32 ldmatrix byte offsets
   Value smem;                         // !llvm.ptr<3>
+  Value smemAddress;                  // i32: smem in the shared window
 };
 
 } // namespace mlir::attn::nvidia

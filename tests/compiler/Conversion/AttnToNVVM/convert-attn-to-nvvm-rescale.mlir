@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --attn-tile --attn-expand-online-softmax --canonicalize --convert-attn-to-nvvm --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-tile --attn-expand-online-softmax --canonicalize --convert-attn-to-nvvm="tensor-core=mma.sync" --split-input-file | FileCheck %s
 
 // Masked, two m tiles per warp, D = 128: the accumulator is rescaled only
 // when a row max of the warp moved (a vote and a warp-uniform branch), which

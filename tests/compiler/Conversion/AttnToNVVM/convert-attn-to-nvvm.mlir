@@ -1,11 +1,11 @@
-// RUN: attn-opt %s --attn-tile --attn-expand-online-softmax --canonicalize --convert-attn-to-nvvm --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: attn-opt %s --attn-tile --attn-expand-online-softmax --canonicalize --convert-attn-to-nvvm="tensor-core=mma.sync" --split-input-file --verify-diagnostics | FileCheck %s
 
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
 
 // CHECK-LABEL: gpu.module @attn_kernels
 // CHECK-SAME: attn.block_m = 128 : i32, attn.shared_bytes = 73728 : i32, attn.threads = 128 : i32
-// CHECK: llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<0 x i8>
+// CHECK: llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 // Each memref argument is (pointer, sizes, strides); the scale follows.
 // CHECK: gpu.func @attn_fwd(%{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64,
 // CHECK-SAME: %{{.*}}: f32) kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 1 : i32}
