@@ -10,9 +10,11 @@
 #   runtime     bin/runtime_gpu_test (if present)
 #   correctness tests/gpu/test_attention.py, and in parallel compute-sanitizer
 #               memcheck and racecheck over bin/attn-variants (every D x dtype x
-#               mask kind on a small shape); correctness work only, so sharing
+#               mask kind on a small shape, as auto maps it, and again on
+#               mma.sync where auto took wgmma); correctness work only, so sharing
 #               the GPU costs nothing but time
-#   bench       bin/attn-bench over the FlashAttention-convention shapes
+#   bench       bin/attn-bench over the FlashAttention-convention shapes, then
+#               the mma.sync mapping (ATTN_JIT_TENSOR_CORES) at N = 2k, 8k
 #   firstcall   attn-bench --first-call, empty cache dir, then the same dir again
 #   anchors     tools/device/sdpa_anchors.py (torch SDPA cuDNN/FA2/math, ceilings)
 #   report      tools/device/make_report.py -> BENCHMARKS-table.md, bench.png
@@ -140,10 +142,15 @@ main() {
         > "$WORK/tests.out" 2>&1; echo $? > "$WORK/tests.rc") &
       local san_ok=1
       if [[ -x "$CS" && -x "$BUNDLE/bin/attn-variants" ]]; then
+        # Every variant as the runtime picks it (wgmma on sm_90a where it
+        # can), then the mma.sync mapping of the head dims that took wgmma.
         for tool in memcheck racecheck; do
-          (ATTN_JIT_CACHE_DIR="$WORK/cache-$tool" timeout -k 10 "$t" "$CS" --tool "$tool" --error-exitcode 99 \
-            --print-limit 50 "$BUNDLE/bin/attn-variants" --b 1 --h 2 \
-            > "$WORK/$tool.out" 2>&1; echo $? > "$WORK/$tool.rc") &
+          (export ATTN_JIT_CACHE_DIR="$WORK/cache-$tool"
+           timeout -k 10 "$t" "$CS" --tool "$tool" --error-exitcode 99 \
+             --print-limit 50 "$BUNDLE/bin/attn-variants" --b 1 --h 2 > "$WORK/$tool.out" 2>&1 &&
+           ATTN_JIT_TENSOR_CORES=mma.sync timeout -k 10 "$t" "$CS" --tool "$tool" --error-exitcode 99 \
+             --print-limit 50 "$BUNDLE/bin/attn-variants" --b 1 --h 2 --d 64,128,256 >> "$WORK/$tool.out" 2>&1
+           echo $? > "$WORK/$tool.rc") &
         done
       else
         san_ok=0
@@ -170,6 +177,9 @@ main() {
 
   if want bench; then
     NOTE_FN=bench_note run_stage bench 130 "$BUNDLE/bin/attn-bench" --fresh-cache --json "$OUT_DIR/bench.jsonl" "${QUICK_ARGS[@]}"
+    # The mma.sync mapping on the same machine, for the history in docs/.
+    ATTN_JIT_TENSOR_CORES=mma.sync NOTE_FN=bench_note run_stage bench-mma.sync 60 "$BUNDLE/bin/attn-bench" \
+      --fresh-cache --no-unfused --d 64,128,256 --n 2k,8k --reps 20
   fi
 
   if want firstcall; then

@@ -78,6 +78,13 @@ private:
   DenseMap<Value, Value> pendingScale;
   /// The Q tile, copied to shared memory but not yet in registers.
   Value pendingQuery;
+  /// The loop's accumulator while a P·V into it may still be running.
+  Value inFlightAcc;
+  /// i32, 0 in the first K/V iteration (asyncPV: the accumulator starts
+  /// undefined, so that no ordinary instruction writes the registers that
+  /// the P·V left running at the loop's exit, which ptxas would answer by
+  /// serializing the wgmma pipeline).
+  Value accumulate;
   Value batch, head;
 };
 
@@ -121,7 +128,20 @@ LogicalResult KernelEmitter::emit(func::FuncOp fn, TileGridOp grid,
       return failure();
   }
   // Grid coordinates: x = query tile, y = head, z = batch.
-  mapping.map(grid.getTileIndex(), f.blockIndex(0));
+  // With a causal mask the last query tiles visit the most K/V tiles: start
+  // them first, so that the short ones fill the tail of the grid. (wgmma
+  // only: on mma.sync, D = 64, the extra value made ptxas spill.)
+  Value tile = f.blockIndex(0);
+  bool causal = false;
+  grid.walk([&](MaskOp op) { causal |= op.getMask() != MaskKind::None; });
+  if (causal && cfg.wgmma) {
+    Value tiles = arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        NVVM::GridDimXOp::create(b, loc, b.getI32Type()));
+    tile = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, tiles, f.constIndex(1)), tile);
+  }
+  mapping.map(grid.getTileIndex(), tile);
   head = f.blockIndex(1);
   batch = f.blockIndex(2);
   mapping.map(grid.getHeadIndex(), head);
@@ -168,7 +188,13 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
     if (it == stagedTiles.end() || !frags.count(qk.getQuery()))
       return qk.emitOpError("key must be a tile loaded in the enclosing "
                             "attn.kv_loop and query a tile loaded before it");
-    frags[qk] = f.qk(get(qk.getQuery()), it->second);
+    if (inFlightAcc) {
+      SmallVector<Value> acc = get(inFlightAcc);
+      frags[qk] = f.qk(get(qk.getQuery()), it->second, acc);
+      frags[inFlightAcc] = acc;
+    } else {
+      frags[qk] = f.qk(get(qk.getQuery()), it->second);
+    }
     pendingScale[qk] = idx(qk.getScale());
     return success();
   }
@@ -195,7 +221,7 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
       return pv.emitOpError("value must be a tile loaded in the enclosing "
                             "attn.kv_loop");
     frags[pv] = f.pv(get(pv.getProbs()), it->second, get(pv.getAcc()),
-                     get(pv.getAlpha()));
+                     get(pv.getAlpha()), accumulate);
     return success();
   }
   if (auto fin = dyn_cast<FinalizeOp>(op)) {
@@ -262,8 +288,12 @@ LogicalResult KernelEmitter::emitKvLoop(KvLoopOp loop) {
           : SmallVector<Value>();
 
   SmallVector<Value> init;
-  for (Value v : {loop.getInitMax(), loop.getInitSum(), loop.getInitAcc()})
+  for (Value v : {loop.getInitMax(), loop.getInitSum()})
     llvm::append_range(init, get(v));
+  for (Value v : get(loop.getInitAcc()))
+    init.push_back(cfg.asyncPV()
+                       ? LLVM::PoisonOp::create(b, loc, v.getType()).getResult()
+                       : v);
   Value span = arith::SubIOp::create(b, loc, upper, lower);
   Value iters = arith::CeilDivSIOp::create(b, loc, span, step);
   iters = arith::MaxSIOp::create(b, loc, iters, f.constIndex(0));
@@ -304,6 +334,13 @@ LogicalResult KernelEmitter::emitKvLoop(KvLoopOp loop) {
   frags[loop.getMaxArg()] = llvm::to_vector(carried.take_front(rowN));
   frags[loop.getSumArg()] = llvm::to_vector(carried.slice(rowN, rowN));
   frags[loop.getAccArg()] = llvm::to_vector(carried.drop_front(2 * rowN));
+  if (cfg.asyncPV()) {
+    inFlightAcc = loop.getAccArg();
+    accumulate = arith::ExtUIOp::create(
+        b, loc, b.getI32Type(),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, it,
+                              f.constIndex(0)));
+  }
   for (Operation &op : body.without_terminator())
     if (!isa<LoadTileOp>(op) && failed(emitOp(&op)))
       return failure();
@@ -323,6 +360,11 @@ LogicalResult KernelEmitter::emitKvLoop(KvLoopOp loop) {
   frags[loop.getMax()] = llvm::to_vector(results.take_front(rowN));
   frags[loop.getSum()] = llvm::to_vector(results.slice(rowN, rowN));
   frags[loop.getAcc()] = llvm::to_vector(results.drop_front(2 * rowN));
+  if (cfg.asyncPV()) {
+    inFlightAcc = accumulate = Value();
+    b.setInsertionPointAfter(forOp);
+    frags[loop.getAcc()] = f.wgmmaWait(get(loop.getAcc()));
+  }
   return success();
 }
 
@@ -419,10 +461,12 @@ FailureOr<TileConfig> readConfig(TileGridOp grid, int64_t warps,
            << stages;
   if (stages == 0) {
     // Three stages drop a barrier per K/V tile (see emitKvLoop) where they
-    // still leave room for two CTAs per SM (228 KB of shared memory); wgmma
-    // kernels need so many registers that one CTA per SM is all there is.
+    // still leave room for two CTAs per SM (228 KB of shared memory).
+    // A wgmma CTA of two or more warpgroups needs so many registers that it
+    // runs alone on its SM; one warpgroup can share it with another CTA.
     cfg.stages = 3;
-    if (cfg.sharedBytes() > (cfg.wgmma ? 227 : 113) * 1024)
+    bool alone = cfg.wgmma && cfg.warps > 4;
+    if (cfg.sharedBytes() > (alone ? 227 : 113) * 1024)
       cfg.stages = 2;
   }
   bool masked = false;

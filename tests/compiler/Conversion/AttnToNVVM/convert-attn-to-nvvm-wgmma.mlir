@@ -20,15 +20,20 @@
 // CHECK:   llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}$63}, $64, $65, p, 1, 1, 0, 0;{{.*}}", "{{(=f,)+}}l,l,r"
 // CHECK-COUNT-7: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
 // CHECK:   nvvm.wgmma.commit.group.sync.aligned
-// The wait hands the accumulators on, so nothing reads them before it.
+// The wait hands the accumulators on (S, and O of the P·V left running), so
+// nothing reads them before it.
 // CHECK:   llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;", "{{(=f,)+}}0,1,
 // P·V: the rescaled O and P pass through the fence, then 8 k steps with P
 // from registers and V transposed (imm-trans-b = 1).
 // CHECK:   llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;", "{{(=f,)+(=r,)+}}0,
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, {${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}}, ${{[0-9]+}}, p, 1, 1, 1;
+// With three stages P·V is left running into the next iteration: the next
+// QKᵀ's wait ends it (the accumulators pass through that wait too), and after
+// the loop one more wait does.
 // CHECK:   nvvm.wgmma.commit.group.sync.aligned
-// CHECK:   llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;"
+// CHECK-NOT: wgmma.wait_group
 // CHECK:   scf.yield
+// CHECK: llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;", "{{(=f,)+}}0,1,
 // CHECK-NOT: nvvm.ldmatrix
 // CHECK-NOT: nvvm.mma.sync
 func.func @causal128(%q: !t, %k: !t, %v: !t, %o: !t) {
