@@ -23,7 +23,9 @@ struct CacheKey {
 
   /// The canonical text of the key, e.g.
   /// "attn-jit-kernel;compiler=<v>;target=cuda;arch=sm_90a;dtype=bf16;
-  ///  head_dim=128;mask=causal;block_m=0;block_n=0;warps=4".
+  ///  head_dim=128;mask=causal;block_m=128;block_n=128;warps=8;
+  ///  tensor_core=wgmma". The engine keys on KernelConfig::resolved(), so
+  /// explicit defaults and automatic choices meet in one key.
   /// Two keys are equal exactly when their texts are.
   std::string str() const;
   /// FNV-1a 64 of str().

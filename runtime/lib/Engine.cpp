@@ -127,6 +127,9 @@ CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
     key.config.arch = arch;
     key.config.tensorCore = options_.tensorCore;
   }
+  // Explicit tile sizes equal to the defaults, or a mapping named that auto
+  // would pick anyway, must not compile the same kernel twice.
+  key.config = key.config.resolved(target == Target::Cuda);
   return key;
 }
 

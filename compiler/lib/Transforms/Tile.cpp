@@ -1,5 +1,6 @@
 //===- Tile.cpp - attn.sdpa to a grid of query tiles and a K/V loop -------===//
 
+#include "attn/Compiler/TilePolicy.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/Passes.h"
 
@@ -18,34 +19,6 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-std::pair<int64_t, int64_t> mlir::attn::defaultTileSizes(int64_t headDim,
-                                                         bool wgmma) {
-  // wgmma (sm_90a). D = 128, 256: two warpgroups of 64 rows, one CTA per SM;
-  // S takes block-n / 2 registers a thread and O head-dim / 2, so 128 keys
-  // fit up to D = 128 and 64 beyond. D = 64: one warpgroup with 64 keys,
-  // several CTAs per SM, 14% faster there than 128x128 (H200,
-  // docs/BENCHMARKS.md). Head dims that are not a multiple of 64 stay on
-  // mma.sync.
-  if (wgmma && headDim % 64 == 0) {
-    if (headDim == 64)
-      return {64, 64};
-    return {128, headDim <= 128 ? 128 : 64};
-  }
-  // On the NVIDIA mapping (4 warps) block-m = 128 gives each warp two 16-row
-  // m tiles, so every K/V fragment read from shared memory feeds two mma:
-  // with one m tile per warp, shared-memory bandwidth limits the tensor
-  // cores. Where that does not fit in 255 registers without spilling
-  // (ptxas -v, with and without a mask), fewer rows or keys.
-  // Measured on an H200: docs/BENCHMARKS.md.
-  if (headDim <= 64)
-    return {128, 64};
-  if (headDim <= 96)
-    return {64, 64};
-  if (headDim <= 128)
-    return {128, 32};
-  return {64, 32};
-}
-
 namespace {
 
 /// Splat constant of `value` with the given tensor type.
@@ -61,7 +34,7 @@ LogicalResult tileSdpa(SdpaOp op, int64_t blockM, int64_t blockN,
   MemRefType qType = op.getQuery().getType();
   int64_t headDim = qType.getDimSize(3);
   int64_t valueDim = op.getValue().getType().getDimSize(3);
-  auto [defM, defN] = defaultTileSizes(headDim, wgmma);
+  auto [defM, defN] = ::attn::compiler::defaultTileSizes(headDim, wgmma);
   if (blockM == 0)
     blockM = defM;
   if (blockN == 0)

@@ -136,17 +136,65 @@ TEST_F(EngineCudaTest, NullLseAndDefaultScale) {
 }
 
 TEST_F(EngineCudaTest, LargeSharedMemoryIsOptedInOnce) {
-  // The fake kernel for D = 256 needs 96 KiB of shared memory.
+  // The fake kernel for D = 256 (block-m 128, the default on sm_90a) needs
+  // 192 KiB of shared memory.
   for (int i = 0; i < 3; ++i) {
     ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 64, 64, 256);
     ASSERT_TRUE(engine().forward(&call.args).ok());
   }
   EXPECT_EQ(fakeCuda().setAttributeCalls, 1);
-  EXPECT_EQ(fakeCuda().lastSharedAttribute, 64 * 256 * 2 * 3);
+  EXPECT_EQ(fakeCuda().lastSharedAttribute, 128 * 256 * 2 * 3);
   // A small kernel does not need it.
   ForwardFixture small(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 64, 64, 64);
   ASSERT_TRUE(engine().forward(&small.args).ok());
   EXPECT_EQ(fakeCuda().setAttributeCalls, 1);
+}
+
+TEST_F(EngineCudaTest, ExplicitDefaultsShareTheDefaultKernel) {
+  // On sm_90a, D = 128 defaults to wgmma with 128x128 tiles: asking for those
+  // tiles, or for wgmma by name, is the same kernel.
+  auto run = [&](int64_t blockM, int64_t blockN) {
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 128);
+    call.args.block_m = blockM;
+    call.args.block_n = blockN;
+    ASSERT_TRUE(engine().forward(&call.args).ok());
+  };
+  run(0, 0);
+  run(128, 128);
+  run(128, 0);
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    const compiler::KernelConfig &config = fakeCompiler().lastConfig;
+    EXPECT_EQ(config.blockM, 128);
+    EXPECT_EQ(config.blockN, 128);
+    EXPECT_EQ(config.warps, 8);
+    EXPECT_EQ(config.tensorCore, "wgmma");
+  }
+  run(64, 128); // other tiles: another kernel
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
+}
+
+TEST_F(EngineCudaTest, TensorCoreSettingIsPartOfTheKey) {
+  options.tensorCore = "mma.sync";
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 128);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+  // The mma.sync defaults: 128x32 tiles, 4 warps.
+  EXPECT_EQ(fakeCompiler().lastConfig.tensorCore, "mma.sync");
+  EXPECT_EQ(fakeCompiler().lastConfig.blockN, 32);
+  EXPECT_EQ(fakeCompiler().lastConfig.warps, 4);
+}
+
+TEST_F(EngineCudaTest, UnknownTensorCoreSettingIsAnError) {
+  options.tensorCore = "tcgen05";
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 128);
+  Status status = engine().forward(&call.args);
+  EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(status.message().find("ATTN_JIT_TENSOR_CORES = 'tcgen05'"),
+            std::string::npos)
+      << status.message();
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 0);
 }
 
 TEST_F(EngineCudaTest, KernelLargerThanTheDeviceAllowsIsUnsupported) {
@@ -166,6 +214,8 @@ TEST_F(EngineCudaTest, ArchComesFromTheDevice) {
   ASSERT_TRUE(engine().forward(&call.args).ok());
   std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
   EXPECT_EQ(fakeCompiler().lastConfig.arch, "sm_86");
+  // wgmma needs sm_90a: auto resolves to mma.sync.
+  EXPECT_EQ(fakeCompiler().lastConfig.tensorCore, "mma.sync");
 }
 
 TEST_F(EngineCudaTest, OldGpusAreUnsupported) {

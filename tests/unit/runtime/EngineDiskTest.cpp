@@ -126,6 +126,7 @@ TEST_F(EngineDiskTest, ForeignEntryIsRebuilt) {
   key.compilerVersion = kFakeVersion;
   key.config.headDim = 64;
   key.config.arch = "sm_90a";
+  key.config = key.config.resolved(/*nvidia=*/true); // as the engine keys it
   ASSERT_EQ(::rename(foreign.c_str(), cache->entryPath(key.str()).c_str()), 0);
   attn_stats stats = runInFreshEngine(64);
   EXPECT_EQ(stats.disk_rejected, 1u);
@@ -140,6 +141,7 @@ TEST_F(EngineDiskTest, BadMetadataInAValidEntryIsRejected) {
   key.compilerVersion = kFakeVersion;
   key.config.headDim = 64;
   key.config.arch = "sm_90a";
+  key.config = key.config.resolved(/*nvidia=*/true); // as the engine keys it
   compiler::PtxKernel kernel;
   kernel.name = "k";
   kernel.ptx = "x";
@@ -161,6 +163,7 @@ TEST_F(EngineDiskTest, NewCompilerVersionNeverLoadsOldKernels) {
   key.compilerVersion = kFakeVersion;
   key.config.headDim = 64;
   key.config.arch = "sm_90a";
+  key.config = key.config.resolved(/*nvidia=*/true); // as the engine keys it
   ASSERT_TRUE(decodeEntry(file, key.str(), payload, reason)) << reason;
   key.compilerVersion = "older-compiler";
   ASSERT_EQ(::unlink(path.c_str()), 0);

@@ -57,6 +57,12 @@ struct KernelConfig {
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;
+  /// The same configuration with every automatic choice made explicit: tile
+  /// sizes, warps and (NVIDIA) the tensor-core mapping, as the pipelines
+  /// would choose them. Compiling either gives the same code, so callers key
+  /// caches on this one. A tensor-core choice the tiles do not allow is kept
+  /// (the compiler reports it).
+  KernelConfig resolved(bool nvidia) const;
 };
 
 /// Milliseconds spent in each stage of one compilation.

@@ -23,6 +23,7 @@ namespace mlir::attn {
 #define GEN_PASS_REGISTRATION
 #include "attn/Conversion/Passes.h.inc"
 
+
 } // namespace mlir::attn
 
 #endif // ATTN_CONVERSION_PASSES_H

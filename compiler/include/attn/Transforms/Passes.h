@@ -17,10 +17,6 @@ namespace mlir::attn {
 #define GEN_PASS_REGISTRATION
 #include "attn/Transforms/Passes.h.inc"
 
-/// Default tile sizes (block-m, block-n) for a head dim, used when the tiling
-/// options leave them 0, for the mma.sync or the wgmma (sm_90a) mapping.
-std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim,
-                                             bool wgmma = false);
 
 /// Name of the function that attn-create-kernel builds and the runtime calls.
 inline constexpr const char *kKernelName = "attn_fwd";

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Compiler/TilePolicy.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
@@ -425,19 +426,8 @@ FailureOr<TileConfig> readConfig(TileGridOp grid, int64_t warps,
     return grid.emitOpError("tensor-core must be auto, mma.sync or wgmma, "
                             "got '")
            << tensorCore << "'";
-  // wgmma: one warpgroup per 64 rows, each warp one 16-row slice; tiles in
-  // 64-column swizzle blocks; at most 256 columns per instruction.
-  std::string noWgmma;
-  if (chip != "sm_90a")
-    noWgmma = "needs sm_90a, got " + chip.str();
-  else if (cfg.headDim % 64 != 0)
-    noWgmma = "needs a head dim that is a multiple of 64";
-  else if (cfg.blockM % 64 != 0 || cfg.blockM > 256)
-    noWgmma = "needs block-m a multiple of 64 up to 256";
-  else if (cfg.blockN > 256)
-    noWgmma = "needs block-n up to 256";
-  else if (warps != 0 && warps != cfg.blockM / 16)
-    noWgmma = "needs warps = block-m / 16";
+  std::string noWgmma = ::attn::compiler::wgmmaUnsupportedReason(
+      chip, cfg.headDim, cfg.blockM, cfg.blockN, warps);
   if (tensorCore == "wgmma" && !noWgmma.empty())
     return grid.emitOpError("tensor-core=wgmma ") << noWgmma;
   cfg.wgmma = tensorCore == "wgmma" ||

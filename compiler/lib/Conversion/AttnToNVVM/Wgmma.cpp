@@ -22,6 +22,7 @@
 
 #include "Fragments.h"
 
+
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
