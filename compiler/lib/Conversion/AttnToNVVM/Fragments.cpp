@@ -67,6 +67,7 @@ void Fragments::init() {
   smem = LLVM::AddressOfOp::create(b, loc, ptrType, kSharedName);
   smemAddress = LLVM::PtrToIntOp::create(b, loc, i32, smem);
   if (cfg.wgmma) {
+    warpgroup = div(warp, 4);
     // The swizzle pattern follows address bits, so the tiles need a
     // 1024-byte-aligned base, which dynamic shared memory does not promise.
     Value pad = arith::AndIOp::create(

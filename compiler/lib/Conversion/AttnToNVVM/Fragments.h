@@ -84,6 +84,13 @@ struct TileConfig {
   /// loop's copies and barrier. Its V stage must survive the next prefetch:
   /// three stages or more.
   bool asyncPV() const { return wgmma && stages >= 3; }
+  /// wgmma with several warpgroups: each issues its QKᵀ (and its P·V) only
+  /// after the previous one has, through named barriers. The tensor cores
+  /// then finish one warpgroup's product before the next one's, and its
+  /// softmax overlaps the next warpgroup's product, instead of all of them
+  /// finishing together and leaving the tensor cores idle during the
+  /// softmax.
+  int64_t warpgroups() const { return wgmma ? warps / 4 : 0; }
   bool queryInRegisters() const {
     return !wgmma && mTiles() * paddedDim() <= 128;
   }
@@ -177,6 +184,10 @@ private:
   SmallVector<Value> wgmmaAsync(ArrayRef<Value> acc, ArrayRef<Value> aRegs,
                                 Value aDesc, Value bDesc, int64_t n,
                                 bool transposeB, Value accumulate = Value());
+  /// Named-barrier ordering of the warpgroups' wgmma issue (warpgroups()):
+  /// `first` is the first of the warpgroups() - 1 barrier ids it uses.
+  void waitForPreviousWarpgroup(int64_t first);
+  void releaseNextWarpgroup(int64_t first);
   /// Inline PTX `text` that the values (f32, i32 or 32-bit vectors) pass
   /// through: LLVM cannot move their definitions or uses across it.
   SmallVector<Value> asmThrough(StringRef text, ArrayRef<Value> values);
@@ -231,6 +242,7 @@ private:
   Value qLane, kLane, vLane;          // i32 ldmatrix byte offsets
   Value smem;                         // !llvm.ptr<3>
   Value smemAddress;                  // i32: smem in the shared window
+  Value warpgroup;                    // i32: warp / 4 (wgmma)
 };
 
 } // namespace mlir::attn::nvidia

@@ -159,10 +159,48 @@ SmallVector<Value> Fragments::wgmmaWait(ArrayRef<Value> values) {
   return asmThrough("wgmma.wait_group.sync.aligned 0;", values);
 }
 
+/// Named barrier ids: 0 is the CTA barrier; QKᵀ and P·V each use one per
+/// pair of consecutive warpgroups (at most 4 warpgroups: ids 1-3 and 4-6).
+static int64_t qkBarriers() { return 1; }
+static int64_t pvBarriers(int64_t warpgroups) { return warpgroups; }
+
+void Fragments::waitForPreviousWarpgroup(int64_t first) {
+  // Warpgroup g > 0 waits on barrier first + g - 1, where warpgroup g - 1
+  // arrives; 256 threads: the two warpgroups.
+  for (int64_t g = 1; g < cfg.warpgroups(); ++g) {
+    Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       warpgroup, constI32(g));
+    scf::IfOp::create(b, loc, mine, [&](OpBuilder &nb, Location nl) {
+      LLVM::InlineAsmOp::create(
+          nb, nl, Type(), ValueRange{},
+          llvm::formatv("bar.sync {0}, 256;", first + g - 1).str(), "",
+          /*has_side_effects=*/true, /*is_align_stack=*/false,
+          LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+          ArrayAttr());
+      scf::YieldOp::create(nb, nl);
+    });
+  }
+}
+
+void Fragments::releaseNextWarpgroup(int64_t first) {
+  for (int64_t g = 0; g + 1 < cfg.warpgroups(); ++g) {
+    Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       warpgroup, constI32(g));
+    scf::IfOp::create(b, loc, mine, [&](OpBuilder &nb, Location nl) {
+      LLVM::InlineAsmOp::create(
+          nb, nl, Type(), ValueRange{},
+          llvm::formatv("bar.arrive {0}, 256;", first + g).str(), "",
+          /*has_side_effects=*/true, /*is_align_stack=*/false,
+          LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+          ArrayAttr());
+      scf::YieldOp::create(nb, nl);
+    });
+  }
+}
+
 SmallVector<Value> Fragments::wgmmaQK(Value keyOffset,
                                       MutableArrayRef<Value> inFlight) {
   // This warpgroup's 64 rows of Q: 64 rows x 128 bytes into each block.
-  Value warpgroup = arith::DivUIOp::create(b, loc, warp, constI32(4));
   Value queryOffset = arith::AddIOp::create(
       b, loc, constI32(cfg.queryOffset()),
       arith::MulIOp::create(b, loc, warpgroup, constI32(64 * 128)));
@@ -170,6 +208,7 @@ SmallVector<Value> Fragments::wgmmaQK(Value keyOffset,
   // the leading byte offset is unused but must be set (16 bytes).
   Value qDesc = wgmmaDescriptor(queryOffset, 16, 1024);
   Value kDesc = wgmmaDescriptor(keyOffset, 16, 1024);
+  waitForPreviousWarpgroup(qkBarriers());
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   SmallVector<Value> s;
   for (int64_t kk = 0; kk < cfg.paddedDim() / 16; ++kk) {
@@ -180,6 +219,7 @@ SmallVector<Value> Fragments::wgmmaQK(Value keyOffset,
                    cfg.blockN, /*transposeB=*/false);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  releaseNextWarpgroup(qkBarriers());
   // Groups retire in order: this wait also ends a P·V left running.
   SmallVector<Value> regs(s);
   llvm::append_range(regs, inFlight);
@@ -199,6 +239,7 @@ SmallVector<Value> Fragments::wgmmaPV(ArrayRef<Value> probs,
   // they pass through the fence so that none is computed after it.
   SmallVector<Value> regs(acc);
   llvm::append_range(regs, probs);
+  waitForPreviousWarpgroup(pvBarriers(cfg.warpgroups()));
   regs = asmThrough("wgmma.fence.sync.aligned;", regs);
   SmallVector<Value> out(ArrayRef<Value>(regs).take_front(acc.size()));
   ArrayRef<Value> p = ArrayRef<Value>(regs).drop_front(acc.size());
@@ -207,6 +248,7 @@ SmallVector<Value> Fragments::wgmmaPV(ArrayRef<Value> probs,
                      advance(vDesc, kk * 16 * 128), cfg.paddedDim(),
                      /*transposeB=*/true, kk == 0 ? accumulate : Value());
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  releaseNextWarpgroup(pvBarriers(cfg.warpgroups()));
   if (cfg.asyncPV())
     return out;
   return wgmmaWait(out);

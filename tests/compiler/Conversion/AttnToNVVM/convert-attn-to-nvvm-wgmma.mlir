@@ -15,22 +15,27 @@
 // CHECK:   nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK:   nvvm.barrier0
 // QKᵀ: 8 k steps, both operands from shared-memory descriptors (SS); the
-// first starts from zero (no tied inputs), the others accumulate.
+// first starts from zero (no tied inputs), the others accumulate. Warpgroup 1
+// issues after warpgroup 0 has (named barrier 1).
+// CHECK:   llvm.inline_asm has_side_effects "bar.sync 1, 256;", ""
 // CHECK:   nvvm.wgmma.fence.aligned
 // CHECK:   llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}$63}, $64, $65, p, 1, 1, 0, 0;{{.*}}", "{{(=f,)+}}l,l,r"
 // CHECK-COUNT-7: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
 // CHECK:   nvvm.wgmma.commit.group.sync.aligned
+// CHECK:   llvm.inline_asm has_side_effects "bar.arrive 1, 256;", ""
 // The wait hands the accumulators on (S, and O of the P·V left running), so
 // nothing reads them before it.
 // CHECK:   llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;", "{{(=f,)+}}0,1,
 // P·V: the rescaled O and P pass through the fence, then 8 k steps with P
-// from registers and V transposed (imm-trans-b = 1).
+// from registers and V transposed (imm-trans-b = 1); ordered by barrier 2.
+// CHECK:   llvm.inline_asm has_side_effects "bar.sync 2, 256;", ""
 // CHECK:   llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;", "{{(=f,)+(=r,)+}}0,
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, {${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}}, ${{[0-9]+}}, p, 1, 1, 1;
 // With three stages P·V is left running into the next iteration: the next
 // QKᵀ's wait ends it (the accumulators pass through that wait too), and after
 // the loop one more wait does.
 // CHECK:   nvvm.wgmma.commit.group.sync.aligned
+// CHECK:   llvm.inline_asm has_side_effects "bar.arrive 2, 256;", ""
 // CHECK-NOT: wgmma.wait_group
 // CHECK:   scf.yield
 // CHECK: llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;", "{{(=f,)+}}0,1,
