@@ -84,13 +84,14 @@ struct TileConfig {
   /// loop's copies and barrier. Its V stage must survive the next prefetch:
   /// three stages or more.
   bool asyncPV() const { return wgmma && stages >= 3; }
-  /// wgmma with several warpgroups: each issues its QKᵀ (and its P·V) only
-  /// after the previous one has, through named barriers. The tensor cores
-  /// then finish one warpgroup's product before the next one's, and its
-  /// softmax overlaps the next warpgroup's product, instead of all of them
-  /// finishing together and leaving the tensor cores idle during the
-  /// softmax.
   int64_t warpgroups() const { return wgmma ? warps / 4 : 0; }
+  /// wgmma with several warpgroups: each issues its QKᵀ (and its P·V) only
+  /// after the previous one has, through named barriers, so the tensor cores
+  /// finish one warpgroup's product before the next one's and its softmax
+  /// overlaps the next one's product. On an H200 that gave +1-5% at D = 256
+  /// (two stages) but cost 1-4% at D = 128, where asyncPV already overlaps
+  /// (docs/BENCHMARKS.md): without asyncPV only.
+  bool orderedIssue() const { return warpgroups() > 1 && !asyncPV(); }
   bool queryInRegisters() const {
     return !wgmma && mTiles() * paddedDim() <= 128;
   }
@@ -184,7 +185,7 @@ private:
   SmallVector<Value> wgmmaAsync(ArrayRef<Value> acc, ArrayRef<Value> aRegs,
                                 Value aDesc, Value bDesc, int64_t n,
                                 bool transposeB, Value accumulate = Value());
-  /// Named-barrier ordering of the warpgroups' wgmma issue (warpgroups()):
+  /// Named-barrier ordering of the warpgroups' wgmma issue (orderedIssue()):
   /// `first` is the first of the warpgroups() - 1 barrier ids it uses.
   void waitForPreviousWarpgroup(int64_t first);
   void releaseNextWarpgroup(int64_t first);

@@ -165,6 +165,8 @@ static int64_t qkBarriers() { return 1; }
 static int64_t pvBarriers(int64_t warpgroups) { return warpgroups; }
 
 void Fragments::waitForPreviousWarpgroup(int64_t first) {
+  if (!cfg.orderedIssue())
+    return;
   // Warpgroup g > 0 waits on barrier first + g - 1, where warpgroup g - 1
   // arrives; 256 threads: the two warpgroups.
   for (int64_t g = 1; g < cfg.warpgroups(); ++g) {
@@ -183,6 +185,8 @@ void Fragments::waitForPreviousWarpgroup(int64_t first) {
 }
 
 void Fragments::releaseNextWarpgroup(int64_t first) {
+  if (!cfg.orderedIssue())
+    return;
   for (int64_t g = 0; g + 1 < cfg.warpgroups(); ++g) {
     Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                        warpgroup, constI32(g));
