@@ -85,13 +85,15 @@ struct TileConfig {
   /// three stages or more.
   bool asyncPV() const { return wgmma && stages >= 3; }
   int64_t warpgroups() const { return wgmma ? warps / 4 : 0; }
-  /// wgmma with several warpgroups: each issues its QKᵀ (and its P·V) only
-  /// after the previous one has, through named barriers, so the tensor cores
-  /// finish one warpgroup's product before the next one's and its softmax
-  /// overlaps the next one's product. On an H200 that gave +1-5% at D = 256
-  /// (two stages) but cost 1-4% at D = 128, where asyncPV already overlaps
-  /// (docs/BENCHMARKS.md): without asyncPV only.
-  bool orderedIssue() const { return warpgroups() > 1 && !asyncPV(); }
+  /// wgmma with several warpgroups: each issues its QKᵀ only after the
+  /// previous one has, through a named barrier, so the tensor cores finish
+  /// one warpgroup's product before the next one's and its softmax overlaps
+  /// the next one's product. P·V is ordered the same way without asyncPV
+  /// only: where P·V is left running, ordering its issue delays the later
+  /// warpgroups. H200, D = 128: +5-9% (QKᵀ only), -1-4% (both); D = 256
+  /// (two stages, both): +1-5% (docs/BENCHMARKS.md).
+  bool orderedQK() const { return warpgroups() > 1; }
+  bool orderedPV() const { return warpgroups() > 1 && !asyncPV(); }
   bool queryInRegisters() const {
     return !wgmma && mTiles() * paddedDim() <= 128;
   }
@@ -185,8 +187,9 @@ private:
   SmallVector<Value> wgmmaAsync(ArrayRef<Value> acc, ArrayRef<Value> aRegs,
                                 Value aDesc, Value bDesc, int64_t n,
                                 bool transposeB, Value accumulate = Value());
-  /// Named-barrier ordering of the warpgroups' wgmma issue (orderedIssue()):
-  /// `first` is the first of the warpgroups() - 1 barrier ids it uses.
+  /// Named-barrier ordering of the warpgroups' wgmma issue (orderedQK(),
+  /// orderedPV()): `first` is the first of the warpgroups() - 1 barrier ids
+  /// it uses.
   void waitForPreviousWarpgroup(int64_t first);
   void releaseNextWarpgroup(int64_t first);
   /// Inline PTX `text` that the values (f32, i32 or 32-bit vectors) pass

@@ -165,8 +165,6 @@ static int64_t qkBarriers() { return 1; }
 static int64_t pvBarriers(int64_t warpgroups) { return warpgroups; }
 
 void Fragments::waitForPreviousWarpgroup(int64_t first) {
-  if (!cfg.orderedIssue())
-    return;
   // Warpgroup g > 0 waits on barrier first + g - 1, where warpgroup g - 1
   // arrives; 256 threads: the two warpgroups.
   for (int64_t g = 1; g < cfg.warpgroups(); ++g) {
@@ -185,8 +183,6 @@ void Fragments::waitForPreviousWarpgroup(int64_t first) {
 }
 
 void Fragments::releaseNextWarpgroup(int64_t first) {
-  if (!cfg.orderedIssue())
-    return;
   for (int64_t g = 0; g + 1 < cfg.warpgroups(); ++g) {
     Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                        warpgroup, constI32(g));
@@ -212,7 +208,8 @@ SmallVector<Value> Fragments::wgmmaQK(Value keyOffset,
   // the leading byte offset is unused but must be set (16 bytes).
   Value qDesc = wgmmaDescriptor(queryOffset, 16, 1024);
   Value kDesc = wgmmaDescriptor(keyOffset, 16, 1024);
-  waitForPreviousWarpgroup(qkBarriers());
+  if (cfg.orderedQK())
+    waitForPreviousWarpgroup(qkBarriers());
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   SmallVector<Value> s;
   for (int64_t kk = 0; kk < cfg.paddedDim() / 16; ++kk) {
@@ -223,7 +220,8 @@ SmallVector<Value> Fragments::wgmmaQK(Value keyOffset,
                    cfg.blockN, /*transposeB=*/false);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  releaseNextWarpgroup(qkBarriers());
+  if (cfg.orderedQK())
+    releaseNextWarpgroup(qkBarriers());
   // Groups retire in order: this wait also ends a P·V left running.
   SmallVector<Value> regs(s);
   llvm::append_range(regs, inFlight);
@@ -243,7 +241,8 @@ SmallVector<Value> Fragments::wgmmaPV(ArrayRef<Value> probs,
   // they pass through the fence so that none is computed after it.
   SmallVector<Value> regs(acc);
   llvm::append_range(regs, probs);
-  waitForPreviousWarpgroup(pvBarriers(cfg.warpgroups()));
+  if (cfg.orderedPV())
+    waitForPreviousWarpgroup(pvBarriers(cfg.warpgroups()));
   regs = asmThrough("wgmma.fence.sync.aligned;", regs);
   SmallVector<Value> out(ArrayRef<Value>(regs).take_front(acc.size()));
   ArrayRef<Value> p = ArrayRef<Value>(regs).drop_front(acc.size());
@@ -252,7 +251,8 @@ SmallVector<Value> Fragments::wgmmaPV(ArrayRef<Value> probs,
                      advance(vDesc, kk * 16 * 128), cfg.paddedDim(),
                      /*transposeB=*/true, kk == 0 ? accumulate : Value());
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  releaseNextWarpgroup(pvBarriers(cfg.warpgroups()));
+  if (cfg.orderedPV())
+    releaseNextWarpgroup(pvBarriers(cfg.warpgroups()));
   if (cfg.asyncPV())
     return out;
   return wgmmaWait(out);

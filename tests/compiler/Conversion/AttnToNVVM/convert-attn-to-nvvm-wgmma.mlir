@@ -15,17 +15,21 @@
 // CHECK:   nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK:   nvvm.barrier0
 // QKᵀ: 8 k steps, both operands from shared-memory descriptors (SS); the
-// first starts from zero (no tied inputs), the others accumulate.
-// CHECK-NOT: bar.sync 1
+// first starts from zero (no tied inputs), the others accumulate. Warpgroup 1
+// issues after warpgroup 0 has (named barrier 1).
+// CHECK:   llvm.inline_asm has_side_effects "bar.sync 1, 256;", ""
 // CHECK:   nvvm.wgmma.fence.aligned
 // CHECK:   llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}$63}, $64, $65, p, 1, 1, 0, 0;{{.*}}", "{{(=f,)+}}l,l,r"
 // CHECK-COUNT-7: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
 // CHECK:   nvvm.wgmma.commit.group.sync.aligned
+// CHECK:   llvm.inline_asm has_side_effects "bar.arrive 1, 256;", ""
 // The wait hands the accumulators on (S, and O of the P·V left running), so
 // nothing reads them before it.
 // CHECK:   llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;", "{{(=f,)+}}0,1,
 // P·V: the rescaled O and P pass through the fence, then 8 k steps with P
-// from registers and V transposed (imm-trans-b = 1).
+// from registers and V transposed (imm-trans-b = 1); left running, its issue
+// is not ordered.
+// CHECK-NOT: bar.sync 2
 // CHECK:   llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;", "{{(=f,)+(=r,)+}}0,
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, {${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}}, ${{[0-9]+}}, p, 1, 1, 1;
 // With three stages P·V is left running into the next iteration: the next
@@ -33,6 +37,7 @@
 // the loop one more wait does.
 // CHECK:   nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NOT: wgmma.wait_group
+// CHECK-NOT: bar.arrive 2
 // CHECK:   scf.yield
 // CHECK: llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;", "{{(=f,)+}}0,1,
 // CHECK-NOT: nvvm.ldmatrix
@@ -45,7 +50,7 @@ func.func @causal128(%q: !t, %k: !t, %v: !t, %o: !t) {
 // -----
 
 // D = 256: 128x64 tiles, two stages (a third does not fit), so P·V is waited
-// for in its iteration, and the warpgroups issue their products in turn:
+// for in its iteration, and the warpgroups issue both products in turn:
 // warpgroup 1 waits on a named barrier that warpgroup 0 arrives at once it
 // has issued (barrier 1 for QKᵀ, 2 for P·V).
 !t256 = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
