@@ -6,17 +6,13 @@
 namespace attn::compiler {
 
 std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma) {
-  // wgmma (sm_90a). D = 128, 256: two warpgroups of 64 rows, one CTA per SM;
-  // S takes block-n / 2 registers a thread and O head-dim / 2, so 128 keys
-  // fit up to D = 128 and 64 beyond. D = 64: one warpgroup with 64 keys,
-  // several CTAs per SM, 14% faster there than 128x128 (H200,
-  // docs/BENCHMARKS.md). Head dims that are not a multiple of 64 stay on
+  // wgmma (sm_90a): two warpgroups of 64 rows, one CTA per SM. S takes
+  // block-n / 2 registers a thread and O head-dim / 2: 128 keys fit at
+  // D = 128, 64 at D = 256. At D = 64, 64 keys measured best on an H200
+  // (docs/BENCHMARKS.md). Head dims that are not a multiple of 64 stay on
   // mma.sync.
-  if (wgmma && headDim % 64 == 0) {
-    if (headDim == 64)
-      return {64, 64};
-    return {128, headDim <= 128 ? 128 : 64};
-  }
+  if (wgmma && headDim % 64 == 0)
+    return {128, headDim == 128 ? 128 : 64};
   // On the NVIDIA mapping (4 warps) block-m = 128 gives each warp two 16-row
   // m tiles, so every K/V fragment read from shared memory feeds two mma:
   // with one m tile per warp, shared-memory bandwidth limits the tensor

@@ -29,9 +29,9 @@
 // DEFAULT: attn.load_tile {{.*}} -> tensor<128x64xbf16>
 // DEFAULT: attn.kv_loop {{.*}} step %c64
 // DEFAULT: attn.load_tile {{.*}} -> tensor<64x64xbf16>
-// Defaults for wgmma at D = 64: one 64-row warpgroup, 64 keys.
+// Defaults for wgmma at D = 64: two 64-row warpgroups, 64 keys.
 // WGMMA-LABEL: func.func @dense
-// WGMMA: attn.load_tile {{.*}} -> tensor<64x64xbf16>
+// WGMMA: attn.load_tile {{.*}} -> tensor<128x64xbf16>
 // WGMMA: attn.kv_loop {{.*}} step %c64
 // WGMMA: attn.load_tile {{.*}} -> tensor<64x64xbf16>
 // BADNAME: error: attn-tile: tensor-core must be mma.sync or wgmma, got 'hmma'

@@ -90,7 +90,7 @@ TEST_F(EngineCudaTest, LaunchFollowsTheKernelAbi) {
   call.args.stream = reinterpret_cast<void *>(0x5000);
   ASSERT_TRUE(engine().forward(&call.args).ok());
   FakeLaunch launch = lastLaunch();
-  const int blockM = 64; // the fake compiler's default
+  const int blockM = 128; // resolved: the wgmma default for D = 64 on sm_90a
   EXPECT_EQ(launch.grid[0], unsigned((200 + blockM - 1) / blockM));
   EXPECT_EQ(launch.grid[1], 5u);
   EXPECT_EQ(launch.grid[2], 3u);

@@ -88,12 +88,10 @@ struct TileConfig {
   /// wgmma with several warpgroups: each issues its QKᵀ only after the
   /// previous one has, through a named barrier, so the tensor cores finish
   /// one warpgroup's product before the next one's and its softmax overlaps
-  /// the next one's product. P·V is ordered the same way without asyncPV
-  /// only: where P·V is left running, ordering its issue delays the later
-  /// warpgroups. H200, D = 128: +5-9% (QKᵀ only), -1-4% (both); D = 256
-  /// (two stages, both): +1-5% (docs/BENCHMARKS.md).
+  /// the next one's product. H200: +5-9% at D = 128, +2-4% at D = 256 over
+  /// no order; ordering P·V's issue too was worse (it delays the later
+  /// warpgroups) (docs/BENCHMARKS.md).
   bool orderedQK() const { return warpgroups() > 1; }
-  bool orderedPV() const { return warpgroups() > 1 && !asyncPV(); }
   bool queryInRegisters() const {
     return !wgmma && mTiles() * paddedDim() <= 128;
   }
@@ -187,11 +185,9 @@ private:
   SmallVector<Value> wgmmaAsync(ArrayRef<Value> acc, ArrayRef<Value> aRegs,
                                 Value aDesc, Value bDesc, int64_t n,
                                 bool transposeB, Value accumulate = Value());
-  /// Named-barrier ordering of the warpgroups' wgmma issue (orderedQK(),
-  /// orderedPV()): `first` is the first of the warpgroups() - 1 barrier ids
-  /// it uses.
-  void waitForPreviousWarpgroup(int64_t first);
-  void releaseNextWarpgroup(int64_t first);
+  /// Named-barrier ordering of the warpgroups' QKᵀ issue (orderedQK()).
+  void waitForPreviousWarpgroup();
+  void releaseNextWarpgroup();
   /// Inline PTX `text` that the values (f32, i32 or 32-bit vectors) pass
   /// through: LLVM cannot move their definitions or uses across it.
   SmallVector<Value> asmThrough(StringRef text, ArrayRef<Value> values);

@@ -159,21 +159,20 @@ SmallVector<Value> Fragments::wgmmaWait(ArrayRef<Value> values) {
   return asmThrough("wgmma.wait_group.sync.aligned 0;", values);
 }
 
-/// Named barrier ids: 0 is the CTA barrier; QKᵀ and P·V each use one per
-/// pair of consecutive warpgroups (at most 4 warpgroups: ids 1-3 and 4-6).
-static int64_t qkBarriers() { return 1; }
-static int64_t pvBarriers(int64_t warpgroups) { return warpgroups; }
+/// Named barrier ids: 0 is the CTA barrier; ordering uses one per pair of
+/// consecutive warpgroups (at most 4 warpgroups: ids 1-3).
+static constexpr int64_t kFirstOrderBarrier = 1;
 
-void Fragments::waitForPreviousWarpgroup(int64_t first) {
-  // Warpgroup g > 0 waits on barrier first + g - 1, where warpgroup g - 1
-  // arrives; 256 threads: the two warpgroups.
+void Fragments::waitForPreviousWarpgroup() {
+  // Warpgroup g > 0 waits on barrier kFirstOrderBarrier + g - 1, where
+  // warpgroup g - 1 arrives; 256 threads: the two warpgroups.
   for (int64_t g = 1; g < cfg.warpgroups(); ++g) {
     Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                        warpgroup, constI32(g));
     scf::IfOp::create(b, loc, mine, [&](OpBuilder &nb, Location nl) {
       LLVM::InlineAsmOp::create(
           nb, nl, Type(), ValueRange{},
-          llvm::formatv("bar.sync {0}, 256;", first + g - 1).str(), "",
+          llvm::formatv("bar.sync {0}, 256;", kFirstOrderBarrier + g - 1).str(), "",
           /*has_side_effects=*/true, /*is_align_stack=*/false,
           LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
           ArrayAttr());
@@ -182,14 +181,14 @@ void Fragments::waitForPreviousWarpgroup(int64_t first) {
   }
 }
 
-void Fragments::releaseNextWarpgroup(int64_t first) {
+void Fragments::releaseNextWarpgroup() {
   for (int64_t g = 0; g + 1 < cfg.warpgroups(); ++g) {
     Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                        warpgroup, constI32(g));
     scf::IfOp::create(b, loc, mine, [&](OpBuilder &nb, Location nl) {
       LLVM::InlineAsmOp::create(
           nb, nl, Type(), ValueRange{},
-          llvm::formatv("bar.arrive {0}, 256;", first + g).str(), "",
+          llvm::formatv("bar.arrive {0}, 256;", kFirstOrderBarrier + g).str(), "",
           /*has_side_effects=*/true, /*is_align_stack=*/false,
           LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
           ArrayAttr());
@@ -209,7 +208,7 @@ SmallVector<Value> Fragments::wgmmaQK(Value keyOffset,
   Value qDesc = wgmmaDescriptor(queryOffset, 16, 1024);
   Value kDesc = wgmmaDescriptor(keyOffset, 16, 1024);
   if (cfg.orderedQK())
-    waitForPreviousWarpgroup(qkBarriers());
+    waitForPreviousWarpgroup();
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   SmallVector<Value> s;
   for (int64_t kk = 0; kk < cfg.paddedDim() / 16; ++kk) {
@@ -221,7 +220,7 @@ SmallVector<Value> Fragments::wgmmaQK(Value keyOffset,
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   if (cfg.orderedQK())
-    releaseNextWarpgroup(qkBarriers());
+    releaseNextWarpgroup();
   // Groups retire in order: this wait also ends a P·V left running.
   SmallVector<Value> regs(s);
   llvm::append_range(regs, inFlight);
@@ -241,8 +240,6 @@ SmallVector<Value> Fragments::wgmmaPV(ArrayRef<Value> probs,
   // they pass through the fence so that none is computed after it.
   SmallVector<Value> regs(acc);
   llvm::append_range(regs, probs);
-  if (cfg.orderedPV())
-    waitForPreviousWarpgroup(pvBarriers(cfg.warpgroups()));
   regs = asmThrough("wgmma.fence.sync.aligned;", regs);
   SmallVector<Value> out(ArrayRef<Value>(regs).take_front(acc.size()));
   ArrayRef<Value> p = ArrayRef<Value>(regs).drop_front(acc.size());
@@ -251,8 +248,6 @@ SmallVector<Value> Fragments::wgmmaPV(ArrayRef<Value> probs,
                      advance(vDesc, kk * 16 * 128), cfg.paddedDim(),
                      /*transposeB=*/true, kk == 0 ? accumulate : Value());
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  if (cfg.orderedPV())
-    releaseNextWarpgroup(pvBarriers(cfg.warpgroups()));
   if (cfg.asyncPV())
     return out;
   return wgmmaWait(out);
