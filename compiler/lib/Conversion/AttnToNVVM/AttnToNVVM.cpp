@@ -53,9 +53,22 @@ private:
   LogicalResult emitBody(Block &block);
   LogicalResult emitOp(Operation *op);
   LogicalResult emitKvLoop(KvLoopOp loop);
+  /// The wgmma K/V loop, software-pipelined (TileConfig::pipelined): returns
+  /// std::nullopt, having emitted nothing, when the body is not the
+  /// qk / [mask] / online_softmax / pv chain it knows.
+  std::optional<LogicalResult>
+  emitPipelinedKvLoop(KvLoopOp loop, ArrayRef<LoadTileOp> loads);
   void emitStore(StoreTileOp op);
   /// Issues the cp.async copies of a tile into shared memory at `smemOffset`.
   void issueTileCopy(LoadTileOp op, Value row, Value smemOffset);
+  /// The copies of the K/V tiles at `kv` into `stage`.
+  void issueStage(ArrayRef<LoadTileOp> loads, Value kv, Value stage);
+  /// The copies of the tiles at kv + step into `stage`, unless past `upper`.
+  void prefetchNext(ArrayRef<LoadTileOp> loads, Value kv, Value step,
+                    Value upper, Value stage);
+  /// Orders this thread's cp.async writes (generic proxy) before wgmma's
+  /// reads of shared memory (async proxy).
+  void fenceCopiesForWgmma();
   Value idx(Value v) { return mapping.lookup(v); }
   /// A copy of the fragment of tile `v` (a copy: inserting into `frags`
   /// may move the stored vectors).
@@ -79,13 +92,6 @@ private:
   DenseMap<Value, Value> pendingScale;
   /// The Q tile, copied to shared memory but not yet in registers.
   Value pendingQuery;
-  /// The loop's accumulator while a P·V into it may still be running.
-  Value inFlightAcc;
-  /// i32, 0 in the first K/V iteration (asyncPV: the accumulator starts
-  /// undefined, so that no ordinary instruction writes the registers that
-  /// the P·V left running at the loop's exit, which ptxas would answer by
-  /// serializing the wgmma pipeline).
-  Value accumulate;
   Value batch, head;
 };
 
@@ -189,13 +195,7 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
     if (it == stagedTiles.end() || !frags.count(qk.getQuery()))
       return qk.emitOpError("key must be a tile loaded in the enclosing "
                             "attn.kv_loop and query a tile loaded before it");
-    if (inFlightAcc) {
-      SmallVector<Value> acc = get(inFlightAcc);
-      frags[qk] = f.qk(get(qk.getQuery()), it->second, acc);
-      frags[inFlightAcc] = acc;
-    } else {
-      frags[qk] = f.qk(get(qk.getQuery()), it->second);
-    }
+    frags[qk] = f.qk(get(qk.getQuery()), it->second);
     pendingScale[qk] = idx(qk.getScale());
     return success();
   }
@@ -222,7 +222,7 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
       return pv.emitOpError("value must be a tile loaded in the enclosing "
                             "attn.kv_loop");
     frags[pv] = f.pv(get(pv.getProbs()), it->second, get(pv.getAcc()),
-                     get(pv.getAlpha()), accumulate);
+                     get(pv.getAlpha()));
     return success();
   }
   if (auto fin = dyn_cast<FinalizeOp>(op)) {
@@ -254,6 +254,32 @@ void KernelEmitter::issueTileCopy(LoadTileOp op, Value row, Value smemOffset) {
                   type.getDimSize(0), smemOffset);
 }
 
+void KernelEmitter::issueStage(ArrayRef<LoadTileOp> loads, Value kv,
+                               Value stage) {
+  for (auto [i, load] : llvm::enumerate(loads))
+    issueTileCopy(load, kv, f.kvStageOffset(i, stage));
+}
+
+void KernelEmitter::prefetchNext(ArrayRef<LoadTileOp> loads, Value kv,
+                                 Value step, Value upper, Value stage) {
+  Value next = arith::AddIOp::create(b, loc, kv, step);
+  Value hasNext =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, upper);
+  scf::IfOp::create(b, loc, hasNext, [&](OpBuilder &nb, Location nl) {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+    issueStage(loads, next, stage);
+    scf::YieldOp::create(b, nl);
+  });
+}
+
+void KernelEmitter::fenceCopiesForWgmma() {
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
 LogicalResult KernelEmitter::emitKvLoop(KvLoopOp loop) {
   if (!pendingQuery)
     return loop.emitOpError("expects the query tile to be loaded before it");
@@ -274,12 +300,11 @@ LogicalResult KernelEmitter::emitKvLoop(KvLoopOp loop) {
            << loads.size();
   Value lower = idx(loop.getLower()), upper = idx(loop.getUpper()),
         step = idx(loop.getStep());
-  auto issueStage = [&](Value kv, Value stage) {
-    for (auto [i, load] : llvm::enumerate(loads))
-      issueTileCopy(load, kv, f.kvStageOffset(i, stage));
-  };
+  if (cfg.pipelined())
+    if (std::optional<LogicalResult> done = emitPipelinedKvLoop(loop, loads))
+      return *done;
   // Prologue: the first K/V tiles, then Q into registers while they fly.
-  issueStage(lower, f.constI32(0));
+  issueStage(loads, lower, f.constI32(0));
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
   NVVM::Barrier0Op::create(b, loc);
@@ -289,12 +314,8 @@ LogicalResult KernelEmitter::emitKvLoop(KvLoopOp loop) {
           : SmallVector<Value>();
 
   SmallVector<Value> init;
-  for (Value v : {loop.getInitMax(), loop.getInitSum()})
+  for (Value v : {loop.getInitMax(), loop.getInitSum(), loop.getInitAcc()})
     llvm::append_range(init, get(v));
-  for (Value v : get(loop.getInitAcc()))
-    init.push_back(cfg.asyncPV()
-                       ? LLVM::PoisonOp::create(b, loc, v.getType()).getResult()
-                       : v);
   Value span = arith::SubIOp::create(b, loc, upper, lower);
   Value iters = arith::CeilDivSIOp::create(b, loc, span, step);
   iters = arith::MaxSIOp::create(b, loc, iters, f.constIndex(0));
@@ -306,25 +327,13 @@ LogicalResult KernelEmitter::emitKvLoop(KvLoopOp loop) {
   Value kv = arith::AddIOp::create(
       b, loc, lower, arith::MulIOp::create(b, loc, it, step));
   mapping.map(loop.getInductionVar(), kv);
-  Value stage = f.stageOf(it, 0), nextStage = f.stageOf(it, 1);
+  Value stage = f.stageOf(it, 0);
   // Prefetch the next tiles into the other stage.
-  Value next = arith::AddIOp::create(b, loc, kv, step);
-  Value hasNext =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, upper);
-  scf::IfOp::create(b, loc, hasNext, [&](OpBuilder &nb, Location nl) {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-    issueStage(next, nextStage);
-    scf::YieldOp::create(b, nl);
-  });
+  prefetchNext(loads, kv, step, upper, f.stageOf(it, 1));
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
-  // wgmma reads shared memory through the async proxy: order this thread's
-  // cp.async writes (generic proxy) before it, then wait for every thread.
   if (cfg.wgmma)
-    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_shared,
-                               NVVM::SharedSpaceAttr::get(
-                                   b.getContext(), NVVM::SharedSpace::shared_cta));
+    fenceCopiesForWgmma();
   NVVM::Barrier0Op::create(b, loc);
   for (auto [i, load] : llvm::enumerate(loads))
     stagedTiles[load] = f.kvStageOffset(i, stage);
@@ -335,13 +344,6 @@ LogicalResult KernelEmitter::emitKvLoop(KvLoopOp loop) {
   frags[loop.getMaxArg()] = llvm::to_vector(carried.take_front(rowN));
   frags[loop.getSumArg()] = llvm::to_vector(carried.slice(rowN, rowN));
   frags[loop.getAccArg()] = llvm::to_vector(carried.drop_front(2 * rowN));
-  if (cfg.asyncPV()) {
-    inFlightAcc = loop.getAccArg();
-    accumulate = arith::ExtUIOp::create(
-        b, loc, b.getI32Type(),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, it,
-                              f.constIndex(0)));
-  }
   for (Operation &op : body.without_terminator())
     if (!isa<LoadTileOp>(op) && failed(emitOp(&op)))
       return failure();
@@ -361,11 +363,177 @@ LogicalResult KernelEmitter::emitKvLoop(KvLoopOp loop) {
   frags[loop.getMax()] = llvm::to_vector(results.take_front(rowN));
   frags[loop.getSum()] = llvm::to_vector(results.slice(rowN, rowN));
   frags[loop.getAcc()] = llvm::to_vector(results.drop_front(2 * rowN));
-  if (cfg.asyncPV()) {
-    inFlightAcc = accumulate = Value();
-    b.setInsertionPointAfter(forOp);
-    frags[loop.getAcc()] = f.wgmmaWait(get(loop.getAcc()));
+  return success();
+}
+
+std::optional<LogicalResult>
+KernelEmitter::emitPipelinedKvLoop(KvLoopOp loop, ArrayRef<LoadTileOp> loads) {
+  // Match the chain qk -> [mask] -> online_softmax -> pv -> yield; every
+  // other op of the body must be scalar (emitted again where needed).
+  Block &body = loop.getBodyBlock();
+  QKOp qk;
+  MaskOp mask;
+  OnlineSoftmaxOp softmax;
+  PVOp pv;
+  SmallVector<Operation *> scalars;
+  for (Operation &op : body.without_terminator()) {
+    if (isa<LoadTileOp>(op))
+      continue;
+    if (auto o = dyn_cast<QKOp>(op); o && !qk)
+      qk = o;
+    else if (auto o = dyn_cast<MaskOp>(op); o && !mask)
+      mask = o;
+    else if (auto o = dyn_cast<OnlineSoftmaxOp>(op); o && !softmax)
+      softmax = o;
+    else if (auto o = dyn_cast<PVOp>(op); o && !pv)
+      pv = o;
+    else if (op.getNumRegions() == 0 && isPure(&op) &&
+             llvm::none_of(op.getResultTypes(),
+                           [](Type t) { return isa<ShapedType>(t); }))
+      scalars.push_back(&op);
+    else
+      return std::nullopt;
   }
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (!qk || !softmax || !pv)
+    return std::nullopt;
+  Value scores = mask ? mask.getResult() : qk.getResult();
+  auto keyIt = llvm::find_if(
+      loads, [&](LoadTileOp l) { return l.getResult() == qk.getKey(); });
+  auto valueIt = llvm::find_if(
+      loads, [&](LoadTileOp l) { return l.getResult() == pv.getValue(); });
+  if ((mask && mask.getScores() != qk.getResult()) ||
+      softmax.getScores() != scores ||
+      softmax.getMax() != loop.getMaxArg() ||
+      softmax.getSum() != loop.getSumArg() ||
+      pv.getProbs() != softmax.getProbs() ||
+      pv.getAlpha() != softmax.getAlpha() || pv.getAcc() != loop.getAccArg() ||
+      keyIt == loads.end() || valueIt == loads.end() ||
+      qk.getQuery() != pendingQuery ||
+      !llvm::equal(yield.getValues(),
+                   ValueRange{softmax.getNewMax(), softmax.getNewSum(),
+                              pv.getResult()}))
+    return std::nullopt;
+  size_t keyIdx = keyIt - loads.begin(), valueIdx = valueIt - loads.begin();
+
+  // Iteration j: QKᵀ of tile j is issued, then P·V of tile j - 1 (the
+  // accumulator rescaled by alpha of tile j - 1); the wait for QKᵀ alone
+  // lets the mask and softmax of tile j run while the tensor cores do that
+  // P·V; a last wait ends it. Tile j - 1's V stays in its stage until the
+  // prefetch at the top of iteration j + 1, after a barrier every thread
+  // reaches only once its P·V is done.
+  Value lower = idx(loop.getLower()), upper = idx(loop.getUpper()),
+        step = idx(loop.getStep());
+  issueStage(loads, lower, f.constI32(0));
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  frags[pendingQuery] = SmallVector<Value>(); // wgmma reads Q from smem
+  Value span = arith::SubIOp::create(b, loc, upper, lower);
+  Value iters = arith::CeilDivSIOp::create(b, loc, span, step);
+  iters = arith::MaxSIOp::create(b, loc, iters, f.constIndex(0));
+
+  // Top of iteration `it` (tile at `kv`): its copies are done and visible to
+  // wgmma (async proxy) in every thread; then the next tile's copies start.
+  auto top = [&](Value it, Value kv) {
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    fenceCopiesForWgmma();
+    NVVM::Barrier0Op::create(b, loc);
+    prefetchNext(loads, kv, step, upper, f.stageOf(it, 1));
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    mapping.map(loop.getInductionVar(), kv);
+    for (Operation *op : scalars)
+      b.clone(*op, mapping);
+  };
+  // Mask and online softmax of `s` (QKᵀ of the tile at the mapped kv).
+  auto softmaxOf = [&](SmallVector<Value> s, ArrayRef<Value> max,
+                       ArrayRef<Value> sum) {
+    if (mask)
+      s = f.mask(s, idx(mask.getRow()), idx(mask.getCol()),
+                 idx(mask.getNumQueries()), idx(mask.getNumKeys()),
+                 mask.getMask());
+    return f.onlineSoftmax(s, idx(qk.getScale()), max, sum);
+  };
+  auto keyOffset = [&](Value stage) { return f.kvStageOffset(keyIdx, stage); };
+  auto valueOffset = [&](Value stage) {
+    return f.kvStageOffset(valueIdx, stage);
+  };
+
+  SmallVector<Value> initMax = get(loop.getInitMax()),
+                     initSum = get(loop.getInitSum()),
+                     initAcc = get(loop.getInitAcc());
+  size_t rowN = initMax.size(), accN = initAcc.size();
+  SmallVector<Type> resultTypes(2 * rowN + accN, b.getF32Type());
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, iters,
+                                    f.constIndex(0));
+  auto ifOp = scf::IfOp::create(b, loc, resultTypes, any, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    SmallVector<Value> init(initMax);
+    llvm::append_range(init, initSum);
+    llvm::append_range(init, initAcc);
+    scf::YieldOp::create(b, loc, init);
+
+    // Tile 0: QKᵀ and softmax only.
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value zero = f.constIndex(0);
+    top(zero, lower);
+    OnlineSoftmaxFrags first =
+        softmaxOf(f.wgmmaWait(f.wgmmaQKIssue(keyOffset(f.stageOf(zero, 0)))),
+                  initMax, initSum);
+    // Tiles 1 ... iters - 1, carrying (m, l, acc, P, alpha).
+    SmallVector<Value> carriedInit(first.max);
+    llvm::append_range(carriedInit, first.sum);
+    llvm::append_range(carriedInit, initAcc);
+    llvm::append_range(carriedInit, first.probs);
+    llvm::append_range(carriedInit, first.alpha);
+    size_t probN = first.probs.size();
+    auto forOp = scf::ForOp::create(b, loc, f.constIndex(1), iters,
+                                    f.constIndex(1), carriedInit);
+    b.setInsertionPointToStart(forOp.getBody());
+    SmallVector<Value> carriedVec =
+        llvm::to_vector_of<Value>(forOp.getRegionIterArgs());
+    ArrayRef<Value> carried(carriedVec);
+    ArrayRef<Value> max = carried.take_front(rowN),
+                    sum = carried.slice(rowN, rowN),
+                    acc = carried.slice(2 * rowN, accN),
+                    probs = carried.slice(2 * rowN + accN, probN),
+                    alpha = carried.drop_front(2 * rowN + accN + probN);
+    Value it = forOp.getInductionVar();
+    top(it, arith::AddIOp::create(b, loc, lower,
+                                  arith::MulIOp::create(b, loc, it, step)));
+    SmallVector<Value> s = f.wgmmaQKIssue(keyOffset(f.stageOf(it, 0)));
+    SmallVector<Value> o = f.wgmmaPVIssue(
+        probs, valueOffset(f.stageOf(it, -1)), f.rescaleAcc(acc, alpha));
+    OnlineSoftmaxFrags cur = softmaxOf(f.wgmmaWait(s, 1), max, sum);
+    // P of tile j - 1 passes through the last wait too: its registers are
+    // read by the running P·V until then.
+    SmallVector<Value> done(o);
+    llvm::append_range(done, probs);
+    done = f.wgmmaWait(done);
+    SmallVector<Value> next(cur.max);
+    llvm::append_range(next, cur.sum);
+    llvm::append_range(next, ArrayRef<Value>(done).take_front(accN));
+    llvm::append_range(next, cur.probs);
+    llvm::append_range(next, cur.alpha);
+    scf::YieldOp::create(b, loc, next);
+
+    // The last tile's P·V.
+    b.setInsertionPointAfter(forOp);
+    SmallVector<Value> resVec = llvm::to_vector_of<Value>(forOp.getResults());
+    ArrayRef<Value> res(resVec);
+    SmallVector<Value> out(res.take_front(2 * rowN));
+    llvm::append_range(
+        out, f.wgmmaWait(f.wgmmaPVIssue(
+                 res.slice(2 * rowN + accN, probN),
+                 valueOffset(f.stageOf(iters, -1)),
+                 f.rescaleAcc(res.slice(2 * rowN, accN),
+                              res.drop_front(2 * rowN + accN + probN)))));
+    scf::YieldOp::create(b, loc, out);
+  }
+  ValueRange results = ifOp.getResults();
+  frags[loop.getMax()] = llvm::to_vector(results.take_front(rowN));
+  frags[loop.getSum()] = llvm::to_vector(results.slice(rowN, rowN));
+  frags[loop.getAcc()] = llvm::to_vector(results.drop_front(2 * rowN));
   return success();
 }
 

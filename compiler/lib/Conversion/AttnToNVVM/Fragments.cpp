@@ -304,10 +304,9 @@ SmallVector<Value> Fragments::loadQueryBlock(Value smemOffset, int64_t mTile,
   return ldmatrix(off, 4, /*transpose=*/false);
 }
 
-SmallVector<Value> Fragments::qk(ArrayRef<Value> query, Value keyOffset,
-                                 MutableArrayRef<Value> inFlight) {
+SmallVector<Value> Fragments::qk(ArrayRef<Value> query, Value keyOffset) {
   if (cfg.wgmma)
-    return wgmmaQK(keyOffset, inFlight);
+    return wgmmaWait(wgmmaQKIssue(keyOffset));
   int64_t kBlocks = cfg.paddedDim() / 16;
   int64_t nBlocks = cfg.blockN / 8;
   int64_t mTiles = cfg.mTiles();
@@ -471,15 +470,14 @@ OnlineSoftmaxFrags Fragments::onlineSoftmax(ArrayRef<Value> scores,
 }
 
 SmallVector<Value> Fragments::pv(ArrayRef<Value> probs, Value valueOffset,
-                                 ArrayRef<Value> acc, ArrayRef<Value> alpha,
-                                 Value accumulate) {
+                                 ArrayRef<Value> acc, ArrayRef<Value> alpha) {
   int64_t kBlocks = cfg.blockN / 16;
   int64_t nBlocks = cfg.paddedDim() / 8;
   SmallVector<Value> out = cfg.conditionalRescale
                                ? rescaleIfMoved(acc, alpha, nBlocks)
                                : rescale(acc, alpha, nBlocks);
   if (cfg.wgmma)
-    return wgmmaPV(probs, valueOffset, out, accumulate);
+    return wgmmaWait(wgmmaPVIssue(probs, valueOffset, out));
   Value base = arith::AddIOp::create(b, loc, valueOffset, vLane);
   for (int64_t kk = 0; kk < kBlocks; ++kk) {
     for (int64_t n = 0; n < nBlocks; n += 2) {
@@ -499,6 +497,11 @@ SmallVector<Value> Fragments::pv(ArrayRef<Value> probs, Value valueOffset,
     }
   }
   return out;
+}
+
+SmallVector<Value> Fragments::rescaleAcc(ArrayRef<Value> acc,
+                                         ArrayRef<Value> alpha) {
+  return rescale(acc, alpha, cfg.paddedDim() / 8);
 }
 
 SmallVector<Value> Fragments::rescale(ArrayRef<Value> acc,
@@ -538,33 +541,27 @@ FinalizeFrags Fragments::finalize(ArrayRef<Value> acc, ArrayRef<Value> max,
                                   ArrayRef<Value> sum) {
   FinalizeFrags r;
   Value zero = constF32(0.0f), one = constF32(1.0f);
-  SmallVector<Value> inv, empty;
+  SmallVector<Value> inv;
   for (size_t row = 0; row < sum.size(); ++row) {
     // Each thread summed its own columns: reduce over the quad.
     Value l = sum[row];
     for (int mask : {1, 2})
       l = arith::AddFOp::create(b, loc, l, shuffleXor(l, mask));
-    empty.push_back(
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero));
+    Value empty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
     Value recip = arith::DivFOp::create(b, loc, one, l);
-    inv.push_back(arith::SelectOp::create(b, loc, empty.back(), zero, recip));
+    inv.push_back(arith::SelectOp::create(b, loc, empty, zero, recip));
     Value log2l = intrinsic("llvm.nvvm.lg2.approx.f", l);
     Value lse = arith::MulFOp::create(
         b, loc, arith::AddFOp::create(b, loc, max[row], log2l),
         constF32(static_cast<float>(M_LN2)));
     r.lse.push_back(
-        arith::SelectOp::create(b, loc, empty.back(), constF32(kNegInf), lse));
+        arith::SelectOp::create(b, loc, empty, constF32(kNegInf), lse));
   }
   int64_t nBlocks = acc.size() / (4 * cfg.mTiles());
   for (size_t idx = 0; idx < acc.size(); ++idx) {
-    Value out =
-        arith::MulFOp::create(b, loc, acc[idx], inv[rowSlot(idx, nBlocks)]);
-    // With asyncPV the accumulator is undefined until the first P·V: a
-    // query tile that saw no key must still write zeros.
-    if (cfg.asyncPV())
-      out = arith::SelectOp::create(b, loc, empty[rowSlot(idx, nBlocks)],
-                                    zero, out);
-    r.output.push_back(out);
+    r.output.push_back(
+        arith::MulFOp::create(b, loc, acc[idx], inv[rowSlot(idx, nBlocks)]));
   }
   return r;
 }

@@ -79,11 +79,11 @@ struct TileConfig {
   bool conditionalRescale = false;
   /// Whether Q's A fragments stay in registers for the whole K/V loop: they
   /// take 4 registers per 16 columns and m tile.
-  /// wgmma: P·V of one K/V tile is left running into the next iteration and
-  /// waited for with the next QKᵀ, so the tensor cores work through the
-  /// loop's copies and barrier. Its V stage must survive the next prefetch:
-  /// three stages or more.
-  bool asyncPV() const { return wgmma && stages >= 3; }
+  /// wgmma with three stages: the K/V loop is software-pipelined so that
+  /// the softmax of tile j runs while the tensor cores compute P·V of tile
+  /// j - 1 (AttnToNVVM.cpp, emitPipelinedKvLoop). Tile j - 1 must stay in
+  /// its stage while tile j + 1 is copied: three stages.
+  bool pipelined() const { return wgmma && stages >= 3; }
   int64_t warpgroups() const { return wgmma ? warps / 4 : 0; }
   /// wgmma with several warpgroups: each issues its QKᵀ only after the
   /// previous one has, through a named barrier, so the tensor cores finish
@@ -139,24 +139,27 @@ public:
 
   /// Q Kᵀ, unscaled (onlineSoftmax applies the scale inside its FFMA); an
   /// empty `query` re-reads Q from shared memory block by block (always,
-  /// with wgmma). `inFlight`: accumulators of a P·V still running
-  /// (asyncPV), replaced by their values once it is done.
-  SmallVector<Value> qk(ArrayRef<Value> query, Value keyOffset,
-                        MutableArrayRef<Value> inFlight = {});
+  /// with wgmma).
+  SmallVector<Value> qk(ArrayRef<Value> query, Value keyOffset);
   SmallVector<Value> mask(ArrayRef<Value> scores, Value row, Value col,
                           Value numQueries, Value numKeys, MaskKind kind);
   /// `scale` (may be null: 1) multiplies the scores; it must be positive.
   OnlineSoftmaxFrags onlineSoftmax(ArrayRef<Value> scores, Value scale,
                                    ArrayRef<Value> max, ArrayRef<Value> sum);
-  /// `accumulate` (i32, may be null: true): whether `acc` holds a value;
-  /// when it is 0, wgmma ignores `acc` (asyncPV leaves it undefined before
-  /// the first P·V).
   SmallVector<Value> pv(ArrayRef<Value> probs, Value valueOffset,
-                        ArrayRef<Value> acc, ArrayRef<Value> alpha,
-                        Value accumulate = Value());
-  /// Waits for every wgmma of this thread; returns `values` as they are
-  /// after it.
-  SmallVector<Value> wgmmaWait(ArrayRef<Value> values);
+                        ArrayRef<Value> acc, ArrayRef<Value> alpha);
+  /// acc · alpha, row by row.
+  SmallVector<Value> rescaleAcc(ArrayRef<Value> acc, ArrayRef<Value> alpha);
+
+  // wgmma in steps, for the pipelined K/V loop (Wgmma.cpp): issue (and
+  // commit as one group) without waiting; the results are valid only after a
+  // wgmmaWait that covers their group.
+  SmallVector<Value> wgmmaQKIssue(Value keyOffset);
+  SmallVector<Value> wgmmaPVIssue(ArrayRef<Value> probs, Value valueOffset,
+                                  ArrayRef<Value> acc);
+  /// Waits until at most `pending` wgmma groups of this thread are running;
+  /// returns `values` as they are after it.
+  SmallVector<Value> wgmmaWait(ArrayRef<Value> values, int64_t pending = 0);
   FinalizeFrags finalize(ArrayRef<Value> acc, ArrayRef<Value> max,
                          ArrayRef<Value> sum);
 
@@ -171,9 +174,6 @@ public:
 
 private:
   // Hopper (Wgmma.cpp).
-  SmallVector<Value> wgmmaQK(Value keyOffset, MutableArrayRef<Value> inFlight);
-  SmallVector<Value> wgmmaPV(ArrayRef<Value> probs, Value valueOffset,
-                             ArrayRef<Value> acc, Value accumulate);
   /// Shared-memory matrix descriptor (128-byte swizzle) of the tile at
   /// `byteOffset` (i32), with leading/stride byte offsets `lbo`, `sbo`.
   Value wgmmaDescriptor(Value byteOffset, int64_t lbo, int64_t sbo);
@@ -181,10 +181,10 @@ private:
   Value advance(Value desc, int64_t bytes);
   /// One wgmma.mma_async m64nNk16 with f32 accumulation. A comes from the
   /// descriptor `aDesc` or, when `aRegs` is given, from 4 registers; an empty
-  /// `acc` starts from zero, and so does a zero `accumulate` (i32).
+  /// `acc` starts from zero.
   SmallVector<Value> wgmmaAsync(ArrayRef<Value> acc, ArrayRef<Value> aRegs,
                                 Value aDesc, Value bDesc, int64_t n,
-                                bool transposeB, Value accumulate = Value());
+                                bool transposeB);
   /// Named-barrier ordering of the warpgroups' QKᵀ issue (orderedQK()).
   void waitForPreviousWarpgroup();
   void releaseNextWarpgroup();

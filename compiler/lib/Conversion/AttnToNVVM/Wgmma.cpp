@@ -57,7 +57,7 @@ Value Fragments::advance(Value desc, int64_t bytes) {
 SmallVector<Value> Fragments::wgmmaAsync(ArrayRef<Value> acc,
                                          ArrayRef<Value> aRegs, Value aDesc,
                                          Value bDesc, int64_t n,
-                                         bool transposeB, Value accumulate) {
+                                         bool transposeB) {
   int64_t regs = n / 2;
   StringRef ty = cfg.elementType.isF16() ? "f16" : "bf16";
   std::string constraints;
@@ -101,7 +101,7 @@ SmallVector<Value> Fragments::wgmmaAsync(ArrayRef<Value> acc,
   operands.push_back(bDesc);
   int64_t bIdx = next++;
   addConstraint("r");
-  operands.push_back(accumulate ? accumulate : constI32(acc.empty() ? 0 : 1));
+  operands.push_back(constI32(acc.empty() ? 0 : 1));
   int64_t scaleIdx = next++;
   // scale-d is a predicate: D = A·B + (scale-d ? D : 0). The immediates are
   // imm-scale-a, imm-scale-b (1: no negation), [imm-trans-a,] imm-trans-b.
@@ -155,8 +155,11 @@ SmallVector<Value> Fragments::asmThrough(StringRef text,
   return out;
 }
 
-SmallVector<Value> Fragments::wgmmaWait(ArrayRef<Value> values) {
-  return asmThrough("wgmma.wait_group.sync.aligned 0;", values);
+SmallVector<Value> Fragments::wgmmaWait(ArrayRef<Value> values,
+                                        int64_t pending) {
+  return asmThrough(
+      llvm::formatv("wgmma.wait_group.sync.aligned {0};", pending).str(),
+      values);
 }
 
 /// Named barrier ids: 0 is the CTA barrier; ordering uses one per pair of
@@ -197,8 +200,7 @@ void Fragments::releaseNextWarpgroup() {
   }
 }
 
-SmallVector<Value> Fragments::wgmmaQK(Value keyOffset,
-                                      MutableArrayRef<Value> inFlight) {
+SmallVector<Value> Fragments::wgmmaQKIssue(Value keyOffset) {
   // This warpgroup's 64 rows of Q: 64 rows x 128 bytes into each block.
   Value queryOffset = arith::AddIOp::create(
       b, loc, constI32(cfg.queryOffset()),
@@ -221,18 +223,12 @@ SmallVector<Value> Fragments::wgmmaQK(Value keyOffset,
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   if (cfg.orderedQK())
     releaseNextWarpgroup();
-  // Groups retire in order: this wait also ends a P·V left running.
-  SmallVector<Value> regs(s);
-  llvm::append_range(regs, inFlight);
-  regs = wgmmaWait(regs);
-  llvm::copy(ArrayRef<Value>(regs).drop_front(s.size()), inFlight.begin());
-  regs.truncate(s.size());
-  return regs;
+  return s;
 }
 
-SmallVector<Value> Fragments::wgmmaPV(ArrayRef<Value> probs,
-                                      Value valueOffset, ArrayRef<Value> acc,
-                                      Value accumulate) {
+SmallVector<Value> Fragments::wgmmaPVIssue(ArrayRef<Value> probs,
+                                           Value valueOffset,
+                                           ArrayRef<Value> acc) {
   // MN-major: the leading byte offset steps between 64-column blocks of V,
   // the stride byte offset between 8-row groups; a k step is 16 rows.
   Value vDesc = wgmmaDescriptor(valueOffset, cfg.blockN * 128, 1024);
@@ -246,9 +242,7 @@ SmallVector<Value> Fragments::wgmmaPV(ArrayRef<Value> probs,
   for (int64_t kk = 0; kk < cfg.blockN / 16; ++kk)
     out = wgmmaAsync(out, p.slice(kk * 4, 4), Value(),
                      advance(vDesc, kk * 16 * 128), cfg.paddedDim(),
-                     /*transposeB=*/true, kk == 0 ? accumulate : Value());
+                     /*transposeB=*/true);
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  if (cfg.asyncPV())
-    return out;
-  return wgmmaWait(out);
+  return out;
 }

@@ -9,9 +9,11 @@
 // CHECK: alignment = 1024 : i64
 // CHECK: gpu.func @causal128
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
-// CHECK: scf.for
-// cp.async writes reach wgmma's (async proxy) reads through a proxy fence.
-// CHECK:   nvvm.cp.async.wait.group 1
+// The K/V loop is software-pipelined, inside a branch taken when there is at
+// least one K/V tile. Tile 0 first: its copies are waited for and made
+// visible to wgmma's (async proxy) reads by a proxy fence, then QKᵀ alone.
+// CHECK: scf.if
+// CHECK:   nvvm.cp.async.wait.group 0
 // CHECK:   nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK:   nvvm.barrier0
 // QKᵀ: 8 k steps, both operands from shared-memory descriptors (SS); the
@@ -23,22 +25,31 @@
 // CHECK-COUNT-7: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
 // CHECK:   nvvm.wgmma.commit.group.sync.aligned
 // CHECK:   llvm.inline_asm has_side_effects "bar.arrive 1, 256;", ""
-// The wait hands the accumulators on (S, and O of the P·V left running), so
-// nothing reads them before it.
+// The wait hands S on, so nothing reads it before.
 // CHECK:   llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;", "{{(=f,)+}}0,1,
-// P·V: the rescaled O and P pass through the fence, then 8 k steps with P
-// from registers and V transposed (imm-trans-b = 1), issued without order.
+// Tiles 1 ...: QKᵀ of tile j, then P·V of tile j - 1 (the rescaled O and P
+// pass through the fence; P from registers, V transposed: imm-trans-b = 1);
+// waiting for all but one group gives S while P·V runs on during the mask
+// and softmax; the last wait ends it, with O and P passing through.
+// CHECK:   scf.for
+// CHECK:     nvvm.cp.async.wait.group 0
+// CHECK:     nvvm.fence.proxy
+// CHECK:     nvvm.barrier0
+// CHECK:     llvm.inline_asm has_side_effects "bar.sync 1, 256;", ""
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
+// CHECK:     llvm.inline_asm has_side_effects "bar.arrive 1, 256;", ""
 // CHECK-NOT: bar.sync
-// CHECK:   llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;", "{{(=f,)+(=r,)+}}0,
+// CHECK:     llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;", "{{(=f,)+(=r,)+}}0,
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, {${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}}, ${{[0-9]+}}, p, 1, 1, 1;
-// With three stages P·V is left running into the next iteration: the next
-// QKᵀ's wait ends it (the accumulators pass through that wait too), and after
-// the loop one more wait does.
-// CHECK:   nvvm.wgmma.commit.group.sync.aligned
-// CHECK-NOT: wgmma.wait_group
-// CHECK-NOT: bar.arrive
-// CHECK:   scf.yield
-// CHECK: llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;", "{{(=f,)+}}0,1,
+// CHECK:     nvvm.wgmma.commit.group.sync.aligned
+// CHECK:     llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 1;", "{{(=f,)+}}0,1,
+// CHECK:     llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK:     llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;", "{{(=f,)+(=r,)+}}0,
+// CHECK:     scf.yield
+// After the loop, P·V of the last tile.
+// CHECK:   llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;"
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1;
+// CHECK:   llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;"
 // CHECK-NOT: nvvm.ldmatrix
 // CHECK-NOT: nvvm.mma.sync
 func.func @causal128(%q: !t, %k: !t, %v: !t, %o: !t) {
