@@ -23,7 +23,6 @@
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // PTX-DAG: wgmma.commit_group.sync.aligned
 // PTX-DAG: wgmma.wait_group.sync.aligned 0
-// PTX-DAG: wgmma.wait_group.sync.aligned 1
 // PTX-DAG: ex2.approx.ftz.f32
 // PTX-DAG: shfl.sync.bfly.b32
 // PTX-DAG: lg2.approx.f32

@@ -416,12 +416,10 @@ KernelEmitter::emitPipelinedKvLoop(KvLoopOp loop, ArrayRef<LoadTileOp> loads) {
     return std::nullopt;
   size_t keyIdx = keyIt - loads.begin(), valueIdx = valueIt - loads.begin();
 
-  // Iteration j: QKᵀ of tile j is issued, then P·V of tile j - 1 (the
-  // accumulator rescaled by alpha of tile j - 1); the wait for QKᵀ alone
-  // lets the mask and softmax of tile j run while the tensor cores do that
-  // P·V; a last wait ends it. Tile j - 1's V stays in its stage until the
-  // prefetch at the top of iteration j + 1, after a barrier every thread
-  // reaches only once its P·V is done.
+  // Two schedules (below). In both, a P·V reading tile j - 1 is retired by
+  // every thread before it reaches the barrier at the top of iteration
+  // j + 1, and the copies of tile j + 2 into that stage start only after
+  // that barrier.
   Value lower = idx(loop.getLower()), upper = idx(loop.getUpper()),
         step = idx(loop.getStep());
   issueStage(loads, lower, f.constI32(0));
@@ -461,46 +459,56 @@ KernelEmitter::emitPipelinedKvLoop(KvLoopOp loop, ArrayRef<LoadTileOp> loads) {
                      initSum = get(loop.getInitSum()),
                      initAcc = get(loop.getInitAcc());
   size_t rowN = initMax.size(), accN = initAcc.size();
-  SmallVector<Type> resultTypes(2 * rowN + accN, b.getF32Type());
-  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, iters,
-                                    f.constIndex(0));
-  auto ifOp = scf::IfOp::create(b, loc, resultTypes, any, /*withElse=*/true);
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(ifOp.elseBlock());
-    SmallVector<Value> init(initMax);
-    llvm::append_range(init, initSum);
-    llvm::append_range(init, initAcc);
-    scf::YieldOp::create(b, loc, init);
-
-    // Tile 0: QKᵀ and softmax only.
-    b.setInsertionPointToStart(ifOp.thenBlock());
+  auto kvOf = [&](Value it) {
+    return arith::AddIOp::create(b, loc, lower,
+                                 arith::MulIOp::create(b, loc, it, step))
+        .getResult();
+  };
+  auto rows = [&](ArrayRef<Value> max, ArrayRef<Value> sum) {
+    SmallVector<Value> v(max);
+    llvm::append_range(v, sum);
+    return v;
+  };
+  // Tile 0: its QKᵀ and softmax, before the loop.
+  auto firstTile = [&]() {
     Value zero = f.constIndex(0);
     top(zero, lower);
-    OnlineSoftmaxFrags first =
-        softmaxOf(f.wgmmaWait(f.wgmmaQKIssue(keyOffset(f.stageOf(zero, 0)))),
-                  initMax, initSum);
+    return softmaxOf(
+        f.wgmmaWait(f.wgmmaQKIssue(keyOffset(f.stageOf(zero, 0)))), initMax,
+        initSum);
+  };
+  // The loop over tiles 1 ... iters - 1, the builder at the start of its body
+  // (after that tile's top); returns it and its carried values.
+  auto laterTiles = [&](ValueRange init) {
+    auto forOp = scf::ForOp::create(b, loc, f.constIndex(1), iters,
+                                    f.constIndex(1), init);
+    b.setInsertionPointToStart(forOp.getBody());
+    Value it = forOp.getInductionVar();
+    top(it, kvOf(it));
+    return std::make_pair(
+        forOp, llvm::to_vector_of<Value>(forOp.getRegionIterArgs()));
+  };
+  // Iteration j issues QKᵀ of tile j, then P·V of tile j - 1 (rescaled by
+  // alpha of j - 1; P of j - 1 carried in registers), waits for QKᵀ alone
+  // and runs the mask and softmax of tile j while the tensor cores finish
+  // that P·V. Tile 0's QKᵀ comes before the loop, the last P·V after it.
+  auto overlapSchedule = [&]() -> SmallVector<Value> {
+    OnlineSoftmaxFrags first = firstTile();
     // Tiles 1 ... iters - 1, carrying (m, l, acc, P, alpha).
-    SmallVector<Value> carriedInit(first.max);
-    llvm::append_range(carriedInit, first.sum);
+    SmallVector<Value> carriedInit = rows(first.max, first.sum);
     llvm::append_range(carriedInit, initAcc);
     llvm::append_range(carriedInit, first.probs);
     llvm::append_range(carriedInit, first.alpha);
     size_t probN = first.probs.size();
-    auto forOp = scf::ForOp::create(b, loc, f.constIndex(1), iters,
-                                    f.constIndex(1), carriedInit);
-    b.setInsertionPointToStart(forOp.getBody());
-    SmallVector<Value> carriedVec =
-        llvm::to_vector_of<Value>(forOp.getRegionIterArgs());
+    OpBuilder::InsertionGuard g(b);
+    auto [forOp, carriedVec] = laterTiles(carriedInit);
+    Value it = forOp.getInductionVar();
     ArrayRef<Value> carried(carriedVec);
     ArrayRef<Value> max = carried.take_front(rowN),
                     sum = carried.slice(rowN, rowN),
                     acc = carried.slice(2 * rowN, accN),
                     probs = carried.slice(2 * rowN + accN, probN),
                     alpha = carried.drop_front(2 * rowN + accN + probN);
-    Value it = forOp.getInductionVar();
-    top(it, arith::AddIOp::create(b, loc, lower,
-                                  arith::MulIOp::create(b, loc, it, step)));
     SmallVector<Value> s = f.wgmmaQKIssue(keyOffset(f.stageOf(it, 0)));
     SmallVector<Value> o = f.wgmmaPVIssue(
         probs, valueOffset(f.stageOf(it, -1)), f.rescaleAcc(acc, alpha));
@@ -510,8 +518,7 @@ KernelEmitter::emitPipelinedKvLoop(KvLoopOp loop, ArrayRef<LoadTileOp> loads) {
     SmallVector<Value> done(o);
     llvm::append_range(done, probs);
     done = f.wgmmaWait(done);
-    SmallVector<Value> next(cur.max);
-    llvm::append_range(next, cur.sum);
+    SmallVector<Value> next = rows(cur.max, cur.sum);
     llvm::append_range(next, ArrayRef<Value>(done).take_front(accN));
     llvm::append_range(next, cur.probs);
     llvm::append_range(next, cur.alpha);
@@ -528,7 +535,62 @@ KernelEmitter::emitPipelinedKvLoop(KvLoopOp loop, ArrayRef<LoadTileOp> loads) {
                  valueOffset(f.stageOf(iters, -1)),
                  f.rescaleAcc(res.slice(2 * rowN, accN),
                               res.drop_front(2 * rowN + accN + probN)))));
-    scf::YieldOp::create(b, loc, out);
+    return out;
+  };
+  // Iteration j's P·V is left running through iteration j + 1's copies,
+  // barrier and QKᵀ issue; the wait for that QKᵀ ends it too (groups retire
+  // in order). Every value that reaches the wait after the loop comes from a
+  // wgmma (tile 0's P·V is issued before the loop): a constant there would
+  // make ptxas serialize the wgmma pipeline.
+  auto runningSchedule = [&]() -> SmallVector<Value> {
+    OnlineSoftmaxFrags first = firstTile();
+    SmallVector<Value> carriedInit = rows(first.max, first.sum);
+    llvm::append_range(
+        carriedInit,
+        f.wgmmaPVIssue(first.probs, valueOffset(f.stageOf(f.constIndex(0), 0)),
+                       f.rescaleAcc(initAcc, first.alpha)));
+    OpBuilder::InsertionGuard g(b);
+    auto [forOp, carriedVec] = laterTiles(carriedInit);
+    Value it = forOp.getInductionVar();
+    ArrayRef<Value> carried(carriedVec);
+    SmallVector<Value> regs = f.wgmmaQKIssue(keyOffset(f.stageOf(it, 0)));
+    size_t sN = regs.size();
+    llvm::append_range(regs, carried.drop_front(2 * rowN));
+    regs = f.wgmmaWait(regs);
+    OnlineSoftmaxFrags cur =
+        softmaxOf(SmallVector<Value>(ArrayRef<Value>(regs).take_front(sN)),
+                  carried.take_front(rowN), carried.slice(rowN, rowN));
+    SmallVector<Value> next = rows(cur.max, cur.sum);
+    llvm::append_range(
+        next, f.wgmmaPVIssue(cur.probs, valueOffset(f.stageOf(it, 0)),
+                             f.rescaleAcc(ArrayRef<Value>(regs).drop_front(sN),
+                                          cur.alpha)));
+    scf::YieldOp::create(b, loc, next);
+
+    b.setInsertionPointAfter(forOp);
+    SmallVector<Value> resVec = llvm::to_vector_of<Value>(forOp.getResults());
+    ArrayRef<Value> res(resVec);
+    SmallVector<Value> out(res.take_front(2 * rowN));
+    llvm::append_range(out, f.wgmmaWait(res.drop_front(2 * rowN)));
+    return out;
+  };
+
+  SmallVector<Type> resultTypes(2 * rowN + accN, b.getF32Type());
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, iters,
+                                    f.constIndex(0));
+  auto ifOp = scf::IfOp::create(b, loc, resultTypes, any, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    SmallVector<Value> init(initMax);
+    llvm::append_range(init, initSum);
+    llvm::append_range(init, initAcc);
+    scf::YieldOp::create(b, loc, init);
+
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, loc,
+                         cfg.softmaxOverlapsPV() ? overlapSchedule()
+                                                 : runningSchedule());
   }
   ValueRange results = ifOp.getResults();
   frags[loop.getMax()] = llvm::to_vector(results.take_front(rowN));

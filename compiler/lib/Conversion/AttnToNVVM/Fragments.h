@@ -79,11 +79,16 @@ struct TileConfig {
   bool conditionalRescale = false;
   /// Whether Q's A fragments stay in registers for the whole K/V loop: they
   /// take 4 registers per 16 columns and m tile.
-  /// wgmma with three stages: the K/V loop is software-pipelined so that
-  /// the softmax of tile j runs while the tensor cores compute P·V of tile
-  /// j - 1 (AttnToNVVM.cpp, emitPipelinedKvLoop). Tile j - 1 must stay in
-  /// its stage while tile j + 1 is copied: three stages.
+  /// wgmma with three stages: the K/V loop is software-pipelined
+  /// (AttnToNVVM.cpp, emitPipelinedKvLoop), so a P·V runs on while the next
+  /// tile's work starts; its V must stay in its stage while the tile after
+  /// is copied: three stages.
   bool pipelined() const { return wgmma && stages >= 3; }
+  /// The pipelined schedule: the softmax of tile j while P·V of tile j - 1
+  /// runs (P of j - 1 held in registers), or P·V of tile j left running
+  /// through the next tile's copies and QKᵀ issue. On an H200 the first was
+  /// +2-4% at D = 64 and -8-12% at D = 128 (docs/BENCHMARKS.md).
+  bool softmaxOverlapsPV() const { return pipelined() && paddedDim() <= 64; }
   int64_t warpgroups() const { return wgmma ? warps / 4 : 0; }
   /// wgmma with several warpgroups: each issues its QKᵀ only after the
   /// previous one has, through a named barrier, so the tensor cores finish

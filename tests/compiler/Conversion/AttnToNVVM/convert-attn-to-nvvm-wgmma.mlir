@@ -10,8 +10,9 @@
 // CHECK: gpu.func @causal128
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // The K/V loop is software-pipelined, inside a branch taken when there is at
-// least one K/V tile. Tile 0 first: its copies are waited for and made
-// visible to wgmma's (async proxy) reads by a proxy fence, then QKᵀ alone.
+// least one K/V tile; at D = 128, P·V is left running into the next tile.
+// Tile 0 first: its copies are waited for and made visible to wgmma's (async
+// proxy) reads by a proxy fence, then QKᵀ.
 // CHECK: scf.if
 // CHECK:   nvvm.cp.async.wait.group 0
 // CHECK:   nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
@@ -27,10 +28,14 @@
 // CHECK:   llvm.inline_asm has_side_effects "bar.arrive 1, 256;", ""
 // The wait hands S on, so nothing reads it before.
 // CHECK:   llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;", "{{(=f,)+}}0,1,
-// Tiles 1 ...: QKᵀ of tile j, then P·V of tile j - 1 (the rescaled O and P
-// pass through the fence; P from registers, V transposed: imm-trans-b = 1);
-// waiting for all but one group gives S while P·V runs on during the mask
-// and softmax; the last wait ends it, with O and P passing through.
+// Tile 0's P·V, issued before the loop and left running: the rescaled O and
+// P pass through the fence; P from registers, V transposed (imm-trans-b = 1).
+// CHECK:   llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;", "{{(=f,)+(=r,)+}}0,
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, {${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}}, ${{[0-9]+}}, p, 1, 1, 1;
+// CHECK:   nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: wgmma.wait_group
+// Tiles 1 ...: the copies, barrier and QKᵀ issue run while the previous
+// tile's P·V does; the wait for QKᵀ ends that P·V too, O passing through it.
 // CHECK:   scf.for
 // CHECK:     nvvm.cp.async.wait.group 0
 // CHECK:     nvvm.fence.proxy
@@ -38,18 +43,15 @@
 // CHECK:     llvm.inline_asm has_side_effects "bar.sync 1, 256;", ""
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
 // CHECK:     llvm.inline_asm has_side_effects "bar.arrive 1, 256;", ""
+// CHECK:     llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;", "{{(=f,)+}}0,1,
 // CHECK-NOT: bar.sync
 // CHECK:     llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;", "{{(=f,)+(=r,)+}}0,
-// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, {${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}}, ${{[0-9]+}}, p, 1, 1, 1;
-// CHECK:     nvvm.wgmma.commit.group.sync.aligned
-// CHECK:     llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 1;", "{{(=f,)+}}0,1,
-// CHECK:     llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
-// CHECK:     llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;", "{{(=f,)+(=r,)+}}0,
-// CHECK:     scf.yield
-// After the loop, P·V of the last tile.
-// CHECK:   llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;"
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1;
-// CHECK:   llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;"
+// CHECK:     nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: wgmma.wait_group
+// CHECK:     scf.yield
+// After the loop one more wait ends the last P·V.
+// CHECK:   llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;", "{{(=f,)+}}0,1,
 // CHECK-NOT: nvvm.ldmatrix
 // CHECK-NOT: nvvm.mma.sync
 func.func @causal128(%q: !t, %k: !t, %v: !t, %o: !t) {
@@ -83,5 +85,33 @@ func.func @causal128(%q: !t, %k: !t, %v: !t, %o: !t) {
 // CHECK:   scf.yield
 func.func @dense256(%q: !t256, %k: !t256, %v: !t256, %o: !t256) {
   attn.sdpa %q, %k, %v into %o : !t256, !t256, !t256 -> !t256
+  return
+}
+
+// -----
+
+// D = 64 (128x64 tiles, three stages): iteration j issues QKᵀ of tile j and
+// then P·V of tile j - 1; waiting for all but one group gives S, and the mask
+// and softmax of tile j run while that P·V does; a last wait ends it, with O
+// and P of tile j - 1 passing through.
+!t64 = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK-LABEL: gpu.module @attn_kernels
+// CHECK-SAME: attn.block_m = 128 : i32, attn.shared_bytes = 66560 : i32, attn.threads = 256 : i32
+// CHECK: scf.for
+// CHECK:   llvm.inline_asm has_side_effects "bar.sync 1, 256;", ""
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
+// CHECK:   llvm.inline_asm has_side_effects "bar.arrive 1, 256;", ""
+// CHECK:   llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;"
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1;
+// CHECK:   nvvm.wgmma.commit.group.sync.aligned
+// CHECK:   llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 1;", "{{(=f,)+}}0,1,
+// CHECK:   llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK:   llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;", "{{(=f,)+(=r,)+}}0,
+// CHECK:   scf.yield
+// CHECK: llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;"
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1;
+// CHECK: llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;"
+func.func @dense64(%q: !t64, %k: !t64, %v: !t64, %o: !t64) {
+  attn.sdpa %q, %k, %v into %o : !t64, !t64, !t64 -> !t64
   return
 }
