@@ -46,7 +46,8 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
     registers, V read transposed). The accumulator layout per warp is that of
     mma.sync, so the mask and softmax code is shared. Warpgroups issue their
     QKᵀ in turn (named barriers), so one's softmax overlaps the next one's
-    product; with three stages P·V runs on into the next K/V tile. `tensor-core=auto`
+    product; with three stages the K/V loop is software-pipelined so that a
+    P·V runs on while the next tile's work starts. `tensor-core=auto`
     takes wgmma on sm_90a when the tiles allow it (head dim a multiple of 64,
     block-m a multiple of 64, one 16-row slice per warp).
   }];
