@@ -5,6 +5,8 @@
 #include "KernelBlob.h"
 #include "Validate.h"
 
+#include "attn/Compiler/TilePolicy.h"
+
 #include <cstdlib>
 
 namespace attn::rt {
@@ -34,7 +36,8 @@ EngineOptions EngineOptions::fromEnvironment() {
 
 Engine::Engine(EngineOptions options)
     : options_(std::move(options)),
-      compilerVersion_(compiler::compilerVersion()) {}
+      compilerVersion_(compiler::compilerVersion()),
+      tensorCoreOk_(compiler::isTensorCoreName(options_.tensorCore)) {}
 
 Engine &Engine::global() {
   static Engine *engine = new Engine(EngineOptions::fromEnvironment());
@@ -149,12 +152,11 @@ Status Engine::forwardCuda(const attn_fwd_args &args) {
                      int(device.device), device.major, device.minor);
   if (Status status = checkDevicePointers(driver, args); !status.ok())
     return status;
-  const std::string &tc = options_.tensorCore;
-  if (tc != "auto" && tc != "mma.sync" && tc != "wgmma")
+  if (!tensorCoreOk_)
     return makeError(ATTN_ERROR_INVALID_ARGUMENT,
                      "ATTN_JIT_TENSOR_CORES = '{}': expected auto, mma.sync "
                      "or wgmma",
-                     tc);
+                     options_.tensorCore);
 
   CacheKey key = makeKey(Target::Cuda, args, device.arch);
   std::string keyText = key.str();

@@ -93,6 +93,8 @@ private:
 
   EngineOptions options_;
   std::string compilerVersion_;
+  /// options_.tensorCore names a mapping (checked once).
+  bool tensorCoreOk_;
 
   std::mutex cudaMutex_;
   std::optional<Expected<CudaState *>> cudaState_;

@@ -2,6 +2,7 @@
 
 #include "attn/Pipelines/Pipelines.h"
 
+#include "attn/Compiler/TilePolicy.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Transforms/Passes.h"
 
@@ -45,8 +46,8 @@ static void buildTiledAttention(OpPassManager &pm, const Options &options,
 void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
                                          const AttnToPTXOptions &options) {
   // Default tiles follow the mapping that auto would choose.
-  bool wgmma = options.tensorCore == "wgmma" ||
-               (options.tensorCore == "auto" && options.chip == "sm_90a");
+  bool wgmma = ::attn::compiler::tilesForWgmma(options.tensorCore.getValue(),
+                                               options.chip.getValue());
   buildTiledAttention(pm, options, wgmma ? "wgmma" : "mma.sync");
   pm.addPass(createConvertAttnToNVVM(ConvertAttnToNVVMOptions{
       options.chip, options.warps, options.tensorCore, /*stages=*/0}));

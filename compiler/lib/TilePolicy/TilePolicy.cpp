@@ -5,6 +5,18 @@
 
 namespace attn::compiler {
 
+bool isTensorCoreName(std::string_view name) {
+  return name == "auto" || name == "mma.sync" || name == "wgmma";
+}
+
+bool tilesForWgmma(std::string_view tensorCore, std::string_view chip) {
+  return tensorCore == "wgmma" || (tensorCore == "auto" && chip == "sm_90a");
+}
+
+int64_t defaultWarps(bool wgmma, int64_t blockM) {
+  return wgmma ? blockM / 16 : 4;
+}
+
 std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma) {
   // wgmma (sm_90a): two warpgroups of 64 rows, one CTA per SM. S takes
   // block-n / 2 registers a thread and O head-dim / 2: 128 keys fit at
@@ -51,9 +63,8 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   // attn-to-ptx: default tiles for the mapping auto would pick; then the
   // mapping the conversion picks for those tiles (buildAttnToNVVMPipeline,
   // convert-attn-to-nvvm).
-  bool wgmmaTiles = nvidia && (tensorCore == "wgmma" ||
-                               (tensorCore == "auto" && arch == "sm_90a"));
-  auto [defM, defN] = defaultTileSizes(headDim, wgmmaTiles);
+  auto [defM, defN] =
+      defaultTileSizes(headDim, nvidia && tilesForWgmma(tensorCore, arch));
   if (r.blockM == 0)
     r.blockM = defM;
   if (r.blockN == 0)
@@ -70,10 +81,8 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
             .empty();
     r.tensorCore = fits ? "wgmma" : "mma.sync";
   }
-  if (r.warps == 0 && r.tensorCore == "wgmma")
-    r.warps = r.blockM / 16;
-  else if (r.warps == 0 && r.tensorCore == "mma.sync")
-    r.warps = 4;
+  if (r.warps == 0 && (r.tensorCore == "wgmma" || r.tensorCore == "mma.sync"))
+    r.warps = defaultWarps(r.tensorCore == "wgmma", r.blockM);
   return r;
 }
 

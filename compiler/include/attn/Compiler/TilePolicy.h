@@ -18,6 +18,16 @@
 
 namespace attn::compiler {
 
+/// Whether `name` is a tensor-core setting: auto, mma.sync or wgmma.
+bool isTensorCoreName(std::string_view name);
+
+/// Whether the default tiles are those of the wgmma mapping: it is asked
+/// for, or auto on sm_90a (the pipelines and the runtime's resolved keys).
+bool tilesForWgmma(std::string_view tensorCore, std::string_view chip);
+
+/// Warps per CTA when left at 0: one per 16 rows with wgmma, 4 with mma.sync.
+int64_t defaultWarps(bool wgmma, int64_t blockM);
+
 /// Default tile sizes (block-m, block-n) for a head dim, for the mma.sync or
 /// the wgmma (sm_90a) mapping.
 std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma);

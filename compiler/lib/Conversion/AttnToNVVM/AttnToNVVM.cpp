@@ -69,6 +69,8 @@ private:
   /// Orders this thread's cp.async writes (generic proxy) before wgmma's
   /// reads of shared memory (async proxy).
   void fenceCopiesForWgmma();
+  /// The fragments of the loop's (max, sum, acc) results, from `results`.
+  void setLoopResults(KvLoopOp loop, ValueRange results);
   Value idx(Value v) { return mapping.lookup(v); }
   /// A copy of the fragment of tile `v` (a copy: inserting into `frags`
   /// may move the stored vectors).
@@ -139,9 +141,7 @@ LogicalResult KernelEmitter::emit(func::FuncOp fn, TileGridOp grid,
   // them first, so that the short ones fill the tail of the grid. (wgmma
   // only: on mma.sync, D = 64, the extra value made ptxas spill.)
   Value tile = f.blockIndex(0);
-  bool causal = false;
-  grid.walk([&](MaskOp op) { causal |= op.getMask() != MaskKind::None; });
-  if (causal && cfg.wgmma) {
+  if (cfg.masked && cfg.wgmma) {
     Value tiles = arith::IndexCastUIOp::create(
         b, loc, b.getIndexType(),
         NVVM::GridDimXOp::create(b, loc, b.getI32Type()));
@@ -280,6 +280,13 @@ void KernelEmitter::fenceCopiesForWgmma() {
                                  NVVM::SharedSpace::shared_cta));
 }
 
+void KernelEmitter::setLoopResults(KvLoopOp loop, ValueRange results) {
+  size_t rowN = get(loop.getInitMax()).size();
+  frags[loop.getMax()] = llvm::to_vector(results.take_front(rowN));
+  frags[loop.getSum()] = llvm::to_vector(results.slice(rowN, rowN));
+  frags[loop.getAcc()] = llvm::to_vector(results.drop_front(2 * rowN));
+}
+
 LogicalResult KernelEmitter::emitKvLoop(KvLoopOp loop) {
   if (!pendingQuery)
     return loop.emitOpError("expects the query tile to be loaded before it");
@@ -359,10 +366,7 @@ LogicalResult KernelEmitter::emitKvLoop(KvLoopOp loop) {
     NVVM::Barrier0Op::create(b, loc);
   scf::YieldOp::create(b, loc, nextState);
 
-  ValueRange results = forOp.getResults();
-  frags[loop.getMax()] = llvm::to_vector(results.take_front(rowN));
-  frags[loop.getSum()] = llvm::to_vector(results.slice(rowN, rowN));
-  frags[loop.getAcc()] = llvm::to_vector(results.drop_front(2 * rowN));
+  setLoopResults(loop, forOp.getResults());
   return success();
 }
 
@@ -511,7 +515,7 @@ KernelEmitter::emitPipelinedKvLoop(KvLoopOp loop, ArrayRef<LoadTileOp> loads) {
                     alpha = carried.drop_front(2 * rowN + accN + probN);
     SmallVector<Value> s = f.wgmmaQKIssue(keyOffset(f.stageOf(it, 0)));
     SmallVector<Value> o = f.wgmmaPVIssue(
-        probs, valueOffset(f.stageOf(it, -1)), f.rescaleAcc(acc, alpha));
+        probs, valueOffset(f.stageOf(it, -1)), f.rescale(acc, alpha));
     OnlineSoftmaxFrags cur = softmaxOf(f.wgmmaWait(s, 1), max, sum);
     // P of tile j - 1 passes through the last wait too: its registers are
     // read by the running P·V until then.
@@ -533,7 +537,7 @@ KernelEmitter::emitPipelinedKvLoop(KvLoopOp loop, ArrayRef<LoadTileOp> loads) {
         out, f.wgmmaWait(f.wgmmaPVIssue(
                  res.slice(2 * rowN + accN, probN),
                  valueOffset(f.stageOf(iters, -1)),
-                 f.rescaleAcc(res.slice(2 * rowN, accN),
+                 f.rescale(res.slice(2 * rowN, accN),
                               res.drop_front(2 * rowN + accN + probN)))));
     return out;
   };
@@ -548,7 +552,7 @@ KernelEmitter::emitPipelinedKvLoop(KvLoopOp loop, ArrayRef<LoadTileOp> loads) {
     llvm::append_range(
         carriedInit,
         f.wgmmaPVIssue(first.probs, valueOffset(f.stageOf(f.constIndex(0), 0)),
-                       f.rescaleAcc(initAcc, first.alpha)));
+                       f.rescale(initAcc, first.alpha)));
     OpBuilder::InsertionGuard g(b);
     auto [forOp, carriedVec] = laterTiles(carriedInit);
     Value it = forOp.getInductionVar();
@@ -563,7 +567,7 @@ KernelEmitter::emitPipelinedKvLoop(KvLoopOp loop, ArrayRef<LoadTileOp> loads) {
     SmallVector<Value> next = rows(cur.max, cur.sum);
     llvm::append_range(
         next, f.wgmmaPVIssue(cur.probs, valueOffset(f.stageOf(it, 0)),
-                             f.rescaleAcc(ArrayRef<Value>(regs).drop_front(sN),
+                             f.rescale(ArrayRef<Value>(regs).drop_front(sN),
                                           cur.alpha)));
     scf::YieldOp::create(b, loc, next);
 
@@ -582,8 +586,7 @@ KernelEmitter::emitPipelinedKvLoop(KvLoopOp loop, ArrayRef<LoadTileOp> loads) {
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifOp.elseBlock());
-    SmallVector<Value> init(initMax);
-    llvm::append_range(init, initSum);
+    SmallVector<Value> init = rows(initMax, initSum);
     llvm::append_range(init, initAcc);
     scf::YieldOp::create(b, loc, init);
 
@@ -592,10 +595,7 @@ KernelEmitter::emitPipelinedKvLoop(KvLoopOp loop, ArrayRef<LoadTileOp> loads) {
                          cfg.softmaxOverlapsPV() ? overlapSchedule()
                                                  : runningSchedule());
   }
-  ValueRange results = ifOp.getResults();
-  frags[loop.getMax()] = llvm::to_vector(results.take_front(rowN));
-  frags[loop.getSum()] = llvm::to_vector(results.slice(rowN, rowN));
-  frags[loop.getAcc()] = llvm::to_vector(results.drop_front(2 * rowN));
+  setLoopResults(loop, ifOp.getResults());
   return success();
 }
 
@@ -651,8 +651,7 @@ FailureOr<TileConfig> readConfig(TileGridOp grid, int64_t warps,
     return query.emitOpError("the NVIDIA mapping supports bf16 and f16 "
                              "tiles, got ")
            << cfg.elementType;
-  if (tensorCore != "auto" && tensorCore != "mma.sync" &&
-      tensorCore != "wgmma")
+  if (!::attn::compiler::isTensorCoreName(tensorCore))
     return grid.emitOpError("tensor-core must be auto, mma.sync or wgmma, "
                             "got '")
            << tensorCore << "'";
@@ -663,7 +662,7 @@ FailureOr<TileConfig> readConfig(TileGridOp grid, int64_t warps,
   cfg.wgmma = tensorCore == "wgmma" ||
               (tensorCore == "auto" && noWgmma.empty());
   if (warps == 0)
-    warps = cfg.wgmma ? cfg.blockM / 16 : 4;
+    warps = ::attn::compiler::defaultWarps(cfg.wgmma, cfg.blockM);
   cfg.warps = warps;
   if (cfg.blockM % (16 * warps) != 0)
     return query.emitOpError("query tile of ")
@@ -689,10 +688,10 @@ FailureOr<TileConfig> readConfig(TileGridOp grid, int64_t warps,
     if (cfg.sharedBytes() > (alone ? 227 : 113) * 1024)
       cfg.stages = 2;
   }
-  bool masked = false;
-  grid.walk([&](MaskOp op) { masked |= op.getMask() != MaskKind::None; });
+  grid.walk([&](MaskOp op) { cfg.masked |= op.getMask() != MaskKind::None; });
+  // (wgmma kernels have one m tile per warp.)
   cfg.conditionalRescale =
-      !cfg.wgmma && masked && cfg.mTiles() > 1 && cfg.paddedDim() > 64;
+      cfg.masked && cfg.mTiles() > 1 && cfg.paddedDim() > 64;
   bool sameDims = true;
   grid.walk([&](LoadTileOp op) {
     sameDims &= cast<RankedTensorType>(op.getType()).getDimSize(1) ==

@@ -474,8 +474,8 @@ SmallVector<Value> Fragments::pv(ArrayRef<Value> probs, Value valueOffset,
   int64_t kBlocks = cfg.blockN / 16;
   int64_t nBlocks = cfg.paddedDim() / 8;
   SmallVector<Value> out = cfg.conditionalRescale
-                               ? rescaleIfMoved(acc, alpha, nBlocks)
-                               : rescale(acc, alpha, nBlocks);
+                               ? rescaleIfMoved(acc, alpha)
+                               : rescale(acc, alpha);
   if (cfg.wgmma)
     return wgmmaWait(wgmmaPVIssue(probs, valueOffset, out));
   Value base = arith::AddIOp::create(b, loc, valueOffset, vLane);
@@ -499,13 +499,9 @@ SmallVector<Value> Fragments::pv(ArrayRef<Value> probs, Value valueOffset,
   return out;
 }
 
-SmallVector<Value> Fragments::rescaleAcc(ArrayRef<Value> acc,
-                                         ArrayRef<Value> alpha) {
-  return rescale(acc, alpha, cfg.paddedDim() / 8);
-}
-
 SmallVector<Value> Fragments::rescale(ArrayRef<Value> acc,
-                                      ArrayRef<Value> alpha, int64_t nBlocks) {
+                                      ArrayRef<Value> alpha) {
+  int64_t nBlocks = cfg.paddedDim() / 8;
   SmallVector<Value> out;
   for (size_t idx = 0; idx < acc.size(); ++idx)
     out.push_back(arith::MulFOp::create(b, loc, acc[idx],
@@ -514,8 +510,7 @@ SmallVector<Value> Fragments::rescale(ArrayRef<Value> acc,
 }
 
 SmallVector<Value> Fragments::rescaleIfMoved(ArrayRef<Value> acc,
-                                             ArrayRef<Value> alpha,
-                                             int64_t nBlocks) {
+                                             ArrayRef<Value> alpha) {
   // alpha == 1 for every row of the warp leaves acc unchanged (exactly), so
   // the FMULs are skipped on a warp-uniform branch.
   Value one = constF32(1.0f);
@@ -531,7 +526,7 @@ SmallVector<Value> Fragments::rescaleIfMoved(ArrayRef<Value> acc,
   auto ifOp = scf::IfOp::create(b, loc, types, anyMoved, /*withElse=*/true);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  scf::YieldOp::create(b, loc, rescale(acc, alpha, nBlocks));
+  scf::YieldOp::create(b, loc, rescale(acc, alpha));
   b.setInsertionPointToStart(ifOp.elseBlock());
   scf::YieldOp::create(b, loc, SmallVector<Value>(acc));
   return llvm::to_vector_of<Value>(ifOp.getResults());
@@ -559,10 +554,9 @@ FinalizeFrags Fragments::finalize(ArrayRef<Value> acc, ArrayRef<Value> max,
         arith::SelectOp::create(b, loc, empty, constF32(kNegInf), lse));
   }
   int64_t nBlocks = acc.size() / (4 * cfg.mTiles());
-  for (size_t idx = 0; idx < acc.size(); ++idx) {
+  for (size_t idx = 0; idx < acc.size(); ++idx)
     r.output.push_back(
         arith::MulFOp::create(b, loc, acc[idx], inv[rowSlot(idx, nBlocks)]));
-  }
   return r;
 }
 

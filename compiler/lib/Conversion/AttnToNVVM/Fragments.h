@@ -54,6 +54,8 @@ struct TileConfig {
 
   /// Warpgroup MMA (sm_90a) instead of mma.sync.
   bool wgmma = false;
+  /// A causal mask (of either kind) applies.
+  bool masked = false;
 
   int64_t paddedDim() const { return (headDim + 15) / 16 * 16; }
   /// Bytes per tile row (with wgmma, the rows of all 64-column blocks).
@@ -77,8 +79,6 @@ struct TileConfig {
   /// 255 registers without spilling; the mapping enables it there only
   /// (docs/BENCHMARKS.md).
   bool conditionalRescale = false;
-  /// Whether Q's A fragments stay in registers for the whole K/V loop: they
-  /// take 4 registers per 16 columns and m tile.
   /// wgmma with three stages: the K/V loop is software-pipelined
   /// (AttnToNVVM.cpp, emitPipelinedKvLoop), so a P·V runs on while the next
   /// tile's work starts; its V must stay in its stage while the tile after
@@ -97,6 +97,8 @@ struct TileConfig {
   /// no order; ordering P·V's issue too was worse (it delays the later
   /// warpgroups) (docs/BENCHMARKS.md).
   bool orderedQK() const { return warpgroups() > 1; }
+  /// Whether Q's A fragments stay in registers for the whole K/V loop: they
+  /// take 4 registers per 16 columns and m tile.
   bool queryInRegisters() const {
     return !wgmma && mTiles() * paddedDim() <= 128;
   }
@@ -153,8 +155,8 @@ public:
                                    ArrayRef<Value> max, ArrayRef<Value> sum);
   SmallVector<Value> pv(ArrayRef<Value> probs, Value valueOffset,
                         ArrayRef<Value> acc, ArrayRef<Value> alpha);
-  /// acc · alpha, row by row.
-  SmallVector<Value> rescaleAcc(ArrayRef<Value> acc, ArrayRef<Value> alpha);
+  /// acc · alpha, row by row (acc: the BM×D accumulator).
+  SmallVector<Value> rescale(ArrayRef<Value> acc, ArrayRef<Value> alpha);
 
   // wgmma in steps, for the pipelined K/V loop (Wgmma.cpp): issue (and
   // commit as one group) without waiting; the results are valid only after a
@@ -193,6 +195,9 @@ private:
   /// Named-barrier ordering of the warpgroups' QKᵀ issue (orderedQK()).
   void waitForPreviousWarpgroup();
   void releaseNextWarpgroup();
+  /// `instruction` (bar.sync or bar.arrive) on barrier `id`, in warpgroup
+  /// `g` only.
+  void warpgroupBarrier(int64_t g, StringRef instruction, int64_t id);
   /// Inline PTX `text` that the values (f32, i32 or 32-bit vectors) pass
   /// through: LLVM cannot move their definitions or uses across it.
   SmallVector<Value> asmThrough(StringRef text, ArrayRef<Value> values);
@@ -210,12 +215,9 @@ private:
   /// Two f32 rounded to the element type, packed as one mma operand.
   Value pack(Value lo, Value hi);
   Value shuffleXor(Value v, int mask);
-  /// acc · alpha, row by row.
-  SmallVector<Value> rescale(ArrayRef<Value> acc, ArrayRef<Value> alpha,
-                             int64_t nBlocks);
-  /// The same, skipped when every alpha of the warp is 1.
-  SmallVector<Value> rescaleIfMoved(ArrayRef<Value> acc, ArrayRef<Value> alpha,
-                                    int64_t nBlocks);
+  /// rescale(), skipped when every alpha of the warp is 1.
+  SmallVector<Value> rescaleIfMoved(ArrayRef<Value> acc,
+                                    ArrayRef<Value> alpha);
   /// ex2.approx.ftz.f32: exp2 with -inf -> +0.
   Value exp2(Value x);
   Value maxNum(Value x, Value y);

@@ -22,12 +22,21 @@
 
 #include "Fragments.h"
 
-
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::nvidia;
+
+/// Volatile inline PTX `text` returning `res` (null: nothing).
+static LLVM::InlineAsmOp inlinePtx(OpBuilder &b, Location loc, Type res,
+                                   ValueRange operands, StringRef text,
+                                   StringRef constraints) {
+  return LLVM::InlineAsmOp::create(
+      b, loc, res, operands, text, constraints, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr(), ArrayAttr());
+}
 
 /// Matrix-descriptor field: layout type 1 in bits 62-63 is the 128-byte
 /// swizzle.
@@ -116,10 +125,7 @@ SmallVector<Value> Fragments::wgmmaAsync(ArrayRef<Value> acc,
   Type f32 = b.getF32Type();
   auto resType = LLVM::LLVMStructType::getLiteral(
       b.getContext(), SmallVector<Type>(regs, f32));
-  auto asmOp = LLVM::InlineAsmOp::create(
-      b, loc, resType, operands, text, constraints, /*has_side_effects=*/true,
-      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr(), ArrayAttr());
+  auto asmOp = inlinePtx(b, loc, resType, operands, text, constraints);
   SmallVector<Value> out;
   for (int64_t i = 0; i < regs; ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getRes(), i));
@@ -141,10 +147,7 @@ SmallVector<Value> Fragments::asmThrough(StringRef text,
   for (size_t i = 0; i < values.size(); ++i)
     constraints += std::to_string(i) + (i + 1 < values.size() ? "," : "");
   auto resType = LLVM::LLVMStructType::getLiteral(b.getContext(), types);
-  auto asmOp = LLVM::InlineAsmOp::create(
-      b, loc, resType, operands, text, constraints, /*has_side_effects=*/true,
-      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr(), ArrayAttr());
+  auto asmOp = inlinePtx(b, loc, resType, operands, text, constraints);
   SmallVector<Value> out;
   for (auto [i, v] : llvm::enumerate(values)) {
     Value r = LLVM::ExtractValueOp::create(b, loc, asmOp.getRes(), i);
@@ -166,38 +169,28 @@ SmallVector<Value> Fragments::wgmmaWait(ArrayRef<Value> values,
 /// consecutive warpgroups (at most 4 warpgroups: ids 1-3).
 static constexpr int64_t kFirstOrderBarrier = 1;
 
+void Fragments::warpgroupBarrier(int64_t g, StringRef instruction,
+                                 int64_t id) {
+  // 256 threads: the two warpgroups that meet there.
+  Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                     warpgroup, constI32(g));
+  scf::IfOp::create(b, loc, mine, [&](OpBuilder &nb, Location nl) {
+    inlinePtx(nb, nl, Type(), ValueRange{},
+              llvm::formatv("{0} {1}, 256;", instruction, id).str(), "");
+    scf::YieldOp::create(nb, nl);
+  });
+}
+
 void Fragments::waitForPreviousWarpgroup() {
   // Warpgroup g > 0 waits on barrier kFirstOrderBarrier + g - 1, where
-  // warpgroup g - 1 arrives; 256 threads: the two warpgroups.
-  for (int64_t g = 1; g < cfg.warpgroups(); ++g) {
-    Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                       warpgroup, constI32(g));
-    scf::IfOp::create(b, loc, mine, [&](OpBuilder &nb, Location nl) {
-      LLVM::InlineAsmOp::create(
-          nb, nl, Type(), ValueRange{},
-          llvm::formatv("bar.sync {0}, 256;", kFirstOrderBarrier + g - 1).str(), "",
-          /*has_side_effects=*/true, /*is_align_stack=*/false,
-          LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
-          ArrayAttr());
-      scf::YieldOp::create(nb, nl);
-    });
-  }
+  // warpgroup g - 1 arrives.
+  for (int64_t g = 1; g < cfg.warpgroups(); ++g)
+    warpgroupBarrier(g, "bar.sync", kFirstOrderBarrier + g - 1);
 }
 
 void Fragments::releaseNextWarpgroup() {
-  for (int64_t g = 0; g + 1 < cfg.warpgroups(); ++g) {
-    Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                       warpgroup, constI32(g));
-    scf::IfOp::create(b, loc, mine, [&](OpBuilder &nb, Location nl) {
-      LLVM::InlineAsmOp::create(
-          nb, nl, Type(), ValueRange{},
-          llvm::formatv("bar.arrive {0}, 256;", kFirstOrderBarrier + g).str(), "",
-          /*has_side_effects=*/true, /*is_align_stack=*/false,
-          LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
-          ArrayAttr());
-      scf::YieldOp::create(nb, nl);
-    });
-  }
+  for (int64_t g = 0; g + 1 < cfg.warpgroups(); ++g)
+    warpgroupBarrier(g, "bar.arrive", kFirstOrderBarrier + g);
 }
 
 SmallVector<Value> Fragments::wgmmaQKIssue(Value keyOffset) {
