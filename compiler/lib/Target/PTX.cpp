@@ -5,6 +5,7 @@
 #include "mlir/Target/LLVM/ModuleToObject.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -29,6 +30,12 @@ protected:
     if (failed(machine))
       return getOperation().emitError()
              << "NVPTX target unavailable for chip '" << chip << "'";
+    // LLVM only warns about an unknown processor and then aborts in
+    // instruction selection: refuse it here with a diagnostic.
+    if (!(*machine)->getMCSubtargetInfo()->isCPUStringValid(chip))
+      return getOperation().emitError()
+             << "unknown NVIDIA chip '" << chip
+             << "' (expected an NVPTX processor such as sm_80 or sm_90a)";
     FailureOr<SmallString<0>> ptx = translateModuleToISA(
         llvmModule, **machine,
         [&]() { return getOperation().emitError(); });

@@ -1,5 +1,10 @@
 // RUN: attn-opt %s --attn-emit-ptx="chip=sm_80 output=%t.ptx" | FileCheck %s
 // RUN: FileCheck %s --input-file=%t.ptx --check-prefix=PTX
+// RUN: not attn-opt %s --attn-emit-ptx="chip=sm_1" 2>&1 | FileCheck %s --check-prefix=BADCHIP
+
+// An unknown chip is a diagnostic on the gpu.module, not an LLVM abort.
+// BADCHIP: error: unknown NVIDIA chip 'sm_1' (expected an NVPTX processor such as sm_80 or sm_90a)
+// BADCHIP-NOT: LLVM ERROR
 
 // CHECK: gpu.binary @kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">, assembly = "
 // CHECK-NOT: gpu.module
