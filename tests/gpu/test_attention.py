@@ -38,6 +38,21 @@ Per case:
     approximations add ~1e-6, so 1e-3 absolute (plus a relative term for the
     large-magnitude scores, up to ~300) leaves a wide margin without hiding a
     wrong max or a wrong scale (those are off by >= 1e-2).
+
+GQA sweep (--gqa runs only it, --no-gqa leaves it out; part of the default run,
+after the sweep above, case indices continuing): K and V have Hkv heads, query
+head h reads K/V head h // (H / Hkv), as torch's SDPA with enable_gqa=True.
+(H, Hkv) in {(8,8), (8,4), (16,8), (8,2), (16,4), (16,2), (32,4)} (G = H/Hkv =
+1, 2, 4, 8) and MQA {(8,1), (16,1)}; kinds: prefill Nq = Nk in {128, 1000, 4096}
+(masks none / causal, a few bottom_right), decode Nq = 1, Nk in {1, 1000, 4096,
+8192} (none / bottom_right / causal) and speculative decode Nq = 4, Nk in {1000,
+4096, 8192} (mostly bottom_right); dtype, layout (bhnd / bnhd via strides), D
+(64 and 128 mostly, some 96 and 256) and the input distribution rotate over the
+cases. The same checks and tolerance rule as above: the float64 reference
+repeats K/V along heads (repeat_interleave); each SDPA backend is first called
+with enable_gqa=True on the Hkv-head K/V and, if it refuses that, with the
+expanded K/V (noted "expanded K/V"). A runtime that refuses kv_heads != heads
+(ATTN_ERROR_UNSUPPORTED) fails those cases with its message. Names show H, Hkv.
 """
 import argparse
 import itertools
@@ -66,6 +81,15 @@ BACKEND_SANITY = 5e-2   # a backend error above this means it computed something
 GUARD = 512             # poisoned elements before and after O and LSE
 SMALL_OUTPUT = 4096     # below this many O elements the error statistic is noisy
 
+# GQA sweep: (H, Hkv) pairs. G = H / Hkv in {1, 2, 4, 8}, and MQA (Hkv = 1).
+GQA_HK_ALL = [(8, 8), (8, 4), (16, 8), (8, 2), (16, 4), (16, 2), (32, 4), (8, 1), (16, 1)]
+GQA_HK_SUB = [(8, 8), (16, 8), (16, 4), (32, 4), (8, 1), (16, 1)]    # G = 1, 2, 4, 8, MQA 8, MQA 16
+GQA_HK_SPEC = [(8, 8), (8, 4), (16, 4), (32, 4), (16, 1)]
+GQA_HK_BR = [(8, 4), (16, 2), (8, 1)]       # prefill with the bottom-right mask (== causal at Nq = Nk)
+GQA_DIMS = [64, 128, 64, 128, 96, 128, 256]  # period 7: coprime with dtype (2) and layout (4) rotation
+GQA_DECODE_MASKS = ["none", "bottom_right", "none", "causal"]
+GQA_SPEC_MASKS = ["bottom_right", "bottom_right", "none", "bottom_right", "causal"]
+
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -79,6 +103,9 @@ def parse_args():
     ap.add_argument("--time-limit", type=float, default=0, help="seconds; later cases are skipped")
     ap.add_argument("--json", default="", help="append one JSON object per case to this file")
     ap.add_argument("--list", action="store_true", help="print the cases and exit")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--gqa", action="store_true", help="run only the GQA sweep (K/V with Hkv < H heads)")
+    g.add_argument("--no-gqa", action="store_true", help="leave the GQA sweep out")
     return ap.parse_args()
 
 
@@ -103,8 +130,51 @@ def make_cases(quick, device):
     return cases
 
 
+def make_gqa_cases(quick, device, first_idx):
+    """The GQA sweep (see the module doc); indices start at first_idx."""
+    if device == "cpu":
+        pre_n, dec_nk, spec_nk = [128], [1, 128], [128]
+    elif quick:
+        pre_n, dec_nk, spec_nk = [128, 1000], [1, 1000], [1000]
+    else:
+        pre_n, dec_nk, spec_nk = [128, 1000, 4096], [1, 1000, 4096, 8192], [1000, 4096, 8192]
+    small = quick or device == "cpu"
+    plan = []   # (kind, B, H, Hkv, Nq, Nk, mask)
+    for n in pre_n:
+        hks = GQA_HK_SUB if small or n >= 4096 else GQA_HK_ALL
+        b = 1 if n >= 4096 else 2 if n >= 1000 else 3
+        for mask in ("none", "causal"):
+            plan += [("prefill", b, h, hkv, n, n, mask) for h, hkv in hks]
+    n_br = pre_n[len(pre_n) // 2]
+    plan += [("prefill", 2, h, hkv, n_br, n_br, "bottom_right") for h, hkv in GQA_HK_BR]
+    j = 0
+    for nk in dec_nk:
+        for h, hkv in (GQA_HK_SUB if small or nk == 1 else GQA_HK_ALL):
+            plan.append(("decode", [4, 2, 1, 3][j % 4], h, hkv, 1, nk, GQA_DECODE_MASKS[j % len(GQA_DECODE_MASKS)]))
+            j += 1
+    j = 0
+    for nk in spec_nk:
+        for h, hkv in GQA_HK_SPEC:
+            plan.append(("specdec", 2, h, hkv, 4, nk, GQA_SPEC_MASKS[j % len(GQA_SPEC_MASKS)]))
+            j += 1
+    cases = []
+    for i, (kind, b, h, hkv, nq, nk, mask) in enumerate(plan):
+        d = GQA_DIMS[i % len(GQA_DIMS)]
+        cases.append(dict(
+            idx=first_idx + i, gqa=True, kind=kind, B=b, H=h, Hkv=hkv, Nq=nq, Nk=nk, D=d, mask=mask,
+            dtype=DTYPES[i % 2], layout=LAYOUTS[(i // 2) % 2], dist=DISTS[1 if i % 5 == 4 else 0],
+            scale=(0.7 / math.sqrt(d)) if i % 6 == 3 else 0.0,
+            lse=(i % 8 != 7), kv_heads0=(h == hkv and i % 2 == 1)))
+    return cases
+
+
 def case_name(c):
-    return (f"#{c['idx']} B={c['B']} H={c['H']} Nq={c['Nq']} Nk={c['Nk']} D={c['D']} {c['dtype']} "
+    if c.get("gqa"):
+        head = (f"#{c['idx']} gqa-{c['kind']} B={c['B']} H={c['H']} Hkv={c['Hkv']} (G={c['H'] // c['Hkv']}) "
+                f"Nq={c['Nq']} Nk={c['Nk']}")
+    else:
+        head = f"#{c['idx']} B={c['B']} H={c['H']} Nq={c['Nq']} Nk={c['Nk']}"
+    return (f"{head} D={c['D']} {c['dtype']} "
             f"{c['mask']} {c['layout']} {c['dist']}" + (f" scale={c['scale']:.4g}" if c['scale'] else "")
             + ("" if c["lse"] else " no-lse") + (" kv_heads=0" if c["kv_heads0"] else ""))
 
@@ -118,8 +188,13 @@ def visible(torch, mask, nq, nk, device):
 
 
 def reference(torch, q, k, v, mask, scale):
-    """float64 O (B,H,Nq,D) and LSE (B,H,Nq); fully masked rows: O = 0, LSE = -inf."""
+    """float64 O (B,H,Nq,D) and LSE (B,H,Nq); fully masked rows: O = 0, LSE = -inf.
+    k, v may have Hkv < H heads (H % Hkv == 0): query head h reads K/V head
+    h // (H / Hkv), i.e. K/V repeated along heads with repeat_interleave."""
     q64, k64, v64 = q.double(), k.double(), v.double()
+    if k.shape[1] != q.shape[1]:
+        g = q.shape[1] // k.shape[1]
+        k64, v64 = k64.repeat_interleave(g, dim=1), v64.repeat_interleave(g, dim=1)
     s = torch.matmul(q64, k64.transpose(-1, -2)) * scale
     vis = visible(torch, mask, q.shape[2], k.shape[2], q.device)
     if vis is not None:
@@ -140,50 +215,81 @@ def rel_err(torch, x, ref):
     return float(diff / den) if float(den) > 0 else float(diff)
 
 
+def first_line(ex, n=80):
+    lines = str(ex).strip().splitlines()
+    return (lines[0] if lines else type(ex).__name__)[:n]
+
+
 def sdpa_errors(torch, q, k, v, mask, scale, ref_o):
-    """{backend: (error or None, note)} for torch SDPA's cuDNN and flash backends."""
+    """{backend: (error or None, note)} for torch SDPA's cuDNN and flash backends.
+    With Hkv < H heads in k, v each backend is called with enable_gqa=True; if it
+    refuses, again with K/V expanded to H heads (note "expanded K/V: why")."""
     import torch.nn.functional as F
     try:
         from torch.nn.attention import SDPBackend, sdpa_kernel
     except ImportError:
         return {"cudnn": (None, "torch lacks torch.nn.attention"), "flash": (None, "torch lacks torch.nn.attention")}
     nq, nk = q.shape[2], k.shape[2]
+    gqa = k.shape[1] != q.shape[1]
+    expanded = []
+
+    def kv_expanded():
+        if not expanded:
+            g = q.shape[1] // k.shape[1]
+            expanded.append((k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)))
+        return expanded[0]
+
     out = {}
     for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
+        if mask == "bottom_right" and nq != nk and name != "flash":
+            out[name] = (None, "no bottom-right mask")
+            continue
+
+        def call(kk, vv, native_gqa):
+            if mask == "bottom_right" and nq != nk:
+                # FlashAttention-2 aligns its causal mask bottom-right; call the op
+                # directly (the CausalBias route may silently fall back to math).
+                # FA2 itself takes K/V with fewer heads (H % Hkv == 0).
+                return torch.ops.aten._scaled_dot_product_flash_attention(
+                    q, kk, vv, 0.0, True, False, scale=scale)[0]
+            kw = {"enable_gqa": True} if native_gqa else {}
+            with sdpa_kernel(backend):
+                return F.scaled_dot_product_attention(q, kk, vv, is_causal=(mask != "none"), scale=scale, **kw)
+
+        note = ""
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                if mask == "bottom_right" and nq != nk:
-                    if name != "flash":
-                        out[name] = (None, "no bottom-right mask")
-                        continue
-                    # FlashAttention-2 aligns its causal mask bottom-right; call the op
-                    # directly (the CausalBias route may silently fall back to math).
-                    o = torch.ops.aten._scaled_dot_product_flash_attention(
-                        q, k, v, 0.0, True, False, scale=scale)[0]
-                else:
-                    with sdpa_kernel(backend):
-                        o = F.scaled_dot_product_attention(q, k, v, is_causal=(mask != "none"), scale=scale)
+                try:
+                    o = call(k, v, gqa)
+                except (RuntimeError, ValueError, TypeError) as ex:
+                    if not gqa:
+                        raise
+                    note = "expanded K/V: " + first_line(ex, 60)
+                    kk, vv = kv_expanded()
+                    o = call(kk, vv, False)
             e = rel_err(torch, o, ref_o)
-            out[name] = (e, "") if math.isfinite(e) and e <= BACKEND_SANITY else (None, f"ignored, err={e:.2e}")
+            out[name] = (e, note) if math.isfinite(e) and e <= BACKEND_SANITY else (None, f"ignored, err={e:.2e}")
         except (RuntimeError, ValueError, TypeError) as ex:
-            out[name] = (None, "n/a: " + str(ex).strip().splitlines()[0][:80])
+            out[name] = (None, "n/a: " + first_line(ex))
     return out
 
 
 def make_inputs(torch, c, gen, device):
-    """q, k, v as logical (B, H, N, D) views of (B,H,N,D) or (B,N,H,D) storage."""
+    """q (B, H, Nq, D), k and v (B, Hkv, Nk, D): logical views of (B,H,N,D) or
+    (B,N,H,D) storage."""
     dt = {"bf16": torch.bfloat16, "f16": torch.float16}[c["dtype"]]
 
-    def one(n):
-        shape = (c["B"], c["H"], n, c["D"]) if c["layout"] == "bhnd" else (c["B"], n, c["H"], c["D"])
+    def one(n, h):
+        shape = (c["B"], h, n, c["D"]) if c["layout"] == "bhnd" else (c["B"], n, h, c["D"])
         x = torch.randn(shape, generator=gen, device=device, dtype=torch.float32)
         if c["dist"] == "large":
             x = 2.0 + 4.0 * x      # scores of tens to hundreds: very peaked softmax
         x = x.to(dt)
         return x if c["layout"] == "bhnd" else x.transpose(1, 2)
 
-    return one(c["Nq"]), one(c["Nk"]), one(c["Nk"]), dt
+    hkv = c.get("Hkv", c["H"])    # K/V heads (GQA sweep); the main sweep has Hkv = H
+    return one(c["Nq"], c["H"]), one(c["Nk"], hkv), one(c["Nk"], hkv), dt
 
 
 def poisoned_view(torch, c, dt, device, what):
@@ -213,6 +319,8 @@ def run_case(torch, lib, c, seed, device):
                           device=aj.DEVICE_CUDA if device == "cuda" else aj.DEVICE_HOST,
                           kv_heads=0 if c["kv_heads0"] else None)
     res = dict(name=case_name(c), seed=seed)
+    if c.get("gqa"):
+        res.update(sweep="gqa", H=c["H"], Hkv=c["Hkv"])
     if st != aj.ATTN_OK:
         res["fail"] = "attn_forward " + msg
         return res
@@ -268,18 +376,20 @@ def run_case(torch, lib, c, seed, device):
 def fmt_base(base):
     parts = []
     for name, b in base.items():
-        parts.append(f"{name} {b['err']:.2e}" if b["err"] is not None else f"{name} {b['note']}")
+        if b["err"] is not None:
+            parts.append(f"{name} {b['err']:.2e}" + (" (expanded K/V)" if b["note"].startswith("expanded") else ""))
+        else:
+            parts.append(f"{name} {b['note']}")
     return ", ".join(parts)
 
 
 def main():
     args = parse_args()
-    try:
-        import torch
-    except ImportError as ex:
-        print(f"SKIP: torch not importable ({ex})")
-        return 77
-    cases = make_cases(args.quick, args.device)
+    # Indices of the GQA sweep continue after the main sweep's whether or not
+    # that runs, so that --seed S --only I names the same case either way.
+    main_cases = make_cases(args.quick, args.device)
+    gqa_cases = make_gqa_cases(args.quick, args.device, len(main_cases))
+    cases = ([] if args.gqa else main_cases) + ([] if args.no_gqa else gqa_cases)
     if args.only:
         keep = {int(x) for x in args.only.split(",")}
         cases = [c for c in cases if c["idx"] in keep]
@@ -289,6 +399,11 @@ def main():
         for c in cases:
             print(case_name(c))
         return 0
+    try:
+        import torch
+    except ImportError as ex:
+        print(f"SKIP: torch not importable ({ex})")
+        return 77
     if args.device == "cuda" and not torch.cuda.is_available():
         print("SKIP: torch sees no CUDA device")
         return 77
@@ -306,6 +421,7 @@ def main():
 
     jf = open(args.json, "a") if args.json else None
     passed, failed, skipped, failures, ratios = 0, 0, 0, [], []
+    gqa_counts = {"pass": 0, "fail": 0, "unsupported": 0}
     t_start = time.time()
     for c in cases:
         if args.time_limit and time.time() - t_start > args.time_limit:
@@ -321,6 +437,9 @@ def main():
         ok = "fail" not in res
         passed += ok
         failed += not ok
+        if c.get("gqa"):
+            gqa_counts["pass" if ok else "fail"] += 1
+            gqa_counts["unsupported"] += (not ok) and "UNSUPPORTED" in res["fail"]
         line = f"{'PASS' if ok else 'FAIL'} {res['name']}"
         if "err" in res:
             line += f" err={res['err']:.3e} tol={res['tol']:.3e}({res['tol_from']})"
@@ -349,6 +468,10 @@ def main():
         worst = max(ratios)
         print(f"# largest err / max(cuDNN, flash err) over {len(ratios)} cases with a baseline: "
               f"{worst[0]:.2f} ({worst[1]})")
+    if gqa_counts["pass"] + gqa_counts["fail"]:
+        print(f"# gqa sweep: {gqa_counts['pass']} passed, {gqa_counts['fail']} failed"
+              + (f" ({gqa_counts['unsupported']} refused by the runtime: UNSUPPORTED)"
+                 if gqa_counts["unsupported"] else ""))
     print(f"# {time.time() - t_start:.1f}s; runtime stats: {lib.stats()}")
     if failures:
         print("# failures:")

@@ -15,14 +15,25 @@
 #               the GPU costs nothing but time
 #   bench       bin/attn-bench over the FlashAttention-convention shapes, then
 #               the mma.sync mapping (ATTN_JIT_TENSOR_CORES) at N = 2k, 8k
+#   ab          only with OLD_BUNDLE=/path/to/old/bundle (then on by default):
+#               tools/device/ab_bench.py times $OLD_BUNDLE/lib/libattn-jit.so and
+#               this bundle's, and torch SDPA cuDNN/FA2, side by side in one process
+#               (convention shapes, GQA prefill, decode), then again with
+#               ATTN_JIT_TENSOR_CORES=mma.sync for D = 96, 128 at N = 2k, 8k. Its
+#               JSON lines go into bench.jsonl with "tool":"ab_bench" (no file of
+#               its own: make_report.py reads only "tool":"attn-bench" lines
+#               there); the summary gets new/old median and min per invocation.
+#               It takes what is left of BUDGET_S like every stage: for an A/B
+#               run alone use STAGES="info ab" (about 1.5-2.5 minutes).
 #   firstcall   attn-bench --first-call, empty cache dir, then the same dir again
 #   anchors     tools/device/sdpa_anchors.py (torch SDPA cuDNN/FA2/math, ceilings)
 #   report      tools/device/make_report.py -> BENCHMARKS-table.md, bench.png
 # STAGES="..." picks stages (default: all, in that order); QUICK=1 runs the
 # quick variants of the tests, benchmark and anchors.
 # Files written to OUT (8 at most, flat): run.log (everything printed),
-# sanitizer.log, tests.jsonl, bench.jsonl, anchors.jsonl, BENCHMARKS-table.md,
-# bench.png, summary.txt. The summary is printed last.
+# sanitizer.log, tests.jsonl, bench.jsonl (attn-bench, and ab_bench's lines
+# marked "tool":"ab_bench"), anchors.jsonl, BENCHMARKS-table.md, bench.png,
+# summary.txt. The summary is printed last.
 # Exit status: 0 when every stage that ran passed, 1 otherwise, 77 without a GPU.
 set -u -o pipefail
 export PYTHONUNBUFFERED=1
@@ -32,7 +43,12 @@ OUT_DIR=${2:-${OUT:?set OUT or pass OUT_DIR}}
 BUNDLE=$(cd "$BUNDLE" && pwd) || exit 2
 mkdir -p "$OUT_DIR" && OUT_DIR=$(cd "$OUT_DIR" && pwd)
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-STAGES=${STAGES:-info runtime correctness bench firstcall anchors report}
+OLD_BUNDLE=${OLD_BUNDLE:-}
+if [[ -n "$OLD_BUNDLE" ]]; then
+  STAGES=${STAGES:-info runtime correctness bench ab firstcall anchors report}
+else
+  STAGES=${STAGES:-info runtime correctness bench firstcall anchors report}
+fi
 BUDGET_S=${BUDGET_S:-530}
 QUICK_ARGS=()
 [[ "${QUICK:-0}" == 1 ]] && QUICK_ARGS=(--quick)
@@ -101,6 +117,11 @@ bench_note() {
   echo "$(grep -c '^{"tool":"attn-bench"' "$1") configs measured;" \
     "attn-jit not ok on $(grep -c '^attn-jit D=' "$1")"
 }
+ab_note() {
+  local l
+  l=$(grep '^ab summary' "$1" | tail -n 1 | sed 's/^ab summary //')
+  [[ -n "$l" ]] && echo "$l" || last_line "$1"
+}
 firstcall_note() { grep -oE '"(first_call_ms|compiles|disk_hits)":[0-9.]+' "$1" | head -n 3 | tr '\n' ' '; }
 
 main() {
@@ -129,7 +150,7 @@ main() {
 
   if want correctness; then
     local t
-    t=$(stage_limit 160)
+    t=$(stage_limit 200)   # 160 s before the GQA sweep (~100 cases, +20-40 s)
     if ((t < 30)); then
       record correctness skipped 0 "time budget spent"
     else
@@ -182,6 +203,31 @@ main() {
       --fresh-cache --no-unfused --d 64,128,256 --n 2k,8k --reps 20
   fi
 
+  if want ab; then
+    if [[ -z "$OLD_BUNDLE" ]]; then
+      record ab skipped 0 "OLD_BUNDLE not set"
+    elif [[ ! -e "$OLD_BUNDLE/lib/libattn-jit.so" ]]; then
+      record ab FAILED 0 "missing $OLD_BUNDLE/lib/libattn-jit.so"
+    else
+      local old_lib t tl ab_args=() mma_args=()
+      old_lib=$(cd "$OLD_BUNDLE/lib" && pwd)/libattn-jit.so
+      if [[ "${QUICK:-0}" == 1 ]]; then
+        ab_args=(--d 128 --n "2048,8192" --reps 10)
+        mma_args=(--reps 10)
+      fi
+      # --time-limit: ab_bench stops starting shapes in time to print its table.
+      t=$(stage_limit 240)
+      tl=$((t > 45 ? t - 30 : 15))
+      ATTN_JIT_CACHE_DIR="$WORK/cache-ab" NOTE_FN=ab_note run_stage ab 240 "$PY" "$REPO/tools/device/ab_bench.py" \
+        --old "$old_lib" --new "$ATTN_JIT_LIB" --json "$OUT_DIR/bench.jsonl" --time-limit "$tl" "${ab_args[@]}"
+      t=$(stage_limit 90)
+      tl=$((t > 45 ? t - 30 : 15))
+      ATTN_JIT_TENSOR_CORES=mma.sync ATTN_JIT_CACHE_DIR="$WORK/cache-ab" NOTE_FN=ab_note run_stage ab-mma.sync 90 \
+        "$PY" "$REPO/tools/device/ab_bench.py" --old "$old_lib" --new "$ATTN_JIT_LIB" --json "$OUT_DIR/bench.jsonl" \
+        --shapes conv --d 96,128 --n 2048,8192 --causal 0,1 --time-limit "$tl" "${mma_args[@]}"
+    fi
+  fi
+
   if want firstcall; then
     local fc="$WORK/firstcall-cache"
     mkdir -p "$fc"
@@ -209,6 +255,9 @@ main() {
     printf '%-15s %-13s %5s  %s\n' stage status secs note
     printf '%s\n' "${SUMMARY[@]}"
     [[ -s "$WORK/compact.txt" ]] && { echo; cat "$WORK/compact.txt"; }
+    for f in "$WORK/ab.out" "$WORK/ab-mma.sync.out"; do
+      [[ -s "$f" ]] && grep -h -E '^(new/old over|ab summary)' "$f"
+    done
     grep -h '^FAIL' "$WORK/tests.out" 2> /dev/null | head -n 15 | cut -c1-200
     echo "overall: $([[ $FAILED == 0 ]] && echo PASS || echo FAIL)"
   } | tee "$OUT_DIR/summary.txt"
