@@ -1,9 +1,20 @@
-//===- TilePolicy.cpp - Default tiles and mapping choice, MLIR-free -------===//
+//===- TilePolicy.cpp - Every configuration choice, MLIR-free -------------===//
 
 #include "attn/Compiler/TilePolicy.h"
 #include "attn/Compiler/Compiler.h"
 
 namespace attn::compiler {
+
+namespace {
+
+/// Shared memory one CTA may use on an SM of the H100/H200 class (228 KB,
+/// 1 KB reserved per CTA); half of it when two CTAs share the SM.
+constexpr int64_t kSharedPerSm = 227 * 1024;
+constexpr int64_t kSharedPerCtaPair = 113 * 1024;
+
+int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+} // namespace
 
 bool isTensorCoreName(std::string_view name) {
   return name == "auto" || name == "mma.sync" || name == "wgmma";
@@ -58,11 +69,115 @@ std::string wgmmaUnsupportedReason(std::string_view chip, int64_t headDim,
   return "";
 }
 
+int64_t sharedTileBytes(int64_t rows, int64_t headDim, bool wgmma) {
+  // wgmma: 64-column blocks of 128-byte rows. mma.sync: rows of the head
+  // dim rounded up to 16 elements plus 16 bytes (conflict-free ldmatrix).
+  if (wgmma)
+    return rows * roundUp(headDim, 64) * 2;
+  return rows * (roundUp(headDim, 16) * 2 + 16);
+}
+
+bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
+                std::string &error) {
+  KernelConfig r = config.resolved(nvidia);
+  plan = KernelPlan();
+  plan.blockM = r.blockM;
+  plan.blockN = r.blockN;
+  if (r.blockM <= 0 || r.blockN <= 0) {
+    error = "tile sizes must be positive, got block-m=" +
+            std::to_string(r.blockM) + " block-n=" + std::to_string(r.blockN);
+    return false;
+  }
+  if (!nvidia)
+    return true;
+
+  plan.chip = r.arch;
+  if (!isTensorCoreName(r.tensorCore)) {
+    error = "tensor-core must be auto, mma.sync or wgmma, got '" +
+            r.tensorCore + "'";
+    return false;
+  }
+  if (r.dtype == DType::F32) {
+    error = "the NVIDIA mapping supports bf16 and f16, got f32";
+    return false;
+  }
+  int64_t d = r.headDim;
+  if (d % 8 != 0 || d < 8 || d > 256) {
+    error = "head dim must be a multiple of 8 in [8, 256], got " +
+            std::to_string(d);
+    return false;
+  }
+  bool wgmma = r.tensorCore == "wgmma";
+  if (wgmma) {
+    std::string why =
+        wgmmaUnsupportedReason(r.arch, d, r.blockM, r.blockN, r.warps);
+    if (!why.empty()) {
+      error = "tensor-core=wgmma " + why;
+      return false;
+    }
+  }
+  plan.mapping = wgmma ? "wgmma" : "mma.sync";
+  plan.warps = r.warps;
+  if (plan.warps <= 0 || r.blockM % (16 * plan.warps) != 0) {
+    error = "a query tile of " + std::to_string(r.blockM) +
+            " rows is not a whole number of 16-row tiles for each of warps=" +
+            std::to_string(plan.warps);
+    return false;
+  }
+  if (r.blockN % 16 != 0) {
+    error = "K/V tiles must have a multiple of 16 rows, got " +
+            std::to_string(r.blockN);
+    return false;
+  }
+  bool masked = r.mask != MaskKind::None;
+  int64_t mTiles = r.blockM / (16 * plan.warps);
+  int64_t paddedDim = roundUp(d, 16);
+
+  // Stages: three drop a barrier per K/V tile where they still leave room
+  // for two CTAs per SM. A wgmma CTA of two or more warpgroups needs so many
+  // registers that it runs alone on its SM; one warpgroup can share it.
+  int64_t q = sharedTileBytes(r.blockM, d, wgmma);
+  int64_t kv = sharedTileBytes(r.blockN, d, wgmma);
+  int64_t align = wgmma ? 1024 : 0; // swizzled tiles need a 1024-byte base
+  bool alone = wgmma && plan.warps > 4;
+  auto bytes = [&](int64_t stages) { return q + 2 * stages * kv + align; };
+  plan.stages = r.stages ? r.stages
+                         : (bytes(3) <= (alone ? kSharedPerSm
+                                               : kSharedPerCtaPair)
+                                ? 3
+                                : 2);
+  if (plan.stages != 2 && plan.stages != 3) {
+    error = "stages must be 2, 3 or 0 (automatic), got " +
+            std::to_string(plan.stages);
+    return false;
+  }
+  plan.sharedBytes = bytes(plan.stages);
+  // Q's A fragments take 4 registers per 16 columns and m tile.
+  plan.qInRegisters = !wgmma && mTiles * paddedDim <= 128;
+  // wgmma with three stages: the K/V loop is software-pipelined, a P·V
+  // running on while the next tile's work starts (its V must stay in its
+  // stage while the tile after is copied). The softmax of tile j while P·V
+  // of tile j - 1 runs was +2-4% at D = 64 and -8-12% at D = 128 on an
+  // H200; P·V left in flight through the next tile's QKᵀ is the rest
+  // (docs/BENCHMARKS.md).
+  if (wgmma && plan.stages >= 3)
+    plan.schedule = paddedDim <= 64 ? "softmax_overlaps_pv" : "pv_in_flight";
+  // Several warpgroups issue QKᵀ in turn: +5-9% at D = 128.
+  plan.orderedIssue = wgmma && plan.warps > 4;
+  // Causal grids start with the longest tiles (wgmma only: on mma.sync at
+  // D = 64 the extra value made ptxas spill).
+  plan.reverseGrid = masked && wgmma;
+  // Rescale only when a row max of the warp moved: slower where registers
+  // are plenty (9-13% unmasked), but it is what lets masked kernels with
+  // two m tiles and D = 128 fit in 255 registers.
+  plan.conditionalRescale = !wgmma && masked && mTiles > 1 && paddedDim > 64;
+  return true;
+}
+
 KernelConfig KernelConfig::resolved(bool nvidia) const {
   KernelConfig r = *this;
-  // attn-to-ptx: default tiles for the mapping auto would pick; then the
-  // mapping the conversion picks for those tiles (buildAttnToNVVMPipeline,
-  // convert-attn-to-nvvm).
+  // Default tiles for the mapping auto would pick; then the mapping the
+  // plan takes for those tiles.
   auto [defM, defN] =
       defaultTileSizes(headDim, nvidia && tilesForWgmma(tensorCore, arch));
   if (r.blockM == 0)
@@ -71,10 +186,12 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     r.blockN = defN;
   if (!nvidia) {
     r.warps = 0;
+    r.stages = 0;
     r.tensorCore = "auto";
+    r.arch.clear();
     return r;
   }
-  // Any other name (mma.sync, wgmma, or one the compiler rejects) is kept.
+  // Any other name (mma.sync, wgmma, or one the plan rejects) is kept.
   if (tensorCore == "auto") {
     bool fits =
         wgmmaUnsupportedReason(arch, headDim, r.blockM, r.blockN, warps)

@@ -1,5 +1,6 @@
 //===- CreateKernel.cpp - the canonical attention function ----------------===//
 
+#include "attn/Compiler/KernelABI.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/Passes.h"
 
@@ -46,22 +47,35 @@ struct AttnCreateKernelPass
                                    << mask << "'"),
              signalPassFailure();
 
-    int64_t dyn = ShapedType::kDynamic;
-    auto layout4 = StridedLayoutAttr::get(ctx, dyn, {dyn, dyn, dyn, 1});
-    auto layout3 = StridedLayoutAttr::get(ctx, dyn, {dyn, dyn, dyn});
-    auto tensor4 = MemRefType::get({dyn, dyn, dyn, headDim}, element, layout4);
-    auto lse = MemRefType::get({dyn, dyn, dyn}, Float32Type::get(ctx), layout3);
+    // The arguments of the kernel ABI: tensors with dynamic sizes and
+    // strides (unit innermost stride for the rank-4 ones), then the scale.
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    auto fn = func::FuncOp::create(
-        b, loc, kKernelName,
-        b.getFunctionType({tensor4, tensor4, tensor4, tensor4, lse, b.getF32Type()}, {}));
+    int64_t dyn = ShapedType::kDynamic;
+    SmallVector<Type> argTypes;
+    for (const ::attn::abi::TensorArg &arg : ::attn::abi::kForwardTensors) {
+      SmallVector<int64_t> shape(arg.rank, dyn), strides(arg.rank, dyn);
+      Type type = Float32Type::get(ctx);
+      if (arg.rank == 4) {
+        shape.back() = headDim;
+        strides.back() = 1;
+        type = element;
+      }
+      argTypes.push_back(MemRefType::get(
+          shape, type, StridedLayoutAttr::get(ctx, dyn, strides)));
+    }
+    static_assert(::attn::abi::kForwardScalarCount == 1,
+                  "the scale is the only scalar");
+    argTypes.push_back(b.getF32Type());
+    auto fn = func::FuncOp::create(b, loc, ::attn::abi::kForwardKernel,
+                                   b.getFunctionType(argTypes, {}));
     fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
     Block *entry = fn.addEntryBlock();
     b.setInsertionPointToStart(entry);
-    SdpaOp::create(b, loc, entry->getArgument(0), entry->getArgument(1),
-                   entry->getArgument(2), entry->getArgument(3),
-                   entry->getArgument(4), entry->getArgument(5),
-                   MaskKindAttr::get(ctx, *kind));
+    auto sdpa = SdpaOp::create(
+        b, loc, entry->getArgument(0), entry->getArgument(1),
+        entry->getArgument(2), entry->getArgument(3), entry->getArgument(4),
+        entry->getArgument(5), MaskKindAttr::get(ctx, *kind));
+    sdpa.setPositiveScale(positiveScale);
     func::ReturnOp::create(b, loc);
   }
 };

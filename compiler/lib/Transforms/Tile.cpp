@@ -1,11 +1,11 @@
 //===- Tile.cpp - attn.sdpa to a grid of query tiles and a K/V loop -------===//
 
-#include "attn/Compiler/TilePolicy.h"
-#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Transforms/Mask.h"
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
 #include <cmath>
@@ -27,21 +27,17 @@ Value splat(OpBuilder &b, Location loc, RankedTensorType type, float value) {
       b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(value)));
 }
 
-LogicalResult tileSdpa(SdpaOp op, int64_t blockM, int64_t blockN,
-                       bool wgmma) {
+LogicalResult tileSdpa(SdpaOp op) {
+  ConfigAttr config = ConfigAttr::lookup(op);
+  if (!config)
+    return op.emitOpError("has no attn.config on its function: run "
+                          "attn-configure first");
+  int64_t blockM = config.getBlockM(), blockN = config.getBlockN();
   OpBuilder b(op);
   Location loc = op.getLoc();
   MemRefType qType = op.getQuery().getType();
   int64_t headDim = qType.getDimSize(3);
   int64_t valueDim = op.getValue().getType().getDimSize(3);
-  auto [defM, defN] = ::attn::compiler::defaultTileSizes(headDim, wgmma);
-  if (blockM == 0)
-    blockM = defM;
-  if (blockN == 0)
-    blockN = defN;
-  if (blockM <= 0 || blockN <= 0)
-    return op.emitOpError() << "tile sizes must be positive, got block-m="
-                            << blockM << " block-n=" << blockN;
 
   Type elementType = qType.getElementType();
   Type f32 = b.getF32Type();
@@ -49,17 +45,23 @@ LogicalResult tileSdpa(SdpaOp op, int64_t blockM, int64_t blockN,
   Value batch = memref::DimOp::create(b, loc, op.getQuery(), 0);
   Value heads = memref::DimOp::create(b, loc, op.getQuery(), 1);
   Value numQueries = memref::DimOp::create(b, loc, op.getQuery(), 2);
+  Value kvHeads = memref::DimOp::create(b, loc, op.getKey(), 1);
   Value numKeys = memref::DimOp::create(b, loc, op.getKey(), 2);
   Value cBlockM = cst(blockM), cBlockN = cst(blockN), zero = cst(0);
   Value queryTiles = arith::CeilDivSIOp::create(b, loc, numQueries, cBlockM);
+  // Grouped-query attention: query heads [g·G, (g + 1)·G) share K/V head g.
+  Value group = arith::DivUIOp::create(b, loc, heads, kvHeads);
   Value scale = op.getScale();
   if (!scale)
     scale = arith::ConstantOp::create(
         b, loc, b.getF32FloatAttr(1.0f / std::sqrt(float(headDim))));
+  Value shift =
+      buildDiagonalShift(b, loc, op.getMask(), numQueries, numKeys);
 
   auto grid = TileGridOp::create(b, loc, batch, heads, queryTiles);
   b.setInsertionPointToStart(&grid.getBodyBlock());
   Value bIdx = grid.getBatchIndex(), hIdx = grid.getHeadIndex();
+  Value kvHead = arith::DivUIOp::create(b, loc, hIdx, group);
   Value row = arith::MulIOp::create(b, loc, grid.getTileIndex(), cBlockM);
 
   auto qTile = RankedTensorType::get({blockM, headDim}, elementType);
@@ -67,60 +69,47 @@ LogicalResult tileSdpa(SdpaOp op, int64_t blockM, int64_t blockN,
   auto vTile = RankedTensorType::get({blockN, valueDim}, elementType);
   auto rowType = RankedTensorType::get({blockM}, f32);
   auto accType = RankedTensorType::get({blockM, valueDim}, f32);
-  Value q = LoadTileOp::create(b, loc, qTile, op.getQuery(), bIdx, hIdx, row);
+  Value q = LoadTileOp::create(b, loc, qTile, op.getQuery(), bIdx, hIdx, row,
+                               numQueries);
   Value m0 = splat(b, loc, rowType, -std::numeric_limits<float>::infinity());
   Value l0 = splat(b, loc, rowType, 0.0f);
   Value acc0 = splat(b, loc, accType, 0.0f);
 
   // Keys past the last one any row of this tile may see are never visited.
-  Value upper = numKeys;
-  MaskKind mask = op.getMask();
-  if (mask != MaskKind::None) {
-    Value rowEnd = arith::AddIOp::create(b, loc, row, cBlockM);
-    if (mask == MaskKind::CausalBottomRight) {
-      Value shift = arith::SubIOp::create(b, loc, numKeys, numQueries);
-      rowEnd = arith::AddIOp::create(b, loc, rowEnd, shift);
-      rowEnd = arith::MaxSIOp::create(b, loc, rowEnd, zero);
-    }
-    upper = arith::MinSIOp::create(b, loc, upper, rowEnd);
-  }
-
-  auto loop = KvLoopOp::create(b, loc, zero, upper, cBlockN, m0, l0, acc0);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&loop.getBodyBlock());
-    Value kv = loop.getInductionVar();
-    Value k = LoadTileOp::create(b, loc, kTile, op.getKey(), bIdx, hIdx, kv);
-    Value v = LoadTileOp::create(b, loc, vTile, op.getValue(), bIdx, hIdx, kv);
-    auto step = OnlineAttentionOp::create(
-        b, loc, rowType, rowType, accType, q, k, v, loop.getMaxArg(), loop.getSumArg(), loop.getAccArg(),
-        row, kv, numQueries, numKeys, scale,
-        MaskKindAttr::get(b.getContext(), mask));
-    YieldOp::create(b, loc, step.getResults());
-  }
+  Value rowEnd = arith::AddIOp::create(b, loc, row, cBlockM);
+  Value upper = buildKeyEnd(b, loc, rowEnd, numKeys, shift);
+  auto loop = scf::ForOp::create(
+      b, loc, zero, upper, cBlockN, ValueRange{m0, l0, acc0},
+      [&](OpBuilder &lb, Location ll, Value kv, ValueRange state) {
+        Value k = LoadTileOp::create(lb, ll, kTile, op.getKey(), bIdx, kvHead,
+                                     kv, numKeys);
+        Value v = LoadTileOp::create(lb, ll, vTile, op.getValue(), bIdx,
+                                     kvHead, kv, numKeys);
+        auto step = OnlineAttentionOp::create(
+            lb, ll, rowType, rowType, accType, q, k, v, state[0], state[1],
+            state[2], row, kv, numQueries, numKeys, scale,
+            MaskKindAttr::get(lb.getContext(), op.getMask()),
+            op.getPositiveScaleAttr());
+        scf::YieldOp::create(lb, ll, step.getResults());
+      });
   auto outTile = RankedTensorType::get({blockM, valueDim}, elementType);
-  auto fin = FinalizeOp::create(b, loc, outTile, rowType, loop.getAcc(),
-                                loop.getMax(), loop.getSum());
-  StoreTileOp::create(b, loc, fin.getOutput(), op.getOutput(), bIdx, hIdx, row);
+  auto fin = FinalizeOp::create(b, loc, outTile, rowType, loop.getResult(2),
+                                loop.getResult(0), loop.getResult(1));
+  StoreTileOp::create(b, loc, fin.getOutput(), op.getOutput(), bIdx, hIdx,
+                      row, numQueries);
   if (Value lse = op.getLse())
-    StoreTileOp::create(b, loc, fin.getLse(), lse, bIdx, hIdx, row);
+    StoreTileOp::create(b, loc, fin.getLse(), lse, bIdx, hIdx, row,
+                        numQueries);
   op.erase();
   return success();
 }
 
 struct AttnTilePass : mlir::attn::impl::AttnTileBase<AttnTilePass> {
-  using Base::Base;
   void runOnOperation() override {
-    if (tensorCore != "mma.sync" && tensorCore != "wgmma") {
-      getOperation()->emitError("attn-tile: tensor-core must be mma.sync or "
-                                "wgmma, got '")
-          << tensorCore << "'";
-      return signalPassFailure();
-    }
     SmallVector<SdpaOp> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
     for (SdpaOp op : ops)
-      if (failed(tileSdpa(op, blockM, blockN, tensorCore == "wgmma")))
+      if (failed(tileSdpa(op)))
         return signalPassFailure();
   }
 };

@@ -51,17 +51,23 @@ struct KernelConfig {
   int64_t blockM = 0;          // 0: default per head dim
   int64_t blockN = 0;          // 0: default per head dim
   int64_t warps = 0;           // NVIDIA only; 0: chosen by the mapping
+  int64_t stages = 0;          // NVIDIA only; 0: as many as fit (2 or 3)
   /// NVIDIA only: "auto" (wgmma on sm_90a where the tiles allow it),
   /// "mma.sync" or "wgmma".
   std::string tensorCore = "auto";
+  /// The scale the kernel is called with is > 0, which lets the softmax take
+  /// the row max before scaling (one FFMA per score). A kernel compiled
+  /// without it computes any finite scale, negative too.
+  bool positiveScale = true;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;
   /// The same configuration with every automatic choice made explicit: tile
   /// sizes, warps and (NVIDIA) the tensor-core mapping, as the pipelines
-  /// would choose them. Compiling either gives the same code, so callers key
-  /// caches on this one. A tensor-core choice the tiles do not allow is kept
-  /// (the compiler reports it).
+  /// would choose them (the rest of the plan, TilePolicy.h, follows from
+  /// these). Compiling either gives the same code, so callers key caches on
+  /// this one. A tensor-core choice the tiles do not allow is kept (the
+  /// compiler reports it).
   KernelConfig resolved(bool nvidia) const;
 };
 
@@ -72,13 +78,10 @@ struct CompileTimes {
 
 /// A compiled NVIDIA kernel and how to launch it.
 ///
-/// Kernel ABI: `name(q..., k..., v..., o..., lse..., float scale)` where each
-/// tensor contributes (pointer to its first element, sizes[rank],
-/// strides[rank] in elements) as i64 values; rank 4 for Q, K, V, O (B, H, N,
-/// D) and 3 for LSE (B, H, Nq); a null LSE pointer skips the LSE store.
-/// Grid (ceil(Nq / blockM), H, B), `threads` threads a CTA and `sharedBytes`
-/// of dynamic shared memory. Pointers and row strides must allow 16-byte
-/// copies: 16-byte aligned bases, strides multiples of 8 elements.
+/// Kernel parameters: attn/Compiler/KernelABI.h. Grid (ceil(Nq / blockM),
+/// H, B), `threads` threads a CTA and `sharedBytes` of dynamic shared
+/// memory. Pointers and row strides must allow 16-byte copies: 16-byte
+/// aligned bases, strides multiples of 8 elements.
 struct PtxKernel {
   std::string ptx;
   std::string name;

@@ -1,10 +1,11 @@
-//===- TilePolicy.h - Default tiles and mapping choice, MLIR-free -*- C++ -*-===//
+//===- TilePolicy.h - Every configuration choice, MLIR-free -----*- C++ -*-===//
 //
-// The choices the NVIDIA pipeline makes when the user leaves them open: tile
-// sizes per head dim and whether the wgmma mapping can run the tiles. Pure
-// functions, shared by the passes (attn-tile, convert-attn-to-nvvm) and the
-// runtime (which keys its caches on the resolved configuration) without
-// bringing MLIR into the runtime.
+// The choices the pipelines make when the user leaves them open, in one
+// place: tile sizes per head dim, the tensor-core mapping, warps, shared
+// memory stages and the schedule of the K/V loop. `planKernel` makes them
+// all; `attn-configure` writes the plan onto the kernel as #attn.config,
+// every later pass reads it from there, and the runtime keys its caches on
+// the configuration it resolves from (KernelConfig::resolved).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,11 +19,13 @@
 
 namespace attn::compiler {
 
+struct KernelConfig;
+
 /// Whether `name` is a tensor-core setting: auto, mma.sync or wgmma.
 bool isTensorCoreName(std::string_view name);
 
 /// Whether the default tiles are those of the wgmma mapping: it is asked
-/// for, or auto on sm_90a (the pipelines and the runtime's resolved keys).
+/// for, or auto on sm_90a.
 bool tilesForWgmma(std::string_view tensorCore, std::string_view chip);
 
 /// Warps per CTA when left at 0: one per 16 rows with wgmma, 4 with mma.sync.
@@ -38,6 +41,35 @@ std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma);
 std::string wgmmaUnsupportedReason(std::string_view chip, int64_t headDim,
                                    int64_t blockM, int64_t blockN,
                                    int64_t warps);
+
+/// Bytes of one tile of `rows` x `headDim` 16-bit elements in shared memory:
+/// padded rows (mma.sync) or 128-byte-swizzled 64-column blocks (wgmma).
+int64_t sharedTileBytes(int64_t rows, int64_t headDim, bool wgmma);
+
+/// Everything decided for one kernel: the content of #attn.config.
+struct KernelPlan {
+  std::string mapping = "host"; // host, mma.sync, wgmma
+  std::string chip;             // NVIDIA only
+  int64_t blockM = 0, blockN = 0;
+  int64_t warps = 0, stages = 0; // NVIDIA only
+  /// mma.sync: Q's A fragments stay in registers for the whole K/V loop.
+  bool qInRegisters = false;
+  /// wgmma: plain, pv_in_flight or softmax_overlaps_pv.
+  std::string schedule = "plain";
+  bool orderedIssue = false;
+  bool reverseGrid = false;
+  bool conditionalRescale = false;
+  /// Dynamic shared memory the kernel's buffers take (NVIDIA).
+  int64_t sharedBytes = 0;
+
+  int64_t threads() const { return 32 * warps; }
+};
+
+/// Plans `config` for NVIDIA (`nvidia`) or the host. Returns false with the
+/// reason in `error` when the configuration cannot be compiled (a mapping
+/// the chip lacks, tiles the mapping cannot split, an unknown name).
+bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
+                std::string &error);
 
 } // namespace attn::compiler
 

@@ -6,7 +6,10 @@
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::attn {
@@ -16,10 +19,6 @@ namespace mlir::attn {
 
 #define GEN_PASS_REGISTRATION
 #include "attn/Transforms/Passes.h.inc"
-
-
-/// Name of the function that attn-create-kernel builds and the runtime calls.
-inline constexpr const char *kKernelName = "attn_fwd";
 
 } // namespace mlir::attn
 

@@ -1,7 +1,8 @@
 //===- Passes.td - generic attn transformations ------------*- tablegen -*-===//
 //
-// Target-independent passes: they decide the tiling and the mathematics of the
-// online softmax, so the CPU and the NVIDIA paths share them.
+// Target-independent passes: they decide the configuration, the tiling and
+// the mathematics of the online softmax, so the CPU and the NVIDIA paths
+// share them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,53 +16,87 @@ def AttnCreateKernel : Pass<"attn-create-kernel", "ModuleOp"> {
   let description = [{
     The runtime and `attn-opt --attn-to-ptx="head-dim=..."` compile a kernel
     from a configuration rather than from a file. This pass builds, into an
-    empty module, the function that the runtime launches: `@attn_fwd` taking
-    Q, K, V, O (B, H, N, D memrefs with dynamic sizes and strides) and LSE,
-    whose body is one `attn.sdpa`. It does nothing when `head-dim` is 0 or the
-    module already holds a function.
+    empty module, the function that the runtime launches, with the
+    arguments of the kernel ABI (attn/Compiler/KernelABI.h): `@attn_fwd`
+    taking Q, K, V, O (B, H, N, D memrefs with dynamic sizes and strides;
+    K and V may have fewer heads), LSE and the scale, whose body is one
+    `attn.sdpa`. It does nothing when `head-dim` is 0 or the module already
+    holds a function.
   }];
   let options = [
     Option<"headDim", "head-dim", "int64_t", "0", "Head dim D (= Dv); 0: keep the input">,
     Option<"dtype", "dtype", "std::string", "\"bf16\"", "Element type: bf16, f16 or f32">,
     Option<"mask", "mask", "std::string", "\"none\"",
            "Mask: none, causal or causal_bottom_right">,
+    Option<"positiveScale", "positive-scale", "bool", "true",
+           "The kernel is called with a scale > 0 (the runtime picks the "
+           "kernel without this for other scales)">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect", "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def AttnConfigure : Pass<"attn-configure", "ModuleOp"> {
+  let summary = "Decides the kernel configuration once and records it as #attn.config";
+  let description = [{
+    Every choice that shapes a kernel's code (mapping, tiles, warps, stages,
+    the schedule of the K/V loop) is made here, by the MLIR-free tile policy
+    that the runtime uses for its cache keys too, and attached to each
+    function holding an `attn.sdpa` as `attn.config`. Later passes only read
+    it, so no choice is made twice or differently. Options left at 0 or
+    `auto` take the policy's default for the sdpa's head dim, element type
+    and mask; a configuration that cannot compile (wgmma on sm_80, tiles a
+    mapping cannot split) is a diagnostic here.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", "\"nvidia\"", "nvidia or host">,
+    Option<"chip", "chip", "std::string", "\"sm_90a\"", "Target SM (NVIDIA)">,
+    Option<"tensorCore", "tensor-core", "std::string", "\"auto\"",
+           "Tensor-core instructions: auto (wgmma on sm_90a where the tiles "
+           "allow it), mma.sync or wgmma">,
+    Option<"blockM", "block-m", "int64_t", "0", "Query rows per tile (0: default)">,
+    Option<"blockN", "block-n", "int64_t", "0", "Keys per K/V tile (0: default)">,
+    Option<"warps", "warps", "int64_t", "0", "Warps per CTA (0: default)">,
+    Option<"stages", "stages", "int64_t", "0", "K/V shared-memory stages (0: as many as fit)">,
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
 
 def AttnTile : Pass<"attn-tile"> {
   let summary = "Tiles attn.sdpa into a grid of query tiles and a loop over K/V tiles";
   let description = [{
     Tiling is what lets attention run in on-chip memory: each instance of
-    `attn.tile_grid` owns `block-m` query rows of one (batch, head) and walks the
-    keys `block-n` at a time in an `attn.kv_loop` that carries the online-softmax
-    state (m, l, acc). The N×N score matrix is never formed. With a causal mask
-    the loop's upper bound stops at the diagonal, so tiles wholly above it are
-    skipped rather than computed and masked. Tile sizes of 0 select defaults per
-    head dim, measured for the tensor-core mapping named by `tensor-core`
-    (`mma.sync`: 4 warps with 16-row slices; `wgmma`: 64-row warpgroups).
+    `attn.tile_grid` owns `block_m` query rows of one (batch, head) and walks
+    the keys `block_n` at a time in an `scf.for` that carries the
+    online-softmax state (m, l, acc), one `attn.online_attention` per step.
+    The N×N score matrix is never formed. With a causal mask the loop's
+    upper bound stops at the diagonal, so tiles wholly above it are skipped
+    rather than computed and masked. With grouped-query attention the K/V
+    tiles come from head h / (H / Hkv). Tile sizes come from the
+    function's `attn.config` (attn-configure).
   }];
-  let options = [
-    Option<"blockM", "block-m", "int64_t", "0", "Query rows per tile (0: default per head dim)">,
-    Option<"blockN", "block-n", "int64_t", "0", "Keys per K/V tile (0: default per head dim)">,
-    Option<"tensorCore", "tensor-core", "std::string", "\"mma.sync\"",
-           "Mapping whose default tile sizes apply: mma.sync or wgmma">,
-  ];
   let dependentDialects = ["::mlir::attn::AttnDialect", "::mlir::arith::ArithDialect",
-                           "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect"];
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
-def AttnExpandOnlineSoftmax : Pass<"attn-expand-online-softmax"> {
-  let summary = "Expands attn.online_attention into QKᵀ, mask, online softmax and P·V";
+def AttnDecompose : Pass<"attn-decompose"> {
+  let summary = "Expands attention steps into generic tile ops (matmul, map, reduce)";
   let description = [{
-    Fuses the three stages of attention into one loop body: `attn.qk` with the
-    softmax scale and log2(e) folded into one multiplier (so the exponentials
-    are exp2), `attn.mask` for the causal mask and the sequence bounds,
-    `attn.online_softmax` for the running max and sum, and `attn.pv` for the
-    rescaled accumulation of P·V.
+    The one definition of the mask, the online softmax and the epilogue:
+    `attn.online_attention` becomes QKᵀ (`attn.matmul`), the scale and the
+    mask (`attn.map`s over each element's coordinates; the mask only on
+    tiles that can hold a hidden key, under an `scf.if`), the running max
+    and sum (`attn.reduce`) and P·V (`attn.matmul`); `attn.finalize` becomes
+    `attn.map`s. Both mappings lower these generic ops, so the mathematics is
+    written once. Scores are taken to base 2 (the scale times log2(e) is one
+    multiplier, every exponential an exp2); with `positive_scale` the row
+    max is taken before scaling, so each probability is one fused
+    multiply-add and one exp2.
   }];
-  let dependentDialects = ["::mlir::attn::AttnDialect", "::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::attn::AttnDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 #endif // ATTN_TRANSFORMS_PASSES

@@ -93,6 +93,43 @@ static LogicalResult checkElementTypes(Operation *op, StringRef aName, Type a,
 }
 
 //===----------------------------------------------------------------------===//
+// ConfigAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                   StringRef mapping, StringRef chip, int64_t blockM,
+                   int64_t blockN, int64_t warps, int64_t stages,
+                   bool qInRegisters, StringRef schedule, bool orderedIssue,
+                   bool reverseGrid, bool conditionalRescale) {
+  if (mapping != "host" && mapping != "mma.sync" && mapping != "wgmma")
+    return emitError() << "mapping must be host, mma.sync or wgmma, got '"
+                       << mapping << "'";
+  if (schedule != "plain" && schedule != "pv_in_flight" &&
+      schedule != "softmax_overlaps_pv")
+    return emitError() << "schedule must be plain, pv_in_flight or "
+                          "softmax_overlaps_pv, got '"
+                       << schedule << "'";
+  if (blockM <= 0 || blockN <= 0)
+    return emitError() << "tile sizes must be positive, got block_m = "
+                       << blockM << ", block_n = " << blockN;
+  bool host = mapping == "host";
+  if (host != (warps == 0) || warps < 0)
+    return emitError() << "warps must be 0 on the host and positive on a GPU, "
+                       << "got " << warps << " for mapping " << mapping;
+  if (schedule != "plain" && mapping != "wgmma")
+    return emitError() << "schedule " << schedule << " needs mapping wgmma";
+  return success();
+}
+
+ConfigAttr ConfigAttr::lookup(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (auto config = op->getAttrOfType<ConfigAttr>(getAttrName()))
+      return config;
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
 // SdpaOp
 //===----------------------------------------------------------------------===//
 
@@ -111,14 +148,23 @@ LogicalResult SdpaOp::verify() {
       failed(checkSameDim(op, "value", v, 3, "output", o, 3, "head dim")) ||
       failed(checkSameDim(op, "key", k, 2, "value", v, 2, "sequence length")) ||
       failed(checkSameDim(op, "query", q, 2, "output", o, 2,
-                          "sequence length")))
+                          "sequence length")) ||
+      failed(checkSameDim(op, "query", q, 1, "output", o, 1, "head count")) ||
+      failed(checkSameDim(op, "key", k, 1, "value", v, 1, "head count")))
     return failure();
   const std::pair<StringRef, Type> others[] = {
       {"key", k}, {"value", v}, {"output", o}};
   for (auto [name, type] : others)
-    if (failed(checkSameDim(op, "query", q, 0, name, type, 0, "batch")) ||
-        failed(checkSameDim(op, "query", q, 1, name, type, 1, "head count")))
+    if (failed(checkSameDim(op, "query", q, 0, name, type, 0, "batch")))
       return failure();
+  // Grouped-query attention: every K/V head serves H / Hkv query heads.
+  int64_t heads = cast<ShapedType>(q).getDimSize(1);
+  int64_t kvHeads = cast<ShapedType>(k).getDimSize(1);
+  if (!ShapedType::isDynamic(heads) && !ShapedType::isDynamic(kvHeads) &&
+      (kvHeads == 0 || heads % kvHeads != 0))
+    return emitOpError() << "'key' (" << shapeOf(k) << ") has " << kvHeads
+                         << " heads, which must divide the " << heads
+                         << " heads of 'query' (" << shapeOf(q) << ")";
   if (Value lse = getLse()) {
     Type l = lse.getType();
     if (failed(checkSameDim(op, "query", q, 0, "lse", l, 0, "batch")) ||
@@ -191,105 +237,6 @@ LogicalResult TileGridOp::verifyRegions() {
 }
 
 //===----------------------------------------------------------------------===//
-// KvLoopOp
-//===----------------------------------------------------------------------===//
-
-void KvLoopOp::build(OpBuilder &builder, OperationState &state, Value lower,
-                     Value upper, Value step, Value initMax, Value initSum,
-                     Value initAcc) {
-  state.addOperands({lower, upper, step, initMax, initSum, initAcc});
-  state.addTypes({initMax.getType(), initSum.getType(), initAcc.getType()});
-  Region *body = state.addRegion();
-  Block *block = new Block();
-  Location loc = state.location;
-  block->addArguments({builder.getIndexType(), initMax.getType(),
-                       initSum.getType(), initAcc.getType()},
-                      {loc, loc, loc, loc});
-  body->push_back(block);
-}
-
-ParseResult KvLoopOp::parse(OpAsmParser &parser, OperationState &result) {
-  Builder &b = parser.getBuilder();
-  Type index = b.getIndexType();
-  OpAsmParser::Argument iv;
-  OpAsmParser::UnresolvedOperand lower, upper, step;
-  iv.type = index;
-  if (parser.parseArgument(iv) || parser.parseEqual() ||
-      parser.parseOperand(lower) || parser.parseKeyword("to") ||
-      parser.parseOperand(upper) || parser.parseKeyword("step") ||
-      parser.parseOperand(step) || parser.parseKeyword("iter_args"))
-    return failure();
-  SmallVector<OpAsmParser::Argument, 3> args;
-  SmallVector<OpAsmParser::UnresolvedOperand, 3> inits;
-  if (parser.parseAssignmentList(args, inits))
-    return failure();
-  if (args.size() != 3)
-    return parser.emitError(parser.getNameLoc(),
-                            "expected three iter_args (max, sum, acc)");
-  Type rowType, accType;
-  if (parser.parseColon() || parser.parseType(rowType) || parser.parseComma() ||
-      parser.parseType(accType))
-    return failure();
-  Type stateTypes[] = {rowType, rowType, accType};
-  for (auto [arg, type] : llvm::zip(args, stateTypes))
-    arg.type = type;
-  if (parser.resolveOperand(lower, index, result.operands) ||
-      parser.resolveOperand(upper, index, result.operands) ||
-      parser.resolveOperand(step, index, result.operands) ||
-      parser.resolveOperands(inits, stateTypes, parser.getNameLoc(),
-                             result.operands) ||
-      parser.parseOptionalAttrDictWithKeyword(result.attributes))
-    return failure();
-  result.addTypes(stateTypes);
-  SmallVector<OpAsmParser::Argument, 4> regionArgs = {iv};
-  regionArgs.append(args.begin(), args.end());
-  return parser.parseRegion(*result.addRegion(), regionArgs);
-}
-
-void KvLoopOp::print(OpAsmPrinter &p) {
-  Block &block = getBodyBlock();
-  p << " " << getInductionVar() << " = " << getLower() << " to " << getUpper()
-    << " step " << getStep() << " iter_args(" << block.getArgument(1) << " = "
-    << getInitMax() << ", " << block.getArgument(2) << " = " << getInitSum()
-    << ", " << block.getArgument(3) << " = " << getInitAcc()
-    << ") : " << getInitMax().getType() << ", " << getInitAcc().getType();
-  p.printOptionalAttrDictWithKeyword((*this)->getAttrs());
-  p << " ";
-  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
-                /*printBlockTerminators=*/true);
-}
-
-LogicalResult KvLoopOp::verify() {
-  Type row = getInitMax().getType(), acc = getInitAcc().getType();
-  if (failed(checkStaticShape(*this, "max", row)) ||
-      failed(checkStaticShape(*this, "acc", acc)))
-    return failure();
-  return checkSameDim(*this, "max", row, 0, "acc", acc, 0, "row count");
-}
-
-LogicalResult KvLoopOp::verifyRegions() {
-  Block &block = getBodyBlock();
-  SmallVector<Type> expected = {IndexType::get(getContext())};
-  llvm::append_range(expected, getResultTypes());
-  if (block.getArgumentTypes() != ArrayRef<Type>(expected))
-    return emitOpError("body must take (index, max, sum, acc) arguments "
-                       "matching the iter_args");
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// YieldOp
-//===----------------------------------------------------------------------===//
-
-LogicalResult YieldOp::verify() {
-  auto loop = cast<KvLoopOp>((*this)->getParentOp());
-  if (getValues().getTypes() != loop.getResultTypes())
-    return emitOpError("must yield (max, sum, acc) of types ")
-           << loop.getResultTypes() << ", got " << getValues().getTypes();
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
 // Tile data movement
 //===----------------------------------------------------------------------===//
 
@@ -327,16 +274,15 @@ LogicalResult StoreTileOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// Tile compute
+// Attention steps
 //===----------------------------------------------------------------------===//
 
 /// Checks Q (BM×D), K (BN×D), V (BN×Dv), row state (BM), acc (BM×Dv) for the
 /// operands that are present (null types are skipped).
 static LogicalResult verifyTileShapes(Operation *op, Type q, Type k, Type v,
-                                      Type row, Type acc,
-                                      StringRef rowName = "max") {
+                                      Type row, Type acc) {
   const std::pair<StringRef, Type> tiles[] = {
-      {"query", q}, {"key", k}, {"value", v}, {rowName, row}, {"acc", acc}};
+      {"query", q}, {"key", k}, {"value", v}, {"max", row}, {"acc", acc}};
   for (auto [name, type] : tiles)
     if (type && failed(checkStaticShape(op, name, type)))
       return failure();
@@ -348,11 +294,11 @@ static LogicalResult verifyTileShapes(Operation *op, Type q, Type k, Type v,
       (failed(checkElementTypes(op, "key", k, "value", v)) ||
        failed(checkSameDim(op, "key", k, 0, "value", v, 0, "row count"))))
     return failure();
-  if (q && row && failed(checkSameDim(op, "query", q, 0, rowName, row, 0,
-                                      "row count")))
+  if (q && row &&
+      failed(checkSameDim(op, "query", q, 0, "max", row, 0, "row count")))
     return failure();
   if (row && acc &&
-      failed(checkSameDim(op, rowName, row, 0, "acc", acc, 0, "row count")))
+      failed(checkSameDim(op, "max", row, 0, "acc", acc, 0, "row count")))
     return failure();
   if (v && acc &&
       failed(checkSameDim(op, "value", v, 1, "acc", acc, 1, "head dim")))
@@ -366,43 +312,6 @@ LogicalResult OnlineAttentionOp::verify() {
                           getAcc().getType());
 }
 
-LogicalResult QKOp::verify() {
-  Type q = getQuery().getType(), k = getKey().getType(),
-       s = getScores().getType();
-  if (failed(verifyTileShapes(*this, q, k, {}, {}, {})) ||
-      failed(checkStaticShape(*this, "scores", s)) ||
-      failed(checkSameDim(*this, "query", q, 0, "scores", s, 0, "row count")) ||
-      failed(checkSameDim(*this, "key", k, 0, "scores", s, 1, "column count")))
-    return failure();
-  return success();
-}
-
-LogicalResult OnlineSoftmaxOp::verify() {
-  Type s = getScores().getType(), m = getMax().getType(),
-       p = getProbs().getType();
-  if (failed(checkStaticShape(*this, "scores", s)) ||
-      failed(checkStaticShape(*this, "max", m)) ||
-      failed(checkSameDim(*this, "scores", s, 0, "max", m, 0, "row count")))
-    return failure();
-  if (cast<ShapedType>(s).getShape() != cast<ShapedType>(p).getShape())
-    return emitOpError() << "'probs' (" << shapeOf(p)
-                         << ") must have the shape of 'scores' (" << shapeOf(s)
-                         << ")";
-  return success();
-}
-
-LogicalResult PVOp::verify() {
-  Type p = getProbs().getType(), v = getValue().getType(),
-       acc = getAcc().getType(), alpha = getAlpha().getType();
-  if (failed(verifyTileShapes(*this, {}, {}, v, alpha, acc, "alpha")) ||
-      failed(checkStaticShape(*this, "probs", p)) ||
-      failed(checkElementTypes(*this, "value", v, "probs", p)) ||
-      failed(checkSameDim(*this, "probs", p, 0, "acc", acc, 0, "row count")) ||
-      failed(checkSameDim(*this, "probs", p, 1, "value", v, 0, "key count")))
-    return failure();
-  return success();
-}
-
 LogicalResult FinalizeOp::verify() {
   Type acc = getAcc().getType(), m = getMax().getType(),
        o = getOutput().getType();
@@ -412,6 +321,132 @@ LogicalResult FinalizeOp::verify() {
     return emitOpError() << "'output' (" << shapeOf(o)
                          << ") must have the shape of 'acc' (" << shapeOf(acc)
                          << ")";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Generic tile ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  Type lhs = getLhs().getType(), rhs = getRhs().getType(),
+       acc = getAcc().getType();
+  for (auto [name, type] : {std::pair<StringRef, Type>{"lhs", lhs},
+                            {"rhs", rhs}, {"acc", acc}})
+    if (failed(checkStaticShape(*this, name, type)))
+      return failure();
+  if (failed(checkElementTypes(*this, "lhs", lhs, "rhs", rhs)))
+    return failure();
+  // lhs M×K (K×M transposed), rhs K×N (N×K transposed).
+  unsigned lhsRows = getTransposeLhs() ? 1 : 0, rhsCols = getTransposeRhs() ? 0 : 1;
+  if (failed(checkSameDim(*this, "lhs", lhs, 1 - lhsRows, "rhs", rhs,
+                          1 - rhsCols, "reduction size")) ||
+      failed(checkSameDim(*this, "lhs", lhs, lhsRows, "acc", acc, 0,
+                          "row count")) ||
+      failed(checkSameDim(*this, "rhs", rhs, rhsCols, "acc", acc, 1,
+                          "column count")))
+    return failure();
+  return success();
+}
+
+void MapOp::build(
+    OpBuilder &builder, OperationState &state, Type resultType,
+    ValueRange inputs, ValueRange offsets,
+    function_ref<Value(OpBuilder &, Location, ValueRange, ValueRange)> body) {
+  state.addOperands(inputs);
+  state.addOperands(offsets);
+  state.addAttribute(getOperandSegmentSizesAttrName(state.name),
+                     builder.getDenseI32ArrayAttr(
+                         {int32_t(inputs.size()), int32_t(offsets.size())}));
+  state.addTypes(resultType);
+  Region *region = state.addRegion();
+  Block *block = new Block();
+  region->push_back(block);
+  int64_t rank = cast<RankedTensorType>(resultType).getRank();
+  Location loc = state.location;
+  for (int64_t i = 0; i < rank; ++i)
+    block->addArgument(builder.getIndexType(), loc);
+  for (Value input : inputs)
+    block->addArgument(getElementTypeOrSelf(input.getType()), loc);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(block);
+  Value yielded = body(builder, loc, block->getArguments().take_front(rank),
+                       block->getArguments().drop_front(rank));
+  YieldOp::create(builder, loc, yielded);
+}
+
+Value MapOp::getYielded() {
+  return cast<YieldOp>(getBodyBlock().getTerminator()).getValues().front();
+}
+
+LogicalResult MapOp::verify() {
+  auto result = getResult().getType();
+  if (failed(checkStaticShape(*this, "result", result)))
+    return failure();
+  int64_t rank = result.getRank();
+  if (!getOffsets().empty() && int64_t(getOffsets().size()) != rank)
+    return emitOpError() << "takes " << rank << " offsets for a rank-" << rank
+                         << " result (" << shapeOf(result) << "), got "
+                         << getOffsets().size();
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    std::string name = "input #" + std::to_string(i);
+    if (failed(checkStaticShape(*this, name, type)))
+      return failure();
+    bool same = type.getShape() == result.getShape();
+    bool rowBroadcast = rank == 2 && type.getRank() == 1 &&
+                        type.getDimSize(0) == result.getDimSize(0);
+    if (!same && !rowBroadcast)
+      return emitOpError() << "'" << name << "' (" << shapeOf(type)
+                           << ") must have the shape of the result ("
+                           << shapeOf(result) << ") or be a row tile of "
+                           << result.getDimSize(0) << " elements";
+  }
+  return success();
+}
+
+LogicalResult MapOp::verifyRegions() {
+  Block &block = getBodyBlock();
+  int64_t rank = getRank();
+  SmallVector<Type> expected(rank, IndexType::get(getContext()));
+  for (Value input : getInputs())
+    expected.push_back(getElementTypeOrSelf(input.getType()));
+  if (block.getArgumentTypes() != ArrayRef<Type>(expected)) {
+    InFlightDiagnostic diag = emitOpError()
+                              << "body must take " << rank
+                              << " index coordinates and one scalar per "
+                                 "input: (";
+    llvm::interleaveComma(expected, diag);
+    return diag << "), got (" << block.getArgumentTypes() << ")";
+  }
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield || yield.getValues().size() != 1 ||
+      yield.getValues().front().getType() !=
+          getElementTypeOrSelf(getResult().getType()))
+    return emitOpError() << "body must yield one "
+                         << getElementTypeOrSelf(getResult().getType())
+                         << " (the result's element type)";
+  for (Operation &op : block.without_terminator())
+    if (!isMemoryEffectFree(&op))
+      return op.emitOpError()
+             << "has memory effects, but an attn.map body must be pure";
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  Type tile = getTile().getType(), init = getInit().getType();
+  if (failed(checkStaticShape(*this, "tile", tile)) ||
+      failed(checkStaticShape(*this, "init", init)) ||
+      failed(checkSameDim(*this, "tile", tile, 0, "init", init, 0,
+                          "row count")))
+    return failure();
+  return success();
+}
+
+LogicalResult YieldOp::verify() {
+  if (getValues().size() != 1)
+    return emitOpError() << "must yield one value, got "
+                         << getValues().size();
   return success();
 }
 

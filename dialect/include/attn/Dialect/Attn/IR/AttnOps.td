@@ -1,11 +1,16 @@
 //===- AttnOps.td - attn dialect operations ---------------*- tablegen -*-===//
 //
-// The attn dialect describes attention at two levels:
+// The attn dialect describes attention at three levels:
 //  * `attn.sdpa`: scaled-dot-product attention over whole memrefs;
-//  * tile-level ops: a grid over (batch, head, Q tile), a loop over K/V tiles
-//    carrying the online-softmax state (m, l, acc), and the per-tile steps.
-// Tiles are static-shaped tensors (value semantics); the CPU path bufferizes
-// them, the NVIDIA path distributes them over the registers of a CTA.
+//  * the tile program: a grid over (batch, head, Q tile), an `scf.for` over
+//    K/V tiles carrying the online-softmax state, tile loads and stores, and
+//    one `attn.online_attention` step per K/V tile;
+//  * generic tile ops, into which `attn-decompose` expands the step: a tile
+//    matmul, elementwise maps with each element's coordinates, row
+//    reductions. Backward passes and variants are written in these.
+// Tiles are static-shaped tensors (value semantics). A tensor encoding may
+// say how a target distributes a tile (attn_nv layouts); the generic ops
+// ignore it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,12 +34,12 @@ def Attn_Dialect : Dialect {
   let summary = "Attention as a tiled loop nest, for FlashAttention-style kernels";
   let description = [{
     The `attn` dialect holds scaled-dot-product attention as one op
-    (`attn.sdpa`) and the tile-level ops it is lowered into: a grid over
-    (batch, head, query tile), a loop over key/value tiles that carries the
-    online-softmax state (running max `m`, running sum `l`, unnormalised
-    accumulator `acc`), and the steps of its body. Scores are kept in the
-    base-2 domain (the softmax scale is multiplied by log2(e) once) so that the
-    exponentials are `exp2`.
+    (`attn.sdpa`), the tile program it is tiled into (a grid of query tiles,
+    a loop over key/value tiles carrying the online-softmax state: running
+    row max `m`, running row sum `l`, unnormalised accumulator `acc`), and the
+    generic tile ops that program is decomposed into. Scores are kept in the
+    base-2 domain (the softmax scale is multiplied by log2(e) once) so that
+    the exponentials are `exp2`.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];
@@ -60,6 +65,68 @@ def Attn_MaskKindAttr : EnumAttr<Attn_Dialect, Attn_MaskKind, "mask"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Attn_ReduceKind : I32EnumAttr<"ReduceKind", "how a row reduction combines", [
+    I32EnumAttrCase<"Max", 0, "max">,
+    I32EnumAttrCase<"Add", 1, "add">]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_ReduceKindAttr : EnumAttr<Attn_Dialect, Attn_ReduceKind, "reduce"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
+  let mnemonic = "config";
+  let summary = "the resolved configuration of one attention kernel";
+  let description = [{
+    Every choice that shapes a kernel's code, made once (by `attn-configure`,
+    from the MLIR-free tile policy that the runtime keys its caches on) and
+    read by every later pass, so that no pass decides it again:
+
+    * `mapping`: `host`, `mma.sync` or `wgmma`;
+    * `chip`: the NVIDIA target (`sm_80` ... `sm_90a`), empty on the host;
+    * `block_m`, `block_n`: query rows and keys per tile;
+    * `warps`: warps per CTA (0 on the host);
+    * `stages`: shared-memory stages of the K/V copies (0 on the host);
+    * `q_in_registers`: Q's mma operands stay in registers (mma.sync);
+    * `schedule`: the wgmma K/V loop: `plain`, `pv_in_flight` (P·V left
+      running into the next tile) or `softmax_overlaps_pv` (the softmax of
+      tile j while P·V of tile j − 1 runs);
+    * `ordered_issue`: warpgroups issue QKᵀ in turn;
+    * `reverse_grid`: query tiles launch last-first (causal: longest first);
+    * `conditional_rescale`: skip the accumulator rescale when no row max of
+      a warp moved (mma.sync, register-bound kernels).
+
+    Example:
+    ```mlir
+    func.func @attn_fwd(...) attributes {attn.config = #attn.config<
+        mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128,
+        warps = 8, stages = 3, q_in_registers = false,
+        schedule = "pv_in_flight", ordered_issue = true, reverse_grid = true,
+        conditional_rescale = false>}
+    ```
+  }];
+  let parameters = (ins
+      StringRefParameter<"host, mma.sync or wgmma">:$mapping,
+      StringRefParameter<"NVIDIA chip">:$chip,
+      "int64_t":$blockM, "int64_t":$blockN, "int64_t":$warps,
+      "int64_t":$stages, "bool":$qInRegisters,
+      StringRefParameter<"wgmma K/V loop schedule">:$schedule,
+      "bool":$orderedIssue, "bool":$reverseGrid, "bool":$conditionalRescale);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The attribute name under which kernels carry their configuration.
+    static constexpr ::llvm::StringLiteral getAttrName() { return "attn.config"; }
+    /// The configuration of the kernel function enclosing `op`, if any.
+    static ConfigAttr lookup(::mlir::Operation *op);
+    bool isHost() const { return getMapping() == "host"; }
+    bool isWgmma() const { return getMapping() == "wgmma"; }
+    int64_t getThreads() const { return 32 * getWarps(); }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Type constraints
 //===----------------------------------------------------------------------===//
@@ -72,6 +139,7 @@ def Attn_Tile2D : TensorRankOf<[BF16, F16, F32], [2]>;
 def Attn_RowTile : TensorRankOf<[F32], [1]>;
 def Attn_AccTile : TensorRankOf<[F32], [2]>;
 def Attn_AnyTile : TensorRankOf<[BF16, F16, F32], [1, 2]>;
+def Attn_MapTile : TensorRankOf<[AnyType], [1, 2]>;
 
 //===----------------------------------------------------------------------===//
 // High-level op
@@ -81,13 +149,17 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
   let summary = "scaled-dot-product attention over whole tensors";
   let description = [{
     Computes `O = softmax(scale · Q Kᵀ + mask) V` for every (batch, head):
-    Q is (B, H, Nq, D), K is (B, H, Nk, D), V is (B, H, Nk, Dv) and O is
-    (B, H, Nq, Dv). The optional `lse` output (B, H, Nq) receives the natural
+    Q is (B, H, Nq, D), K is (B, Hkv, Nk, D), V is (B, Hkv, Nk, Dv) and O is
+    (B, H, Nq, Dv). With Hkv < H (grouped-query attention; Hkv = 1 is
+    multi-query attention) query head h reads K/V head h / (H / Hkv); Hkv
+    must divide H. The optional `lse` output (B, H, Nq) receives the natural
     log-sum-exp of each row of scaled scores, which the backward pass needs.
-    `scale` (an f32 value, so that one kernel serves every scale) defaults to
-    1/√D. `mask` is `none`, `causal` (query i sees keys
-    j ≤ i, PyTorch's convention) or `causal_bottom_right` (j ≤ i + Nk − Nq,
-    FlashAttention's). A row that sees no key gets O = 0 and LSE = −inf.
+    `scale` (an f32 value, so that one kernel serves every scale; any finite
+    value) defaults to 1/√D; `positive_scale` promises that it is > 0, which
+    lets the softmax take the row max before scaling. `mask` is `none`,
+    `causal` (query i sees keys j ≤ i, PyTorch's convention) or
+    `causal_bottom_right` (j ≤ i + Nk − Nq, FlashAttention's). A row that
+    sees no key gets O = 0 and LSE = −inf.
 
     Sizes may be dynamic except the head dims. The (B, N, H, D) layout is
     expressed through strides: Q, K, V and O need a unit innermost stride; the
@@ -110,18 +182,19 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
       Arg<Attn_Tensor4D, "output", [MemWrite]>:$output,
       Arg<Optional<Attn_LseMemRef>, "log-sum-exp", [MemWrite]>:$lse,
       Optional<F32>:$scale,
-      DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::None">:$mask);
+      DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::None">:$mask,
+      UnitAttr:$positiveScale);
   let assemblyFormat = [{
     $query `,` $key `,` $value `into` $output (`lse` $lse^)?
-    (`scale` $scale^)? (`mask` $mask^)? attr-dict
-    `:` type($query) `,` type($key) `,` type($value) `->` type($output)
-    (`,` type($lse)^)?
+    (`scale` $scale^)? (`mask` $mask^)? (`positive_scale` $positiveScale^)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
+    type($output) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
-// Tile-level structure
+// The tile program
 //===----------------------------------------------------------------------===//
 
 def Attn_TileGridOp : Attn_Op<"tile_grid", [
@@ -137,7 +210,7 @@ def Attn_TileGridOp : Attn_Op<"tile_grid", [
     ```mlir
     attn.tile_grid (%b, %h, %t) in (%B, %H, %T) {
       %row = arith.muli %t, %c64 : index
-      %q = attn.load_tile %Q[%b, %h, %row] : memref<?x?x?x64xf16> -> tensor<64x64xf16>
+      %q = attn.load_tile %Q[%b, %h, %row] bounds %nq : memref<?x?x?x64xf16> -> tensor<64x64xf16>
     }
     ```
   }];
@@ -158,91 +231,24 @@ def Attn_TileGridOp : Attn_Op<"tile_grid", [
   }];
 }
 
-def Attn_KvLoopOp : Attn_Op<"kv_loop", [
-    SingleBlock, RecursiveMemoryEffects,
-    AllTypesMatch<["initMax", "initSum", "max", "sum"]>,
-    AllTypesMatch<["initAcc", "acc"]>]> {
-  let summary = "loop over key/value tiles carrying the online-softmax state";
-  let description = [{
-    Iterates `%kv` from `lower` to `upper` (exclusive) by `step`, where `%kv` is
-    the first key of the current tile. It carries the online-softmax state of
-    one query tile: the running row max `m` (base-2 units), the running row sum
-    `l` and the unnormalised output accumulator `acc`, all f32. The body ends in
-    `attn.yield` with the updated state; the results are the final state.
-    Bounds are chosen by the tiling pass; with a causal mask the upper bound
-    stops at the diagonal so that tiles wholly above it are never visited.
-
-    Example:
-    ```mlir
-    %m, %l, %acc = attn.kv_loop %kv = %c0 to %hi step %c64
-        iter_args(%m0, %l0, %acc0) : tensor<64xf32>, tensor<64x64xf32> {
-      ...
-      attn.yield %m1, %l1, %acc1 : tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>
-    }
-    ```
-  }];
-  let arguments = (ins Index:$lower, Index:$upper, Index:$step,
-                       Attn_RowTile:$initMax, Attn_RowTile:$initSum,
-                       Attn_AccTile:$initAcc);
-  let results = (outs Attn_RowTile:$max, Attn_RowTile:$sum, Attn_AccTile:$acc);
-  let regions = (region SizedRegion<1>:$body);
-  let hasCustomAssemblyFormat = 1;
-  let hasVerifier = 1;
-  let hasRegionVerifier = 1;
-  let skipDefaultBuilders = 1;
-  let builders = [
-    OpBuilder<(ins "::mlir::Value":$lower, "::mlir::Value":$upper,
-                   "::mlir::Value":$step, "::mlir::Value":$initMax,
-                   "::mlir::Value":$initSum, "::mlir::Value":$initAcc)>
-  ];
-  let extraClassDeclaration = [{
-    ::mlir::Block &getBodyBlock() { return getBody().front(); }
-    ::mlir::Value getInductionVar() { return getBodyBlock().getArgument(0); }
-    ::mlir::Value getMaxArg() { return getBodyBlock().getArgument(1); }
-    ::mlir::Value getSumArg() { return getBodyBlock().getArgument(2); }
-    ::mlir::Value getAccArg() { return getBodyBlock().getArgument(3); }
-  }];
-}
-
-def Attn_YieldOp : Attn_Op<"yield", [
-    Pure, Terminator, ReturnLike, HasParent<"KvLoopOp">]> {
-  let summary = "yields the updated online-softmax state of a kv_loop";
-  let description = [{
-    Terminates the body of `attn.kv_loop` with the state (m, l, acc) for the
-    next iteration; its operand types match the loop's results.
-
-    Example:
-    ```mlir
-    attn.yield %m1, %l1, %acc1 : tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>
-    ```
-  }];
-  let arguments = (ins Variadic<AnyType>:$values);
-  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
-  let hasVerifier = 1;
-}
-
-//===----------------------------------------------------------------------===//
-// Tile data movement
-//===----------------------------------------------------------------------===//
-
 def Attn_LoadTileOp : Attn_Op<"load_tile"> {
   let summary = "loads rows [row, row + R) of one (batch, head) as a tile";
   let description = [{
     Reads the R×D tile `source[batch, head, row : row + R, :]` of a
-    (B, H, N, D) memref. Rows at or past N are filled with zeros, so a tile
-    may overhang the end of the sequence.
+    (B, H, N, D) memref. Rows at or past `bound` (at most N) read as zeros,
+    so a tile may overhang the end of the sequence.
 
     Example:
     ```mlir
-    %k = attn.load_tile %K[%b, %h, %kv]
+    %k = attn.load_tile %K[%b, %h, %kv] bounds %nk
         : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<64x64xbf16>
     ```
   }];
   let arguments = (ins Arg<Attn_Tensor4D, "source", [MemRead]>:$source,
-                       Index:$batch, Index:$head, Index:$row);
+                       Index:$batch, Index:$head, Index:$row, Index:$bound);
   let results = (outs Attn_Tile2D:$result);
   let assemblyFormat = [{
-    $source `[` $batch `,` $head `,` $row `]` attr-dict
+    $source `[` $batch `,` $head `,` $row `]` `bounds` $bound attr-dict
     `:` type($source) `->` type($result)
   }];
   let hasVerifier = 1;
@@ -254,27 +260,23 @@ def Attn_StoreTileOp : Attn_Op<"store_tile"> {
     Writes a R×D output tile into `dest[batch, head, row : row + R, :]` of a
     (B, H, N, D) memref, or a length-R row tile (the log-sum-exp) into
     `dest[batch, head, row : row + R]` of a (B, H, N) memref. Rows at or past
-    N are dropped.
+    `bound` (at most N) are dropped.
 
     Example:
     ```mlir
-    attn.store_tile %o, %O[%b, %h, %row] : tensor<64x64xbf16>, memref<?x?x?x64xbf16>
-    attn.store_tile %lse, %LSE[%b, %h, %row] : tensor<64xf32>, memref<?x?x?xf32>
+    attn.store_tile %o, %O[%b, %h, %row] bounds %nq : tensor<64x64xbf16>, memref<?x?x?x64xbf16>
+    attn.store_tile %lse, %LSE[%b, %h, %row] bounds %nq : tensor<64xf32>, memref<?x?x?xf32>
     ```
   }];
   let arguments = (ins Attn_AnyTile:$tile,
                        Arg<Attn_AnyMemRef, "destination", [MemWrite]>:$dest,
-                       Index:$batch, Index:$head, Index:$row);
+                       Index:$batch, Index:$head, Index:$row, Index:$bound);
   let assemblyFormat = [{
-    $tile `,` $dest `[` $batch `,` $head `,` $row `]` attr-dict
+    $tile `,` $dest `[` $batch `,` $head `,` $row `]` `bounds` $bound attr-dict
     `:` type($tile) `,` type($dest)
   }];
   let hasVerifier = 1;
 }
-
-//===----------------------------------------------------------------------===//
-// Tile compute
-//===----------------------------------------------------------------------===//
 
 def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     Pure, AllTypesMatch<["max", "sum", "newMax", "newSum"]>,
@@ -282,16 +284,17 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
   let summary = "one online-attention step of a query tile against a K/V tile";
   let description = [{
     Folds one key/value tile into the online-softmax state of a query tile:
-    scores `S = scale · Q Kᵀ` (`scale` is the natural softmax scale; masked with `mask` and the bounds
-    `num_queries`, `num_keys`, where `row`/`col` are the first query/key of the
-    tiles), then the merge of (m, l, acc) with the tile's statistics:
+    scores `S = scale · Q Kᵀ` (`scale` is the natural softmax scale; masked
+    with `mask` and the bounds `num_queries`, `num_keys`, where `row`/`col`
+    are the first query/key of the tiles), then the merge of (m, l, acc) with
+    the tile's statistics:
 
         m' = max(m, rowmax(S'))            with S' = S · log2(e)
         l' = 2^(m − m') · l + rowsum(2^(S' − m'))
         acc' = 2^(m − m') · acc + 2^(S' − m') · V
 
-    `attn-expand-online-softmax` expands it into `attn.qk`, `attn.mask`,
-    `attn.online_softmax` and `attn.pv`.
+    `positive_scale` promises scale > 0. `attn-decompose` expands the op into
+    generic tile ops (`attn.matmul`, `attn.map`, `attn.reduce`).
 
     Example:
     ```mlir
@@ -305,114 +308,15 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
                        Attn_RowTile:$max, Attn_RowTile:$sum, Attn_AccTile:$acc,
                        Index:$row, Index:$col, Index:$numQueries, Index:$numKeys,
                        F32:$scale,
-                       DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::None">:$mask);
+                       DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::None">:$mask,
+                       UnitAttr:$positiveScale);
   let results = (outs Attn_RowTile:$newMax, Attn_RowTile:$newSum,
                       Attn_AccTile:$newAcc);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $max `,` $sum `,` $acc
     `at` ` ` `[` $row `,` $col `]` `bounds` ` ` `[` $numQueries `,` $numKeys `]`
-    `scale` $scale (`mask` $mask^)? attr-dict
+    `scale` $scale (`mask` $mask^)? (`positive_scale` $positiveScale^)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($max) `,` type($acc)
-  }];
-  let hasVerifier = 1;
-}
-
-def Attn_QKOp : Attn_Op<"qk", [Pure]> {
-  let summary = "scaled score tile S = scale · Q Kᵀ, accumulated in f32";
-  let description = [{
-    Multiplies a BM×D query tile by the transpose of a BN×D key tile with f32
-    accumulation and multiplies the product by the f32 value `scale`. The
-    expansion pass passes the softmax scale times log2(e), so the scores come out in base-2
-    units ready for `exp2`.
-
-    Example:
-    ```mlir
-    %s = attn.qk %q, %k scale %c : tensor<64x64xbf16>, tensor<32x64xbf16> -> tensor<64x32xf32>
-    ```
-  }];
-  let arguments = (ins Attn_Tile2D:$query, Attn_Tile2D:$key, F32:$scale);
-  let results = (outs Attn_AccTile:$scores);
-  let assemblyFormat = [{
-    $query `,` $key `scale` $scale attr-dict `:` type($query) `,` type($key)
-    `->` type($scores)
-  }];
-  let hasVerifier = 1;
-}
-
-def Attn_MaskOp : Attn_Op<"mask", [Pure, AllTypesMatch<["scores", "result"]>]> {
-  let summary = "sets masked and out-of-bounds scores to -inf";
-  let description = [{
-    `row` and `col` are the first query and key of the BM×BN score tile.
-    Element (i, j) becomes −inf when key `col + j` is at or past `num_keys`,
-    or when `mask` hides it from query `row + i` (`causal`: key > query;
-    `causal_bottom_right`: key > query + num_keys − num_queries). With mask
-    `none` only the key bound applies.
-
-    Example:
-    ```mlir
-    %sm = attn.mask %s at [%row, %kv] bounds [%nq, %nk] mask <causal> : tensor<64x32xf32>
-    ```
-  }];
-  let arguments = (ins Attn_AccTile:$scores, Index:$row, Index:$col,
-                       Index:$numQueries, Index:$numKeys,
-                       DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::None">:$mask);
-  let results = (outs Attn_AccTile:$result);
-  let assemblyFormat = [{
-    $scores `at` ` ` `[` $row `,` $col `]` `bounds` ` ` `[` $numQueries `,` $numKeys `]`
-    (`mask` $mask^)? attr-dict `:` type($scores)
-  }];
-}
-
-def Attn_OnlineSoftmaxOp : Attn_Op<"online_softmax", [
-    Pure, AllTypesMatch<["max", "sum", "newMax", "newSum", "alpha"]>]> {
-  let summary = "online-softmax update of the running max and sum";
-  let description = [{
-    Given base-2 scores S (BM×BN) and the running max `m` and sum `l`:
-
-        m'    = max(m, rowmax(S))
-        p     = 2^(S − m')             (0 where S = −inf)
-        l'    = alpha · l + rowsum(p)
-        alpha = 2^(m − m')
-
-    While a row has seen only −inf scores, m' stays −inf; the exponent then
-    uses 0 instead of m' so that no NaN (−inf − −inf) appears. `p` is rounded
-    to its result element type, the input type of the P·V product.
-
-    Example:
-    ```mlir
-    %p, %m1, %l1, %alpha = attn.online_softmax %s, %m, %l
-        : tensor<64x32xf32>, tensor<64xf32> -> tensor<64x32xbf16>
-    ```
-  }];
-  let arguments = (ins Attn_AccTile:$scores, Attn_RowTile:$max, Attn_RowTile:$sum);
-  let results = (outs Attn_Tile2D:$probs, Attn_RowTile:$newMax,
-                      Attn_RowTile:$newSum, Attn_RowTile:$alpha);
-  let assemblyFormat = [{
-    $scores `,` $max `,` $sum attr-dict `:` type($scores) `,` type($max)
-    `->` type($probs)
-  }];
-  let hasVerifier = 1;
-}
-
-def Attn_PVOp : Attn_Op<"pv", [Pure, AllTypesMatch<["acc", "result"]>]> {
-  let summary = "rescales the accumulator and adds P·V";
-  let description = [{
-    `result = alpha[i] · acc[i, :] + Σ_j P[i, j] · V[j, :]`, with P (BM×BN)
-    and V (BN×Dv) in the input element type and f32 accumulation: the update
-    of the unnormalised output `u` of the online softmax.
-
-    Example:
-    ```mlir
-    %acc1 = attn.pv %p, %v, %acc, %alpha
-        : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32>, tensor<64xf32>
-    ```
-  }];
-  let arguments = (ins Attn_Tile2D:$probs, Attn_Tile2D:$value,
-                       Attn_AccTile:$acc, Attn_RowTile:$alpha);
-  let results = (outs Attn_AccTile:$result);
-  let assemblyFormat = [{
-    $probs `,` $value `,` $acc `,` $alpha attr-dict
-    `:` type($probs) `,` type($value) `,` type($acc) `,` type($alpha)
   }];
   let hasVerifier = 1;
 }
@@ -424,6 +328,7 @@ def Attn_FinalizeOp : Attn_Op<"finalize", [
     The epilogue of one query tile: `O = acc / l` rounded to the output
     element type, and `LSE = ln 2 · m + ln l` (natural log; m is in base-2
     units). A row with l = 0 (every key masked) gives O = 0 and LSE = −inf.
+    `attn-decompose` expands it into `attn.map`s.
 
     Example:
     ```mlir
@@ -436,6 +341,144 @@ def Attn_FinalizeOp : Attn_Op<"finalize", [
     $acc `,` $max `,` $sum attr-dict `:` type($acc) `,` type($max)
     `->` type($output)
   }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Generic tile ops
+//===----------------------------------------------------------------------===//
+
+def Attn_MatmulOp : Attn_Op<"matmul", [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "tile matrix product with f32 accumulation";
+  let description = [{
+    `result = acc + op(lhs) · op(rhs)` where `op` transposes its operand when
+    `transpose_lhs` / `transpose_rhs` is set: with both unset, lhs is M×K and
+    rhs K×N; the accumulator and result are M×N f32. The operands have one
+    element type (bf16, f16 or f32); products are accumulated in f32.
+    Attention's QKᵀ is `attn.matmul %q, %k, %zero transpose_rhs`, its P·V
+    `attn.matmul %p, %v, %acc`; the backward pass needs Pᵀ·dO
+    (`transpose_lhs`).
+
+    Example:
+    ```mlir
+    %s = attn.matmul %q, %k, %zero transpose_rhs
+        : tensor<64x128xbf16>, tensor<64x128xbf16>, tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_Tile2D:$lhs, Attn_Tile2D:$rhs, Attn_AccTile:$acc,
+                       UnitAttr:$transposeLhs, UnitAttr:$transposeRhs);
+  let results = (outs Attn_AccTile:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
+                   "::mlir::Value":$acc, "bool":$transposeLhs,
+                   "bool":$transposeRhs), [{
+      build($_builder, $_state, acc.getType(), lhs, rhs, acc,
+            transposeLhs ? $_builder.getUnitAttr() : ::mlir::UnitAttr(),
+            transposeRhs ? $_builder.getUnitAttr() : ::mlir::UnitAttr());
+    }]>
+  ];
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $acc (`transpose_lhs` $transposeLhs^)?
+    (`transpose_rhs` $transposeRhs^)? attr-dict
+    `:` type($lhs) `,` type($rhs) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_MapOp : Attn_Op<"map", [Pure, AttrSizedOperandSegments, SingleBlock]> {
+  let summary = "elementwise tile computation that sees each element's coordinates";
+  let description = [{
+    Computes each element of the result from the same element of the
+    `inputs` by the scalar ops of its body. A 2-D map (R×C result) takes R×C
+    tiles and length-R row tiles, which are broadcast along the columns; a
+    1-D map (length R) takes length-R tiles. The body's arguments are the
+    element's coordinates (row, and for 2-D maps column; `index`), offset by
+    `at [row, col]` when given, then one scalar per input; it yields the
+    result element. The mask, the scale of the scores and every step of the
+    softmax are maps.
+
+    Example (causal mask on a score tile whose first element is query %row,
+    key %kv):
+    ```mlir
+    %t = attn.map(%s : tensor<64x64xf32>) at [%row, %kv] -> tensor<64x64xf32> {
+    ^bb0(%i: index, %j: index, %x: f32):
+      %hidden = arith.cmpi ugt, %j, %i : index
+      %y = arith.select %hidden, %neginf, %x : f32
+      attn.yield %y : f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Attn_MapTile>:$inputs,
+                       Variadic<Index>:$offsets);
+  let results = (outs Attn_MapTile:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`(` $inputs^ `:` type($inputs) `)`)? (`at` ` ` `[` $offsets^ `]`)?
+    attr-dict `->` type($result) $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let builders = [
+    // `body` gets the coordinates and the input elements and returns the
+    // element to yield.
+    OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::ValueRange":$inputs,
+      "::mlir::ValueRange":$offsets,
+      "::llvm::function_ref<::mlir::Value(::mlir::OpBuilder &, ::mlir::Location, ::mlir::ValueRange, ::mlir::ValueRange)>":$body)>
+  ];
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    int64_t getRank() { return getResult().getType().getRank(); }
+    /// The body argument of input `i`.
+    ::mlir::BlockArgument getInputArg(unsigned i) {
+      return getBodyBlock().getArgument(getRank() + i);
+    }
+    /// The value yielded by the body.
+    ::mlir::Value getYielded();
+  }];
+}
+
+def Attn_ReduceOp : Attn_Op<"reduce", [Pure, AllTypesMatch<["init", "result"]>]> {
+  let summary = "row reduction of a tile, combined with an initial row tile";
+  let description = [{
+    `result[i] = init[i] ⊕ tile[i, 0] ⊕ ... ⊕ tile[i, C − 1]` with ⊕ the
+    reduction `kind`: `max` (IEEE maxNum: a NaN loses to a number) or `add`.
+    The online softmax's running max and row sums are reductions.
+
+    Example:
+    ```mlir
+    %m1 = attn.reduce <max> %s, %m : tensor<64x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_ReduceKindAttr:$kind, Attn_AccTile:$tile,
+                       Attn_RowTile:$init);
+  let results = (outs Attn_RowTile:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::attn::ReduceKind":$kind, "::mlir::Value":$tile,
+                   "::mlir::Value":$init), [{
+      build($_builder, $_state, init.getType(),
+            ReduceKindAttr::get($_builder.getContext(), kind), tile, init);
+    }]>
+  ];
+  let assemblyFormat = [{
+    $kind $tile `,` $init attr-dict `:` type($tile) `,` type($init)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_YieldOp : Attn_Op<"yield", [
+    Pure, Terminator, ReturnLike, HasParent<"MapOp">]> {
+  let summary = "yields the element computed by an attn.map body";
+  let description = [{
+    Terminates the body of `attn.map` with one scalar of the result's element
+    type.
+
+    Example:
+    ```mlir
+    attn.yield %y : f32
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
   let hasVerifier = 1;
 }
 

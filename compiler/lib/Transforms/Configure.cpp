@@ -1,0 +1,90 @@
+//===- Configure.cpp - the kernel configuration, decided once -------------===//
+
+#include "attn/Compiler/Compiler.h"
+#include "attn/Compiler/TilePolicy.h"
+#include "attn/Transforms/Passes.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNCONFIGURE
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+namespace policy = ::attn::compiler;
+
+policy::MaskKind toPolicy(MaskKind kind) {
+  switch (kind) {
+  case MaskKind::None:
+    return policy::MaskKind::None;
+  case MaskKind::Causal:
+    return policy::MaskKind::Causal;
+  case MaskKind::CausalBottomRight:
+    return policy::MaskKind::CausalBottomRight;
+  }
+  return policy::MaskKind::None;
+}
+
+struct AttnConfigurePass
+    : mlir::attn::impl::AttnConfigureBase<AttnConfigurePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (target != "nvidia" && target != "host") {
+      getOperation()->emitError("attn-configure: target must be nvidia or "
+                                "host, got '")
+          << target << "'";
+      return signalPassFailure();
+    }
+    bool nvidia = target == "nvidia";
+    WalkResult result = getOperation()->walk([&](SdpaOp op) {
+      auto fn = op->getParentOfType<FunctionOpInterface>();
+      if (!fn)
+        return WalkResult::advance();
+      policy::KernelConfig config;
+      auto q = op.getQuery().getType();
+      config.headDim = q.getDimSize(3);
+      Type element = q.getElementType();
+      config.dtype = element.isBF16()   ? policy::DType::BF16
+                     : element.isF16() ? policy::DType::F16
+                                       : policy::DType::F32;
+      config.mask = toPolicy(op.getMask());
+      config.arch = chip;
+      config.tensorCore = tensorCore;
+      config.blockM = blockM;
+      config.blockN = blockN;
+      config.warps = warps;
+      config.stages = stages;
+      config.positiveScale = op.getPositiveScale();
+      if (nvidia && op.getValue().getType().getDimSize(3) != config.headDim) {
+        op.emitOpError("the NVIDIA mapping needs Dv = D");
+        return WalkResult::interrupt();
+      }
+      policy::KernelPlan plan;
+      std::string error;
+      if (!policy::planKernel(config, nvidia, plan, error)) {
+        op.emitOpError("cannot be configured: ") << error;
+        return WalkResult::interrupt();
+      }
+      auto attr = ConfigAttr::get(
+          &getContext(), plan.mapping, plan.chip, plan.blockM, plan.blockN,
+          plan.warps, plan.stages, plan.qInRegisters, plan.schedule,
+          plan.orderedIssue, plan.reverseGrid, plan.conditionalRescale);
+      if (auto old = fn->getAttrOfType<ConfigAttr>(ConfigAttr::getAttrName());
+          old && old != attr) {
+        op.emitOpError("its function holds attention of two configurations: ")
+            << old << " and " << attr;
+        return WalkResult::interrupt();
+      }
+      fn->setAttr(ConfigAttr::getAttrName(), attr);
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,403 @@
+//===- AttnNV.td - NVIDIA tile dialect ---------------------*- tablegen -*-===//
+//
+// attn_nv holds what the generic tile program (attn) becomes on NVIDIA GPUs
+// before it is lowered op by op to NVVM:
+//  * layouts, as tensor encodings: how a tile is spread over the threads of
+//    a CTA (the mma/wgmma accumulator and operand fragments, row vectors);
+//  * shared-memory buffers as values (`!attn_nv.smem`), filled by
+//    asynchronous copies and read by the tensor cores;
+//  * the tensor-core ops themselves (mma.sync, wgmma) and the few
+//    scheduling ops NVVM has no counterpart for.
+// Barriers, fences and cp.async groups are upstream NVVM ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTNNV_IR_ATTNNV_TD
+#define ATTN_DIALECT_ATTNNV_IR_ATTNNV_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/TensorEncoding.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+def AttnNV_Dialect : Dialect {
+  let name = "attn_nv";
+  let cppNamespace = "::mlir::attn::nv";
+  let summary = "attention tiles on NVIDIA GPUs: layouts, shared memory, tensor cores";
+  let description = [{
+    The NVIDIA level of attn: tile tensors carry a layout encoding saying
+    which thread holds which element; tiles that the tensor cores read from
+    memory live in shared-memory buffers (`!attn_nv.smem`) that asynchronous
+    copies fill; `attn_nv.mma` (mma.sync) and `attn_nv.wgmma` (Hopper) are
+    the products. The schedule (stages, prefetch, the order in which
+    warpgroups issue, how long a product stays in flight) is explicit in the
+    IR at this level; `convert-attn-nv-to-nvvm` then lowers each op alone.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
+}
+
+class AttnNV_Op<string mnemonic, list<Trait> traits = []>
+    : Op<AttnNV_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Layouts (tensor encodings)
+//===----------------------------------------------------------------------===//
+
+def AttnNV_AccLayout : AttrDef<AttnNV_Dialect, "AccLayout", [
+    DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
+  let mnemonic = "acc";
+  let summary = "the mma/wgmma accumulator fragment layout of an M×N tile";
+  let description = [{
+    Warp w of `warps` owns rows [w·M/warps, (w + 1)·M/warps) as 16-row m
+    tiles; in each, thread (g = lane / 4, t = lane % 4) holds, per 8-column
+    block j, the elements (g, 8j + 2t), (g, 8j + 2t + 1), (g + 8, 8j + 2t),
+    (g + 8, 8j + 2t + 1): the C/D fragment of mma.sync.m16n8k16, which is also
+    what wgmma.m64nNk16 gives each warp of a warpgroup. Columns are padded to
+    a multiple of 16 in registers.
+
+    Example: `tensor<128x64xf32, #attn_nv.acc<warps = 8>>`
+  }];
+  let parameters = (ins "int64_t":$warps);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def AttnNV_RowsLayout : AttrDef<AttnNV_Dialect, "RowsLayout", [
+    DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
+  let mnemonic = "rows";
+  let summary = "a row vector laid out as the rows of the accumulator";
+  let description = [{
+    A length-M tile (running max, row sums, rescale factors) held as the rows
+    of `#attn_nv.acc` with the same warps: each thread holds the elements of
+    its two rows (g and g + 8) of every m tile; the four threads of a quad
+    hold the same values.
+
+    Example: `tensor<128xf32, #attn_nv.rows<warps = 8>>`
+  }];
+  let parameters = (ins "int64_t":$warps);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def AttnNV_OperandALayout : AttrDef<AttnNV_Dialect, "OperandALayout", [
+    DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
+  let mnemonic = "operand_a";
+  let summary = "16-bit M×K tile as register A operands of mma.sync / wgmma";
+  let description = [{
+    Per 16-row m tile of a warp (as in `#attn_nv.acc`) and 16-column k
+    block, the four 32-bit registers of the A fragment of mma.m16n8k16, each
+    holding two adjacent elements; wgmma with A from registers takes the
+    same fragment. P reaches the P·V product in this layout without leaving
+    the registers.
+
+    Example: `tensor<128x64xbf16, #attn_nv.operand_a<warps = 8>>`
+  }];
+  let parameters = (ins "int64_t":$warps);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def AttnNV_SharedLayout : I32EnumAttr<"SharedLayout",
+    "how a tile's rows are laid out in shared memory", [
+    I32EnumAttrCase<"Padded", 0, "padded">,
+    I32EnumAttrCase<"Swizzle128B", 1, "swizzle_128b">]> {
+  let cppNamespace = "::mlir::attn::nv";
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+def AttnNV_SmemType : TypeDef<AttnNV_Dialect, "Smem"> {
+  let mnemonic = "smem";
+  let summary = "a tile buffer in shared memory";
+  let description = [{
+    R×C tiles of `element_type` in shared memory, S of them when the shape
+    has a leading stage dimension (S×R×C). `padded`: rows of C elements
+    (rounded up to 16) plus 16 bytes, so the 8 rows one ldmatrix reads fall
+    in 8 bank groups; `swizzle_128b`: C / 64 blocks of R rows × 128 bytes,
+    16-byte chunk c of row r at chunk c ^ (r mod 8), each block 1024-byte
+    aligned (what wgmma's matrix descriptors read). The value is the
+    buffer's place in the CTA's shared memory, assigned by
+    `attn-nv-allocate-shared`.
+
+    Example: `!attn_nv.smem<3x128x128xbf16, swizzle_128b>`
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
+                        "::mlir::Type":$elementType,
+                        "::mlir::attn::nv::SharedLayout":$layout);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    int64_t getRank() const { return getShape().size(); }
+    /// Rows and columns of one tile (the last two dims).
+    int64_t getRows() const { return getShape()[getRank() - 2]; }
+    int64_t getCols() const { return getShape()[getRank() - 1]; }
+    /// Number of tiles (the stage dim, 1 without one).
+    int64_t getStages() const { return getRank() == 3 ? getShape()[0] : 1; }
+    /// Bytes of one tile and of the whole buffer.
+    int64_t getTileBytes() const;
+    int64_t getBytes() const { return getStages() * getTileBytes(); }
+    /// The type of one tile of a staged buffer.
+    SmemType getTileType() const;
+  }];
+}
+
+def AttnNV_AnySmem : Type<CPred<"::llvm::isa<::mlir::attn::nv::SmemType>($_self)">,
+                          "shared-memory tile", "::mlir::attn::nv::SmemType">;
+def AttnNV_Operand : AnyTypeOf<[AttnNV_AnySmem, AnyRankedTensor]>;
+
+//===----------------------------------------------------------------------===//
+// Shared memory and copies
+//===----------------------------------------------------------------------===//
+
+def AttnNV_AllocSharedOp : AttnNV_Op<"alloc_shared"> {
+  let summary = "a shared-memory buffer of the CTA";
+  let description = [{
+    Reserves a tile buffer in the CTA's shared memory for the whole kernel.
+    `offset` (bytes from the 1024-byte-aligned base) is assigned by
+    `attn-nv-allocate-shared`; lowering needs it.
+
+    Example:
+    ```mlir
+    %kbuf = attn_nv.alloc_shared {offset = 32768} : !attn_nv.smem<3x128x128xbf16, swizzle_128b>
+    ```
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$offset);
+  let results = (outs AttnNV_AnySmem:$buffer);
+  let assemblyFormat = "attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def AttnNV_SlotOp : AttnNV_Op<"slot", [Pure]> {
+  let summary = "one stage of a multi-buffered shared-memory tile";
+  let description = [{
+    The tile of stage `index` (taken modulo the stage count) of an S×R×C
+    buffer.
+
+    Example:
+    ```mlir
+    %k = attn_nv.slot %kbuf[%i] : !attn_nv.smem<3x128x128xbf16, swizzle_128b> -> !attn_nv.smem<128x128xbf16, swizzle_128b>
+    ```
+  }];
+  let arguments = (ins AttnNV_AnySmem:$buffer, Index:$index);
+  let results = (outs AttnNV_AnySmem:$tile);
+  let assemblyFormat = [{
+    $buffer `[` $index `]` attr-dict `:` type($buffer) `->` type($tile)
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async"> {
+  let summary = "starts copying a tile from global to shared memory (cp.async)";
+  let description = [{
+    Every thread of the CTA issues `cp.async` of 16-byte pieces of the tile
+    `source[batch, head, row : row + R, :]` into `dest`; rows at or past
+    `bound` and columns past the head dim are zero-filled (nothing is read
+    for them). The copies complete asynchronously: a `nvvm.cp.async.commit.group`
+    after them and a `nvvm.cp.async.wait.group` (then a barrier) before any
+    read of `dest`. Rows of the source must be 16-byte aligned.
+
+    Example:
+    ```mlir
+    attn_nv.copy_async %K[%b, %h, %kv] bounds %nk into %k
+        : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, !attn_nv.smem<128x128xbf16, swizzle_128b>
+    ```
+  }];
+  let arguments = (ins Arg<AnyMemRef, "source", [MemRead]>:$source,
+                       Index:$batch, Index:$head, Index:$row, Index:$bound,
+                       AttnNV_AnySmem:$dest);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $head `,` $row `]` `bounds` $bound `into` $dest
+    attr-dict `:` type($source) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnNV_LoadOperandOp : AttnNV_Op<"load_operand"> {
+  let summary = "reads a shared-memory tile into A-operand registers (ldmatrix)";
+  let description = [{
+    Each warp reads its rows of the tile as mma.sync A fragments (ldmatrix),
+    so that a tile used by every K/V step (Q) is read from shared memory
+    once.
+
+    Example:
+    ```mlir
+    %qa = attn_nv.load_operand %q : !attn_nv.smem<128x64xbf16, padded> -> tensor<128x64xbf16, #attn_nv.operand_a<warps = 4>>
+    ```
+  }];
+  let arguments = (ins Arg<AttnNV_AnySmem, "tile", [MemRead]>:$source);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def AttnNV_ConvertLayoutOp : AttnNV_Op<"convert_layout", [Pure]> {
+  let summary = "re-distributes a register tile, rounding it to 16 bits";
+  let description = [{
+    Converts an `#attn_nv.acc` tile into the `#attn_nv.operand_a` fragments
+    of the same warps. The accumulator fragments of two adjacent 8-column
+    blocks are exactly the A fragment of one 16-column k block, so this moves
+    no data between threads: it packs pairs of elements, rounding f32 to the
+    result's 16-bit element type (round to nearest even) on the way.
+
+    Example:
+    ```mlir
+    %pa = attn_nv.convert_layout %p : tensor<128x64xf32, #attn_nv.acc<warps = 8>> -> tensor<128x64xbf16, #attn_nv.operand_a<warps = 8>>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$source);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor cores
+//===----------------------------------------------------------------------===//
+
+def AttnNV_MmaOp : AttnNV_Op<"mma", [AllTypesMatch<["acc", "result"]>]> {
+  let summary = "tile product on mma.sync.m16n8k16 (sm_80 and newer)";
+  let description = [{
+    `result = acc + lhs · op(rhs)`, f32 accumulation. `lhs` (M×K) is an
+    `#attn_nv.operand_a` register tile or a padded shared-memory tile (read
+    with ldmatrix per k block); `rhs` is a padded shared-memory tile, N×K
+    with `transpose_rhs` (K rows, as for QKᵀ) or K×N without (V of P·V, read
+    with ldmatrix.trans); `acc` is `#attn_nv.acc`. Each warp computes its
+    own rows; the op is synchronous.
+
+    Example:
+    ```mlir
+    %s = attn_nv.mma %qa, %k, %zero transpose_rhs
+        : tensor<128x64xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<64x64xbf16, padded>,
+          tensor<128x64xf32, #attn_nv.acc<warps = 4>>
+    ```
+  }];
+  let arguments = (ins Arg<AttnNV_Operand, "lhs", [MemRead]>:$lhs,
+                       Arg<AttnNV_AnySmem, "rhs", [MemRead]>:$rhs,
+                       AnyRankedTensor:$acc, UnitAttr:$transposeRhs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $acc (`transpose_rhs` $transposeRhs^)? attr-dict
+    `:` type($lhs) `,` type($rhs) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnNV_WgmmaOp : AttnNV_Op<"wgmma", [AllTypesMatch<["acc", "result"]>]> {
+  let summary = "issues a tile product on wgmma.mma_async (sm_90a)";
+  let description = [{
+    Issues `result = acc + lhs · op(rhs)` (f32 accumulation) as
+    wgmma.mma_async m64nNk16 instructions, one warpgroup per 64 rows, and
+    commits them as one wgmma group. `lhs` is a `swizzle_128b` shared tile
+    (K-major) or an `#attn_nv.operand_a` register tile; `rhs` a
+    `swizzle_128b` shared tile, N×K with `transpose_rhs` (K-major) or K×N
+    without (MN-major). An `acc` that is a splat of 0 starts from zero.
+    The product runs asynchronously: `result`, and the registers of `acc`
+    and `lhs`, may be read or written only after an `attn_nv.wgmma_wait`
+    that covers this group.
+
+    Example:
+    ```mlir
+    %s0 = attn_nv.wgmma %q, %k, %zero transpose_rhs
+        : !attn_nv.smem<128x128xbf16, swizzle_128b>, !attn_nv.smem<128x128xbf16, swizzle_128b>,
+          tensor<128x128xf32, #attn_nv.acc<warps = 8>>
+    %s = attn_nv.wgmma_wait %s0 {pending = 0} : tensor<128x128xf32, #attn_nv.acc<warps = 8>>
+    ```
+  }];
+  let arguments = (ins Arg<AttnNV_Operand, "lhs", [MemRead]>:$lhs,
+                       Arg<AttnNV_AnySmem, "rhs", [MemRead]>:$rhs,
+                       AnyRankedTensor:$acc, UnitAttr:$transposeRhs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $acc (`transpose_rhs` $transposeRhs^)? attr-dict
+    `:` type($lhs) `,` type($rhs) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnNV_WgmmaWaitOp : AttnNV_Op<"wgmma_wait", [AllTypesMatch<["values", "results"]>]> {
+  let summary = "waits until at most `pending` wgmma groups are in flight";
+  let description = [{
+    `wgmma.wait_group pending`: when it returns, every wgmma group of this
+    thread but the last `pending` has completed. Its operands are the values
+    those groups write or read (accumulators, register operands); its results
+    are the same values after the wait, and only those may be used, so no
+    read or write of them can move across it.
+
+    Example:
+    ```mlir
+    %s, %acc = attn_nv.wgmma_wait %s0, %acc0 {pending = 0}
+        : tensor<128x128xf32, #attn_nv.acc<warps = 8>>, tensor<128x128xf32, #attn_nv.acc<warps = 8>>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values, I64Attr:$pending);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+  let hasVerifier = 1;
+}
+
+def AttnNV_WarpgroupTurnOp : AttnNV_Op<"warpgroup_turn", [
+    SingleBlockImplicitTerminator<"::mlir::attn::nv::YieldOp">,
+    RecursiveMemoryEffects]> {
+  let summary = "the warpgroups run the body one after the other";
+  let description = [{
+    Warpgroup g starts the body only after warpgroup g − 1 has finished it
+    (named barriers: g − 1 arrives, g syncs); the body is typically the issue
+    of a product, so the tensor cores finish one warpgroup's product before
+    the next one's and each warpgroup's softmax overlaps another's product
+    (the idea of FlashAttention-3's ping-pong). `warpgroups` is the number of
+    warpgroups of the CTA; the results are the body's.
+
+    Example:
+    ```mlir
+    %s0 = attn_nv.warpgroup_turn warpgroups 2 -> tensor<128x128xf32, #attn_nv.acc<warps = 8>> {
+      %s = attn_nv.wgmma %q, %k, %zero transpose_rhs : ...
+      attn_nv.yield %s : tensor<128x128xf32, #attn_nv.acc<warps = 8>>
+    }
+    ```
+  }];
+  let arguments = (ins I64Attr:$warpgroups);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `warpgroups` $warpgroups (`->` type($results)^)? $body attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnNV_YieldOp : AttnNV_Op<"yield", [
+    Pure, Terminator, ReturnLike, HasParent<"WarpgroupTurnOp">]> {
+  let summary = "the results of an attn_nv.warpgroup_turn body";
+  let description = [{
+    Example:
+    ```mlir
+    attn_nv.yield %s : tensor<128x128xf32, #attn_nv.acc<warps = 8>>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+def AttnNV_WarpAnyOp : AttnNV_Op<"warp_any", [Pure]> {
+  let summary = "whether any element of a row tile held by this warp is true";
+  let description = [{
+    `vote.any` over the elements of an `#attn_nv.rows` i1 tile that the
+    threads of this warp hold: the same value in every thread of a warp, but
+    it may differ between warps. A branch on it is warp-uniform, and skips
+    work only for rows this warp owns.
+
+    Example:
+    ```mlir
+    %moved = attn_nv.warp_any %changed : tensor<128xi1, #attn_nv.rows<warps = 4>>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$tile);
+  let results = (outs I1:$result);
+  let assemblyFormat = "$tile attr-dict `:` type($tile)";
+  let hasVerifier = 1;
+}
+
+#endif // ATTN_DIALECT_ATTNNV_IR_ATTNNV_TD

@@ -1,0 +1,160 @@
+//===- AttnNVDialect.cpp - attn_nv registration, layouts and types --------===//
+
+#include "attn/Dialect/AttnNV/IR/AttnNV.h"
+#include "attn/Dialect/AttnNV/IR/Layouts.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::attn::nv;
+
+#include "attn/Dialect/AttnNV/IR/AttnNVDialect.cpp.inc"
+#include "attn/Dialect/AttnNV/IR/AttnNVEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "attn/Dialect/AttnNV/IR/AttnNVAttrs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "attn/Dialect/AttnNV/IR/AttnNVTypes.cpp.inc"
+
+void AttnNVDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "attn/Dialect/AttnNV/IR/AttnNVOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "attn/Dialect/AttnNV/IR/AttnNVAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "attn/Dialect/AttnNV/IR/AttnNVTypes.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Layouts: the shapes each can distribute
+//===----------------------------------------------------------------------===//
+
+/// Rows must split into whole 16-row m tiles per warp.
+static LogicalResult
+verifyRowsPerWarp(ArrayRef<int64_t> shape, int64_t warps, StringRef layout,
+                  function_ref<InFlightDiagnostic()> emitError) {
+  if (warps <= 0)
+    return emitError() << layout << " needs a positive warp count, got "
+                       << warps;
+  if (shape.empty() || ShapedType::isDynamic(shape[0]) ||
+      shape[0] % (16 * warps) != 0)
+    return emitError() << layout << " needs rows in whole 16-row tiles for "
+                       << "each of " << warps << " warps, got shape "
+                       << (shape.empty() ? 0 : shape[0]);
+  return success();
+}
+
+LogicalResult
+AccLayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
+                              function_ref<InFlightDiagnostic()> emitError) const {
+  if (shape.size() != 2)
+    return emitError() << "#attn_nv.acc needs a 2-D tile";
+  if (failed(verifyRowsPerWarp(shape, getWarps(), "#attn_nv.acc", emitError)))
+    return failure();
+  if (shape[1] % 8 != 0)
+    return emitError() << "#attn_nv.acc needs columns in 8-column blocks, got "
+                       << shape[1];
+  return success();
+}
+
+LogicalResult
+RowsLayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
+                               function_ref<InFlightDiagnostic()> emitError) const {
+  if (shape.size() != 1)
+    return emitError() << "#attn_nv.rows needs a 1-D tile";
+  return verifyRowsPerWarp(shape, getWarps(), "#attn_nv.rows", emitError);
+}
+
+LogicalResult OperandALayoutAttr::verifyEncoding(
+    ArrayRef<int64_t> shape, Type elementType,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  if (shape.size() != 2)
+    return emitError() << "#attn_nv.operand_a needs a 2-D tile";
+  if (!elementType.isBF16() && !elementType.isF16())
+    return emitError() << "#attn_nv.operand_a holds bf16 or f16, got "
+                       << elementType;
+  if (failed(verifyRowsPerWarp(shape, getWarps(), "#attn_nv.operand_a",
+                               emitError)))
+    return failure();
+  if (shape[1] % 16 != 0)
+    return emitError() << "#attn_nv.operand_a needs columns in 16-column k "
+                       << "blocks, got " << shape[1];
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SmemType
+//===----------------------------------------------------------------------===//
+
+Type SmemType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type element;
+  std::string layoutName;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false,
+                                /*withTrailingX=*/true) ||
+      parser.parseType(element) || parser.parseComma() ||
+      parser.parseKeywordOrString(&layoutName) || parser.parseGreater())
+    return {};
+  std::optional<SharedLayout> layout = symbolizeSharedLayout(layoutName);
+  if (!layout) {
+    parser.emitError(loc, "expected a shared layout (padded, swizzle_128b), "
+                          "got '")
+        << layoutName << "'";
+    return {};
+  }
+  return parser.getChecked<SmemType>(parser.getContext(), shape, element,
+                                     *layout);
+}
+
+void SmemType::print(AsmPrinter &printer) const {
+  printer << "<";
+  for (int64_t d : getShape())
+    printer << d << "x";
+  printer << getElementType() << ", " << stringifySharedLayout(getLayout())
+          << ">";
+}
+
+LogicalResult SmemType::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<int64_t> shape, Type elementType,
+                               SharedLayout layout) {
+  if (shape.size() != 2 && shape.size() != 3)
+    return emitError() << "!attn_nv.smem is a tile (R×C) or stages of tiles "
+                          "(S×R×C), got rank "
+                       << shape.size();
+  if (llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
+    return emitError() << "!attn_nv.smem needs positive sizes";
+  if (!elementType.isBF16() && !elementType.isF16())
+    return emitError() << "!attn_nv.smem holds bf16 or f16 tiles, got "
+                       << elementType;
+  int64_t cols = shape.back();
+  if (cols % 8 != 0)
+    return emitError() << "!attn_nv.smem rows are copied in 16-byte pieces: "
+                          "columns must be a multiple of 8, got "
+                       << cols;
+  if (layout == SharedLayout::Swizzle128B && cols % 64 != 0)
+    return emitError() << "swizzle_128b stores 64-column blocks: columns "
+                          "must be a multiple of 64, got "
+                       << cols;
+  return success();
+}
+
+int64_t SmemType::getTileBytes() const {
+  return SharedGeometry(*this).tileBytes();
+}
+
+SmemType SmemType::getTileType() const {
+  if (getRank() == 2)
+    return *this;
+  return SmemType::get(getContext(), getShape().drop_front(),
+                       getElementType(), getLayout());
+}

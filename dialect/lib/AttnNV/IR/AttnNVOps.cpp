@@ -1,0 +1,248 @@
+//===- AttnNVOps.cpp - attn_nv operations ----------------------------------===//
+//
+// Verifiers check what the lowering relies on: layouts of the right kind,
+// matching shapes and warps, shared layouts the instruction can read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/AttnNV/IR/AttnNV.h"
+#include "attn/Dialect/AttnNV/IR/Layouts.h"
+
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace mlir::attn::nv;
+
+namespace {
+
+/// The register layout of `value`'s type, if of `kind`.
+std::optional<DistributedTile> layoutOf(Value value,
+                                        DistributedTile::Kind kind) {
+  std::optional<DistributedTile> t = DistributedTile::get(value.getType());
+  if (!t || t->kind() != kind)
+    return std::nullopt;
+  return t;
+}
+
+StringRef kindName(DistributedTile::Kind kind) {
+  switch (kind) {
+  case DistributedTile::Kind::Acc:
+    return "#attn_nv.acc";
+  case DistributedTile::Kind::Rows:
+    return "#attn_nv.rows";
+  case DistributedTile::Kind::OperandA:
+    return "#attn_nv.operand_a";
+  }
+  return "?";
+}
+
+/// Emits "'<name>' must be a tile with layout <kind>, got <type>" unless it
+/// is one.
+FailureOr<DistributedTile> expectLayout(Operation *op, StringRef name,
+                                        Value value,
+                                        DistributedTile::Kind kind) {
+  if (std::optional<DistributedTile> t = layoutOf(value, kind))
+    return *t;
+  return op->emitOpError() << "'" << name << "' must be a tile with layout "
+                           << kindName(kind) << ", got " << value.getType();
+}
+
+LogicalResult expectSmem(Operation *op, StringRef name, Type type,
+                         SharedLayout layout) {
+  auto smem = dyn_cast<SmemType>(type);
+  if (smem && smem.getRank() == 2 && smem.getLayout() == layout)
+    return success();
+  return op->emitOpError() << "'" << name << "' must be one "
+                           << stringifySharedLayout(layout)
+                           << " shared-memory tile, got " << type;
+}
+
+/// (rows, cols) of a register tile or a shared tile.
+std::pair<int64_t, int64_t> tileShape(Type type) {
+  if (auto smem = dyn_cast<SmemType>(type))
+    return {smem.getRows(), smem.getCols()};
+  auto t = cast<RankedTensorType>(type);
+  return {t.getDimSize(0), t.getDimSize(1)};
+}
+
+/// Shapes and warps of lhs · op(rhs) + acc.
+LogicalResult verifyProduct(Operation *op, Value lhs, Value rhs, Value acc,
+                            bool transposeRhs) {
+  FailureOr<DistributedTile> out =
+      expectLayout(op, "acc", acc, DistributedTile::Kind::Acc);
+  if (failed(out))
+    return failure();
+  if (!out->elementType().isF32())
+    return op->emitOpError() << "accumulates in f32, got " << acc.getType();
+  auto [m, k] = tileShape(lhs.getType());
+  auto [r0, r1] = tileShape(rhs.getType());
+  int64_t rk = transposeRhs ? r1 : r0, n = transposeRhs ? r0 : r1;
+  if (k != rk || m != out->rows() || n != out->cols())
+    return op->emitOpError()
+           << "shapes do not multiply: lhs " << m << "x" << k << ", rhs "
+           << r0 << "x" << r1 << (transposeRhs ? " (transposed)" : "")
+           << ", acc " << out->rows() << "x" << out->cols();
+  if (auto a = layoutOf(lhs, DistributedTile::Kind::OperandA);
+      a && a->warps() != out->warps())
+    return op->emitOpError() << "lhs is spread over " << a->warps()
+                             << " warps but acc over " << out->warps();
+  if (getElementTypeOrSelf(lhs.getType()) !=
+      getElementTypeOrSelf(rhs.getType()))
+    return op->emitOpError() << "lhs and rhs must have one element type";
+  return success();
+}
+
+} // namespace
+
+LogicalResult AllocSharedOp::verify() {
+  if (std::optional<int64_t> offset = getOffset(); offset && *offset < 0)
+    return emitOpError() << "offset must not be negative, got " << *offset;
+  return success();
+}
+
+LogicalResult SlotOp::verify() {
+  auto buffer = cast<SmemType>(getBuffer().getType());
+  if (buffer.getRank() != 3)
+    return emitOpError() << "needs a staged (S×R×C) buffer, got " << buffer;
+  if (getTile().getType() != buffer.getTileType())
+    return emitOpError() << "result must be " << buffer.getTileType()
+                         << ", got " << getTile().getType();
+  return success();
+}
+
+LogicalResult CopyAsyncOp::verify() {
+  auto src = cast<MemRefType>(getSource().getType());
+  auto dest = cast<SmemType>(getDest().getType());
+  if (src.getRank() != 4)
+    return emitOpError() << "copies tiles of a (B, H, N, D) memref, got rank "
+                         << src.getRank();
+  if (dest.getRank() != 2)
+    return emitOpError() << "copies into one tile, got " << dest;
+  if (src.getElementType() != dest.getElementType())
+    return emitOpError() << "source and destination element types differ ("
+                         << src.getElementType() << " vs "
+                         << dest.getElementType() << ")";
+  if (src.isDynamicDim(3) || src.getDimSize(3) != dest.getCols())
+    return emitOpError() << "destination tile has " << dest.getCols()
+                         << " columns but the source rows have "
+                         << (src.isDynamicDim(3) ? std::string("?")
+                                                 : std::to_string(
+                                                       src.getDimSize(3)))
+                         << " elements";
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(src.getStridesAndOffset(strides, offset)) || strides.back() != 1)
+    return emitOpError() << "source rows must be contiguous (unit innermost "
+                            "stride)";
+  return success();
+}
+
+LogicalResult LoadOperandOp::verify() {
+  if (failed(expectSmem(*this, "source", getSource().getType(),
+                        SharedLayout::Padded)) ||
+      failed(expectLayout(*this, "result", getResult(),
+                          DistributedTile::Kind::OperandA)))
+    return failure();
+  auto smem = cast<SmemType>(getSource().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (result.getShape() != smem.getShape() ||
+      result.getElementType() != smem.getElementType())
+    return emitOpError() << "result " << result
+                         << " must have the shape and element type of "
+                         << smem;
+  return success();
+}
+
+LogicalResult ConvertLayoutOp::verify() {
+  FailureOr<DistributedTile> from = expectLayout(
+      *this, "source", getSource(), DistributedTile::Kind::Acc);
+  FailureOr<DistributedTile> to = expectLayout(
+      *this, "result", getResult(), DistributedTile::Kind::OperandA);
+  if (failed(from) || failed(to))
+    return failure();
+  if (from->rows() != to->rows() || from->cols() != to->cols() ||
+      from->warps() != to->warps())
+    return emitOpError() << "source and result must have one shape and warp "
+                            "count";
+  Type src = from->elementType(), dst = to->elementType();
+  if (src != dst && !src.isF32())
+    return emitOpError() << "rounds only f32 to 16 bits, got " << src
+                         << " -> " << dst;
+  return success();
+}
+
+LogicalResult MmaOp::verify() {
+  if (!layoutOf(getLhs(), DistributedTile::Kind::OperandA) &&
+      failed(expectSmem(*this, "lhs", getLhs().getType(),
+                        SharedLayout::Padded)))
+    return failure();
+  if (failed(expectSmem(*this, "rhs", getRhs().getType(),
+                        SharedLayout::Padded)))
+    return failure();
+  if (failed(verifyProduct(*this, getLhs(), getRhs(), getAcc(),
+                           getTransposeRhs())))
+    return failure();
+  auto [m, k] = tileShape(getLhs().getType());
+  if (k % 16 != 0)
+    return emitOpError() << "mma.m16n8k16 needs the reduction in 16-wide "
+                            "blocks, got "
+                         << k;
+  return success();
+}
+
+LogicalResult WgmmaOp::verify() {
+  if (!layoutOf(getLhs(), DistributedTile::Kind::OperandA) &&
+      failed(expectSmem(*this, "lhs", getLhs().getType(),
+                        SharedLayout::Swizzle128B)))
+    return failure();
+  if (failed(expectSmem(*this, "rhs", getRhs().getType(),
+                        SharedLayout::Swizzle128B)))
+    return failure();
+  if (failed(verifyProduct(*this, getLhs(), getRhs(), getAcc(),
+                           getTransposeRhs())))
+    return failure();
+  auto acc = *DistributedTile::get(getAcc().getType());
+  // One warpgroup (4 warps) per 64 rows, each warp one 16-row m tile.
+  if (acc.mTiles() != 1 || acc.warps() % 4 != 0)
+    return emitOpError() << "wgmma gives each warp of a warpgroup 16 rows: "
+                            "needs rows = 16 x warps with warps a multiple "
+                            "of 4, got "
+                         << acc.rows() << " rows over " << acc.warps()
+                         << " warps";
+  if (acc.cols() > 256 || acc.cols() % 8 != 0)
+    return emitOpError() << "wgmma.m64nNk16 needs N a multiple of 8 up to "
+                            "256, got "
+                         << acc.cols();
+  return success();
+}
+
+LogicalResult WgmmaWaitOp::verify() {
+  if (getPending() > 7)
+    return emitOpError() << "pending must be in [0, 7], got " << getPending();
+  return success();
+}
+
+LogicalResult WarpgroupTurnOp::verify() {
+  if (getWarpgroups() < 1 || getWarpgroups() > 4)
+    return emitOpError() << "orders 1 to 4 warpgroups, got "
+                         << getWarpgroups();
+  auto yield = cast<YieldOp>(getBody().front().getTerminator());
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError() << "body yields " << yield.getValues().getTypes()
+                         << " but the op returns " << getResultTypes();
+  return success();
+}
+
+LogicalResult WarpAnyOp::verify() {
+  FailureOr<DistributedTile> t =
+      expectLayout(*this, "tile", getTile(), DistributedTile::Kind::Rows);
+  if (failed(t))
+    return failure();
+  if (!t->elementType().isInteger(1))
+    return emitOpError() << "takes an i1 row tile, got " << getTile().getType();
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/AttnNV/IR/AttnNVOps.cpp.inc"

@@ -1,0 +1,140 @@
+//===- Layouts.cpp - which thread holds which tile element ----------------===//
+
+#include "attn/Dialect/AttnNV/IR/Layouts.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::attn::nv;
+
+Value mlir::attn::nv::constI32(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, v, 32);
+}
+
+Value mlir::attn::nv::constIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+std::optional<DistributedTile> DistributedTile::get(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.getEncoding())
+    return std::nullopt;
+  DistributedTile t;
+  Attribute enc = tensor.getEncoding();
+  if (auto acc = dyn_cast<AccLayoutAttr>(enc)) {
+    t.kind_ = Kind::Acc;
+    t.warps_ = acc.getWarps();
+  } else if (auto rows = dyn_cast<RowsLayoutAttr>(enc)) {
+    t.kind_ = Kind::Rows;
+    t.warps_ = rows.getWarps();
+  } else if (auto a = dyn_cast<OperandALayoutAttr>(enc)) {
+    t.kind_ = Kind::OperandA;
+    t.warps_ = a.getWarps();
+  } else {
+    return std::nullopt;
+  }
+  t.rows_ = tensor.getDimSize(0);
+  t.cols_ = tensor.getRank() == 2 ? tensor.getDimSize(1) : 1;
+  t.elementType_ = tensor.getElementType();
+  return t;
+}
+
+int64_t DistributedTile::valuesPerThread() const {
+  switch (kind_) {
+  case Kind::Acc:
+    return mTiles() * colBlocks() * 4;
+  case Kind::Rows:
+    return mTiles() * 2;
+  case Kind::OperandA:
+    return mTiles() * kBlocks() * 4;
+  }
+  return 0;
+}
+
+ElementOffset DistributedTile::offset(int64_t i) const {
+  if (kind_ == Kind::Rows)
+    return {16 * (i / 2) + 8 * (i % 2), 0};
+  int64_t perTile = colBlocks() * 4;
+  int64_t mTile = i / perTile, block = (i % perTile) / 4, e = i % 4;
+  return {16 * mTile + 8 * (e / 2), 8 * block + e % 2};
+}
+
+int64_t DistributedTile::rowSlot(int64_t i) const {
+  if (kind_ == Kind::Rows)
+    return i;
+  int64_t perTile = colBlocks() * 4;
+  return (i / perTile) * 2 + (i % 4) / 2;
+}
+
+std::pair<Value, Value> DistributedTile::threadBase(OpBuilder &b,
+                                                    Location loc) const {
+  Type i32 = b.getI32Type();
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, i32);
+  Value warp = arith::DivUIOp::create(b, loc, tid, constI32(b, loc, 32));
+  Value lane = arith::RemUIOp::create(b, loc, tid, constI32(b, loc, 32));
+  Value row = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, warp, constI32(b, loc, 16 * mTiles())),
+      arith::DivUIOp::create(b, loc, lane, constI32(b, loc, 4)));
+  Value col = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, constI32(b, loc, 4)),
+      constI32(b, loc, 2));
+  Type index = b.getIndexType();
+  return {arith::IndexCastUIOp::create(b, loc, index, row),
+          arith::IndexCastUIOp::create(b, loc, index, col)};
+}
+
+RankedTensorType mlir::attn::nv::getRowsType(RankedTensorType acc,
+                                              Type elementType) {
+  int64_t warps = cast<AccLayoutAttr>(acc.getEncoding()).getWarps();
+  return RankedTensorType::get(
+      {acc.getDimSize(0)}, elementType,
+      RowsLayoutAttr::get(acc.getContext(), warps));
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory
+//===----------------------------------------------------------------------===//
+
+SharedGeometry::SharedGeometry(SmemType type)
+    : layout(type.getLayout()), rows(type.getRows()), cols(type.getCols()),
+      elementBytes(type.getElementType().getIntOrFloatBitWidth() / 8) {}
+
+int64_t SharedGeometry::storedCols() const {
+  int64_t multiple = layout == SharedLayout::Padded ? 16 : 64;
+  return (cols + multiple - 1) / multiple * multiple;
+}
+
+int64_t SharedGeometry::pitch() const {
+  // Padded: 16 extra bytes per row put the 8 rows one ldmatrix reads in 8
+  // different bank groups. Swizzled: 64-column blocks of 128-byte rows.
+  return layout == SharedLayout::Padded ? storedCols() * elementBytes + 16
+                                        : 128;
+}
+
+int64_t SharedGeometry::tileBytes() const {
+  if (layout == SharedLayout::Padded)
+    return rows * pitch();
+  return rows * storedCols() * elementBytes;
+}
+
+Value SharedGeometry::chunkOffset(OpBuilder &b, Location loc, Value row,
+                                  Value chunk) const {
+  auto c = [&](int64_t v) { return constI32(b, loc, v); };
+  if (layout == SharedLayout::Padded)
+    return arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, row, c(pitch())),
+        arith::MulIOp::create(b, loc, chunk, c(16)));
+  // Block chunk / 8 of 64 columns; in it, row r at 128·r and 16-byte chunk c
+  // at 16·(c ^ (r % 8)).
+  Value block = arith::DivUIOp::create(b, loc, chunk, c(8));
+  Value inBlock = arith::RemUIOp::create(b, loc, chunk, c(8));
+  Value swizzled = arith::XOrIOp::create(
+      b, loc, inBlock, arith::AndIOp::create(b, loc, row, c(7)));
+  Value off = arith::MulIOp::create(b, loc, block, c(rows * 128));
+  off = arith::AddIOp::create(b, loc, off,
+                              arith::MulIOp::create(b, loc, row, c(128)));
+  return arith::AddIOp::create(b, loc, off,
+                               arith::MulIOp::create(b, loc, swizzled, c(16)));
+}
