@@ -10,8 +10,9 @@ namespace attn::rt {
 // A new KernelConfig field changes the generated code, so it must also be
 // part of str(): update str() and this size together.
 static_assert(sizeof(compiler::KernelConfig) ==
-                  sizeof(int64_t) * 4 + sizeof(compiler::DType) +
-                      sizeof(compiler::MaskKind) + 2 * sizeof(std::string),
+                  sizeof(int64_t) * 5 + sizeof(compiler::DType) +
+                      sizeof(compiler::MaskKind) + 2 * sizeof(std::string) +
+                      sizeof(int64_t) /* positiveScale, padded */,
               "KernelConfig changed: add the new field to CacheKey::str()");
 
 const char *toString(Target target) {
@@ -25,11 +26,12 @@ std::string CacheKey::str() const {
       target == Target::Cuda ? std::string_view(config.arch) : "host";
   return fmt::format("attn-jit-kernel;compiler={};target={};arch={};dtype={};"
                      "head_dim={};mask={};block_m={};block_n={};warps={};"
-                     "tensor_core={}",
+                     "stages={};tensor_core={};positive_scale={}",
                      compilerVersion, toString(target), arch,
                      compiler::toString(config.dtype), config.headDim,
                      compiler::toString(config.mask), config.blockM,
-                     config.blockN, config.warps, config.tensorCore);
+                     config.blockN, config.warps, config.stages,
+                     config.tensorCore, config.positiveScale ? 1 : 0);
 }
 
 uint64_t CacheKey::hash() const { return fnv1a64(str()); }

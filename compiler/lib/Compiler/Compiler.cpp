@@ -7,6 +7,8 @@
 
 #include "attn/Compiler/Compiler.h"
 
+#include "attn/Compiler/KernelABI.h"
+
 #include "attn/InitAll.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/PTX.h"
@@ -38,11 +40,13 @@ const char *compilerVersion() { return ATTN_COMPILER_VERSION; }
 
 std::string KernelConfig::pipelineOptions(bool nvidia) const {
   std::string opts =
-      fmt::format("head-dim={} dtype={} mask={} block-m={} block-n={}",
-                  headDim, toString(dtype), toString(mask), blockM, blockN);
+      fmt::format("head-dim={} dtype={} mask={} block-m={} block-n={} "
+                  "positive-scale={}",
+                  headDim, toString(dtype), toString(mask), blockM, blockN,
+                  positiveScale ? 1 : 0);
   if (nvidia)
-    opts += fmt::format(" arch={} warps={} tensor-core={}", arch, warps,
-                        tensorCore);
+    opts += fmt::format(" arch={} warps={} stages={} tensor-core={}", arch,
+                        warps, stages, tensorCore);
   return opts;
 }
 
@@ -88,6 +92,7 @@ void setKernelOptions(Options &options, const KernelConfig &config) {
   options.mask = toString(config.mask);
   options.blockM = config.blockM;
   options.blockN = config.blockN;
+  options.positiveScale = config.positiveScale;
 }
 
 } // namespace
@@ -104,6 +109,7 @@ bool compilePtx(const KernelConfig &config, PtxKernel &out,
   setKernelOptions(options, config);
   options.chip = config.arch;
   options.warps = config.warps;
+  options.stages = config.stages;
   options.tensorCore = config.tensorCore;
   mlir::attn::buildAttnToNVVMPipeline(pm, options);
   if (failed(pm.run(*s.module))) {
@@ -128,15 +134,22 @@ bool compilePtx(const KernelConfig &config, PtxKernel &out,
     return false;
   }
   out.times.codegen = msSince(start);
+  // The launch, as the lowering recorded it on the kernel itself.
+  auto kernel = gpuModule.lookupSymbol<gpu::GPUFuncOp>(abi::kForwardKernel);
+  if (!kernel) {
+    error = std::string("attn-to-ptx produced no kernel ") +
+            abi::kForwardKernel;
+    return false;
+  }
   auto intAttr = [&](StringRef name) {
-    auto attr = gpuModule->getAttrOfType<IntegerAttr>(name);
+    auto attr = kernel->getAttrOfType<IntegerAttr>(name);
     return attr ? static_cast<int>(attr.getInt()) : 0;
   };
   out.ptx = std::move(*ptx);
-  out.name = mlir::attn::kKernelName;
-  out.threads = intAttr("attn.threads");
-  out.blockM = intAttr("attn.block_m");
-  out.sharedBytes = intAttr("attn.shared_bytes");
+  out.name = abi::kForwardKernel;
+  out.threads = intAttr(abi::kThreadsAttr);
+  out.blockM = intAttr(abi::kBlockMAttr);
+  out.sharedBytes = intAttr(abi::kSharedBytesAttr);
   return true;
 }
 
@@ -241,7 +254,7 @@ std::unique_ptr<HostKernel> compileHost(const KernelConfig &config,
     return nullptr;
   }
   auto sym = (*engine)->lookup(std::string("_mlir_ciface_") +
-                               mlir::attn::kKernelName);
+                               abi::kForwardKernel);
   if (!sym) {
     error = "host JIT has no kernel: " + llvm::toString(sym.takeError());
     return nullptr;

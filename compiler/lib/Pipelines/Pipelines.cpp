@@ -2,8 +2,8 @@
 
 #include "attn/Pipelines/Pipelines.h"
 
-#include "attn/Compiler/TilePolicy.h"
 #include "attn/Conversion/Passes.h"
+#include "attn/NVIDIA/Passes.h"
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -31,26 +31,40 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-/// The target-independent front half: configuration, tiling, online softmax.
+/// The target-independent front half: the kernel, its configuration, the
+/// tiling and the decomposition into generic tile ops.
 template <typename Options>
 static void buildTiledAttention(OpPassManager &pm, const Options &options,
-                                StringRef tileFor) {
+                                AttnConfigureOptions configure) {
   pm.addPass(createAttnCreateKernel(AttnCreateKernelOptions{
-      options.headDim, options.dtype, options.maskName()}));
-  pm.addPass(createAttnTile(
-      AttnTileOptions{options.blockM, options.blockN, tileFor.str()}));
-  pm.addPass(createAttnExpandOnlineSoftmax());
+      options.headDim, options.dtype, options.maskName(),
+      options.positiveScale}));
+  configure.blockM = options.blockM;
+  configure.blockN = options.blockN;
+  pm.addPass(createAttnConfigure(configure));
+  pm.addPass(createAttnTile());
+  pm.addPass(createAttnDecompose());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
 }
 
 void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
                                          const AttnToPTXOptions &options) {
-  // Default tiles follow the mapping that auto would choose.
-  bool wgmma = ::attn::compiler::tilesForWgmma(options.tensorCore.getValue(),
-                                               options.chip.getValue());
-  buildTiledAttention(pm, options, wgmma ? "wgmma" : "mma.sync");
-  pm.addPass(createConvertAttnToNVVM(ConvertAttnToNVVMOptions{
-      options.chip, options.warps, options.tensorCore, /*stages=*/0}));
+  AttnConfigureOptions configure;
+  configure.target = "nvidia";
+  configure.chip = options.chip;
+  configure.tensorCore = options.tensorCore;
+  configure.warps = options.warps;
+  configure.stages = options.stages;
+  buildTiledAttention(pm, options, configure);
+  // The NVIDIA tile program, then its schedule, one pass per decision.
+  pm.addPass(nv::createAttnNVAssignLayouts());
+  pm.addPass(nv::createAttnNVPipelineCopies());
+  pm.addPass(nv::createAttnNVPipelineWgmma());
+  pm.addPass(nv::createAttnNVOrderWarpgroups());
+  pm.addPass(nv::createAttnNVSkipRescale());
+  pm.addPass(nv::createAttnNVAllocateShared());
+  pm.addPass(createConvertAttnNVToNVVM());
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
   gpu.addPass(createSCFToControlFlowPass());
   gpu.addPass(createConvertGpuOpsToNVVMOps());
@@ -69,7 +83,9 @@ void mlir::attn::buildAttnToPTXPipeline(OpPassManager &pm,
 
 void mlir::attn::buildAttnToHostPipeline(OpPassManager &pm,
                                          const AttnToHostOptions &options) {
-  buildTiledAttention(pm, options, "mma.sync");
+  AttnConfigureOptions configure;
+  configure.target = "host";
+  buildTiledAttention(pm, options, configure);
   pm.addPass(createConvertAttnToLinalg());
   pm.addPass(createCanonicalizerPass());
   // The K/V loop yields new (m, l, acc) tensors each iteration.
@@ -96,7 +112,8 @@ void mlir::attn::registerAttnPipelines() {
   PassPipelineRegistration<AttnToPTXOptions>(
       "attn-to-ptx",
       "Compiles attn IR (or, with head-dim, the canonical kernel) to PTX: "
-      "tiling, online softmax, mma.sync or wgmma mapping, NVVM, NVPTX",
+      "configuration, tiling, decomposition, NVIDIA layouts and schedule, "
+      "NVVM, NVPTX",
       buildAttnToPTXPipeline);
   PassPipelineRegistration<AttnToHostOptions>(
       "attn-to-host",

@@ -9,6 +9,8 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Dialect/AttnNV/IR/AttnNV.h"
+#include "attn/NVIDIA/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
 
@@ -46,7 +48,7 @@
 #include "mlir/Transforms/Passes.h"
 
 void mlir::attn::registerAllDialects(DialectRegistry &registry) {
-  registry.insert<attn::AttnDialect, arith::ArithDialect,
+  registry.insert<attn::AttnDialect, attn::nv::AttnNVDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, gpu::GPUDialect, index::IndexDialect,
                   linalg::LinalgDialect, LLVM::LLVMDialect, math::MathDialect,
@@ -77,6 +79,7 @@ void mlir::attn::registerAllDialects(DialectRegistry &registry) {
 
 void mlir::attn::registerAllPasses() {
   registerAttnTransformsPasses();
+  nv::registerAttnNVIDIAPasses();
   registerAttnConversionPasses();
   registerAttnPipelines();
 

@@ -17,50 +17,60 @@ namespace mlir::attn {
 /// the input module is empty, see attn-create-kernel) and the tile sizes.
 template <typename Derived>
 struct KernelPipelineOptions : public PassPipelineOptions<Derived> {
-  detail::PassOptions::Option<int64_t> headDim{
+  ::mlir::detail::PassOptions::Option<int64_t> headDim{
       *this, "head-dim",
       llvm::cl::desc("Build the canonical kernel for this head dim when the "
                      "module is empty (0: compile the input)"),
       llvm::cl::init(0)};
-  detail::PassOptions::Option<std::string> dtype{
+  ::mlir::detail::PassOptions::Option<std::string> dtype{
       *this, "dtype", llvm::cl::desc("Element type: bf16, f16 or f32"),
       llvm::cl::init("bf16")};
-  detail::PassOptions::Option<bool> causal{
+  ::mlir::detail::PassOptions::Option<bool> causal{
       *this, "causal", llvm::cl::desc("Causal mask (shorthand for mask=causal)"),
       llvm::cl::init(false)};
-  detail::PassOptions::Option<std::string> mask{
+  ::mlir::detail::PassOptions::Option<std::string> mask{
       *this, "mask",
       llvm::cl::desc("Mask: none, causal or causal_bottom_right"),
       llvm::cl::init("none")};
-  detail::PassOptions::Option<int64_t> blockM{
+  ::mlir::detail::PassOptions::Option<int64_t> blockM{
       *this, "block-m", llvm::cl::desc("Query rows per tile (0: default)"),
       llvm::cl::init(0)};
-  detail::PassOptions::Option<int64_t> blockN{
+  ::mlir::detail::PassOptions::Option<int64_t> blockN{
       *this, "block-n", llvm::cl::desc("Keys per K/V tile (0: default)"),
       llvm::cl::init(0)};
+  ::mlir::detail::PassOptions::Option<bool> positiveScale{
+      *this, "positive-scale",
+      llvm::cl::desc("The canonical kernel is called with a scale > 0 (the "
+                     "softmax then takes the row max before scaling)"),
+      llvm::cl::init(true)};
 
   std::string maskName() const { return causal ? "causal" : mask.getValue(); }
 };
 
 /// attn-to-ptx: attn IR (or a configuration) to PTX for NVIDIA GPUs.
 struct AttnToPTXOptions : public KernelPipelineOptions<AttnToPTXOptions> {
-  detail::PassOptions::Option<std::string> chip{
+  ::mlir::detail::PassOptions::Option<std::string> chip{
       *this, "arch", llvm::cl::desc("Target SM: sm_90a (default), sm_80, ..."),
       llvm::cl::init("sm_90a")};
-  detail::PassOptions::Option<std::string> features{
+  ::mlir::detail::PassOptions::Option<std::string> features{
       *this, "features", llvm::cl::desc("PTX ISA features"),
       llvm::cl::init("+ptx80")};
-  detail::PassOptions::Option<int64_t> warps{
+  ::mlir::detail::PassOptions::Option<int64_t> warps{
       *this, "warps",
       llvm::cl::desc("Warps per CTA (0: 4 for mma.sync, block-m / 16 for "
                      "wgmma)"),
       llvm::cl::init(0)};
-  detail::PassOptions::Option<std::string> tensorCore{
+  ::mlir::detail::PassOptions::Option<int64_t> stages{
+      *this, "stages",
+      llvm::cl::desc("Shared-memory stages of the K/V copies (0: as many as "
+                     "fit, 2 or 3)"),
+      llvm::cl::init(0)};
+  ::mlir::detail::PassOptions::Option<std::string> tensorCore{
       *this, "tensor-core",
       llvm::cl::desc("Tensor-core instructions: auto (wgmma on sm_90a where "
                      "the tiles allow it, else mma.sync), mma.sync, wgmma"),
       llvm::cl::init("auto")};
-  detail::PassOptions::Option<std::string> ptxFile{
+  ::mlir::detail::PassOptions::Option<std::string> ptxFile{
       *this, "ptx-file", llvm::cl::desc("Write the PTX to this file (- for stdout)"),
       llvm::cl::init("")};
 };

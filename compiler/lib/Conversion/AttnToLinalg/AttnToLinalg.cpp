@@ -90,7 +90,7 @@ constexpr IteratorType kRed = IteratorType::reduction;
 Value lowerLoad(OpBuilder &b, LoadTileOp op) {
   Location loc = op.getLoc();
   auto type = cast<RankedTensorType>(op.getResult().getType());
-  Value numRows = memref::DimOp::create(b, loc, op.getSource(), 2);
+  Value numRows = op.getBound();
   auto gen = tensor::GenerateOp::create(b, loc, type, ValueRange{});
   Block *block = b.createBlock(&gen.getBody(), {}, {b.getIndexType(), b.getIndexType()},
                                {loc, loc});
@@ -119,7 +119,7 @@ Value lowerLoad(OpBuilder &b, LoadTileOp op) {
 void lowerStore(OpBuilder &b, StoreTileOp op) {
   Location loc = op.getLoc();
   auto type = cast<RankedTensorType>(op.getTile().getType());
-  Value numRows = memref::DimOp::create(b, loc, op.getDest(), 2);
+  Value numRows = op.getBound();
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value rows = arith::ConstantIndexOp::create(b, loc, type.getDimSize(0));
@@ -151,190 +151,70 @@ void lowerStore(OpBuilder &b, StoreTileOp op) {
       });
 }
 
-Value lowerQK(OpBuilder &b, QKOp op, const Maps &m) {
+Value lowerMatmul(OpBuilder &b, MatmulOp op, const Maps &m) {
   Location loc = op.getLoc();
-  auto type = cast<RankedTensorType>(op.getScores().getType());
-  Value init = filled(b, loc, type.getShape(), 0.0f);
   Type f32 = b.getF32Type();
-  Value product = generic(
-      b, loc, {op.getQuery(), op.getKey()}, init,
-      {m.get(3, {m.d0, m.d2}), m.get(3, {m.d1, m.d2}), m.get(3, {m.d0, m.d1})},
-      {kPar, kPar, kRed}, [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value q = convert(nb, nl, a[0], f32), k = convert(nb, nl, a[1], f32);
-        Value qk = arith::MulFOp::create(nb, nl, q, k);
-        return Value(arith::AddFOp::create(nb, nl, a[2], qk));
+  // (i, j, k): acc[i, j] += lhs[i, k] · rhs[k, j], each read transposed as
+  // the op says.
+  AffineMap lhs = op.getTransposeLhs() ? m.get(3, {m.d2, m.d0})
+                                       : m.get(3, {m.d0, m.d2});
+  AffineMap rhs = op.getTransposeRhs() ? m.get(3, {m.d1, m.d2})
+                                       : m.get(3, {m.d2, m.d1});
+  return generic(
+      b, loc, {op.getLhs(), op.getRhs()}, op.getAcc(),
+      {lhs, rhs, m.get(3, {m.d0, m.d1})}, {kPar, kPar, kRed},
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value x = convert(nb, nl, a[0], f32), y = convert(nb, nl, a[1], f32);
+        return Value(arith::AddFOp::create(
+            nb, nl, a[2], arith::MulFOp::create(nb, nl, x, y)));
       });
-  AffineMap id = m.get(2, {m.d0, m.d1});
-  return generic(b, loc, {}, product, {id}, {kPar, kPar},
-                 [&](OpBuilder &nb, Location nl, ValueRange a) {
-                   return Value(
-                       arith::MulFOp::create(nb, nl, a[0], op.getScale()));
-                 });
 }
 
-Value lowerMask(OpBuilder &b, MaskOp op, const Maps &m) {
+/// attn.map -> linalg.generic whose body is the map's, with the
+/// coordinates from linalg.index plus the map's offsets.
+Value lowerMap(OpBuilder &b, MapOp op, const Maps &m) {
   Location loc = op.getLoc();
-  AffineMap id = m.get(2, {m.d0, m.d1});
-  MaskKind kind = op.getMask();
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  int64_t rank = type.getRank();
+  AffineMap id = rank == 2 ? m.get(2, {m.d0, m.d1}) : m.get(1, {m.d0});
+  SmallVector<AffineMap> maps;
+  for (Value input : op.getInputs())
+    maps.push_back(cast<RankedTensorType>(input.getType()).getRank() == rank
+                       ? id
+                       : m.get(2, {m.d0}));
+  maps.push_back(id);
+  SmallVector<utils::IteratorType> iterators(rank, kPar);
+  Value init = emptyLike(b, loc, type.getShape(), type.getElementType());
   return generic(
-      b, loc, {}, op.getScores(), {id}, {kPar, kPar},
+      b, loc, op.getInputs(), init, maps, iterators,
       [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value i = linalg::IndexOp::create(nb, nl, 0);
-        Value j = linalg::IndexOp::create(nb, nl, 1);
-        Value query = arith::AddIOp::create(nb, nl, op.getRow(), i);
-        Value key = arith::AddIOp::create(nb, nl, op.getCol(), j);
-        Value hidden = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge,
-                                             key, op.getNumKeys());
-        if (kind != MaskKind::None) {
-          Value limit = query;
-          if (kind == MaskKind::CausalBottomRight) {
-            Value shift = arith::SubIOp::create(nb, nl, op.getNumKeys(),
-                                                op.getNumQueries());
-            limit = arith::AddIOp::create(nb, nl, query, shift);
-          }
-          Value above = arith::CmpIOp::create(
-              nb, nl, arith::CmpIPredicate::sgt, key, limit);
-          hidden = arith::OrIOp::create(nb, nl, hidden, above);
+        IRMapping mapping;
+        Block &body = op.getBodyBlock();
+        for (int64_t d = 0; d < rank; ++d) {
+          Value coord = linalg::IndexOp::create(nb, nl, d);
+          if (!op.getOffsets().empty())
+            coord = arith::AddIOp::create(nb, nl, op.getOffsets()[d], coord);
+          mapping.map(body.getArgument(d), coord);
         }
-        return Value(arith::SelectOp::create(nb, nl, hidden,
-                                             f32Const(nb, nl, kNegInf), a[0]));
+        for (auto [i, input] : llvm::enumerate(op.getInputs()))
+          mapping.map(op.getInputArg(i), a[i]);
+        for (Operation &inner : body.without_terminator())
+          nb.clone(inner, mapping);
+        return mapping.lookup(op.getYielded());
       });
 }
 
-/// The exponent base: m, or 0 while m is -inf (no key seen yet), so that
-/// exp2(-inf - base) is 0 and never exp2(-inf + inf) = NaN.
-Value safeBase(OpBuilder &b, Location loc, Value m) {
-  Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
-                                      f32Const(b, loc, kNegInf));
-  return arith::SelectOp::create(b, loc, isInf, f32Const(b, loc, 0.0f), m);
-}
-
-void lowerOnlineSoftmax(OpBuilder &b, OnlineSoftmaxOp op, const Maps &m) {
+Value lowerReduce(OpBuilder &b, ReduceOp op, const Maps &m) {
   Location loc = op.getLoc();
-  auto sType = cast<RankedTensorType>(op.getScores().getType());
-  auto pType = cast<RankedTensorType>(op.getProbs().getType());
-  AffineMap id2 = m.get(2, {m.d0, m.d1}), row2 = m.get(2, {m.d0});
-  AffineMap id1 = m.get(1, {m.d0});
-  // m' = max(m, rowmax(S))
-  Value newMax = generic(b, loc, {op.getScores()}, op.getMax(), {id2, row2},
-                         {kPar, kRed},
-                         [&](OpBuilder &nb, Location nl, ValueRange a) {
-                           return Value(
-                               arith::MaximumFOp::create(nb, nl, a[0], a[1]));
-                         });
-  // p = exp2(S - base(m')), kept in f32 for the row sum.
-  Value p32 = generic(
-      b, loc, {op.getScores(), newMax},
-      emptyLike(b, loc, sType.getShape(), b.getF32Type()), {id2, row2, id2},
-      {kPar, kPar}, [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value d = arith::SubFOp::create(nb, nl, a[0], safeBase(nb, nl, a[1]));
-        return Value(math::Exp2Op::create(nb, nl, d));
-      });
-  Value probs = generic(
-      b, loc, {p32},
-      emptyLike(b, loc, pType.getShape(), pType.getElementType()), {id2, id2},
-      {kPar, kPar}, [&](OpBuilder &nb, Location nl, ValueRange a) {
-        return convert(nb, nl, a[0], pType.getElementType());
-      });
-  // alpha = exp2(m - base(m'))
-  auto rowShape = cast<RankedTensorType>(op.getMax().getType()).getShape();
-  Value alpha = generic(
-      b, loc, {op.getMax(), newMax}, emptyLike(b, loc, rowShape, b.getF32Type()),
-      {id1, id1, id1}, {kPar}, [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value d = arith::SubFOp::create(nb, nl, a[0], safeBase(nb, nl, a[1]));
-        return Value(math::Exp2Op::create(nb, nl, d));
-      });
-  // l' = alpha * l + rowsum(p)
-  Value scaledSum = generic(
-      b, loc, {alpha, op.getSum()}, emptyLike(b, loc, rowShape, b.getF32Type()),
-      {id1, id1, id1}, {kPar}, [&](OpBuilder &nb, Location nl, ValueRange a) {
-        return Value(arith::MulFOp::create(nb, nl, a[0], a[1]));
-      });
-  Value newSum = generic(b, loc, {p32}, scaledSum, {id2, row2}, {kPar, kRed},
-                         [&](OpBuilder &nb, Location nl, ValueRange a) {
-                           return Value(
-                               arith::AddFOp::create(nb, nl, a[0], a[1]));
-                         });
-  op.getProbs().replaceAllUsesWith(probs);
-  op.getNewMax().replaceAllUsesWith(newMax);
-  op.getNewSum().replaceAllUsesWith(newSum);
-  op.getAlpha().replaceAllUsesWith(alpha);
-}
-
-Value lowerPV(OpBuilder &b, PVOp op, const Maps &m) {
-  Location loc = op.getLoc();
-  AffineMap id2 = m.get(2, {m.d0, m.d1}), row2 = m.get(2, {m.d0});
-  Value scaled = generic(b, loc, {op.getAlpha()}, op.getAcc(), {row2, id2},
-                         {kPar, kPar},
-                         [&](OpBuilder &nb, Location nl, ValueRange a) {
-                           return Value(
-                               arith::MulFOp::create(nb, nl, a[0], a[1]));
-                         });
-  Type f32 = b.getF32Type();
-  return generic(
-      b, loc, {op.getProbs(), op.getValue()}, scaled,
-      {m.get(3, {m.d0, m.d2}), m.get(3, {m.d2, m.d1}), m.get(3, {m.d0, m.d1})},
-      {kPar, kPar, kRed}, [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value p = convert(nb, nl, a[0], f32), v = convert(nb, nl, a[1], f32);
-        Value pv = arith::MulFOp::create(nb, nl, p, v);
-        return Value(arith::AddFOp::create(nb, nl, a[2], pv));
-      });
-}
-
-void lowerFinalize(OpBuilder &b, FinalizeOp op, const Maps &m) {
-  Location loc = op.getLoc();
-  auto oType = cast<RankedTensorType>(op.getOutput().getType());
-  auto rowShape = cast<RankedTensorType>(op.getMax().getType()).getShape();
-  AffineMap id2 = m.get(2, {m.d0, m.d1}), row2 = m.get(2, {m.d0});
-  AffineMap id1 = m.get(1, {m.d0});
-  // l = 0 only when every key of the row was masked: O = 0, LSE = -inf.
-  Value out = generic(
-      b, loc, {op.getAcc(), op.getSum()},
-      emptyLike(b, loc, oType.getShape(), oType.getElementType()),
-      {id2, row2, id2}, {kPar, kPar},
-      [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value zero = f32Const(nb, nl, 0.0f);
-        Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
-                                            a[1], zero);
-        Value q = arith::DivFOp::create(nb, nl, a[0], a[1]);
-        Value o = arith::SelectOp::create(nb, nl, empty, zero, q);
-        return convert(nb, nl, o, oType.getElementType());
-      });
-  Value lse = generic(
-      b, loc, {op.getMax(), op.getSum()},
-      emptyLike(b, loc, rowShape, b.getF32Type()), {id1, id1, id1}, {kPar},
-      [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
-                                            a[1], f32Const(nb, nl, 0.0f));
-        Value scaled = arith::MulFOp::create(nb, nl, a[0],
-                                             f32Const(nb, nl, M_LN2));
-        Value v = arith::AddFOp::create(nb, nl, scaled,
-                                        math::LogOp::create(nb, nl, a[1]));
-        return Value(arith::SelectOp::create(nb, nl, empty,
-                                             f32Const(nb, nl, kNegInf), v));
-      });
-  op.getOutput().replaceAllUsesWith(out);
-  op.getLse().replaceAllUsesWith(lse);
-}
-
-/// attn.kv_loop -> scf.for carrying (m, l, acc).
-void lowerKvLoop(OpBuilder &b, KvLoopOp op) {
-  auto loop = scf::ForOp::create(b, op.getLoc(), op.getLower(), op.getUpper(),
-                                 op.getStep(),
-                                 ValueRange{op.getInitMax(), op.getInitSum(),
-                                            op.getInitAcc()});
-  Block *body = loop.getBody();
-  Block &old = op.getBodyBlock();
-  auto yield = cast<YieldOp>(old.getTerminator());
-  OpBuilder yb = OpBuilder::atBlockEnd(&old);
-  scf::YieldOp::create(yb, yield.getLoc(), yield.getValues());
-  yield.erase();
-  // scf.for's builder added an empty body; move the old block's ops into it.
-  body->getOperations().splice(body->end(), old.getOperations());
-  for (auto [from, to] :
-       llvm::zip(old.getArguments(), body->getArguments()))
-    from.replaceAllUsesWith(to);
-  op.replaceAllUsesWith(loop.getResults());
+  bool max = op.getKind() == ReduceKind::Max;
+  return generic(b, loc, {op.getTile()}, op.getInit(),
+                 {m.get(2, {m.d0, m.d1}), m.get(2, {m.d0})}, {kPar, kRed},
+                 [&](OpBuilder &nb, Location nl, ValueRange a) {
+                   if (max)
+                     return Value(
+                         arith::MaxNumFOp::create(nb, nl, a[1], a[0]));
+                   return Value(arith::AddFOp::create(nb, nl, a[1], a[0]));
+                 });
 }
 
 /// attn.tile_grid -> three nested scf.for loops.
@@ -360,8 +240,10 @@ struct ConvertAttnToLinalgPass
   void runOnOperation() override {
     Maps maps(&getContext());
     SmallVector<Operation *> ops;
+    // A map's body is cloned by its own lowering.
     getOperation()->walk([&](Operation *op) {
-      if (isa<AttnDialect>(op->getDialect()) && !isa<YieldOp>(op))
+      if (isa<AttnDialect>(op->getDialect()) && !isa<YieldOp>(op) &&
+          !op->getParentOfType<MapOp>())
         ops.push_back(op);
     });
     // Post-order walk: a loop's body is converted before the loop itself.
@@ -371,24 +253,17 @@ struct ConvertAttnToLinalgPass
         load.getResult().replaceAllUsesWith(lowerLoad(b, load));
       else if (auto store = dyn_cast<StoreTileOp>(op))
         lowerStore(b, store);
-      else if (auto qk = dyn_cast<QKOp>(op))
-        qk.getScores().replaceAllUsesWith(lowerQK(b, qk, maps));
-      else if (auto mask = dyn_cast<MaskOp>(op))
-        mask.getResult().replaceAllUsesWith(lowerMask(b, mask, maps));
-      else if (auto sm = dyn_cast<OnlineSoftmaxOp>(op))
-        lowerOnlineSoftmax(b, sm, maps);
-      else if (auto pv = dyn_cast<PVOp>(op))
-        pv.getResult().replaceAllUsesWith(lowerPV(b, pv, maps));
-      else if (auto fin = dyn_cast<FinalizeOp>(op))
-        lowerFinalize(b, fin, maps);
-      else if (auto loop = dyn_cast<KvLoopOp>(op))
-        lowerKvLoop(b, loop);
+      else if (auto mm = dyn_cast<MatmulOp>(op))
+        mm.getResult().replaceAllUsesWith(lowerMatmul(b, mm, maps));
+      else if (auto map = dyn_cast<MapOp>(op))
+        map.getResult().replaceAllUsesWith(lowerMap(b, map, maps));
+      else if (auto red = dyn_cast<ReduceOp>(op))
+        red.getResult().replaceAllUsesWith(lowerReduce(b, red, maps));
       else if (auto grid = dyn_cast<TileGridOp>(op))
         lowerGrid(b, grid);
       else {
-        op->emitOpError("must be tiled and expanded (attn-tile, "
-                        "attn-expand-online-softmax) before "
-                        "convert-attn-to-linalg");
+        op->emitOpError("must be tiled and decomposed (attn-tile, "
+                        "attn-decompose) before convert-attn-to-linalg");
         return signalPassFailure();
       }
       op->erase();

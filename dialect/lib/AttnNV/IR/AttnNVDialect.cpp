@@ -84,9 +84,9 @@ LogicalResult OperandALayoutAttr::verifyEncoding(
   if (failed(verifyRowsPerWarp(shape, getWarps(), "#attn_nv.operand_a",
                                emitError)))
     return failure();
-  if (shape[1] % 16 != 0)
-    return emitError() << "#attn_nv.operand_a needs columns in 16-column k "
-                       << "blocks, got " << shape[1];
+  if (shape[1] % 8 != 0)
+    return emitError() << "#attn_nv.operand_a needs columns in 8-column "
+                       << "halves of 16-column k blocks, got " << shape[1];
   return success();
 }
 

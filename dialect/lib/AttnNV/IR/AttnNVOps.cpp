@@ -58,6 +58,12 @@ LogicalResult expectSmem(Operation *op, StringRef name, Type type,
                            << " shared-memory tile, got " << type;
 }
 
+Type elementTypeOf(Type type) {
+  if (auto smem = dyn_cast<SmemType>(type))
+    return smem.getElementType();
+  return getElementTypeOrSelf(type);
+}
+
 /// (rows, cols) of a register tile or a shared tile.
 std::pair<int64_t, int64_t> tileShape(Type type) {
   if (auto smem = dyn_cast<SmemType>(type))
@@ -87,8 +93,7 @@ LogicalResult verifyProduct(Operation *op, Value lhs, Value rhs, Value acc,
       a && a->warps() != out->warps())
     return op->emitOpError() << "lhs is spread over " << a->warps()
                              << " warps but acc over " << out->warps();
-  if (getElementTypeOrSelf(lhs.getType()) !=
-      getElementTypeOrSelf(rhs.getType()))
+  if (elementTypeOf(lhs.getType()) != elementTypeOf(rhs.getType()))
     return op->emitOpError() << "lhs and rhs must have one element type";
   return success();
 }
@@ -184,9 +189,10 @@ LogicalResult MmaOp::verify() {
                            getTransposeRhs())))
     return failure();
   auto [m, k] = tileShape(getLhs().getType());
-  if (k % 16 != 0)
-    return emitOpError() << "mma.m16n8k16 needs the reduction in 16-wide "
-                            "blocks, got "
+  // A reduction of 8 mod 16 reads zero-filled padding up to the next 16.
+  if (k % 8 != 0)
+    return emitOpError() << "mma.m16n8k16 needs the reduction in multiples "
+                            "of 8 (zero-padded to 16), got "
                          << k;
   return success();
 }

@@ -89,8 +89,8 @@ def AttnNV_OperandALayout : AttrDef<AttnNV_Dialect, "OperandALayout", [
     Per 16-row m tile of a warp (as in `#attn_nv.acc`) and 16-column k
     block, the four 32-bit registers of the A fragment of mma.m16n8k16, each
     holding two adjacent elements; wgmma with A from registers takes the
-    same fragment. P reaches the P·V product in this layout without leaving
-    the registers.
+    same fragment. Columns are padded to a multiple of 16 in registers. P
+    reaches the P·V product in this layout without leaving the registers.
 
     Example: `tensor<128x64xbf16, #attn_nv.operand_a<warps = 8>>`
   }];

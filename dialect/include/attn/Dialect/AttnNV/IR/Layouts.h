@@ -52,8 +52,8 @@ public:
   int64_t mTiles() const { return rows_ / (16 * warps_); }
   /// 8-column blocks per m tile (acc), columns rounded up to 16.
   int64_t colBlocks() const { return (cols_ + 15) / 16 * 2; }
-  /// 16-column k blocks per m tile (operand_a).
-  int64_t kBlocks() const { return cols_ / 16; }
+  /// 16-column k blocks per m tile (operand_a), columns rounded up to 16.
+  int64_t kBlocks() const { return (cols_ + 15) / 16; }
   /// Values each thread holds: elements (acc, rows) or 32-bit registers of
   /// two elements (operand_a).
   int64_t valuesPerThread() const;

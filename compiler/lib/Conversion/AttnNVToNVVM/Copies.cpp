@@ -1,0 +1,154 @@
+//===- Copies.cpp - shared-memory buffers and cp.async tile copies --------===//
+
+#include "Patterns.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nv;
+
+namespace {
+
+/// A buffer is its byte offset (attn-nv-allocate-shared placed it).
+struct AllocShared : OpConversionPattern<AllocSharedOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(AllocSharedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    std::optional<int64_t> offset = op.getOffset();
+    if (!offset)
+      return op.emitOpError("has no offset: run attn-nv-allocate-shared "
+                            "first");
+    rewriter.replaceOp(op, constI32(rewriter, op.getLoc(), *offset));
+    return success();
+  }
+};
+
+/// Stage `index mod S`: offset + stage · tile bytes.
+struct Slot : OpConversionPattern<SlotOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(SlotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<SmemType>(op.getBuffer().getType());
+    Value stage = arith::RemUIOp::create(
+        rewriter, loc, adaptor.getIndex(),
+        constIndex(rewriter, loc, type.getStages()));
+    stage = arith::IndexCastUIOp::create(rewriter, loc, rewriter.getI32Type(),
+                                         stage);
+    Value off = arith::MulIOp::create(rewriter, loc, stage,
+                                      constI32(rewriter, loc,
+                                               type.getTileBytes()));
+    rewriter.replaceOpWithNewOp<arith::AddIOp>(op, adaptor.getBuffer(), off);
+    return success();
+  }
+};
+
+/// Every thread copies 16-byte chunks (thread t: chunks t, t + threads,
+/// ...) with cp.async.cg; chunks of rows at or past the bound and columns
+/// past the row copy 0 bytes, which fills zeros.
+struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(CopyAsyncOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ConfigAttr config = configOf(op);
+    if (!config || config.isHost())
+      return op.emitOpError("needs the kernel's NVIDIA attn.config");
+    auto &b = rewriter;
+    auto dest = cast<SmemType>(op.getDest().getType());
+    SharedGeometry geometry(dest);
+    auto src = cast<MemRefType>(op.getSource().getType());
+    ValueRange params = adaptor.getSource(); // ptr, sizes[4], strides[4]
+    Value ptr = params[0];
+    ValueRange strides = params.drop_front(1 + src.getRank());
+    Type i32 = b.getI32Type(), index = b.getIndexType();
+    auto toIndex = [&](Value v) {
+      return arith::IndexCastOp::create(b, loc, index, v).getResult();
+    };
+    Value batch = adaptor.getBatch().front(), head = adaptor.getHead().front(),
+          row = adaptor.getRow().front(), bound = adaptor.getBound().front();
+    Value smemOffset = adaptor.getDest().front();
+    SharedBase smem = SharedBase::get(b, loc, op);
+    int64_t chunksPerRow = geometry.storedCols() * geometry.elementBytes / 16;
+    int64_t validChunks = geometry.cols * geometry.elementBytes / 16;
+    int64_t total = geometry.rows * chunksPerRow;
+    int64_t threads = config.getThreads();
+    // One 64-bit pointer to the tile's first row; each chunk adds a 32-bit
+    // byte offset. LLVM hoists every chunk's loop-invariant address part out
+    // of the K/V loop: 32-bit parts keep that from costing two registers each
+    // (the runtime bounds row strides so that a tile spans < 2^31 bytes).
+    Value first = arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, batch, toIndex(strides[0])),
+            arith::MulIOp::create(b, loc, head, toIndex(strides[1]))),
+        arith::MulIOp::create(b, loc, row, toIndex(strides[2])));
+    Value firstBytes = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(),
+        arith::MulIOp::create(b, loc, first,
+                              constIndex(b, loc, geometry.elementBytes)));
+    Value tileBase = LLVM::GEPOp::create(b, loc, ptr.getType(), b.getI8Type(),
+                                         ptr, ValueRange{firstBytes});
+    Value rowStride = arith::TruncIOp::create(b, loc, i32, strides[2]);
+    Value rowsLeft = arith::IndexCastOp::create(
+        b, loc, i32, arith::SubIOp::create(b, loc, bound, row));
+    Value tid = threadId(b, loc);
+    for (int64_t at = 0; at < total; at += threads) {
+      Value chunk = arith::AddIOp::create(b, loc, tid, constI32(b, loc, at));
+      auto body = [&](OpBuilder &bb) {
+        Value r = arith::DivUIOp::create(bb, loc, chunk,
+                                         constI32(bb, loc, chunksPerRow));
+        Value c = arith::RemUIOp::create(bb, loc, chunk,
+                                         constI32(bb, loc, chunksPerRow));
+        Value dst = arith::AddIOp::create(
+            bb, loc, smemOffset, geometry.chunkOffset(bb, loc, r, c));
+        Value inRows = arith::CmpIOp::create(
+            bb, loc, arith::CmpIPredicate::slt, r, rowsLeft);
+        Value inCols = arith::CmpIOp::create(
+            bb, loc, arith::CmpIPredicate::ult, c,
+            constI32(bb, loc, validChunks));
+        Value valid = arith::AndIOp::create(bb, loc, inRows, inCols);
+        Value bytes = arith::AddIOp::create(
+            bb, loc,
+            arith::MulIOp::create(
+                bb, loc, arith::MulIOp::create(bb, loc, r, rowStride),
+                constI32(bb, loc, geometry.elementBytes)),
+            arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16)));
+        Value chunkPtr = LLVM::GEPOp::create(bb, loc, ptr.getType(),
+                                             bb.getI8Type(), tileBase,
+                                             ValueRange{bytes});
+        // Out-of-range chunks copy 0 bytes (zero fill) from a valid address.
+        Value from = arith::SelectOp::create(bb, loc, valid, chunkPtr, ptr);
+        Value size = arith::SelectOp::create(bb, loc, valid,
+                                             constI32(bb, loc, 16),
+                                             constI32(bb, loc, 0));
+        NVVM::CpAsyncOp::create(bb, loc, smem.at(bb, loc, dst), from, 16,
+                                NVVM::LoadCacheModifierKind::CG, size);
+      };
+      if (at + threads <= total) {
+        body(b);
+        continue;
+      }
+      Value inTile = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           chunk, constI32(b, loc, total));
+      scf::IfOp::create(b, loc, inTile, [&](OpBuilder &nb, Location nl) {
+        body(nb);
+        scf::YieldOp::create(nb, nl);
+      });
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::attn::nv::populateCopyPatterns(TileTypeConverter &converter,
+                                          RewritePatternSet &patterns) {
+  patterns.add<AllocShared, Slot, CopyAsync>(converter, patterns.getContext());
+}

@@ -1,0 +1,144 @@
+//===- Kernel.cpp - kernel functions, the grid, memref sizes --------------===//
+//
+// A function with an NVIDIA #attn.config becomes a gpu.func whose parameters
+// are its arguments after type conversion: per memref (pointer, sizes,
+// strides), then the scalars -- the kernel ABI of KernelABI.h. The launch
+// (threads, query rows per CTA, dynamic shared memory) is recorded on the
+// gpu.func itself. attn.tile_grid is the CTA grid: x = query tile,
+// y = head, z = batch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Patterns.h"
+
+#include "attn/Compiler/KernelABI.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nv;
+
+namespace {
+
+struct KernelFunc : OpConversionPattern<func::FuncOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(func::FuncOp fn, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto config = fn->getAttrOfType<ConfigAttr>(ConfigAttr::getAttrName());
+    if (!config || config.isHost())
+      return failure();
+    if (!fn.getResultTypes().empty())
+      return rewriter.notifyMatchFailure(fn, "a kernel returns nothing");
+    TypeConverter::SignatureConversion signature(fn.getNumArguments());
+    for (auto [i, type] : llvm::enumerate(fn.getArgumentTypes())) {
+      if (!isa<MemRefType, FloatType, IndexType, IntegerType>(type))
+        return fn.emitOpError("argument #")
+               << i << " of type " << type
+               << " cannot be a kernel parameter (memrefs and scalars only)";
+      SmallVector<Type> converted;
+      if (failed(getTypeConverter()->convertType(type, converted)))
+        return failure();
+      signature.addInputs(i, converted);
+    }
+    auto kernel = gpu::GPUFuncOp::create(
+        rewriter, fn.getLoc(), fn.getName(),
+        rewriter.getFunctionType(signature.getConvertedTypes(), {}));
+    rewriter.eraseBlock(&kernel.getBody().front());
+    rewriter.inlineRegionBefore(fn.getBody(), kernel.getBody(),
+                                kernel.getBody().end());
+    if (!rewriter.applySignatureConversion(&kernel.getBody().front(),
+                                           signature, getTypeConverter()))
+      return failure();
+    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                    rewriter.getUnitAttr());
+    kernel->setAttr(ConfigAttr::getAttrName(), config);
+    int32_t threads = static_cast<int32_t>(config.getThreads());
+    kernel.setKnownBlockSizeAttr(rewriter.getDenseI32ArrayAttr({threads, 1, 1}));
+    // Without a CTAs-per-SM hint ptxas aims at high occupancy and spills
+    // the accumulators; one CTA per SM lets it use what it needs.
+    kernel->setAttr("nvvm.minctasm", rewriter.getI32IntegerAttr(1));
+    kernel->setAttr(::attn::abi::kThreadsAttr,
+                    rewriter.getI32IntegerAttr(threads));
+    kernel->setAttr(::attn::abi::kBlockMAttr,
+                    rewriter.getI32IntegerAttr(config.getBlockM()));
+    auto shared = fn->getAttrOfType<IntegerAttr>(::attn::abi::kSharedBytesAttr);
+    kernel->setAttr(::attn::abi::kSharedBytesAttr,
+                    shared ? shared : rewriter.getI32IntegerAttr(0));
+    rewriter.eraseOp(fn);
+    return success();
+  }
+};
+
+struct KernelReturn : OpConversionPattern<func::ReturnOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(func::ReturnOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<gpu::ReturnOp>(op);
+    return success();
+  }
+};
+
+/// The grid: each CTA runs the body once for its (batch, head, tile).
+struct TileGrid : OpConversionPattern<TileGridOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(TileGridOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type i32 = rewriter.getI32Type(), index = rewriter.getIndexType();
+    auto cast = [&](Value v) {
+      return arith::IndexCastUIOp::create(rewriter, loc, index, v).getResult();
+    };
+    Value tile = cast(NVVM::BlockIdXOp::create(rewriter, loc, i32));
+    ConfigAttr config = configOf(op);
+    if (config && config.getReverseGrid()) {
+      // Causal: the last query tiles visit the most K/V tiles; starting
+      // them first lets the short ones fill the tail of the grid.
+      Value tiles = cast(NVVM::GridDimXOp::create(rewriter, loc, i32));
+      tile = arith::SubIOp::create(
+          rewriter, loc,
+          arith::SubIOp::create(rewriter, loc, tiles, constIndex(rewriter, loc, 1)),
+          tile);
+    }
+    Value head = cast(NVVM::BlockIdYOp::create(rewriter, loc, i32));
+    Value batch = cast(NVVM::BlockIdZOp::create(rewriter, loc, i32));
+    rewriter.inlineBlockBefore(&op.getBodyBlock(), op,
+                               ValueRange{batch, head, tile});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// A size of a kernel argument: its size parameter.
+struct MemRefDim : OpConversionPattern<memref::DimOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(memref::DimOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    std::optional<int64_t> index = op.getConstantIndex();
+    ValueRange params = adaptor.getSource();
+    auto type = dyn_cast<MemRefType>(op.getSource().getType());
+    if (!index || !type || params.size() != size_t(1 + 2 * type.getRank()))
+      return op.emitOpError("unsupported in an attn kernel: the dim must "
+                            "be a constant of a kernel argument");
+    rewriter.replaceOpWithNewOp<arith::IndexCastOp>(
+        op, rewriter.getIndexType(), params[1 + *index]);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::attn::nv::populateKernelPatterns(TileTypeConverter &converter,
+                                            RewritePatternSet &patterns) {
+  patterns.add<KernelFunc, KernelReturn, TileGrid, MemRefDim>(
+      converter, patterns.getContext());
+}

@@ -1,0 +1,86 @@
+//===- Reduce.cpp - row reductions and warp votes --------------------------===//
+//
+// A row of an accumulator tile is spread over the four threads of a quad:
+// each combines its own values of the row, two butterfly shuffles combine
+// the quad, and the initial row value comes last.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Patterns.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nv;
+
+namespace {
+
+Value shuffleXor(OpBuilder &b, Location loc, Value v, int mask) {
+  return NVVM::ShflOp::create(b, loc, v.getType(), constI32(b, loc, -1), v,
+                              constI32(b, loc, mask), constI32(b, loc, 0x1f),
+                              NVVM::ShflKind::bfly, UnitAttr());
+}
+
+struct Reduce : OpConversionPattern<ReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ReduceOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto tile = DistributedTile::get(op.getTile().getType());
+    auto rows = DistributedTile::get(op.getType());
+    if (!tile || tile->kind() != DistributedTile::Kind::Acc || !rows ||
+        rows->kind() != DistributedTile::Kind::Rows ||
+        rows->warps() != tile->warps())
+      return op.emitOpError("needs an #attn_nv.acc tile and an "
+                            "#attn_nv.rows result of the same warps");
+    Location loc = op.getLoc();
+    bool max = op.getKind() == ReduceKind::Max;
+    auto combine = [&](Value x, Value y) -> Value {
+      if (max)
+        return arith::MaxNumFOp::create(rewriter, loc, x, y);
+      return arith::AddFOp::create(rewriter, loc, x, y);
+    };
+    ValueRange values = adaptor.getTile(), init = adaptor.getInit();
+    SmallVector<Value> partial(rows->valuesPerThread());
+    for (int64_t i = 0, n = tile->valuesPerThread(); i < n; ++i) {
+      if (tile->isPadding(i))
+        continue;
+      Value &p = partial[tile->rowSlot(i)];
+      p = p ? combine(p, values[i]) : values[i];
+    }
+    SmallVector<Value> results;
+    for (auto [slot, p] : llvm::enumerate(partial)) {
+      for (int mask : {1, 2})
+        p = combine(p, shuffleXor(rewriter, loc, p, mask));
+      results.push_back(combine(init[slot], p));
+    }
+    rewriter.replaceOpWithMultiple(op, {results});
+    return success();
+  }
+};
+
+/// vote.any over the values of the warp.
+struct WarpAny : OpConversionPattern<WarpAnyOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(WarpAnyOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value any = arith::ConstantIntOp::create(rewriter, loc, 0, 1);
+    for (Value v : adaptor.getTile())
+      any = arith::OrIOp::create(rewriter, loc, any, v);
+    rewriter.replaceOpWithNewOp<NVVM::VoteSyncOp>(
+        op, rewriter.getI1Type(), constI32(rewriter, loc, -1), any,
+        NVVM::VoteSyncKindAttr::get(rewriter.getContext(),
+                                    NVVM::VoteSyncKind::any));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::attn::nv::populateReducePatterns(TileTypeConverter &converter,
+                                            RewritePatternSet &patterns) {
+  patterns.add<Reduce, WarpAny>(converter, patterns.getContext());
+}

@@ -1,0 +1,122 @@
+//===- Stores.cpp - tiles from registers to global memory -----------------===//
+//
+// An output tile (#attn_nv.acc, 16-bit) is stored as 4-byte pairs: each
+// thread holds two adjacent columns per 8-column block. A row tile (the
+// LSE, #attn_nv.rows) is stored by the first thread of each quad, which
+// holds its rows; a null pointer skips it (the LSE is optional).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Patterns.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nv;
+
+namespace {
+
+struct StoreTile : OpConversionPattern<StoreTileOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(StoreTileOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto tile = DistributedTile::get(op.getTile().getType());
+    if (!tile || tile->kind() == DistributedTile::Kind::OperandA)
+      return op.emitOpError("needs a tile with an #attn_nv.acc or "
+                            "#attn_nv.rows layout, got ")
+             << op.getTile().getType();
+    auto &b = rewriter;
+    Location loc = op.getLoc();
+    auto dest = cast<MemRefType>(op.getDest().getType());
+    ValueRange params = adaptor.getDest(); // ptr, sizes, strides
+    Value ptr = params[0];
+    ValueRange strides = params.drop_front(1 + dest.getRank());
+    Type index = b.getIndexType();
+    auto toIndex = [&](Value v) {
+      return arith::IndexCastOp::create(b, loc, index, v).getResult();
+    };
+    Value batch = adaptor.getBatch().front(), head = adaptor.getHead().front(),
+          row = adaptor.getRow().front(), bound = adaptor.getBound().front();
+    int64_t elementBytes =
+        dest.getElementType().getIntOrFloatBitWidth() / 8;
+    // Element offset of row `query` of dest[batch, head].
+    auto rowOffset = [&](OpBuilder &ob, Value query) {
+      Value off = arith::MulIOp::create(ob, loc, batch, toIndex(strides[0]));
+      off = arith::AddIOp::create(
+          ob, loc, off,
+          arith::MulIOp::create(ob, loc, head, toIndex(strides[1])));
+      return arith::AddIOp::create(
+                 ob, loc, off,
+                 arith::MulIOp::create(ob, loc, query, toIndex(strides[2])))
+          .getResult();
+    };
+    auto address = [&](OpBuilder &ob, Value elementOffset) {
+      Value bytes = arith::MulIOp::create(
+          ob, loc, elementOffset, constIndex(ob, loc, elementBytes));
+      bytes = arith::IndexCastOp::create(ob, loc, ob.getI64Type(), bytes);
+      return LLVM::GEPOp::create(ob, loc, ptr.getType(), ob.getI8Type(), ptr,
+                                 ValueRange{bytes})
+          .getResult();
+    };
+    auto [baseRow, baseCol] = tile->threadBase(b, loc);
+    Value first = arith::AddIOp::create(b, loc, row, baseRow);
+    ValueRange values = adaptor.getTile();
+    Value guard;
+    if (tile->kind() == DistributedTile::Kind::Rows) {
+      // One thread of each quad; a null pointer skips the store.
+      Value lane = arith::RemUIOp::create(b, loc, threadId(b, loc),
+                                          constI32(b, loc, 4));
+      Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           lane, constI32(b, loc, 0));
+      Value null = LLVM::ZeroOp::create(b, loc, ptr.getType());
+      Value given =
+          LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, ptr, null);
+      guard = arith::AndIOp::create(b, loc, leader, given);
+    }
+    int64_t slots = tile->kind() == DistributedTile::Kind::Rows
+                        ? tile->valuesPerThread()
+                        : 2 * tile->mTiles();
+    for (int64_t slot = 0; slot < slots; ++slot) {
+      int64_t mTile = slot / 2, half = slot % 2;
+      Value query = arith::AddIOp::create(
+          b, loc, first, constIndex(b, loc, 16 * mTile + 8 * half));
+      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           query, bound);
+      if (guard)
+        inside = arith::AndIOp::create(b, loc, inside, guard);
+      scf::IfOp::create(b, loc, inside, [&](OpBuilder &nb, Location nl) {
+        Value rowOff = rowOffset(nb, query);
+        if (tile->kind() == DistributedTile::Kind::Rows) {
+          LLVM::StoreOp::create(nb, nl, values[slot], address(nb, rowOff),
+                                /*alignment=*/4);
+        } else {
+          rowOff = arith::AddIOp::create(nb, nl, rowOff, baseCol);
+          int64_t blocks = tile->colBlocks();
+          Type element = tile->elementType();
+          for (int64_t n = 0; 8 * n < tile->cols(); ++n) {
+            size_t at = (mTile * blocks + n) * 4 + 2 * half;
+            Value pair =
+                packPair(nb, nl, values[at], values[at + 1], element);
+            if (element.isF16())
+              pair = LLVM::BitcastOp::create(nb, nl, nb.getI32Type(), pair);
+            Value off = arith::AddIOp::create(nb, nl, rowOff,
+                                              constIndex(nb, nl, 8 * n));
+            LLVM::StoreOp::create(nb, nl, pair, address(nb, off),
+                                  /*alignment=*/4);
+          }
+        }
+        scf::YieldOp::create(nb, nl);
+      });
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::attn::nv::populateStorePatterns(TileTypeConverter &converter,
+                                           RewritePatternSet &patterns) {
+  patterns.add<StoreTile>(converter, patterns.getContext());
+}

@@ -1,0 +1,289 @@
+//===- Wgmma.cpp - products on wgmma.mma_async (sm_90a) -------------------===//
+//
+// One warpgroup (4 warps, 128 threads) per 64 rows issues m64nNk16
+// instructions: lhs from a K-major swizzled tile through a matrix descriptor,
+// or from A-fragment registers (wgmma "RS"); rhs from a swizzled tile,
+// K-major (N×K: QKᵀ's K) or MN-major (K×N: P·V's V). The accumulator of
+// m64nNk16 gives each warp the mma.sync C fragment layout, so results are
+// #attn_nv.acc tiles like mma.sync's.
+//
+// wgmma is inline PTX: NVVM 22's nvvm.wgmma.mma_async takes A from shared
+// memory only. The fence before a product with register operands and the
+// waits are inline PTX with those registers passed through (tied): as
+// operand-less intrinsics LLVM could move an accumulator read or write
+// across them, which wgmma leaves undefined.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Patterns.h"
+
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nv;
+
+namespace {
+
+/// Matrix-descriptor field: layout type 1 in bits 62-63 is the 128-byte
+/// swizzle.
+constexpr uint64_t kSwizzle128B = uint64_t(1) << 62;
+
+/// Named barrier ids: 0 is the CTA barrier; warpgroup order uses one per
+/// pair of consecutive warpgroups (at most 4 warpgroups: ids 1-3).
+constexpr int64_t kFirstOrderBarrier = 1;
+
+/// Shared-memory matrix descriptor (128-byte swizzle) of the tile at
+/// `byteOffset` (i32), with leading/stride byte offsets `lbo`, `sbo`.
+Value descriptor(OpBuilder &b, Location loc, const SharedBase &smem,
+                 Value byteOffset, int64_t lbo, int64_t sbo) {
+  Type i64 = b.getI64Type();
+  // Bits 0-13: address >> 4; 16-29: leading byte offset >> 4; 32-45: stride
+  // byte offset >> 4. Shared addresses are below 2^18, so the address field
+  // never carries into the others.
+  uint64_t fields = (uint64_t(lbo >> 4) << 16) | (uint64_t(sbo >> 4) << 32) |
+                    kSwizzle128B;
+  Value addr = arith::AddIOp::create(b, loc, smem.address, byteOffset);
+  addr = arith::ShRUIOp::create(b, loc, addr, constI32(b, loc, 4));
+  addr = arith::ExtUIOp::create(b, loc, i64, addr);
+  Value hi = arith::ConstantIntOp::create(b, loc, i64, int64_t(fields));
+  return arith::OrIOp::create(b, loc, addr, hi);
+}
+
+/// `desc` advanced by `bytes` (a multiple of 16).
+Value advance(OpBuilder &b, Location loc, Value desc, int64_t bytes) {
+  if (bytes == 0)
+    return desc;
+  Value add =
+      arith::ConstantIntOp::create(b, loc, b.getI64Type(), bytes >> 4);
+  return arith::AddIOp::create(b, loc, desc, add);
+}
+
+/// One wgmma.mma_async m64nNk16 with f32 accumulation. A comes from the
+/// descriptor `aDesc` or, when `aRegs` is given, from 4 registers; an empty
+/// `acc` starts from zero.
+SmallVector<Value> wgmmaAsync(OpBuilder &b, Location loc, Type element,
+                              ArrayRef<Value> acc, ArrayRef<Value> aRegs,
+                              Value aDesc, Value bDesc, int64_t n,
+                              bool transposeB) {
+  int64_t regs = n / 2;
+  StringRef ty = element.isF16() ? "f16" : "bf16";
+  std::string constraints;
+  SmallVector<Value> operands;
+  auto addConstraint = [&](StringRef c) {
+    if (!constraints.empty())
+      constraints += ",";
+    constraints += c.str();
+  };
+  for (int64_t i = 0; i < regs; ++i)
+    addConstraint("=f");
+  int64_t next = regs;
+  if (!acc.empty()) {
+    for (int64_t i = 0; i < regs; ++i)
+      addConstraint(std::to_string(i)); // tied to output i
+    llvm::append_range(operands, acc);
+    next += regs;
+  }
+  std::string d = "{";
+  for (int64_t i = 0; i < regs; ++i)
+    d += llvm::formatv("{0}${1}", i ? ", " : "", i).str();
+  d += "}";
+  std::string a;
+  if (aRegs.empty()) {
+    addConstraint("l");
+    operands.push_back(aDesc);
+    a = llvm::formatv("${0}", next++).str();
+  } else {
+    a = "{";
+    for (auto [i, r] : llvm::enumerate(aRegs)) {
+      addConstraint("r");
+      Value v = r;
+      if (v.getType() != b.getI32Type())
+        v = LLVM::BitcastOp::create(b, loc, b.getI32Type(), v);
+      operands.push_back(v);
+      a += llvm::formatv("{0}${1}", i ? ", " : "", next++).str();
+    }
+    a += "}";
+  }
+  addConstraint("l");
+  operands.push_back(bDesc);
+  int64_t bIdx = next++;
+  addConstraint("r");
+  operands.push_back(constI32(b, loc, acc.empty() ? 0 : 1));
+  int64_t scaleIdx = next++;
+  // scale-d is a predicate: D = A·B + (scale-d ? D : 0). The immediates are
+  // imm-scale-a, imm-scale-b (1: no negation), [imm-trans-a,] imm-trans-b.
+  std::string trans = aRegs.empty()
+                          ? llvm::formatv("0, {0}", transposeB ? 1 : 0).str()
+                          : std::string(transposeB ? "1" : "0");
+  std::string text = llvm::formatv(
+      "{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {3}, {4}, ${5}, "
+      "p, 1, 1, {6};\n}",
+      scaleIdx, n, ty, d, a, bIdx, trans);
+  Type f32 = b.getF32Type();
+  auto resType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(regs, f32));
+  auto asmOp = Ptx::emit(b, loc, resType, operands, text, constraints);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < regs; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getRes(), i));
+  return out;
+}
+
+/// Whether `v` is a tile constant of zeros (the product starts from zero).
+bool isZeroTile(Value v) {
+  Attribute attr;
+  if (!matchPattern(v, m_Constant(&attr)))
+    return false;
+  auto splat = dyn_cast<SplatElementsAttr>(attr);
+  auto f = splat ? dyn_cast<FloatAttr>(splat.getSplatValue<Attribute>())
+                 : FloatAttr();
+  return f && f.getValue().isZero() && !f.getValue().isNegative();
+}
+
+struct Wgmma : OpConversionPattern<WgmmaOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(WgmmaOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto &b = rewriter;
+    Location loc = op.getLoc();
+    auto acc = *DistributedTile::get(op.getAcc().getType());
+    auto rhsType = cast<SmemType>(op.getRhs().getType());
+    Type element = rhsType.getElementType();
+    SharedBase smem = SharedBase::get(b, loc, op);
+    Value rhsOffset = adaptor.getRhs().front();
+    SmallVector<Value> out;
+    if (!isZeroTile(op.getAcc()))
+      out = llvm::to_vector(adaptor.getAcc());
+    int64_t n = acc.cols();
+    auto lhsType = dyn_cast<SmemType>(op.getLhs().getType());
+    if (lhsType) {
+      if (!op.getTransposeRhs())
+        return op.emitOpError("with lhs in shared memory takes a K-major "
+                              "(transposed) rhs");
+      // K-major, swizzled: 8-row groups 1024 bytes apart (stride byte
+      // offset); the leading byte offset is unused but must be set (16).
+      // This warpgroup's 64 rows of the lhs: 64 rows x 128 bytes in.
+      Value warpgroup = arith::DivUIOp::create(b, loc, threadId(b, loc),
+                                               constI32(b, loc, 128));
+      Value lhsOffset = arith::AddIOp::create(
+          b, loc, adaptor.getLhs().front(),
+          arith::MulIOp::create(b, loc, warpgroup, constI32(b, loc, 64 * 128)));
+      Value aDesc = descriptor(b, loc, smem, lhsOffset, 16, 1024);
+      Value bDesc = descriptor(b, loc, smem, rhsOffset, 16, 1024);
+      if (out.empty())
+        NVVM::WgmmaFenceAlignedOp::create(b, loc);
+      else
+        out = Ptx::through(b, loc, "wgmma.fence.sync.aligned;", out);
+      int64_t rowsA = lhsType.getRows(), rowsB = rhsType.getRows();
+      for (int64_t kk = 0; kk < lhsType.getCols() / 16; ++kk) {
+        // k step kk: column block kk / 4, 32 bytes per 16 columns in it.
+        int64_t block = kk / 4, inBlock = (kk % 4) * 32;
+        out = wgmmaAsync(b, loc, element, out, {},
+                         advance(b, loc, aDesc, block * rowsA * 128 + inBlock),
+                         advance(b, loc, bDesc, block * rowsB * 128 + inBlock),
+                         n, /*transposeB=*/false);
+      }
+    } else {
+      if (op.getTransposeRhs())
+        return op.emitOpError("with lhs in registers takes an MN-major "
+                              "(K×N) rhs");
+      // MN-major: the leading byte offset steps between 64-column blocks of
+      // the rhs, the stride byte offset between 8-row groups; a k step is
+      // 16 rows.
+      int64_t rowsB = rhsType.getRows();
+      Value bDesc = descriptor(b, loc, smem, rhsOffset, rowsB * 128, 1024);
+      // Registers written by ordinary instructions (the accumulator, A)
+      // pass through the fence, so none is computed after it.
+      SmallVector<Value> regs(out);
+      llvm::append_range(regs, adaptor.getLhs());
+      regs = Ptx::through(b, loc, "wgmma.fence.sync.aligned;", regs);
+      out.assign(regs.begin(), regs.begin() + out.size());
+      ArrayRef<Value> a = ArrayRef<Value>(regs).drop_front(out.size());
+      for (int64_t kk = 0; kk < rowsB / 16; ++kk)
+        out = wgmmaAsync(b, loc, element, out, a.slice(kk * 4, 4), Value(),
+                         advance(b, loc, bDesc, kk * 16 * 128), n,
+                         /*transposeB=*/true);
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    rewriter.replaceOpWithMultiple(op, {out});
+    return success();
+  }
+};
+
+/// wgmma.wait_group with the waited values passed through.
+struct WgmmaWait : OpConversionPattern<WgmmaWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(WgmmaWaitOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> all = flatten(adaptor.getValues());
+    all = Ptx::through(
+        rewriter, op.getLoc(),
+        llvm::formatv("wgmma.wait_group.sync.aligned {0};", op.getPending())
+            .str(),
+        all);
+    SmallVector<SmallVector<Value>> results;
+    size_t at = 0;
+    for (ValueRange r : adaptor.getValues()) {
+      results.emplace_back(all.begin() + at, all.begin() + at + r.size());
+      at += r.size();
+    }
+    rewriter.replaceOpWithMultiple(op, results);
+    return success();
+  }
+};
+
+/// Warpgroup g waits on named barrier kFirstOrderBarrier + g - 1, where
+/// warpgroup g - 1 arrives after its turn; two warpgroups (256 threads)
+/// meet at each.
+struct WarpgroupTurn : OpConversionPattern<WarpgroupTurnOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(WarpgroupTurnOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto &b = rewriter;
+    Location loc = op.getLoc();
+    int64_t groups = op.getWarpgroups();
+    Value warpgroup = arith::DivUIOp::create(b, loc, threadId(b, loc),
+                                             constI32(b, loc, 128));
+    auto inWarpgroup = [&](int64_t g, bool arrive, int64_t id) {
+      Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         warpgroup, constI32(b, loc, g));
+      scf::IfOp::create(b, loc, mine, [&](OpBuilder &nb, Location nl) {
+        Value barrier = constI32(nb, nl, id), count = constI32(nb, nl, 256);
+        if (arrive)
+          NVVM::BarrierArriveOp::create(nb, nl, barrier, count);
+        else
+          NVVM::BarrierOp::create(nb, nl, Type(), barrier, count,
+                                  NVVM::BarrierReductionAttr(), Value());
+        scf::YieldOp::create(nb, nl);
+      });
+    };
+    for (int64_t g = 1; g < groups; ++g)
+      inWarpgroup(g, /*arrive=*/false, kFirstOrderBarrier + g - 1);
+    Block &body = op.getBody().front();
+    auto yield = cast<nv::YieldOp>(body.getTerminator());
+    SmallVector<Value> yielded = yield.getValues();
+    rewriter.inlineBlockBefore(&body, op);
+    for (int64_t g = 0; g + 1 < groups; ++g)
+      inWarpgroup(g, /*arrive=*/true, kFirstOrderBarrier + g);
+    rewriter.replaceOp(op, yielded);
+    rewriter.eraseOp(yield);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::attn::nv::populateWgmmaPatterns(TileTypeConverter &converter,
+                                           RewritePatternSet &patterns) {
+  patterns.add<Wgmma, WgmmaWait, WarpgroupTurn>(converter,
+                                               patterns.getContext());
+}

@@ -1,0 +1,49 @@
+//===- AllocateShared.cpp - place each kernel's shared-memory buffers -----===//
+
+#include "attn/NVIDIA/Passes.h"
+
+#include "attn/Compiler/KernelABI.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+namespace mlir::attn::nv {
+#define GEN_PASS_DEF_ATTNNVALLOCATESHARED
+#include "attn/NVIDIA/Passes.h.inc"
+} // namespace mlir::attn::nv
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nv;
+
+namespace {
+
+/// The swizzle pattern follows address bits: swizzled tiles start on a
+/// 1024-byte boundary, and the kernel aligns the base of dynamic shared
+/// memory (which promises 16 bytes) at run time, within this slack.
+constexpr int64_t kSwizzleAlign = 1024;
+constexpr int64_t kChunkAlign = 16;
+
+struct AttnNVAllocateSharedPass
+    : mlir::attn::nv::impl::AttnNVAllocateSharedBase<AttnNVAllocateSharedPass> {
+  void runOnOperation() override {
+    getOperation()->walk([&](FunctionOpInterface fn) {
+      int64_t end = 0;
+      bool swizzled = false;
+      Builder b(fn.getContext());
+      fn->walk([&](AllocSharedOp alloc) {
+        auto type = cast<SmemType>(alloc.getType());
+        bool swizzle = type.getLayout() == SharedLayout::Swizzle128B;
+        swizzled |= swizzle;
+        int64_t align = swizzle ? kSwizzleAlign : kChunkAlign;
+        int64_t offset = (end + align - 1) / align * align;
+        alloc.setOffsetAttr(b.getI64IntegerAttr(offset));
+        end = offset + type.getBytes();
+      });
+      if (end > 0)
+        fn->setAttr(::attn::abi::kSharedBytesAttr,
+                    b.getI32IntegerAttr(end + (swizzled ? kSwizzleAlign : 0)));
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,220 @@
+//===- AssignLayouts.cpp - tiles onto registers and shared memory ---------===//
+
+#include "attn/NVIDIA/Passes.h"
+
+#include "attn/Dialect/AttnNV/IR/Layouts.h"
+
+#include "mlir/IR/Matchers.h"
+
+namespace mlir::attn::nv {
+#define GEN_PASS_DEF_ATTNNVASSIGNLAYOUTS
+#include "attn/NVIDIA/Passes.h.inc"
+} // namespace mlir::attn::nv
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nv;
+
+namespace {
+
+/// Orders this thread's completed cp.async writes (generic proxy) before
+/// wgmma's reads of shared memory (async proxy).
+void fenceForTensorCores(OpBuilder &b, Location loc) {
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
+struct Assigner {
+  ConfigAttr config;
+  TileGridOp grid;
+  /// Loaded tiles that now live in shared memory, and (q_in_registers) the
+  /// register fragments read from them.
+  DenseMap<Value, Value> shared, registers;
+
+  MLIRContext *ctx() { return grid.getContext(); }
+
+  RankedTensorType withLayout(RankedTensorType t) {
+    Attribute layout = t.getRank() == 1
+                           ? Attribute(RowsLayoutAttr::get(ctx(), config.getWarps()))
+                           : Attribute(AccLayoutAttr::get(ctx(), config.getWarps()));
+    return RankedTensorType::get(t.getShape(), t.getElementType(), layout);
+  }
+
+  LogicalResult stageLoads();
+  void retype();
+  LogicalResult lowerMatmuls();
+};
+
+/// Each tile loaded only for products goes through a shared-memory buffer:
+/// copied, waited for and fenced at once (attn-nv-pipeline-copies overlaps
+/// the copies with the math later).
+LogicalResult Assigner::stageLoads() {
+  SharedLayout layout =
+      config.isWgmma() ? SharedLayout::Swizzle128B : SharedLayout::Padded;
+  OpBuilder allocs(&grid.getBodyBlock(), grid.getBodyBlock().begin());
+  SmallVector<LoadTileOp> loads;
+  grid.walk([&](LoadTileOp op) { loads.push_back(op); });
+  DenseSet<Operation *> loopsWithCopies;
+  for (LoadTileOp load : loads) {
+    for (OpOperand &use : load->getUses())
+      if (!isa<MatmulOp>(use.getOwner()))
+        return load.emitOpError("is used by ")
+               << use.getOwner()->getName()
+               << ": the NVIDIA mapping reads loaded tiles only as "
+                  "tensor-core operands";
+    auto type = cast<RankedTensorType>(load.getType());
+    auto smemType = SmemType::get(ctx(), type.getShape(),
+                                  type.getElementType(), layout);
+    Location loc = load.getLoc();
+    Value buffer = AllocSharedOp::create(allocs, loc, smemType, IntegerAttr());
+    OpBuilder b(load);
+    CopyAsyncOp::create(b, loc, load.getSource(), load.getBatch(),
+                        load.getHead(), load.getRow(), load.getBound(),
+                        buffer);
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    if (config.isWgmma())
+      fenceForTensorCores(b, loc);
+    NVVM::Barrier0Op::create(b, loc);
+    shared[load] = buffer;
+    // Reusing the buffer in the next iteration waits for every warp.
+    if (auto loop = dyn_cast<scf::ForOp>(load->getParentOp());
+        loop && loopsWithCopies.insert(loop).second) {
+      OpBuilder end(loop.getBody()->getTerminator());
+      NVVM::Barrier0Op::create(end, loc);
+    }
+    bool isQuery = llvm::any_of(load->getUses(), [](OpOperand &use) {
+      return use.getOperandNumber() == 0;
+    });
+    if (config.getQInRegisters() && isQuery &&
+        !isa<scf::ForOp>(load->getParentOp())) {
+      auto regs = RankedTensorType::get(
+          type.getShape(), type.getElementType(),
+          OperandALayoutAttr::get(ctx(), config.getWarps()));
+      registers[load] = LoadOperandOp::create(b, loc, regs, buffer);
+    }
+  }
+  return success();
+}
+
+/// Every other tile of the kernel (constants may sit outside the grid):
+/// rows of the accumulator layout, or the accumulator layout itself.
+void Assigner::retype() {
+  auto update = [&](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t || t.getEncoding() || shared.count(v))
+      return;
+    v.setType(withLayout(t));
+  };
+  Operation *kernel = grid->getParentOp();
+  kernel->walk([&](Operation *op) {
+    if (op == kernel)
+      return;
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          update(arg);
+    for (Value result : op->getResults())
+      update(result);
+    if (auto cst = dyn_cast<arith::ConstantOp>(op))
+      if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+          dense && dense.getType() != cst.getType())
+        cst.setValueAttr(dense.reshape(cast<ShapedType>(cst.getType())));
+  });
+}
+
+/// The register lhs of a product as A fragments: a map that only rounds an
+/// f32 tile to 16 bits is folded into the conversion, which rounds pairs.
+Value toOperandA(OpBuilder &b, Location loc, Value lhs, int64_t warps) {
+  auto type = cast<RankedTensorType>(lhs.getType());
+  Value source = lhs;
+  if (auto map = lhs.getDefiningOp<MapOp>()) {
+    Block &body = map.getBodyBlock();
+    auto trunc = dyn_cast<arith::TruncFOp>(&body.front());
+    if (map.getInputs().size() == 1 && trunc &&
+        trunc.getIn() == map.getInputArg(0) &&
+        map.getYielded() == trunc.getResult() &&
+        cast<RankedTensorType>(map.getInputs()[0].getType())
+            .getElementType()
+            .isF32())
+      source = map.getInputs()[0];
+  }
+  auto result = RankedTensorType::get(
+      type.getShape(), type.getElementType(),
+      OperandALayoutAttr::get(b.getContext(), warps));
+  return ConvertLayoutOp::create(b, loc, result, source);
+}
+
+LogicalResult Assigner::lowerMatmuls() {
+  SmallVector<MatmulOp> matmuls;
+  grid.walk([&](MatmulOp op) { matmuls.push_back(op); });
+  for (MatmulOp op : matmuls) {
+    if (op.getTransposeLhs())
+      return op.emitOpError("with transpose_lhs is not supported by the "
+                            "NVIDIA mapping yet");
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Value lhs = op.getLhs(), rhs = op.getRhs();
+    if (Value regs = registers.lookup(lhs))
+      lhs = regs;
+    else if (Value smem = shared.lookup(lhs))
+      lhs = smem;
+    else
+      lhs = toOperandA(b, loc, lhs, config.getWarps());
+    Value rhsSmem = shared.lookup(rhs);
+    if (!rhsSmem)
+      return op.emitOpError("rhs must be a tile loaded from memory (the "
+                            "NVIDIA mapping reads it from shared memory)");
+    Value result;
+    if (config.isWgmma()) {
+      Value issued = WgmmaOp::create(b, loc, op.getAcc().getType(), lhs,
+                                     rhsSmem, op.getAcc(),
+                                     op.getTransposeRhsAttr());
+      result = WgmmaWaitOp::create(b, loc, issued.getType(), issued,
+                                   b.getI64IntegerAttr(0))
+                   .getResult(0);
+    } else {
+      result = MmaOp::create(b, loc, op.getAcc().getType(), lhs, rhsSmem,
+                             op.getAcc(), op.getTransposeRhsAttr());
+    }
+    op.replaceAllUsesWith(result);
+    Value oldLhs = op.getLhs();
+    op.erase();
+    if (auto map = oldLhs.getDefiningOp<MapOp>(); map && map->use_empty())
+      map.erase();
+  }
+  // Loads are now copies.
+  SmallVector<Operation *> dead;
+  grid.walk([&](LoadTileOp op) { dead.push_back(op); });
+  for (Operation *op : dead)
+    op->erase();
+  return success();
+}
+
+struct AttnNVAssignLayoutsPass
+    : mlir::attn::nv::impl::AttnNVAssignLayoutsBase<AttnNVAssignLayoutsPass> {
+  void runOnOperation() override {
+    WalkResult result = getOperation()->walk([&](TileGridOp grid) {
+      ConfigAttr config = ConfigAttr::lookup(grid);
+      if (!config) {
+        grid.emitOpError("has no attn.config: run attn-configure first");
+        return WalkResult::interrupt();
+      }
+      if (config.isHost())
+        return WalkResult::advance();
+      Assigner a{config, grid, {}, {}};
+      if (failed(a.stageLoads()))
+        return WalkResult::interrupt();
+      a.retype();
+      if (failed(a.lowerMatmuls()))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,232 @@
+//===- PipelineCopies.cpp - K/V copies one tile ahead, multi-buffered -----===//
+//
+// Input (attn-nv-assign-layouts): every copy followed by its own commit,
+// wait, fence and barrier, and a barrier ending the K/V loop's body.
+// Output, with S = stages and the loop counting tiles (kv = lo + it · step):
+//
+//   copy Q; commit
+//   if (lo < hi) copy K, V (lo) -> stage 0;  commit
+//   [plain: wait 1 (Q done); fence; barrier; Q -> registers]
+//   for it:
+//     plain:     if (kv + step < hi) copy K, V (kv + step) -> stage it + 1
+//                commit; wait 1; fence; barrier
+//     pipelined: wait 0; fence; barrier
+//                if (kv + step < hi) copy K, V (kv + step) -> stage it + 1
+//                commit
+//     ... products read stage it ...
+//     [S = 2: barrier]
+//
+// The stage a prefetch overwrites was read by iteration it + 1 - S. With
+// three stages every thread finished that before the barrier of iteration
+// it - 1 (plain) or it (pipelined: a product left in flight from iteration
+// it - 1 is retired before the barrier of iteration it), so one barrier per
+// tile suffices; with two, a second barrier ends the tile.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/NVIDIA/Passes.h"
+
+namespace mlir::attn::nv {
+#define GEN_PASS_DEF_ATTNNVPIPELINECOPIES
+#include "attn/NVIDIA/Passes.h.inc"
+} // namespace mlir::attn::nv
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nv;
+
+namespace {
+
+bool isCopySync(Operation *op) {
+  return isa<NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp,
+             NVVM::FenceProxyOp, NVVM::Barrier0Op>(op);
+}
+
+void eraseCopySync(Block &block, Operation *stopAt = nullptr) {
+  SmallVector<Operation *> dead;
+  for (Operation &op : block) {
+    if (&op == stopAt)
+      break;
+    if (isCopySync(&op))
+      dead.push_back(&op);
+  }
+  for (Operation *op : dead)
+    op->erase();
+}
+
+struct Pipeliner {
+  ConfigAttr config;
+  TileGridOp grid;
+
+  LogicalResult run();
+
+private:
+  void waitAndBarrier(OpBuilder &b, Location loc, int64_t pending) {
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
+    if (config.isWgmma())
+      NVVM::FenceProxyOp::create(
+          b, loc, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(b.getContext(),
+                                     NVVM::SharedSpace::shared_cta));
+    NVVM::Barrier0Op::create(b, loc);
+  }
+};
+
+LogicalResult Pipeliner::run() {
+  Block &gridBody = grid.getBodyBlock();
+  scf::ForOp loop;
+  for (auto f : gridBody.getOps<scf::ForOp>()) {
+    if (f.getBody()->getOps<CopyAsyncOp>().empty())
+      continue;
+    if (loop)
+      return grid.emitOpError("attn-nv-pipeline-copies: more than one loop "
+                              "copies tiles; only one K/V loop is pipelined");
+    loop = f;
+  }
+  if (!loop)
+    return success(); // nothing copied in a loop: nothing to pipeline
+  if (loop.getNumRegionIterArgs() != loop.getNumResults())
+    return loop.emitOpError("attn-nv-pipeline-copies: unexpected loop form");
+  int64_t stages = config.getStages();
+  bool pipelined = config.getSchedule() != "plain";
+  Location loc = loop.getLoc();
+  MLIRContext *ctx = grid.getContext();
+
+  SmallVector<CopyAsyncOp> kvCopies =
+      llvm::to_vector(loop.getBody()->getOps<CopyAsyncOp>());
+  for (CopyAsyncOp copy : kvCopies)
+    if (copy.getRow() != loop.getInductionVar())
+      return copy.emitOpError("attn-nv-pipeline-copies: a tile copied in "
+                              "the K/V loop must start at the loop's "
+                              "induction variable");
+  // The synchronous form goes; this pass writes the schedule.
+  eraseCopySync(gridBody, loop);
+  eraseCopySync(*loop.getBody());
+  SmallVector<LoadOperandOp> registerLoads =
+      llvm::to_vector(gridBody.getOps<LoadOperandOp>());
+
+  // Staged buffers for the copies of the loop.
+  DenseMap<Value, Value> staged; // one-tile buffer -> S-stage buffer
+  for (CopyAsyncOp copy : kvCopies) {
+    auto alloc = copy.getDest().getDefiningOp<AllocSharedOp>();
+    if (!alloc)
+      return copy.emitOpError("attn-nv-pipeline-copies: destination must be "
+                              "an attn_nv.alloc_shared buffer");
+    auto type = cast<SmemType>(alloc.getType());
+    SmallVector<int64_t> shape = {stages};
+    llvm::append_range(shape, type.getShape());
+    OpBuilder b(alloc);
+    staged[alloc] = AllocSharedOp::create(
+        b, alloc.getLoc(),
+        SmemType::get(ctx, shape, type.getElementType(), type.getLayout()),
+        IntegerAttr());
+  }
+
+  // Tile count, then the prologue: Q's group, the first K/V tile's group.
+  OpBuilder b(loop);
+  Value lo = loop.getLowerBound(), hi = loop.getUpperBound(),
+        step = loop.getStep();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  NVVM::CpAsyncCommitGroupOp::create(b, loc); // Q (copied above)
+  auto issue = [&](OpBuilder &ib, Value row, Value stage) {
+    for (CopyAsyncOp copy : kvCopies) {
+      Value slot = SlotOp::create(
+          ib, loc, cast<SmemType>(copy.getDest().getType()),
+          staged[copy.getDest()], stage);
+      CopyAsyncOp::create(ib, loc, copy.getSource(), copy.getBatch(),
+                          copy.getHead(), row, copy.getBound(), slot);
+    }
+  };
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lo, hi);
+  scf::IfOp::create(b, loc, any, [&](OpBuilder &ib, Location il) {
+    issue(ib, lo, zero);
+    scf::YieldOp::create(ib, il);
+  });
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  if (!pipelined) {
+    // Q is done when at most the first K/V group is in flight.
+    waitAndBarrier(b, loc, 1);
+    for (LoadOperandOp load : registerLoads)
+      load->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+  }
+
+  // The loop over tile indices.
+  Value span = arith::SubIOp::create(b, loc, hi, lo);
+  Value iters = arith::CeilDivSIOp::create(b, loc, span, step);
+  iters = arith::MaxSIOp::create(b, loc, iters, zero);
+  auto newLoop =
+      scf::ForOp::create(b, loc, zero, iters, one, loop.getInitArgs());
+  Block *body = newLoop.getBody();
+  OpBuilder nb = OpBuilder::atBlockBegin(body);
+  Value it = newLoop.getInductionVar();
+  Value kv = arith::AddIOp::create(nb, loc, lo,
+                                   arith::MulIOp::create(nb, loc, it, step));
+  Value next = arith::AddIOp::create(nb, loc, kv, step);
+  Value nextIt = arith::AddIOp::create(nb, loc, it, one);
+  auto prefetch = [&]() {
+    Value more =
+        arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::slt, next, hi);
+    scf::IfOp::create(nb, loc, more, [&](OpBuilder &ib, Location il) {
+      issue(ib, next, nextIt);
+      scf::YieldOp::create(ib, il);
+    });
+    NVVM::CpAsyncCommitGroupOp::create(nb, loc);
+  };
+  if (pipelined) {
+    waitAndBarrier(nb, loc, 0);
+    prefetch();
+  } else {
+    prefetch();
+    waitAndBarrier(nb, loc, 1);
+  }
+  // The products read this iteration's stage.
+  DenseMap<Value, Value> slots;
+  for (auto [single, buffer] : staged)
+    slots[single] = SlotOp::create(nb, loc, cast<SmemType>(single.getType()),
+                                   buffer, it);
+
+  // Move the old body over.
+  Block *old = loop.getBody();
+  body->getOperations().splice(nb.getInsertionPoint(), old->getOperations(),
+                               old->begin(), std::prev(old->end()));
+  auto oldYield = cast<scf::YieldOp>(old->getTerminator());
+  OpBuilder yb = OpBuilder::atBlockEnd(body);
+  if (stages < 3)
+    NVVM::Barrier0Op::create(yb, loc);
+  scf::YieldOp::create(yb, loc, oldYield.getOperands());
+  loop.getInductionVar().replaceAllUsesWith(kv);
+  for (auto [oldArg, newArg] :
+       llvm::zip(loop.getRegionIterArgs(), newLoop.getRegionIterArgs()))
+    oldArg.replaceAllUsesWith(newArg);
+  for (CopyAsyncOp copy : kvCopies)
+    copy->erase();
+  for (auto [single, buffer] : staged) {
+    single.replaceUsesWithIf(slots[single], [&](OpOperand &use) {
+      return newLoop->isProperAncestor(use.getOwner());
+    });
+  }
+  loop.replaceAllUsesWith(newLoop.getResults());
+  loop.erase();
+  for (auto [single, buffer] : staged)
+    if (single.use_empty())
+      single.getDefiningOp()->erase();
+  return success();
+}
+
+struct AttnNVPipelineCopiesPass
+    : mlir::attn::nv::impl::AttnNVPipelineCopiesBase<AttnNVPipelineCopiesPass> {
+  void runOnOperation() override {
+    SmallVector<TileGridOp> grids;
+    getOperation()->walk([&](TileGridOp grid) { grids.push_back(grid); });
+    for (TileGridOp grid : grids) {
+      ConfigAttr config = ConfigAttr::lookup(grid);
+      if (!config || config.isHost())
+        continue;
+      if (failed(Pipeliner{config, grid}.run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
