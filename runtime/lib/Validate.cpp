@@ -254,9 +254,10 @@ Status validateForward(const attn_fwd_args *argsPtr) {
                      "batch = {}, heads = {}: each must be at most {} on CUDA "
                      "(grid dimensions z and y)",
                      args.batch, args.heads, kMaxGridYZ);
-  if (!std::isfinite(args.scale) || args.scale < 0)
+  if (!std::isfinite(args.scale))
     return makeError(ATTN_ERROR_INVALID_ARGUMENT,
-                     "scale = {}: must be finite and >= 0 (0: 1/sqrt(head_dim))",
+                     "scale = {}: must be finite (0: 1/sqrt(head_dim); "
+                     "negative scales are allowed)",
                      args.scale);
 
   int64_t kvHeads = kvHeadsOf(args);

@@ -192,8 +192,9 @@ public:
     Descriptor<3> lse{lsePtr, lsePtr, 0,
                       {a.batch, a.heads, a.numQueries},
                       {lseStrides[0], lseStrides[1], lseStrides[2]}};
-    float scale = a.scale > 0 ? a.scale
-                              : 1.0f / std::sqrt(static_cast<float>(headDim));
+    float scale = a.scale != 0
+                      ? a.scale
+                      : 1.0f / std::sqrt(static_cast<float>(headDim));
     fn(&q, &k, &v, &o, &lse, scale);
   }
 

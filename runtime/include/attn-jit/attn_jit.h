@@ -64,7 +64,7 @@ typedef struct attn_fwd_args {
   int64_t lse_strides[3];
   attn_dtype dtype;
   attn_mask mask;
-  float scale;    /* 0: 1/sqrt(head_dim) */
+  float scale;    /* any finite value, negative too; 0: 1/sqrt(head_dim) */
   attn_device device;
   void *stream;   /* CUstream; NULL: the default stream */
   /* Tile sizes, 0: the default for the head dim. On CUDA block_m must be

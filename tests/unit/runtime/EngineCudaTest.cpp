@@ -135,6 +135,27 @@ TEST_F(EngineCudaTest, NullLseAndDefaultScale) {
   EXPECT_EQ(launch.values[lse + 3], 10);
 }
 
+TEST_F(EngineCudaTest, SignOfTheScaleSelectsTheKernel) {
+  // A positive scale (explicit or the default) may use the kernel that takes
+  // the row max before scaling; a negative one needs the general kernel.
+  auto run = [&](float scale) {
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 16, 16, 64);
+    call.args.scale = scale;
+    Status status = engine().forward(&call.args);
+    ASSERT_TRUE(status.ok()) << status.toString();
+    EXPECT_EQ(lastLaunch().scale, scale == 0 ? 0.125f : scale);
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_EQ(fakeCompiler().lastConfig.positiveScale, scale >= 0) << scale;
+  };
+  run(0);
+  run(0.5f);
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  run(-0.5f);
+  run(-2.0f);
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
+  EXPECT_EQ(engine().stats().launches, 4u);
+}
+
 TEST_F(EngineCudaTest, LargeSharedMemoryIsOptedInOnce) {
   // The fake kernel for D = 256 (block-m 128, the default on sm_90a) needs
   // 192 KiB of shared memory.

@@ -110,6 +110,21 @@ TEST_F(EngineHostTest, CausalMaskAndDefaultScaleReachTheKernel) {
   EXPECT_NEAR(lse[1], std::log(std::exp(s0) + std::exp(s1)), 1e-5);
 }
 
+TEST_F(EngineHostTest, NegativeScaleReachesTheKernel) {
+  // One query, two keys, scores [0, ln 2] times -1: weights 2/3 and 1/3.
+  float q[1] = {1.0f}, k[2] = {0.0f, std::log(2.0f)}, v[2] = {10.0f, 20.0f};
+  float o[1] = {0}, lse[1] = {0};
+  attn_fwd_args args = makeForwardArgs(Layout::BHND, q, k, v, o, lse, 1, 1, 1,
+                                       2, 1, ATTN_DTYPE_F32, ATTN_DEVICE_HOST);
+  args.scale = -1.0f;
+  Status status = engine->forward(&args);
+  ASSERT_TRUE(status.ok()) << status.toString();
+  EXPECT_NEAR(o[0], 40.0 / 3.0, 1e-5);
+  EXPECT_NEAR(lse[0], std::log(1.5), 1e-6);
+  std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+  EXPECT_FALSE(fakeCompiler().lastConfig.positiveScale);
+}
+
 TEST_F(EngineHostTest, AnyHeadDimUpTo512) {
   for (int64_t dim : {1, 7, 33, 512}) {
     std::vector<float> q(dim, 0.1f), k(2 * dim, 0.2f), v(2 * dim, 3.0f),

@@ -248,11 +248,21 @@ TEST_F(ValidateTest, OverlappingOutputs) {
 }
 
 TEST_F(ValidateTest, BadScale) {
-  for (float scale : {-1.0f, std::numeric_limits<float>::quiet_NaN(),
-                      std::numeric_limits<float>::infinity()}) {
+  for (float scale : {std::numeric_limits<float>::quiet_NaN(),
+                      std::numeric_limits<float>::infinity(),
+                      -std::numeric_limits<float>::infinity()}) {
     ForwardFixture call = cuda();
     call.args.scale = scale;
-    expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT, "scale = ");
+    expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT, "must be finite");
+  }
+}
+
+TEST_F(ValidateTest, NegativeScalesAreValid) {
+  for (float scale : {-1.0f, -0.125f, -std::numeric_limits<float>::max()}) {
+    ForwardFixture call = cuda();
+    call.args.scale = scale;
+    Status status = engine->forward(&call.args);
+    EXPECT_TRUE(status.ok()) << scale << ": " << status.toString();
   }
 }
 
