@@ -340,6 +340,7 @@ Status Engine::forwardHost(const attn_fwd_args &args) {
   host.lse = args.lse;
   host.batch = args.batch;
   host.heads = args.heads;
+  host.kvHeads = kvHeadsOf(args);
   host.numQueries = args.seqlen_q;
   host.numKeys = args.seqlen_k;
   for (int i = 0; i < 4; ++i) {

@@ -172,9 +172,11 @@ public:
                       {strides[0], strides[1], strides[2], strides[3]}};
       return d;
     };
+    // The kernel reads the K/V head count (the GQA group) from K's sizes.
+    int64_t kvHeads = a.kvHeads ? a.kvHeads : a.heads;
     Descriptor<4> q = tensor(a.q, a.heads, a.numQueries, a.qStrides);
-    Descriptor<4> k = tensor(a.k, a.heads, a.numKeys, a.kStrides);
-    Descriptor<4> v = tensor(a.v, a.heads, a.numKeys, a.vStrides);
+    Descriptor<4> k = tensor(a.k, kvHeads, a.numKeys, a.kStrides);
+    Descriptor<4> v = tensor(a.v, kvHeads, a.numKeys, a.vStrides);
     Descriptor<4> o = tensor(a.o, a.heads, a.numQueries, a.oStrides);
     // The host kernel always writes the LSE; give it scratch when the caller
     // did not ask for it.

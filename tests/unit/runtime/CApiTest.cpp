@@ -104,6 +104,17 @@ TEST(CApiTest, StrideHelpers) {
   EXPECT_EQ(0, std::memcmp(args.q_strides, qn, sizeof qn));
   EXPECT_EQ(0, std::memcmp(args.k_strides, kn, sizeof kn));
   EXPECT_EQ(0, std::memcmp(args.lse_strides, lse, sizeof lse));
+  // Grouped-query attention: K and V strides follow kv_heads.
+  args.kv_heads = 1;
+  attn_set_bhnd_strides(&args);
+  int64_t kg[4] = {7 * 8, 7 * 8, 8, 1};
+  EXPECT_EQ(0, std::memcmp(args.q_strides, q, sizeof q));
+  EXPECT_EQ(0, std::memcmp(args.k_strides, kg, sizeof kg));
+  EXPECT_EQ(0, std::memcmp(args.v_strides, kg, sizeof kg));
+  attn_set_bnhd_strides(&args);
+  int64_t kgn[4] = {7 * 8, 8, 8, 1};
+  EXPECT_EQ(0, std::memcmp(args.q_strides, qn, sizeof qn));
+  EXPECT_EQ(0, std::memcmp(args.k_strides, kgn, sizeof kgn));
 }
 
 TEST(CApiTest, HostForwardStatsAndClear) {

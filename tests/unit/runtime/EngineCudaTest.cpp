@@ -122,6 +122,32 @@ TEST_F(EngineCudaTest, LaunchFollowsTheKernelAbi) {
   EXPECT_EQ(a.q_strides[2], 5 * 64);
 }
 
+TEST_F(EngineCudaTest, GroupedQueryAttentionPassesKvHeadsInKAndVSizes) {
+  // H = 8 query heads over Hkv = 2 K/V heads: K and V are (B, 2, Nk, D); the
+  // kernel derives the group from K's sizes, so MHA and every GQA grouping
+  // share one kernel.
+  for (int64_t kvHeads : {0, 2, 1, 8}) {
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 3, 8, 40, 24, 64,
+                        true, kvHeads);
+    ASSERT_TRUE(engine().forward(&call.args).ok()) << kvHeads;
+    FakeLaunch launch = lastLaunch();
+    int64_t hkv = kvHeads ? kvHeads : 8;
+    const attn_fwd_args &a = call.args;
+    const int k = 9, v = 18, o = 27; // first value of each tensor
+    EXPECT_EQ(launch.grid[1], 8u);   // one CTA row per query head
+    EXPECT_EQ(launch.values[1], 3);
+    EXPECT_EQ(launch.values[2], 8);
+    EXPECT_EQ(launch.values[k + 2], hkv) << kvHeads;
+    EXPECT_EQ(launch.values[k + 3], 24);
+    EXPECT_EQ(launch.values[k + 6], a.k_strides[1]);
+    EXPECT_EQ(a.k_strides[0], hkv * 24 * 64);
+    EXPECT_EQ(launch.values[v + 2], hkv);
+    EXPECT_EQ(launch.values[v + 6], a.v_strides[1]);
+    EXPECT_EQ(launch.values[o + 2], 8);
+  }
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+}
+
 TEST_F(EngineCudaTest, NullLseAndDefaultScale) {
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_F16, 1, 2, 10, 10, 128,
                       /*withLse=*/false);

@@ -78,6 +78,8 @@ public:
     if (config_.dtype != compiler::DType::F32)
       return; // the fake computes f32 only
     int64_t D = config_.headDim, Nq = a.numQueries, Nk = a.numKeys;
+    // Query head h reads K/V head h / group (grouped-query attention).
+    int64_t group = a.heads / (a.kvHeads ? a.kvHeads : a.heads);
     auto at = [](void *base, const int64_t *s, int64_t b, int64_t h,
                  int64_t n, int64_t d) -> float & {
       return static_cast<float *>(base)[b * s[0] + h * s[1] + n * s[2] + d * s[3]];
@@ -98,7 +100,7 @@ public:
               s = 0;
               for (int64_t d = 0; d < D; ++d)
                 s += double(at(a.q, a.qStrides, b, h, i, d)) *
-                     at(a.k, a.kStrides, b, h, j, d);
+                     at(a.k, a.kStrides, b, h / group, j, d);
               s *= scale;
             }
             p[j] = s;
@@ -112,7 +114,7 @@ public:
           for (int64_t d = 0; d < D; ++d) {
             double acc = 0;
             for (int64_t j = 0; j < Nk; ++j)
-              acc += p[j] * at(a.v, a.vStrides, b, h, j, d);
+              acc += p[j] * at(a.v, a.vStrides, b, h / group, j, d);
             at(a.o, a.oStrides, b, h, i, d) = sum > 0 ? float(acc / sum) : 0.f;
           }
           if (a.lse)

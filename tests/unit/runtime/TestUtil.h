@@ -95,11 +95,12 @@ private:
 };
 
 /// Valid (B, H, N, D) arguments over freshly allocated buffers, registered
-/// as fake device memory for ATTN_DEVICE_CUDA.
+/// as fake device memory for ATTN_DEVICE_CUDA; K and V have kvHeads heads
+/// (0: heads).
 struct ForwardFixture {
   ForwardFixture(attn_device device, attn_dtype dtype, int64_t batch,
                  int64_t heads, int64_t seqlenQ, int64_t seqlenK,
-                 int64_t headDim, bool withLse = true);
+                 int64_t headDim, bool withLse = true, int64_t kvHeads = 0);
   attn_fwd_args args{};
   std::unique_ptr<Buffer> q, k, v, o, lse;
 };
