@@ -139,6 +139,28 @@ TEST(CApiTest, HostForwardStatsAndClear) {
   EXPECT_EQ(getStats()->compiles - before.compiles, 2u);
 }
 
+TEST(CApiTest, ExceptionsDoNotCrossTheCApi) {
+  float q[2] = {1, 0}, k[2] = {1, 0}, v[2] = {2, 4}, o[2] = {7, 7};
+  attn_fwd_args args = makeForwardArgs(Layout::BHND, q, k, v, o, nullptr, 1, 1,
+                                       1, 1, 2, ATTN_DTYPE_F32,
+                                       ATTN_DEVICE_HOST);
+  // Thrown by the compiler: SingleFlight reports it to the caller.
+  args.mask = ATTN_MASK_CAUSAL; // a key no other test compiled
+  fakeCompiler().throwInCompile = true;
+  EXPECT_EQ(attn_forward(&args), ATTN_ERROR_INTERNAL);
+  EXPECT_NE(std::string(attn_last_error()).find("fake compiler threw"),
+            std::string::npos)
+      << attn_last_error();
+  fakeCompiler().throwInCompile = false;
+  // Thrown by the kernel: attn_forward reports it.
+  fakeCompiler().throwInRun = true;
+  EXPECT_EQ(attn_forward(&args), ATTN_ERROR_INTERNAL);
+  EXPECT_STREQ(attn_last_error(),
+               "attn_forward threw an exception: fake kernel threw");
+  fakeCompiler().throwInRun = false;
+  EXPECT_EQ(attn_forward(&args), ATTN_OK) << attn_last_error();
+}
+
 TEST(CApiTest, ExpectedAndStatusValues) {
   Expected<int> value = 3;
   EXPECT_TRUE(value.ok());

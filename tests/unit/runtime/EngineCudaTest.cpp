@@ -360,6 +360,34 @@ TEST_F(EngineCudaTest, CompilerFailureIsReportedAndRetried) {
   EXPECT_EQ(engine().stats().compiles, 1u);
 }
 
+TEST_F(EngineCudaTest, CompilerExceptionIsAnInternalErrorForEveryCaller) {
+  fakeCompiler().throwInCompile = true;
+  fakeCompiler().delayMs = 100;
+  std::vector<std::thread> threads;
+  std::atomic<int> internal{0};
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&] {
+      ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+      Status status = engine().forward(&call.args);
+      if (status.code() == ATTN_ERROR_INTERNAL &&
+          status.message().find("threw an exception: fake compiler threw") !=
+              std::string::npos)
+        ++internal;
+      else
+        ADD_FAILURE() << status.toString();
+    });
+  for (auto &thread : threads)
+    thread.join();
+  EXPECT_EQ(internal, 4);
+  EXPECT_EQ(fakeCuda().launches, 0);
+  // Not cached: the next call compiles.
+  fakeCompiler().throwInCompile = false;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+  Status status = engine().forward(&call.args);
+  EXPECT_TRUE(status.ok()) << status.toString();
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+}
+
 TEST_F(EngineCudaTest, ModuleLoadFailureCarriesTheJitLog) {
   fakeCuda().moduleLoadResult = CUDA_ERROR_INVALID_PTX;
   fakeCuda().moduleLoadErrorLog = "ptxas fatal   : Unresolved extern function";

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -23,6 +24,8 @@ void resetFakeCompiler() {
   state.hostCompiles = 0;
   state.delayMs = 0;
   state.fail = false;
+  state.throwInCompile = false;
+  state.throwInRun = false;
   state.rendezvous = 0;
   state.running = 0;
   state.maxRunning = 0;
@@ -75,6 +78,8 @@ public:
   }
 
   void run(const compiler::HostArgs &a) override {
+    if (fakeCompiler().throwInRun)
+      throw std::runtime_error("fake kernel threw");
     if (config_.dtype != compiler::DType::F32)
       return; // the fake computes f32 only
     int64_t D = config_.headDim, Nq = a.numQueries, Nk = a.numKeys;
@@ -148,6 +153,8 @@ HostKernel::~HostKernel() = default;
 bool compilePtx(const KernelConfig &config, PtxKernel &out,
                 std::string &error) {
   attn::testing::CompileScope scope(config);
+  if (fakeCompiler().throwInCompile)
+    throw std::runtime_error("fake compiler threw");
   if (fakeCompiler().fail) {
     error = "fake compiler failure";
     return false;
@@ -168,6 +175,8 @@ bool compilePtx(const KernelConfig &config, PtxKernel &out,
 std::unique_ptr<HostKernel> compileHost(const KernelConfig &config,
                                         std::string &error) {
   attn::testing::CompileScope scope(config);
+  if (fakeCompiler().throwInCompile)
+    throw std::runtime_error("fake compiler threw");
   if (fakeCompiler().fail) {
     error = "fake compiler failure";
     return nullptr;
