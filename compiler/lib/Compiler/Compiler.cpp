@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Compiler/Compiler.h"
+#include "attn/Compiler/KernelABI.h"
+#include "attn/Compiler/RecoverFatalErrors.h"
 
 #include "attn/InitAll.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -20,6 +22,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -90,10 +93,10 @@ void setKernelOptions(Options &options, const KernelConfig &config) {
   options.blockN = config.blockN;
 }
 
-} // namespace
 
-bool compilePtx(const KernelConfig &config, PtxKernel &out,
-                std::string &error) {
+/// compilePtx, where an LLVM fatal error would end the process.
+bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
+                         std::string &error) {
   auto start = Clock::now();
   Session s;
   out.times.buildIR = msSince(start);
@@ -128,19 +131,25 @@ bool compilePtx(const KernelConfig &config, PtxKernel &out,
     return false;
   }
   out.times.codegen = msSince(start);
+  // Launch attributes (KernelABI.h): on the kernel function, or else on its
+  // gpu.module.
+  Operation *kernel =
+      SymbolTable::lookupSymbolIn(gpuModule, ::attn::abi::kForwardKernel);
   auto intAttr = [&](StringRef name) {
-    auto attr = gpuModule->getAttrOfType<IntegerAttr>(name);
+    IntegerAttr attr =
+        kernel ? kernel->getAttrOfType<IntegerAttr>(name) : IntegerAttr();
+    if (!attr)
+      attr = gpuModule->getAttrOfType<IntegerAttr>(name);
     return attr ? static_cast<int>(attr.getInt()) : 0;
   };
   out.ptx = std::move(*ptx);
-  out.name = mlir::attn::kKernelName;
-  out.threads = intAttr("attn.threads");
-  out.blockM = intAttr("attn.block_m");
-  out.sharedBytes = intAttr("attn.shared_bytes");
+  out.name = ::attn::abi::kForwardKernel;
+  out.threads = intAttr(::attn::abi::kThreadsAttr);
+  out.blockM = intAttr(::attn::abi::kBlockMAttr);
+  out.sharedBytes = intAttr(::attn::abi::kSharedBytesAttr);
   return true;
 }
 
-namespace {
 
 /// The memref descriptor of MLIR's C interface, for any element type.
 template <int Rank> struct Descriptor {
@@ -207,15 +216,9 @@ private:
   int64_t headDim;
 };
 
-} // namespace
-
-std::unique_ptr<HostKernel> compileHost(const KernelConfig &config,
-                                        std::string &error) {
-  static std::once_flag nativeTarget;
-  std::call_once(nativeTarget, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
+/// compileHost, where an LLVM fatal error would end the process.
+std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
+                                                 std::string &error) {
   CompileTimes times;
   auto start = Clock::now();
   auto s = std::make_unique<Session>();
@@ -244,7 +247,7 @@ std::unique_ptr<HostKernel> compileHost(const KernelConfig &config,
     return nullptr;
   }
   auto sym = (*engine)->lookup(std::string("_mlir_ciface_") +
-                               mlir::attn::kKernelName);
+                               ::attn::abi::kForwardKernel);
   if (!sym) {
     error = "host JIT has no kernel: " + llvm::toString(sym.takeError());
     return nullptr;
@@ -253,6 +256,44 @@ std::unique_ptr<HostKernel> compileHost(const KernelConfig &config,
   return std::make_unique<JitHostKernel>(std::move(s), std::move(*engine),
                                          reinterpret_cast<HostFn>(*sym),
                                          config.headDim, times);
+}
+
+} // namespace
+
+// LLVM reports some errors (an unsupported target feature, a broken
+// invariant) with report_fatal_error, which ends the process: inside an
+// application that is never acceptable, so both compiles run recovering them
+// (RecoverFatalErrors.h). Targets are initialised before, outside the
+// recovery: a fatal error must never leave a std::call_once half done.
+
+bool compilePtx(const KernelConfig &config, PtxKernel &out,
+                std::string &error) {
+  mlir::attn::initializePTXTarget();
+  bool compiled = false;
+  std::string fatal;
+  if (!runRecoveringFatalErrors(
+          [&] { compiled = compilePtxUnguarded(config, out, error); }, fatal)) {
+    error = "attn-to-ptx for " + config.pipelineOptions(true) + ": " + fatal;
+    return false;
+  }
+  return compiled;
+}
+
+std::unique_ptr<HostKernel> compileHost(const KernelConfig &config,
+                                        std::string &error) {
+  static std::once_flag nativeTarget;
+  std::call_once(nativeTarget, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  std::unique_ptr<HostKernel> kernel;
+  std::string fatal;
+  if (!runRecoveringFatalErrors(
+          [&] { kernel = compileHostUnguarded(config, error); }, fatal)) {
+    error = "attn-to-host for " + config.pipelineOptions(false) + ": " + fatal;
+    return nullptr;
+  }
+  return kernel;
 }
 
 } // namespace attn::compiler

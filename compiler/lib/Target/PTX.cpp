@@ -47,8 +47,7 @@ protected:
 
 } // namespace
 
-FailureOr<std::string> mlir::attn::serializeToPTX(Operation *gpuModule,
-                                                  const PTXTarget &target) {
+void mlir::attn::initializePTXTarget() {
   static std::once_flag initialized;
   std::call_once(initialized, [] {
     LLVMInitializeNVPTXTarget();
@@ -56,6 +55,11 @@ FailureOr<std::string> mlir::attn::serializeToPTX(Operation *gpuModule,
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
   });
+}
+
+FailureOr<std::string> mlir::attn::serializeToPTX(Operation *gpuModule,
+                                                  const PTXTarget &target) {
+  initializePTXTarget();
   PTXEmitter emitter(*gpuModule, target);
   std::optional<SmallVector<char, 0>> ptx = emitter.run();
   if (!ptx)

@@ -21,6 +21,9 @@ struct PTXTarget {
   int optLevel = 3;
 };
 
+/// Registers the NVPTX target with LLVM (once; serializeToPTX calls it too).
+void initializePTXTarget();
+
 /// Translates `gpuModule` (a gpu.module already in the NVVM and LLVM dialects)
 /// to LLVM IR, optimises it and runs the NVPTX backend. Needs no CUDA toolkit:
 /// attn kernels call no libdevice function. Errors are emitted on the module.
