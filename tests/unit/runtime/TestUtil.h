@@ -23,14 +23,7 @@ public:
   TempDir(const TempDir &) = delete;
   TempDir &operator=(const TempDir &) = delete;
   const std::string &path() const { return path_; }
-  /// Stores `value` into an enum field the way a C caller can, including
-/// values outside the enum (a static_cast to them would be undefined).
-template <typename Enum> void setRawEnum(Enum &field, int value) {
-  static_assert(sizeof(Enum) == sizeof(int));
-  std::memcpy(&field, &value, sizeof value);
-}
-
-/// Names of the files in the directory, sorted.
+  /// Names of the files in the directory, sorted.
   std::vector<std::string> files() const;
 
 private:
