@@ -9,6 +9,7 @@
 #include "Engine.h"
 
 #include <cstring>
+#include <exception>
 #include <string>
 
 using attn::Status;
@@ -61,8 +62,19 @@ void attn_set_bnhd_strides(attn_fwd_args *args) {
 }
 
 attn_status attn_forward(const attn_fwd_args *args) {
-  Status status = Engine::global().forward(args);
-  return status.ok() ? ATTN_OK : fail(status);
+  // No exception may cross into C (or end the process): report it instead.
+  try {
+    Status status = Engine::global().forward(args);
+    return status.ok() ? ATTN_OK : fail(status);
+  } catch (const std::exception &e) {
+    return fail(Status(ATTN_ERROR_INTERNAL,
+                       std::string("attn_forward threw an exception: ") +
+                           e.what()));
+  } catch (...) {
+    return fail(Status(ATTN_ERROR_INTERNAL,
+                       "attn_forward threw an exception that is not a "
+                       "std::exception"));
+  }
 }
 
 const char *attn_last_error(void) { return lastError.c_str(); }

@@ -13,8 +13,8 @@ namespace attn::rt {
 enum class Target { Cuda, Host };
 
 /// Everything that changes the generated code: the target and its arch, the
-/// kernel configuration (dtype, head dim, mask, tiles) and the compiler's own
-/// version. Batch, heads and sequence lengths are launch arguments and are
+/// kernel configuration (dtype, head dim, mask, tiles, stages, whether the
+/// scale is positive) and the compiler's own version. Batch, heads and sequence lengths are launch arguments and are
 /// deliberately absent, so that no sequence length ever causes a recompile.
 struct CacheKey {
   Target target = Target::Cuda;
@@ -23,9 +23,10 @@ struct CacheKey {
 
   /// The canonical text of the key, e.g.
   /// "attn-jit-kernel;compiler=<v>;target=cuda;arch=sm_90a;dtype=bf16;
-  ///  head_dim=128;mask=causal;block_m=128;block_n=128;warps=8;
-  ///  tensor_core=wgmma". The engine keys on KernelConfig::resolved(), so
-  /// explicit defaults and automatic choices meet in one key.
+  ///  head_dim=128;mask=causal;block_m=128;block_n=128;warps=8;stages=0;
+  ///  tensor_core=wgmma;positive_scale=1". The engine keys on
+  /// KernelConfig::resolved(), so explicit defaults and automatic choices
+  /// meet in one key.
   /// Two keys are equal exactly when their texts are.
   std::string str() const;
   /// FNV-1a 64 of str().

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <iterator>
+#include <string_view>
 
 namespace attn::rt {
 
@@ -82,25 +84,58 @@ Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
   return loaded;
 }
 
+namespace {
+
+/// One tensor of a launch as the ABI passes it.
+struct TensorValues {
+  const void *data;
+  int64_t sizes[4];
+  const int64_t *strides;
+};
+
+constexpr bool forwardTensorIs(int index, std::string_view name, int rank) {
+  return std::string_view(abi::kForwardTensors[index].name) == name &&
+         abi::kForwardTensors[index].rank == rank;
+}
+
+// ForwardParams lists the call's tensors in this order; the loop below takes
+// ranks and the parameter count from the ABI.
+static_assert(std::size(abi::kForwardTensors) == abi::kForwardTensorCount &&
+                  abi::kForwardTensorCount == 5,
+              "ForwardParams passes five tensors: update it with KernelABI.h");
+static_assert(forwardTensorIs(0, "q", 4) && forwardTensorIs(1, "k", 4) &&
+                  forwardTensorIs(2, "v", 4) && forwardTensorIs(3, "o", 4) &&
+                  forwardTensorIs(4, "lse", 3) &&
+                  abi::kForwardTensors[4].optional,
+              "ForwardParams passes q, k, v, o (rank 4) and an optional lse "
+              "(rank 3): update it with KernelABI.h");
+static_assert(abi::kForwardScalarCount == 1 &&
+                  std::string_view(abi::kForwardScalars[0]) == "scale",
+              "ForwardParams passes one scalar, the f32 scale");
+
+} // namespace
+
 ForwardParams::ForwardParams(const attn_fwd_args &args, float scale)
     : scale(scale) {
-  int64_t kvHeads = kvHeadsOf(args);
+  int64_t B = args.batch, H = args.heads, Hkv = kvHeadsOf(args),
+          Nq = args.seqlen_q, Nk = args.seqlen_k, D = args.head_dim;
+  const TensorValues tensors[abi::kForwardTensorCount] = {
+      {args.q, {B, H, Nq, D}, args.q_strides},
+      {args.k, {B, Hkv, Nk, D}, args.k_strides},
+      {args.v, {B, Hkv, Nk, D}, args.v_strides},
+      {args.o, {B, H, Nq, D}, args.o_strides},
+      {args.lse, {B, H, Nq}, args.lse_strides}};
   int64_t *out = values;
-  auto tensor = [&](const void *data, std::initializer_list<int64_t> sizes,
-                    const int64_t *strides) {
-    *out++ = static_cast<int64_t>(reinterpret_cast<uintptr_t>(data));
-    for (int64_t size : sizes)
-      *out++ = size;
-    for (size_t i = 0; i < sizes.size(); ++i)
-      *out++ = data ? strides[i] : 0;
-  };
-  int64_t B = args.batch, H = args.heads, Nq = args.seqlen_q,
-          Nk = args.seqlen_k, D = args.head_dim;
-  tensor(args.q, {B, H, Nq, D}, args.q_strides);
-  tensor(args.k, {B, kvHeads, Nk, D}, args.k_strides);
-  tensor(args.v, {B, kvHeads, Nk, D}, args.v_strides);
-  tensor(args.o, {B, H, Nq, D}, args.o_strides);
-  tensor(args.lse, {B, H, Nq}, args.lse_strides);
+  for (int t = 0; t < abi::kForwardTensorCount; ++t) {
+    const abi::TensorArg &arg = abi::kForwardTensors[t];
+    const TensorValues &tensor = tensors[t];
+    *out++ = static_cast<int64_t>(reinterpret_cast<uintptr_t>(tensor.data));
+    for (int i = 0; i < arg.rank; ++i)
+      *out++ = tensor.sizes[i];
+    // An absent (optional) tensor passes zero strides.
+    for (int i = 0; i < arg.rank; ++i)
+      *out++ = tensor.data ? tensor.strides[i] : 0;
+  }
   for (int i = 0; i < kTensorValues; ++i)
     pointers[i] = &values[i];
   pointers[kTensorValues] = &this->scale;

@@ -5,6 +5,7 @@
 
 #include "CudaContext.h"
 #include "attn/Compiler/Compiler.h"
+#include "attn/Compiler/KernelABI.h"
 
 #include <string>
 
@@ -30,13 +31,14 @@ Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
                                   const compiler::PtxKernel &kernel,
                                   const DeviceInfo &device, bool verbose);
 
-/// The kernel parameters in the order of the ABI in Compiler.h: for Q, K, V,
-/// O: pointer, sizes {B, H, N, D}, strides[4]; for LSE: pointer, sizes
-/// {B, H, Nq}, strides[3]; then the f32 scale. `pointers` (what
-/// cuLaunchKernel takes) point into this object, so it does not move.
+/// The kernel parameters of one launch, in the order of KernelABI.h: per
+/// tensor of abi::kForwardTensors its pointer, sizes[rank] and strides[rank]
+/// (Q, O: (B, H, Nq, D); K, V: (B, Hkv, Nk, D); LSE: (B, H, Nq), a null
+/// pointer with zero strides when absent), then the f32 scale. `pointers`
+/// (what cuLaunchKernel takes) point into this object, so it does not move.
 struct ForwardParams {
-  static constexpr int kTensorValues = 4 * (1 + 4 + 4) + (1 + 3 + 3);
-  static constexpr int kCount = kTensorValues + 1;
+  static constexpr int kTensorValues = abi::forwardTensorParams();
+  static constexpr int kCount = kTensorValues + abi::kForwardScalarCount;
 
   ForwardParams(const attn_fwd_args &args, float scale);
   ForwardParams(const ForwardParams &) = delete;

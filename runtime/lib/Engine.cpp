@@ -126,6 +126,9 @@ CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
   key.config.mask = toCompilerMask(args.mask);
   key.config.blockM = args.block_m;
   key.config.blockN = args.block_n;
+  // A positive scale lets the kernel take the row max before scaling; any
+  // other finite scale (negative) needs the general kernel.
+  key.config.positiveScale = effectiveScale(args) > 0;
   if (target == Target::Cuda) {
     key.config.arch = arch;
     key.config.tensorCore = options_.tensorCore;
@@ -337,6 +340,7 @@ Status Engine::forwardHost(const attn_fwd_args &args) {
   host.lse = args.lse;
   host.batch = args.batch;
   host.heads = args.heads;
+  host.kvHeads = kvHeadsOf(args);
   host.numQueries = args.seqlen_q;
   host.numKeys = args.seqlen_k;
   for (int i = 0; i < 4; ++i) {

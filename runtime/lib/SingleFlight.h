@@ -4,7 +4,10 @@
 // while it runs wait for its result instead of building again; later callers
 // get the stored value. Different keys build in parallel (make runs without
 // the map lock). A failed build is handed to the callers that waited for it
-// and then forgotten, so that a later call tries again.
+// and then forgotten, so that a later call tries again. A make() that throws
+// is a failed build too: every caller gets ATTN_ERROR_INTERNAL with the
+// exception's message (the runtime is compiled with exceptions; the compiler
+// library is not, but operator new still throws std::bad_alloc through it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +18,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -67,7 +71,7 @@ public:
 
     if (outcome)
       *outcome = Outcome::Built;
-    Expected<Pointer> result = make();
+    Expected<Pointer> result = build(key, make);
     {
       std::lock_guard<std::mutex> lock(slot->mutex);
       if (result.ok())
@@ -98,6 +102,26 @@ public:
   }
 
 private:
+  /// make(), with an exception turned into a failed build: waiters must be
+  /// woken whatever make() does.
+  template <typename Make>
+  static Expected<Pointer> build(const std::string &key, Make &make) {
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+    try {
+      return make();
+    } catch (const std::exception &e) {
+      return Status(ATTN_ERROR_INTERNAL,
+                    "building " + key + " threw an exception: " + e.what());
+    } catch (...) {
+      return Status(ATTN_ERROR_INTERNAL,
+                    "building " + key +
+                        " threw an exception that is not a std::exception");
+    }
+#else
+    return make();
+#endif
+  }
+
   struct Slot {
     std::mutex mutex;
     std::condition_variable done;

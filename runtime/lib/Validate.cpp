@@ -199,10 +199,13 @@ Status validateForward(const attn_fwd_args *argsPtr) {
     if (value < 0)
       return makeError(ATTN_ERROR_INVALID_ARGUMENT,
                        "{} = {}: sizes must not be negative", name, value);
-  if (args.kv_heads != 0 && args.kv_heads != args.heads)
-    return makeError(ATTN_ERROR_UNSUPPORTED,
-                     "kv_heads = {} differs from heads = {}: grouped-query "
-                     "attention is not supported yet (pass 0 or heads)",
+  // Grouped-query attention: query head h reads K/V head h / (H / Hkv).
+  if (args.kv_heads != 0 &&
+      (args.kv_heads > args.heads || args.heads % args.kv_heads != 0))
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "kv_heads = {} with heads = {}: kv_heads must divide "
+                     "heads (1 <= kv_heads <= heads, heads % kv_heads == 0; "
+                     "0 means kv_heads = heads)",
                      args.kv_heads, args.heads);
   if (args.head_dim < 1)
     return makeError(ATTN_ERROR_INVALID_ARGUMENT,
@@ -254,9 +257,10 @@ Status validateForward(const attn_fwd_args *argsPtr) {
                      "batch = {}, heads = {}: each must be at most {} on CUDA "
                      "(grid dimensions z and y)",
                      args.batch, args.heads, kMaxGridYZ);
-  if (!std::isfinite(args.scale) || args.scale < 0)
+  if (!std::isfinite(args.scale))
     return makeError(ATTN_ERROR_INVALID_ARGUMENT,
-                     "scale = {}: must be finite and >= 0 (0: 1/sqrt(head_dim))",
+                     "scale = {}: must be finite (0: 1/sqrt(head_dim); "
+                     "negative scales are allowed)",
                      args.scale);
 
   int64_t kvHeads = kvHeadsOf(args);

@@ -5,7 +5,8 @@
 //   * bf16 / fp16 <-> float conversions, round-to-nearest-even;
 //   * reference_forward: unfused attention in exact float64 arithmetic on
 //     host arrays with arbitrary element strides, all three mask kinds,
-//     O and LSE (natural log); fully masked rows give O = 0, LSE = -inf;
+//     grouped-query attention (K/V with fewer heads), any scale, O and LSE
+//     (natural log); fully masked rows give O = 0, LSE = -inf;
 //   * a seeded, platform-independent random filler (mt19937_64 + our own
 //     Box-Muller, since std::normal_distribution differs between standard
 //     libraries) with a normal and a large-magnitude distribution;
@@ -107,6 +108,9 @@ inline bool visible(Mask m, int64_t i, int64_t j, int64_t nq, int64_t nk) {
 
 struct Shape {
   int64_t batch, heads, seqlen_q, seqlen_k, head_dim;
+  // Heads of K and V (grouped-query attention): must divide `heads`; query
+  // head h reads K/V head h / (heads / kv_heads). 0: heads.
+  int64_t kv_heads = 0;
 };
 
 // Strides in elements for the (batch, head, seq, dim) index order.
@@ -121,7 +125,8 @@ inline Strides4 bnhd_strides(int64_t h, int64_t n, int64_t d) {
 }
 inline Strides3 bhn_strides(int64_t h, int64_t n) { return {{h * n, n, 1}}; }
 
-// O = softmax(scale * Q K^T + mask) V for every (batch, head), in float64.
+// O = softmax(scale * Q K^T + mask) V for every (batch, head), in float64;
+// K and V are (B, Hkv, Nk, D) with Hkv = sh.kv_heads (GQA, see Shape).
 // `o` (double) and `lse` (double, natural log; may be null) are written at the
 // given strides. scale == 0 means 1/sqrt(head_dim), computed in double.
 // Fully masked rows (only possible with CausalBottomRight and Nq > Nk, or
@@ -139,17 +144,19 @@ void reference_forward(const Shape &sh, const T *q, Strides4 qs, const T *k,
                        Strides4 os, double *lse, Strides3 ls, Mask mask,
                        double scale, RowRange rows = RowRange()) {
   const int64_t Nq = sh.seqlen_q, Nk = sh.seqlen_k, D = sh.head_dim;
+  const int64_t group = sh.kv_heads > 0 ? sh.heads / sh.kv_heads : 1;
   if (scale == 0) scale = 1.0 / std::sqrt(double(D));
   const size_t nkd = size_t(Nk * D), nk = size_t(Nk), nd = size_t(D);
   std::vector<double> kd(nkd), vd(nkd), qd(nd), s(nk), acc(nd);
   const double ninf = -std::numeric_limits<double>::infinity();
   for (int64_t b = 0; b < sh.batch; ++b)
     for (int64_t h = 0; h < sh.heads; ++h) {
-      // Upcast K and V of this head once into contiguous rows.
+      // Upcast K and V of this head's K/V head once into contiguous rows.
+      const int64_t hk = h / group;
       for (int64_t j = 0; j < Nk; ++j)
         for (int64_t d = 0; d < D; ++d) {
-          kd[j * D + d] = to_double(k[b * ks.s[0] + h * ks.s[1] + j * ks.s[2] + d * ks.s[3]]);
-          vd[j * D + d] = to_double(v[b * vs.s[0] + h * vs.s[1] + j * vs.s[2] + d * vs.s[3]]);
+          kd[j * D + d] = to_double(k[b * ks.s[0] + hk * ks.s[1] + j * ks.s[2] + d * ks.s[3]]);
+          vd[j * D + d] = to_double(v[b * vs.s[0] + hk * vs.s[1] + j * vs.s[2] + d * vs.s[3]]);
         }
       const int64_t row_end = rows.end < 0 || rows.end > Nq ? Nq : rows.end;
       const int64_t row_step = rows.step < 1 ? 1 : rows.step;

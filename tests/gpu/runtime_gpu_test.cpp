@@ -4,7 +4,8 @@
 //   runtime_gpu_test [--quick]
 // Uses libattn-jit only through its C API, as a user program would, and the
 // CUDA driver (dlopen'd here too) for memory. It checks results against the
-// float64 reference of tests/common/Reference.h, then measures the first call
+// float64 reference of tests/common/Reference.h (grouped-query attention and
+// negative scales included), then measures the first call
 // with an empty disk cache, the first call with a warm disk cache (after
 // attn_clear_memory_cache), the cost of a cached call, and 8 threads making
 // first calls at once (compiles must happen once per key).
@@ -176,18 +177,28 @@ struct Problem {
   attn_dtype dtype = ATTN_DTYPE_BF16;
   attn_mask mask = ATTN_MASK_NONE;
   int64_t batch = 1, heads = 1, seqlenQ = 64, seqlenK = 64, headDim = 64;
-  bool bnhd = false; // layout
+  int64_t kvHeads = 0; // K/V heads (grouped-query attention); 0: heads
+  float scale = 0;     // 0: 1/sqrt(D)
+  bool bnhd = false;   // layout
   bool withLse = true;
   uint64_t seed = 1;
 
+  int64_t kvHeadCount() const { return kvHeads ? kvHeads : heads; }
+
   std::string name() const {
-    char text[160];
+    char text[200], extra[64] = "";
+    if (kvHeads)
+      std::snprintf(extra, sizeof extra, " Hkv=%lld", (long long)kvHeads);
+    if (scale != 0)
+      std::snprintf(extra + std::strlen(extra),
+                    sizeof extra - std::strlen(extra), " scale=%g",
+                    double(scale));
     std::snprintf(text, sizeof text, "%s d=%-3lld %-12s B=%lld H=%lld "
-                  "Nq=%lld Nk=%lld %s%s",
+                  "Nq=%lld Nk=%lld %s%s%s",
                   dtypeName(dtype), (long long)headDim, maskName(mask),
                   (long long)batch, (long long)heads, (long long)seqlenQ,
                   (long long)seqlenK, bnhd ? "BNHD" : "BHND",
-                  withLse ? "" : " no-lse");
+                  withLse ? "" : " no-lse", extra);
     return text;
   }
 };
@@ -200,8 +211,10 @@ struct Instance {
   DeviceBuffer dq, dk, dv, dout, dlse;
 
   explicit Instance(const Problem &problem)
-      : p(problem), q(elements(p.seqlenQ)), k(elements(p.seqlenK)),
-        v(elements(p.seqlenK)), dq(q.size() * 2), dk(k.size() * 2),
+      : p(problem), q(elements(p.heads, p.seqlenQ)),
+        k(elements(p.kvHeadCount(), p.seqlenK)),
+        v(elements(p.kvHeadCount(), p.seqlenK)), dq(q.size() * 2),
+        dk(k.size() * 2),
         dv(v.size() * 2), dout(q.size() * 2),
         dlse(size_t(p.batch * p.heads * p.seqlenQ) * 4) {
     attn_ref::Rng rng(p.seed);
@@ -224,11 +237,13 @@ struct Instance {
     args.lse = p.withLse ? static_cast<float *>(dlse.get()) : nullptr;
     args.batch = p.batch;
     args.heads = p.heads;
+    args.kv_heads = p.kvHeads;
     args.seqlen_q = p.seqlenQ;
     args.seqlen_k = p.seqlenK;
     args.head_dim = p.headDim;
     args.dtype = p.dtype;
     args.mask = p.mask;
+    args.scale = p.scale;
     args.device = ATTN_DEVICE_CUDA;
     if (p.bnhd)
       attn_set_bnhd_strides(&args);
@@ -236,8 +251,8 @@ struct Instance {
       attn_set_bhnd_strides(&args);
   }
 
-  size_t elements(int64_t seqlen) const {
-    return size_t(p.batch * p.heads * seqlen * p.headDim);
+  size_t elements(int64_t heads, int64_t seqlen) const {
+    return size_t(p.batch * heads * seqlen * p.headDim);
   }
 
   attn_status run() { return attn_forward(&args); }
@@ -251,7 +266,8 @@ struct Instance {
     std::vector<float> lse(size_t(p.batch * p.heads * p.seqlenQ));
     check(cu.cuMemcpyDtoH(out.data(), dout.ptr, out.size() * 2), "copy o");
     check(cu.cuMemcpyDtoH(lse.data(), dlse.ptr, lse.size() * 4), "copy lse");
-    attn_ref::Shape shape{p.batch, p.heads, p.seqlenQ, p.seqlenK, p.headDim};
+    attn_ref::Shape shape{p.batch,   p.heads,   p.seqlenQ,
+                          p.seqlenK, p.headDim, p.kvHeadCount()};
     auto strides4 = [](const int64_t *s) {
       return attn_ref::Strides4{{s[0], s[1], s[2], s[3]}};
     };
@@ -267,7 +283,7 @@ struct Instance {
       auto *kk = reinterpret_cast<const attn_ref::bf16 *>(k.data());
       auto *vv = reinterpret_cast<const attn_ref::bf16 *>(v.data());
       attn_ref::reference_forward(shape, qq, qs, kk, ks, vv, vs, refO.data(),
-                                  os, refLse.data(), ls, mask, 0.0);
+                                  os, refLse.data(), ls, mask, double(p.scale));
       errors = attn_ref::compare_bhnd(
           shape, reinterpret_cast<const attn_ref::bf16 *>(out.data()), os,
           refO.data(), os);
@@ -276,7 +292,7 @@ struct Instance {
       auto *kk = reinterpret_cast<const attn_ref::f16 *>(k.data());
       auto *vv = reinterpret_cast<const attn_ref::f16 *>(v.data());
       attn_ref::reference_forward(shape, qq, qs, kk, ks, vv, vs, refO.data(),
-                                  os, refLse.data(), ls, mask, 0.0);
+                                  os, refLse.data(), ls, mask, double(p.scale));
       errors = attn_ref::compare_bhnd(
           shape, reinterpret_cast<const attn_ref::f16 *>(out.data()), os,
           refO.data(), os);
@@ -303,7 +319,7 @@ std::vector<Problem> correctnessProblems(bool quick) {
   std::vector<Problem> problems;
   auto add = [&](attn_dtype dtype, int64_t d, attn_mask mask, int64_t b,
                  int64_t h, int64_t nq, int64_t nk, bool bnhd = false,
-                 bool lse = true) {
+                 bool lse = true) -> Problem & {
     Problem p;
     p.dtype = dtype;
     p.headDim = d;
@@ -316,16 +332,28 @@ std::vector<Problem> correctnessProblems(bool quick) {
     p.withLse = lse;
     p.seed = problems.size() + 1;
     problems.push_back(p);
+    return problems.back();
   };
   add(ATTN_DTYPE_BF16, 64, ATTN_MASK_NONE, 2, 3, 128, 128);
   add(ATTN_DTYPE_BF16, 128, ATTN_MASK_CAUSAL, 1, 2, 200, 200, true);
   add(ATTN_DTYPE_F16, 128, ATTN_MASK_CAUSAL_BOTTOM_RIGHT, 2, 2, 97, 250);
   add(ATTN_DTYPE_F16, 64, ATTN_MASK_NONE, 1, 4, 1, 333, false, false);
   add(ATTN_DTYPE_BF16, 64, ATTN_MASK_NONE, 1, 2, 70, 0); // O = 0, LSE = -inf
+  // Grouped-query attention: query head h reads K/V head h / (H / Hkv).
+  add(ATTN_DTYPE_BF16, 128, ATTN_MASK_CAUSAL, 2, 8, 150, 150).kvHeads = 2;
+  add(ATTN_DTYPE_F16, 64, ATTN_MASK_NONE, 1, 4, 77, 200, true).kvHeads = 1;
+  // A negative scale: the kernel without the positive-scale shortcut.
+  add(ATTN_DTYPE_BF16, 64, ATTN_MASK_CAUSAL_BOTTOM_RIGHT, 1, 2, 90, 130)
+      .scale = -0.09f;
   if (!quick) {
     add(ATTN_DTYPE_BF16, 256, ATTN_MASK_NONE, 1, 2, 64, 512);
     add(ATTN_DTYPE_BF16, 32, ATTN_MASK_CAUSAL, 3, 1, 129, 129, true);
     add(ATTN_DTYPE_F16, 96, ATTN_MASK_NONE, 1, 1, 1000, 17);
+    add(ATTN_DTYPE_BF16, 256, ATTN_MASK_CAUSAL, 1, 16, 64, 300, true)
+        .kvHeads = 4;
+    Problem &mqa = add(ATTN_DTYPE_F16, 128, ATTN_MASK_NONE, 2, 6, 33, 257);
+    mqa.kvHeads = 1;
+    mqa.scale = -1.0f;
   }
   return problems;
 }

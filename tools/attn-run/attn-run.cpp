@@ -27,6 +27,7 @@ namespace {
 struct Options {
   std::string device = "auto", dtype = "bf16", mask = "none", layout = "bhnd";
   int64_t batch = 2, heads = 4, nq = 257, nk = 300, d = 64;
+  int64_t kvHeads = 0; // K/V heads (GQA); 0: heads
   int64_t blockM = 0, blockN = 0;
   double scale = 0;
   double tol = 0; // 0: the dtype's tolerance
@@ -62,16 +63,17 @@ template <class T> struct Run {
   std::vector<float> lse;
 
   Run(const Options &opt, attn_dtype dtype) : opt(opt), dtype(dtype) {
-    sh = {opt.batch, opt.heads, opt.nq, opt.nk, opt.d};
+    int64_t kvHeads = opt.kvHeads ? opt.kvHeads : opt.heads;
+    sh = {opt.batch, opt.heads, opt.nq, opt.nk, opt.d, kvHeads};
     bool bnhd = opt.layout == "bnhd";
     qs = bnhd ? bnhd_strides(opt.heads, opt.nq, opt.d)
               : bhnd_strides(opt.heads, opt.nq, opt.d);
-    ks = bnhd ? bnhd_strides(opt.heads, opt.nk, opt.d)
-              : bhnd_strides(opt.heads, opt.nk, opt.d);
+    ks = bnhd ? bnhd_strides(kvHeads, opt.nk, opt.d)
+              : bhnd_strides(kvHeads, opt.nk, opt.d);
     os = qs;
     ls = bhn_strides(opt.heads, opt.nq);
     size_t nQ = size_t(opt.batch * opt.heads * opt.nq * opt.d);
-    size_t nK = size_t(opt.batch * opt.heads * opt.nk * opt.d);
+    size_t nK = size_t(opt.batch * kvHeads * opt.nk * opt.d);
     q.resize(nQ), o.resize(nQ), k.resize(nK), v.resize(nK);
     lse.resize(size_t(opt.batch * opt.heads * opt.nq));
     Rng rng(opt.seed);
@@ -88,7 +90,8 @@ template <class T> struct Run {
     attn_fwd_args a;
     std::memset(&a, 0, sizeof(a));
     a.q = dq, a.k = dk, a.v = dv, a.o = dout, a.lse = dlse;
-    a.batch = opt.batch, a.heads = opt.heads, a.seqlen_q = opt.nq;
+    a.batch = opt.batch, a.heads = opt.heads, a.kv_heads = opt.kvHeads;
+    a.seqlen_q = opt.nq;
     a.seqlen_k = opt.nk, a.head_dim = opt.d;
     std::memcpy(a.q_strides, qs.s, sizeof(qs.s));
     std::memcpy(a.k_strides, ks.s, sizeof(ks.s));
@@ -157,7 +160,7 @@ template <class T> struct Run {
              : opt.mask == "causal_bottom_right" ? Mask::CausalBottomRight
                                                  : Mask::None;
     reference_forward(sh, q.data(), qs, k.data(), ks, v.data(), ks, ref.data(),
-                      os, refLse.data(), ls, m, opt.scale);
+                      os, refLse.data(), ls, m, double(float(opt.scale)));
     ErrorStats eo = compare_bhnd(sh, o.data(), os, ref.data(), os);
     ErrorStats el = compare_lse(sh, lse.data(), ls, refLse.data(), ls);
     double tolO = opt.tol > 0 ? opt.tol : outputTolerance(dtype);
@@ -166,14 +169,15 @@ template <class T> struct Run {
       if (std::isfinite(refLse[i]))
         lseOk = std::fabs(lse[i] - refLse[i]) <= lseTolerance(refLse[i]);
     bool ok = eo.ok(tolO) && lseOk;
-    std::printf("%s device=%s dtype=%s mask=%s layout=%s B=%lld H=%lld Nq=%lld "
-                "Nk=%lld D=%lld seed=%llu: rel_err(O)=%.3e (tol %.0e) "
-                "max_abs_err(LSE)=%.3e nonfinite=%zu time=%.1f ms\n",
+    std::printf("%s device=%s dtype=%s mask=%s layout=%s B=%lld H=%lld "
+                "Hkv=%lld Nq=%lld Nk=%lld D=%lld scale=%g seed=%llu: "
+                "rel_err(O)=%.3e (tol %.0e) max_abs_err(LSE)=%.3e "
+                "nonfinite=%zu time=%.1f ms\n",
                 ok ? "PASS" : "FAIL", device, opt.dtype.c_str(), opt.mask.c_str(),
                 opt.layout.c_str(), (long long)opt.batch, (long long)opt.heads,
-                (long long)opt.nq, (long long)opt.nk, (long long)opt.d,
-                (unsigned long long)opt.seed, eo.rel_l2, tolO, el.max_abs,
-                eo.nonfinite + el.nonfinite, ms);
+                (long long)sh.kv_heads, (long long)opt.nq, (long long)opt.nk,
+                (long long)opt.d, opt.scale, (unsigned long long)opt.seed,
+                eo.rel_l2, tolO, el.max_abs, eo.nonfinite + el.nonfinite, ms);
     return ok;
   }
 };
@@ -228,6 +232,7 @@ int main(int argc, char **argv) {
     else if (f == "--dist") str(opt.dist);
     else if (f == "--b") num(opt.batch);
     else if (f == "--h") num(opt.heads);
+    else if (f == "--kv-heads") num(opt.kvHeads);
     else if (f == "--nq") num(opt.nq);
     else if (f == "--nk") num(opt.nk);
     else if (f == "--d") num(opt.d);
@@ -240,10 +245,17 @@ int main(int argc, char **argv) {
       std::fprintf(stderr,
                    "usage: attn-run [--device auto|cuda|host] [--dtype bf16|f16|f32]\n"
                    "  [--mask none|causal|causal_bottom_right] [--layout bhnd|bnhd]\n"
-                   "  [--b B] [--h H] [--nq Nq] [--nk Nk] [--d D] [--block-m M]\n"
-                   "  [--block-n N] [--scale S] [--seed S] [--dist normal|large] [--tol T]\n");
+                   "  [--b B] [--h H] [--kv-heads Hkv] [--nq Nq] [--nk Nk] [--d D]\n"
+                   "  [--block-m M] [--block-n N] [--scale S] [--seed S]\n"
+                   "  [--dist normal|large] [--tol T]\n"
+                   "--kv-heads: K/V heads (grouped-query attention), dividing H; 0: H.\n"
+                   "--scale: any finite value, negative too; 0: 1/sqrt(D).\n");
       return f == "--help" ? 0 : 2;
     }
+  }
+  if (opt.kvHeads < 0) { // other bad values are the runtime's to report
+    std::fprintf(stderr, "attn-run: --kv-heads must not be negative\n");
+    return 2;
   }
   if (opt.dtype == "bf16")
     return runAll<bf16>(opt, ATTN_DTYPE_BF16);

@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Compiler/Compiler.h"
-
 #include "attn/Compiler/KernelABI.h"
+#include "attn/Compiler/RecoverFatalErrors.h"
 
 #include "attn/InitAll.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -22,6 +22,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -95,10 +96,10 @@ void setKernelOptions(Options &options, const KernelConfig &config) {
   options.positiveScale = config.positiveScale;
 }
 
-} // namespace
 
-bool compilePtx(const KernelConfig &config, PtxKernel &out,
-                std::string &error) {
+/// compilePtx, where an LLVM fatal error would end the process.
+bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
+                         std::string &error) {
   auto start = Clock::now();
   Session s;
   out.times.buildIR = msSince(start);
@@ -153,7 +154,6 @@ bool compilePtx(const KernelConfig &config, PtxKernel &out,
   return true;
 }
 
-namespace {
 
 /// The memref descriptor of MLIR's C interface, for any element type.
 template <int Rank> struct Descriptor {
@@ -185,9 +185,11 @@ public:
                       {strides[0], strides[1], strides[2], strides[3]}};
       return d;
     };
+    // The kernel reads the K/V head count (the GQA group) from K's sizes.
+    int64_t kvHeads = a.kvHeads ? a.kvHeads : a.heads;
     Descriptor<4> q = tensor(a.q, a.heads, a.numQueries, a.qStrides);
-    Descriptor<4> k = tensor(a.k, a.heads, a.numKeys, a.kStrides);
-    Descriptor<4> v = tensor(a.v, a.heads, a.numKeys, a.vStrides);
+    Descriptor<4> k = tensor(a.k, kvHeads, a.numKeys, a.kStrides);
+    Descriptor<4> v = tensor(a.v, kvHeads, a.numKeys, a.vStrides);
     Descriptor<4> o = tensor(a.o, a.heads, a.numQueries, a.oStrides);
     // The host kernel always writes the LSE; give it scratch when the caller
     // did not ask for it.
@@ -205,8 +207,9 @@ public:
     Descriptor<3> lse{lsePtr, lsePtr, 0,
                       {a.batch, a.heads, a.numQueries},
                       {lseStrides[0], lseStrides[1], lseStrides[2]}};
-    float scale = a.scale > 0 ? a.scale
-                              : 1.0f / std::sqrt(static_cast<float>(headDim));
+    float scale = a.scale != 0
+                      ? a.scale
+                      : 1.0f / std::sqrt(static_cast<float>(headDim));
     fn(&q, &k, &v, &o, &lse, scale);
   }
 
@@ -217,15 +220,9 @@ private:
   int64_t headDim;
 };
 
-} // namespace
-
-std::unique_ptr<HostKernel> compileHost(const KernelConfig &config,
-                                        std::string &error) {
-  static std::once_flag nativeTarget;
-  std::call_once(nativeTarget, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
+/// compileHost, where an LLVM fatal error would end the process.
+std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
+                                                 std::string &error) {
   CompileTimes times;
   auto start = Clock::now();
   auto s = std::make_unique<Session>();
@@ -263,6 +260,44 @@ std::unique_ptr<HostKernel> compileHost(const KernelConfig &config,
   return std::make_unique<JitHostKernel>(std::move(s), std::move(*engine),
                                          reinterpret_cast<HostFn>(*sym),
                                          config.headDim, times);
+}
+
+} // namespace
+
+// LLVM reports some errors (an unsupported target feature, a broken
+// invariant) with report_fatal_error, which ends the process: inside an
+// application that is never acceptable, so both compiles run recovering them
+// (RecoverFatalErrors.h). Targets are initialised before, outside the
+// recovery: a fatal error must never leave a std::call_once half done.
+
+bool compilePtx(const KernelConfig &config, PtxKernel &out,
+                std::string &error) {
+  mlir::attn::initializePTXTarget();
+  bool compiled = false;
+  std::string fatal;
+  if (!runRecoveringFatalErrors(
+          [&] { compiled = compilePtxUnguarded(config, out, error); }, fatal)) {
+    error = "attn-to-ptx for " + config.pipelineOptions(true) + ": " + fatal;
+    return false;
+  }
+  return compiled;
+}
+
+std::unique_ptr<HostKernel> compileHost(const KernelConfig &config,
+                                        std::string &error) {
+  static std::once_flag nativeTarget;
+  std::call_once(nativeTarget, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  std::unique_ptr<HostKernel> kernel;
+  std::string fatal;
+  if (!runRecoveringFatalErrors(
+          [&] { kernel = compileHostUnguarded(config, error); }, fatal)) {
+    error = "attn-to-host for " + config.pipelineOptions(false) + ": " + fatal;
+    return nullptr;
+  }
+  return kernel;
 }
 
 } // namespace attn::compiler

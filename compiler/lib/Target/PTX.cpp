@@ -4,11 +4,16 @@
 
 #include "mlir/Target/LLVM/ModuleToObject.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Triple.h"
 
+#include <algorithm>
+#include <memory>
 #include <mutex>
 
 using namespace mlir;
@@ -26,16 +31,13 @@ public:
 protected:
   FailureOr<SmallVector<char, 0>>
   moduleToObject(llvm::Module &llvmModule) override {
+    // resolvePTXFeatures has refused unknown chips (LLVM only warns about
+    // them and then aborts in instruction selection) and PTX ISA versions
+    // too old for the chip (LLVM ends the process creating the subtarget).
     FailureOr<llvm::TargetMachine *> machine = getOrCreateTargetMachine();
     if (failed(machine))
       return getOperation().emitError()
              << "NVPTX target unavailable for chip '" << chip << "'";
-    // LLVM only warns about an unknown processor and then aborts in
-    // instruction selection: refuse it here with a diagnostic.
-    if (!(*machine)->getMCSubtargetInfo()->isCPUStringValid(chip))
-      return getOperation().emitError()
-             << "unknown NVIDIA chip '" << chip
-             << "' (expected an NVPTX processor such as sm_80 or sm_90a)";
     FailureOr<SmallString<0>> ptx = translateModuleToISA(
         llvmModule, **machine,
         [&]() { return getOperation().emitError(); });
@@ -45,10 +47,93 @@ protected:
   }
 };
 
+constexpr const char *kNVPTXTriple = "nvptx64-nvidia-cuda";
+
+/// The lowest PTX ISA version (major * 10 + minor) that LLVM 22's NVPTX
+/// backend accepts for each chip attn can target (sm_80 and newer): the
+/// `PTXVersion` of each processor in llvm/lib/Target/NVPTX/NVPTX.td, as
+/// `llc -mcpu=<chip> -mattr=+ptx<NN>` confirms. 0 for a chip not listed.
+int minimumPTXVersion(StringRef chip) {
+  return llvm::StringSwitch<int>(chip)
+      .Case("sm_80", 70)
+      .Case("sm_86", 71)
+      .Case("sm_87", 74)
+      .Case("sm_88", 90)
+      .Case("sm_89", 78)
+      .Case("sm_90", 78)
+      .Case("sm_90a", 80)
+      .Cases({"sm_100", "sm_100a", "sm_101", "sm_101a"}, 86)
+      .Cases({"sm_100f", "sm_101f", "sm_103", "sm_103a", "sm_103f"}, 88)
+      .Cases({"sm_110", "sm_110a", "sm_110f"}, 90)
+      .Cases({"sm_120", "sm_120a"}, 87)
+      .Cases({"sm_120f", "sm_121", "sm_121a", "sm_121f"}, 88)
+      .Default(0);
+}
+
+/// The kernels were validated with PTX ISA 8.0, and wgmma needs it on
+/// sm_90a: no chip gets an older one.
+constexpr int kLowestPTXVersion = 80;
+
+/// The PTX ISA version that `features` names ("+ptx86" -> 86; the last one
+/// if several), or 0.
+int ptxVersionIn(StringRef features) {
+  int version = 0;
+  SmallVector<StringRef> parts;
+  features.split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef part : parts) {
+    part = part.trim();
+    int number;
+    if (part.consume_front("+ptx") && !part.getAsInteger(10, number))
+      version = number;
+  }
+  return version;
+}
+
+std::string versionText(int version) {
+  return std::to_string(version / 10) + "." + std::to_string(version % 10);
+}
+
+/// Whether LLVM's NVPTX backend knows `chip` (asked of a subtarget for a
+/// known chip: one for an unknown chip would print a warning).
+bool isNVPTXChip(StringRef chip) {
+  std::string error;
+  llvm::Triple triple(kNVPTXTriple);
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return false;
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(triple, "sm_80", ""));
+  return info && info->isCPUStringValid(chip);
+}
+
 } // namespace
 
-FailureOr<std::string> mlir::attn::serializeToPTX(Operation *gpuModule,
-                                                  const PTXTarget &target) {
+FailureOr<std::string>
+mlir::attn::resolvePTXFeatures(StringRef chip, StringRef features,
+                               function_ref<InFlightDiagnostic()> emitError) {
+  initializePTXTarget();
+  int minimum = minimumPTXVersion(chip);
+  if (minimum == 0 && !isNVPTXChip(chip))
+    return emitError() << "unknown NVIDIA chip '" << chip
+                       << "' (expected an NVPTX processor such as sm_80 or "
+                          "sm_90a)";
+  if (features == kAutoPTXFeatures) {
+    if (minimum == 0)
+      return emitError() << "no PTX ISA version is known for chip '" << chip
+                         << "' (attn kernels need sm_80 or newer); pass "
+                            "features=+ptxNN to choose one";
+    return "+ptx" + std::to_string(std::max(minimum, kLowestPTXVersion));
+  }
+  int asked = ptxVersionIn(features);
+  if (minimum != 0 && asked != 0 && asked < minimum)
+    return emitError() << "features '" << features << "' ask for PTX ISA "
+                       << versionText(asked) << ", but " << chip
+                       << " needs PTX ISA " << versionText(minimum)
+                       << " or newer (features=auto chooses it)";
+  return features.str();
+}
+
+void mlir::attn::initializePTXTarget() {
   static std::once_flag initialized;
   std::call_once(initialized, [] {
     LLVMInitializeNVPTXTarget();
@@ -56,7 +141,17 @@ FailureOr<std::string> mlir::attn::serializeToPTX(Operation *gpuModule,
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
   });
-  PTXEmitter emitter(*gpuModule, target);
+}
+
+FailureOr<std::string> mlir::attn::serializeToPTX(Operation *gpuModule,
+                                                  const PTXTarget &target) {
+  FailureOr<std::string> features = resolvePTXFeatures(
+      target.chip, target.features, [&] { return gpuModule->emitError(); });
+  if (failed(features))
+    return failure();
+  PTXTarget resolved = target;
+  resolved.features = std::move(*features);
+  PTXEmitter emitter(*gpuModule, resolved);
   std::optional<SmallVector<char, 0>> ptx = emitter.run();
   if (!ptx)
     return failure();

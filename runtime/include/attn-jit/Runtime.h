@@ -72,13 +72,15 @@ enum class Layout {
 };
 
 /// Arguments for a contiguous layout: sizes, strides, pointers and dtype set,
-/// no mask, default scale, the default stream.
+/// no mask, default scale, the default stream. K and V have `kvHeads` heads
+/// (grouped-query attention; 0: `heads`).
 inline attn_fwd_args makeForwardArgs(Layout layout, const void *q,
                                      const void *k, const void *v, void *o,
                                      float *lse, int64_t batch, int64_t heads,
                                      int64_t seqlenQ, int64_t seqlenK,
                                      int64_t headDim, attn_dtype dtype,
-                                     attn_device device = ATTN_DEVICE_CUDA) {
+                                     attn_device device = ATTN_DEVICE_CUDA,
+                                     int64_t kvHeads = 0) {
   attn_fwd_args args{};
   args.q = q;
   args.k = k;
@@ -87,6 +89,7 @@ inline attn_fwd_args makeForwardArgs(Layout layout, const void *q,
   args.lse = lse;
   args.batch = batch;
   args.heads = heads;
+  args.kv_heads = kvHeads;
   args.seqlen_q = seqlenQ;
   args.seqlen_k = seqlenK;
   args.head_dim = headDim;

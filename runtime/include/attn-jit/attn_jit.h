@@ -51,20 +51,27 @@ typedef enum attn_device {
 /* Forward attention O = softmax(scale * Q K^T + mask) V, per (batch, head).
  * Strides are in elements, for the (batch, head, seq, dim) index order, so
  * both the (B, H, N, D) and the (B, N, H, D) layouts are expressed by them;
- * the innermost (dim) stride must be 1. */
+ * the innermost (dim) stride must be 1.
+ *
+ * Grouped-query attention (GQA, and MQA with kv_heads = 1): K and V have
+ * Hkv = kv_heads heads, which must divide H (1 <= Hkv <= H, H % Hkv == 0;
+ * 0 means Hkv = H, plain multi-head attention). Query head h attends with
+ * K/V head h / (H / Hkv), so each group of H / Hkv consecutive query heads
+ * shares one K/V head, as PyTorch's scaled_dot_product_attention with
+ * enable_gqa=True. The same compiled kernel serves every Hkv. */
 typedef struct attn_fwd_args {
   const void *q;  /* (B, H, Nq, D) */
   const void *k;  /* (B, Hkv, Nk, D) */
   const void *v;  /* (B, Hkv, Nk, D) */
   void *o;        /* (B, H, Nq, D) */
   float *lse;     /* (B, H, Nq) natural log-sum-exp, f32; may be NULL */
-  int64_t batch, heads, kv_heads; /* kv_heads: 0 or == heads (GQA reserved) */
+  int64_t batch, heads, kv_heads; /* kv_heads: Hkv dividing H; 0: H */
   int64_t seqlen_q, seqlen_k, head_dim;
   int64_t q_strides[4], k_strides[4], v_strides[4], o_strides[4];
   int64_t lse_strides[3];
   attn_dtype dtype;
   attn_mask mask;
-  float scale;    /* 0: 1/sqrt(head_dim) */
+  float scale;    /* any finite value, negative too; 0: 1/sqrt(head_dim) */
   attn_device device;
   void *stream;   /* CUstream; NULL: the default stream */
   /* Tile sizes, 0: the default for the head dim. On CUDA block_m must be

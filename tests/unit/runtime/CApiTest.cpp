@@ -104,6 +104,17 @@ TEST(CApiTest, StrideHelpers) {
   EXPECT_EQ(0, std::memcmp(args.q_strides, qn, sizeof qn));
   EXPECT_EQ(0, std::memcmp(args.k_strides, kn, sizeof kn));
   EXPECT_EQ(0, std::memcmp(args.lse_strides, lse, sizeof lse));
+  // Grouped-query attention: K and V strides follow kv_heads.
+  args.kv_heads = 1;
+  attn_set_bhnd_strides(&args);
+  int64_t kg[4] = {7 * 8, 7 * 8, 8, 1};
+  EXPECT_EQ(0, std::memcmp(args.q_strides, q, sizeof q));
+  EXPECT_EQ(0, std::memcmp(args.k_strides, kg, sizeof kg));
+  EXPECT_EQ(0, std::memcmp(args.v_strides, kg, sizeof kg));
+  attn_set_bnhd_strides(&args);
+  int64_t kgn[4] = {7 * 8, 8, 8, 1};
+  EXPECT_EQ(0, std::memcmp(args.q_strides, qn, sizeof qn));
+  EXPECT_EQ(0, std::memcmp(args.k_strides, kgn, sizeof kgn));
 }
 
 TEST(CApiTest, HostForwardStatsAndClear) {
@@ -126,6 +137,28 @@ TEST(CApiTest, HostForwardStatsAndClear) {
   clearMemoryCache();
   ASSERT_EQ(attn_forward(&args), ATTN_OK);
   EXPECT_EQ(getStats()->compiles - before.compiles, 2u);
+}
+
+TEST(CApiTest, ExceptionsDoNotCrossTheCApi) {
+  float q[2] = {1, 0}, k[2] = {1, 0}, v[2] = {2, 4}, o[2] = {7, 7};
+  attn_fwd_args args = makeForwardArgs(Layout::BHND, q, k, v, o, nullptr, 1, 1,
+                                       1, 1, 2, ATTN_DTYPE_F32,
+                                       ATTN_DEVICE_HOST);
+  // Thrown by the compiler: SingleFlight reports it to the caller.
+  args.mask = ATTN_MASK_CAUSAL; // a key no other test compiled
+  fakeCompiler().throwInCompile = true;
+  EXPECT_EQ(attn_forward(&args), ATTN_ERROR_INTERNAL);
+  EXPECT_NE(std::string(attn_last_error()).find("fake compiler threw"),
+            std::string::npos)
+      << attn_last_error();
+  fakeCompiler().throwInCompile = false;
+  // Thrown by the kernel: attn_forward reports it.
+  fakeCompiler().throwInRun = true;
+  EXPECT_EQ(attn_forward(&args), ATTN_ERROR_INTERNAL);
+  EXPECT_STREQ(attn_last_error(),
+               "attn_forward threw an exception: fake kernel threw");
+  fakeCompiler().throwInRun = false;
+  EXPECT_EQ(attn_forward(&args), ATTN_OK) << attn_last_error();
 }
 
 TEST(CApiTest, ExpectedAndStatusValues) {

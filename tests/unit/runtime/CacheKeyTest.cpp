@@ -26,8 +26,8 @@ CacheKey baseKey() {
 TEST(CacheKeyTest, TextNamesEveryField) {
   EXPECT_EQ(baseKey().str(),
             "attn-jit-kernel;compiler=v1;target=cuda;arch=sm_90a;dtype=bf16;"
-            "head_dim=128;mask=none;block_m=0;block_n=0;warps=0;"
-            "tensor_core=auto");
+            "head_dim=128;mask=none;block_m=0;block_n=0;warps=0;stages=0;"
+            "tensor_core=auto;positive_scale=1");
 }
 
 TEST(CacheKeyTest, EveryCodeChangingFieldChangesTheKey) {
@@ -44,7 +44,9 @@ TEST(CacheKeyTest, EveryCodeChangingFieldChangesTheKey) {
       [](CacheKey &k) { k.config.blockM = 128; },
       [](CacheKey &k) { k.config.blockN = 32; },
       [](CacheKey &k) { k.config.warps = 8; },
+      [](CacheKey &k) { k.config.stages = 2; },
       [](CacheKey &k) { k.config.tensorCore = "mma.sync"; },
+      [](CacheKey &k) { k.config.positiveScale = false; },
   };
   std::set<std::string> texts = {baseKey().str()};
   std::set<std::string> hashes = {baseKey().hexHash()};

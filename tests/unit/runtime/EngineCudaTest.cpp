@@ -122,6 +122,32 @@ TEST_F(EngineCudaTest, LaunchFollowsTheKernelAbi) {
   EXPECT_EQ(a.q_strides[2], 5 * 64);
 }
 
+TEST_F(EngineCudaTest, GroupedQueryAttentionPassesKvHeadsInKAndVSizes) {
+  // H = 8 query heads over Hkv = 2 K/V heads: K and V are (B, 2, Nk, D); the
+  // kernel derives the group from K's sizes, so MHA and every GQA grouping
+  // share one kernel.
+  for (int64_t kvHeads : {0, 2, 1, 8}) {
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 3, 8, 40, 24, 64,
+                        true, kvHeads);
+    ASSERT_TRUE(engine().forward(&call.args).ok()) << kvHeads;
+    FakeLaunch launch = lastLaunch();
+    int64_t hkv = kvHeads ? kvHeads : 8;
+    const attn_fwd_args &a = call.args;
+    const int k = 9, v = 18, o = 27; // first value of each tensor
+    EXPECT_EQ(launch.grid[1], 8u);   // one CTA row per query head
+    EXPECT_EQ(launch.values[1], 3);
+    EXPECT_EQ(launch.values[2], 8);
+    EXPECT_EQ(launch.values[k + 2], hkv) << kvHeads;
+    EXPECT_EQ(launch.values[k + 3], 24);
+    EXPECT_EQ(launch.values[k + 6], a.k_strides[1]);
+    EXPECT_EQ(a.k_strides[0], hkv * 24 * 64);
+    EXPECT_EQ(launch.values[v + 2], hkv);
+    EXPECT_EQ(launch.values[v + 6], a.v_strides[1]);
+    EXPECT_EQ(launch.values[o + 2], 8);
+  }
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+}
+
 TEST_F(EngineCudaTest, NullLseAndDefaultScale) {
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_F16, 1, 2, 10, 10, 128,
                       /*withLse=*/false);
@@ -133,6 +159,27 @@ TEST_F(EngineCudaTest, NullLseAndDefaultScale) {
   EXPECT_EQ(launch.values[lse + 1], 1);
   EXPECT_EQ(launch.values[lse + 2], 2);
   EXPECT_EQ(launch.values[lse + 3], 10);
+}
+
+TEST_F(EngineCudaTest, SignOfTheScaleSelectsTheKernel) {
+  // A positive scale (explicit or the default) may use the kernel that takes
+  // the row max before scaling; a negative one needs the general kernel.
+  auto run = [&](float scale) {
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 16, 16, 64);
+    call.args.scale = scale;
+    Status status = engine().forward(&call.args);
+    ASSERT_TRUE(status.ok()) << status.toString();
+    EXPECT_EQ(lastLaunch().scale, scale == 0 ? 0.125f : scale);
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_EQ(fakeCompiler().lastConfig.positiveScale, scale >= 0) << scale;
+  };
+  run(0);
+  run(0.5f);
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  run(-0.5f);
+  run(-2.0f);
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
+  EXPECT_EQ(engine().stats().launches, 4u);
 }
 
 TEST_F(EngineCudaTest, LargeSharedMemoryIsOptedInOnce) {
@@ -311,6 +358,34 @@ TEST_F(EngineCudaTest, CompilerFailureIsReportedAndRetried) {
   fakeCompiler().fail = false;
   ASSERT_TRUE(engine().forward(&call.args).ok());
   EXPECT_EQ(engine().stats().compiles, 1u);
+}
+
+TEST_F(EngineCudaTest, CompilerExceptionIsAnInternalErrorForEveryCaller) {
+  fakeCompiler().throwInCompile = true;
+  fakeCompiler().delayMs = 100;
+  std::vector<std::thread> threads;
+  std::atomic<int> internal{0};
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&] {
+      ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+      Status status = engine().forward(&call.args);
+      if (status.code() == ATTN_ERROR_INTERNAL &&
+          status.message().find("threw an exception: fake compiler threw") !=
+              std::string::npos)
+        ++internal;
+      else
+        ADD_FAILURE() << status.toString();
+    });
+  for (auto &thread : threads)
+    thread.join();
+  EXPECT_EQ(internal, 4);
+  EXPECT_EQ(fakeCuda().launches, 0);
+  // Not cached: the next call compiles.
+  fakeCompiler().throwInCompile = false;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+  Status status = engine().forward(&call.args);
+  EXPECT_TRUE(status.ok()) << status.toString();
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
 }
 
 TEST_F(EngineCudaTest, ModuleLoadFailureCarriesTheJitLog) {

@@ -90,6 +90,71 @@ TEST_F(EngineHostTest, LayoutsGiveTheSameResult) {
   EXPECT_EQ(engine->stats().memory_hits, 1u);
 }
 
+TEST_F(EngineHostTest, GroupedQueryAttentionEqualsExpandedKv) {
+  // H = 6 query heads over Hkv = 2 K/V heads (BNHD) against plain attention
+  // with each K/V head copied to its group of 3 query heads.
+  const int64_t B = 2, H = 6, Hkv = 2, Nq = 5, Nk = 7, D = 4, G = H / Hkv;
+  auto value = [](int tensor, int64_t b, int64_t h, int64_t n, int64_t d) {
+    return std::cos(0.4f * tensor + 0.9f * b + 1.3f * h + 0.17f * n + 0.6f * d);
+  };
+  std::vector<float> q(B * H * Nq * D), k(B * Hkv * Nk * D), v(k.size()),
+      o(q.size(), -1.0f), lse(B * H * Nq);
+  attn_fwd_args gqa =
+      makeForwardArgs(Layout::BNHD, q.data(), k.data(), v.data(), o.data(),
+                      lse.data(), B, H, Nq, Nk, D, ATTN_DTYPE_F32,
+                      ATTN_DEVICE_HOST, Hkv);
+  std::vector<float> kFull(B * H * Nk * D), vFull(kFull.size()),
+      oFull(q.size(), -2.0f), lseFull(lse.size());
+  attn_fwd_args full =
+      makeForwardArgs(Layout::BHND, q.data(), kFull.data(), vFull.data(),
+                      oFull.data(), lseFull.data(), B, H, Nq, Nk, D,
+                      ATTN_DTYPE_F32, ATTN_DEVICE_HOST);
+  full.q_strides[0] = gqa.q_strides[0]; // Q is shared: keep its layout
+  full.q_strides[1] = gqa.q_strides[1];
+  full.q_strides[2] = gqa.q_strides[2];
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t d = 0; d < D; ++d) {
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t n = 0; n < Nq; ++n)
+          q[b * gqa.q_strides[0] + h * gqa.q_strides[1] +
+            n * gqa.q_strides[2] + d] = value(0, b, h, n, d);
+      for (int64_t n = 0; n < Nk; ++n)
+        for (int64_t h = 0; h < H; ++h) {
+          float kv[2] = {value(1, b, h / G, n, d), value(2, b, h / G, n, d)};
+          if (h % G == 0) {
+            k[b * gqa.k_strides[0] + (h / G) * gqa.k_strides[1] +
+              n * gqa.k_strides[2] + d] = kv[0];
+            v[b * gqa.v_strides[0] + (h / G) * gqa.v_strides[1] +
+              n * gqa.v_strides[2] + d] = kv[1];
+          }
+          kFull[b * full.k_strides[0] + h * full.k_strides[1] +
+                n * full.k_strides[2] + d] = kv[0];
+          vFull[b * full.v_strides[0] + h * full.v_strides[1] +
+                n * full.v_strides[2] + d] = kv[1];
+        }
+    }
+  for (attn_fwd_args *args : {&gqa, &full}) {
+    args->mask = ATTN_MASK_CAUSAL;
+    Status status = engine->forward(args);
+    ASSERT_TRUE(status.ok()) << status.toString();
+  }
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t n = 0; n < Nq; ++n) {
+        for (int64_t d = 0; d < D; ++d) {
+          int64_t at = b * gqa.o_strides[0] + h * gqa.o_strides[1] +
+                       n * gqa.o_strides[2] + d;
+          int64_t atFull = b * full.o_strides[0] + h * full.o_strides[1] +
+                           n * full.o_strides[2] + d;
+          EXPECT_FLOAT_EQ(o[at], oFull[atFull]) << b << h << n << d;
+        }
+        EXPECT_FLOAT_EQ(lse[b * H * Nq + h * Nq + n],
+                        lseFull[b * H * Nq + h * Nq + n]);
+      }
+  // One kernel for both: the K/V head count is a launch argument.
+  EXPECT_EQ(fakeCompiler().hostCompiles, 1);
+}
+
 TEST_F(EngineHostTest, CausalMaskAndDefaultScaleReachTheKernel) {
   // With a causal mask, query 0 sees key 0 only: O[0] = V[0].
   const int64_t N = 3, D = 2;
@@ -108,6 +173,21 @@ TEST_F(EngineHostTest, CausalMaskAndDefaultScaleReachTheKernel) {
   double w1 = std::exp(s1) / (std::exp(s0) + std::exp(s1));
   EXPECT_NEAR(o[2], 10 * (1 - w1) + 30 * w1, 1e-4);
   EXPECT_NEAR(lse[1], std::log(std::exp(s0) + std::exp(s1)), 1e-5);
+}
+
+TEST_F(EngineHostTest, NegativeScaleReachesTheKernel) {
+  // One query, two keys, scores [0, ln 2] times -1: weights 2/3 and 1/3.
+  float q[1] = {1.0f}, k[2] = {0.0f, std::log(2.0f)}, v[2] = {10.0f, 20.0f};
+  float o[1] = {0}, lse[1] = {0};
+  attn_fwd_args args = makeForwardArgs(Layout::BHND, q, k, v, o, lse, 1, 1, 1,
+                                       2, 1, ATTN_DTYPE_F32, ATTN_DEVICE_HOST);
+  args.scale = -1.0f;
+  Status status = engine->forward(&args);
+  ASSERT_TRUE(status.ok()) << status.toString();
+  EXPECT_NEAR(o[0], 40.0 / 3.0, 1e-5);
+  EXPECT_NEAR(lse[0], std::log(1.5), 1e-6);
+  std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+  EXPECT_FALSE(fakeCompiler().lastConfig.positiveScale);
 }
 
 TEST_F(EngineHostTest, AnyHeadDimUpTo512) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -23,6 +24,8 @@ void resetFakeCompiler() {
   state.hostCompiles = 0;
   state.delayMs = 0;
   state.fail = false;
+  state.throwInCompile = false;
+  state.throwInRun = false;
   state.rendezvous = 0;
   state.running = 0;
   state.maxRunning = 0;
@@ -75,9 +78,13 @@ public:
   }
 
   void run(const compiler::HostArgs &a) override {
+    if (fakeCompiler().throwInRun)
+      throw std::runtime_error("fake kernel threw");
     if (config_.dtype != compiler::DType::F32)
       return; // the fake computes f32 only
     int64_t D = config_.headDim, Nq = a.numQueries, Nk = a.numKeys;
+    // Query head h reads K/V head h / group (grouped-query attention).
+    int64_t group = a.heads / (a.kvHeads ? a.kvHeads : a.heads);
     auto at = [](void *base, const int64_t *s, int64_t b, int64_t h,
                  int64_t n, int64_t d) -> float & {
       return static_cast<float *>(base)[b * s[0] + h * s[1] + n * s[2] + d * s[3]];
@@ -98,7 +105,7 @@ public:
               s = 0;
               for (int64_t d = 0; d < D; ++d)
                 s += double(at(a.q, a.qStrides, b, h, i, d)) *
-                     at(a.k, a.kStrides, b, h, j, d);
+                     at(a.k, a.kStrides, b, h / group, j, d);
               s *= scale;
             }
             p[j] = s;
@@ -112,7 +119,7 @@ public:
           for (int64_t d = 0; d < D; ++d) {
             double acc = 0;
             for (int64_t j = 0; j < Nk; ++j)
-              acc += p[j] * at(a.v, a.vStrides, b, h, j, d);
+              acc += p[j] * at(a.v, a.vStrides, b, h / group, j, d);
             at(a.o, a.oStrides, b, h, i, d) = sum > 0 ? float(acc / sum) : 0.f;
           }
           if (a.lse)
@@ -146,6 +153,8 @@ HostKernel::~HostKernel() = default;
 bool compilePtx(const KernelConfig &config, PtxKernel &out,
                 std::string &error) {
   attn::testing::CompileScope scope(config);
+  if (fakeCompiler().throwInCompile)
+    throw std::runtime_error("fake compiler threw");
   if (fakeCompiler().fail) {
     error = "fake compiler failure";
     return false;
@@ -166,6 +175,8 @@ bool compilePtx(const KernelConfig &config, PtxKernel &out,
 std::unique_ptr<HostKernel> compileHost(const KernelConfig &config,
                                         std::string &error) {
   attn::testing::CompileScope scope(config);
+  if (fakeCompiler().throwInCompile)
+    throw std::runtime_error("fake compiler threw");
   if (fakeCompiler().fail) {
     error = "fake compiler failure";
     return nullptr;

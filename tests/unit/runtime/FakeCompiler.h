@@ -23,6 +23,10 @@ struct FakeCompilerState {
   std::atomic<int> delayMs{0};
   /// When set, compiles fail with this message.
   std::atomic<bool> fail{false};
+  /// When set, compiles throw std::runtime_error("fake compiler threw").
+  std::atomic<bool> throwInCompile{false};
+  /// When set, host kernels throw std::runtime_error("fake kernel threw").
+  std::atomic<bool> throwInRun{false};
   /// Each compile waits (up to 5 s) until this many compiles run at once.
   std::atomic<int> rendezvous{0};
   std::atomic<int> running{0}, maxRunning{0};

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -117,6 +118,61 @@ TEST(SingleFlightTest, FailureReachesWaitersAndIsNotCached) {
   ASSERT_TRUE(value.ok());
   EXPECT_EQ(**value, 7);
   EXPECT_EQ(builds, 2);
+}
+
+TEST(SingleFlightTest, ThrowingBuildWakesWaitersWithAnError) {
+  Cache cache;
+  std::atomic<int> builds{0}, arrived{0};
+  std::vector<Status> statuses(8);
+  std::vector<Cache::Outcome> outcomes(8);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&, i] {
+      ++arrived;
+      auto value = cache.get(
+          "key",
+          [&]() -> Expected<Cache::Pointer> {
+            ++builds;
+            // Let the other seven join this build before it throws.
+            auto deadline = Clock::now() + std::chrono::seconds(5);
+            while (arrived < 8 && Clock::now() < deadline)
+              std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            throw std::runtime_error("out of luck");
+          },
+          &outcomes[i]);
+      statuses[i] = value.ok() ? Status() : value.status();
+    });
+  for (auto &thread : threads)
+    thread.join(); // a waiter left blocked would hang here
+  EXPECT_EQ(builds, 1);
+  int joined = 0;
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(statuses[i].code(), ATTN_ERROR_INTERNAL) << i;
+    EXPECT_EQ(statuses[i].message(),
+              "building key threw an exception: out of luck")
+        << i;
+    joined += outcomes[i] == Cache::Outcome::Joined;
+  }
+  EXPECT_EQ(joined, 7);
+  EXPECT_EQ(cache.size(), 0u); // forgotten: the next call builds again
+  auto value = cache.get("key", [&]() -> Expected<Cache::Pointer> {
+    ++builds;
+    return std::make_shared<const int>(5);
+  });
+  ASSERT_TRUE(value.ok());
+  EXPECT_EQ(**value, 5);
+  EXPECT_EQ(builds, 2);
+}
+
+TEST(SingleFlightTest, ThrowingSomethingElseIsAnErrorToo) {
+  Cache cache;
+  auto value = cache.get("k", []() -> Expected<Cache::Pointer> { throw 42; });
+  ASSERT_FALSE(value.ok());
+  EXPECT_EQ(value.status().code(), ATTN_ERROR_INTERNAL);
+  EXPECT_NE(value.status().message().find("not a std::exception"),
+            std::string::npos)
+      << value.status().message();
 }
 
 TEST(SingleFlightTest, ClearForgetsValues) {

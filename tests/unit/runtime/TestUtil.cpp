@@ -128,10 +128,12 @@ bool Buffer::untouched(unsigned char fill) const {
 
 ForwardFixture::ForwardFixture(attn_device device, attn_dtype dtype,
                                int64_t batch, int64_t heads, int64_t seqlenQ,
-                               int64_t seqlenK, int64_t headDim, bool withLse) {
+                               int64_t seqlenK, int64_t headDim, bool withLse,
+                               int64_t kvHeads) {
   size_t element = dtype == ATTN_DTYPE_F32 ? 4 : 2;
   size_t qBytes = size_t(batch * heads * seqlenQ * headDim) * element;
-  size_t kBytes = size_t(batch * heads * seqlenK * headDim) * element;
+  size_t kBytes =
+      size_t(batch * (kvHeads ? kvHeads : heads) * seqlenK * headDim) * element;
   q = std::make_unique<Buffer>(qBytes, 0);
   k = std::make_unique<Buffer>(kBytes, 0);
   v = std::make_unique<Buffer>(kBytes, 0);
@@ -144,6 +146,7 @@ ForwardFixture::ForwardFixture(attn_device device, attn_dtype dtype,
   args.lse = withLse ? static_cast<float *>(lse->data()) : nullptr;
   args.batch = batch;
   args.heads = heads;
+  args.kv_heads = kvHeads;
   args.seqlen_q = seqlenQ;
   args.seqlen_k = seqlenK;
   args.head_dim = headDim;

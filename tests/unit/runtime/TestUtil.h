@@ -23,14 +23,7 @@ public:
   TempDir(const TempDir &) = delete;
   TempDir &operator=(const TempDir &) = delete;
   const std::string &path() const { return path_; }
-  /// Stores `value` into an enum field the way a C caller can, including
-/// values outside the enum (a static_cast to them would be undefined).
-template <typename Enum> void setRawEnum(Enum &field, int value) {
-  static_assert(sizeof(Enum) == sizeof(int));
-  std::memcpy(&field, &value, sizeof value);
-}
-
-/// Names of the files in the directory, sorted.
+  /// Names of the files in the directory, sorted.
   std::vector<std::string> files() const;
 
 private:
@@ -95,11 +88,12 @@ private:
 };
 
 /// Valid (B, H, N, D) arguments over freshly allocated buffers, registered
-/// as fake device memory for ATTN_DEVICE_CUDA.
+/// as fake device memory for ATTN_DEVICE_CUDA; K and V have kvHeads heads
+/// (0: heads).
 struct ForwardFixture {
   ForwardFixture(attn_device device, attn_dtype dtype, int64_t batch,
                  int64_t heads, int64_t seqlenQ, int64_t seqlenK,
-                 int64_t headDim, bool withLse = true);
+                 int64_t headDim, bool withLse = true, int64_t kvHeads = 0);
   attn_fwd_args args{};
   std::unique_ptr<Buffer> q, k, v, o, lse;
 };

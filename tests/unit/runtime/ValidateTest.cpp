@@ -156,10 +156,43 @@ TEST_F(ValidateTest, HeadDims) {
   expectRejected(cpu, ATTN_ERROR_UNSUPPORTED, "head_dim = 513");
 }
 
-TEST_F(ValidateTest, GroupedQueryAttentionIsReserved) {
-  ForwardFixture call = cuda();
-  call.args.kv_heads = 2;
-  expectRejected(call, ATTN_ERROR_UNSUPPORTED, "grouped-query");
+TEST_F(ValidateTest, KvHeadsThatDivideHeadsAreValid) {
+  // The fixture has 4 query heads: 0 (= 4), 1 (MQA), 2 and 4 divide them.
+  for (int64_t kvHeads : {0, 1, 2, 4}) {
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 2, 4, 96, 80, 64,
+                        true, kvHeads);
+    Status status = engine->forward(&call.args);
+    EXPECT_TRUE(status.ok()) << kvHeads << ": " << status.toString();
+  }
+}
+
+TEST_F(ValidateTest, KvHeadsThatDoNotDivideHeads) {
+  for (int64_t kvHeads : {3, 5, 8}) {
+    ForwardFixture call = cuda(); // 4 heads
+    call.args.kv_heads = kvHeads;
+    expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT,
+                   "kv_heads = " + std::to_string(kvHeads) +
+                       " with heads = 4: kv_heads must divide heads");
+  }
+  ForwardFixture cpu = host(); // 3 heads
+  cpu.args.kv_heads = 2;
+  expectRejected(cpu, ATTN_ERROR_INVALID_ARGUMENT,
+                 "kv_heads = 2 with heads = 3");
+}
+
+TEST_F(ValidateTest, KvExtentsUseKvHeads) {
+  // With one K/V head, K's head stride never multiplies a head index, so a
+  // huge one is harmless; with as many K/V heads as query heads it
+  // overflows 64-bit offsets.
+  ForwardFixture all = host();
+  all.args.k_strides[1] = int64_t(1) << 62;
+  expectRejected(all, ATTN_ERROR_INVALID_ARGUMENT,
+                 "k: sizes times strides overflow");
+  ForwardFixture one(ATTN_DEVICE_HOST, ATTN_DTYPE_F32, 2, 3, 17, 9, 20, true,
+                     1);
+  one.args.k_strides[1] = int64_t(1) << 62;
+  Status status = engine->forward(&one.args);
+  EXPECT_TRUE(status.ok()) << status.toString();
 }
 
 TEST_F(ValidateTest, GridLimits) {
@@ -248,11 +281,21 @@ TEST_F(ValidateTest, OverlappingOutputs) {
 }
 
 TEST_F(ValidateTest, BadScale) {
-  for (float scale : {-1.0f, std::numeric_limits<float>::quiet_NaN(),
-                      std::numeric_limits<float>::infinity()}) {
+  for (float scale : {std::numeric_limits<float>::quiet_NaN(),
+                      std::numeric_limits<float>::infinity(),
+                      -std::numeric_limits<float>::infinity()}) {
     ForwardFixture call = cuda();
     call.args.scale = scale;
-    expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT, "scale = ");
+    expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT, "must be finite");
+  }
+}
+
+TEST_F(ValidateTest, NegativeScalesAreValid) {
+  for (float scale : {-1.0f, -0.125f, -std::numeric_limits<float>::max()}) {
+    ForwardFixture call = cuda();
+    call.args.scale = scale;
+    Status status = engine->forward(&call.args);
+    EXPECT_TRUE(status.ok()) << scale << ": " << status.toString();
   }
 }
 

@@ -96,11 +96,14 @@ struct PtxKernel {
 bool compilePtx(const KernelConfig &config, PtxKernel &out,
                 std::string &error);
 
-/// Arguments of one host call: host pointers and strides in elements.
+/// Arguments of one host call: host pointers and strides in elements. Q and
+/// O are (batch, heads, numQueries, D), K and V (batch, kvHeads, numKeys, D):
+/// query head h reads K/V head h / (heads / kvHeads).
 struct HostArgs {
   void *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
   float *lse = nullptr; // may be null
   int64_t batch = 0, heads = 0, numQueries = 0, numKeys = 0;
+  int64_t kvHeads = 0; // divides heads; 0: heads
   int64_t qStrides[4] = {}, kStrides[4] = {}, vStrides[4] = {},
           oStrides[4] = {}, lseStrides[3] = {};
   float scale = 0; // 0: 1/sqrt(D)

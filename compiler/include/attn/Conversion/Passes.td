@@ -54,11 +54,17 @@ def AttnEmitPTX : Pass<"attn-emit-ptx", "ModuleOp"> {
     the rest of attn never depends on that API, which changes between LLVM
     versions. The PTX becomes the assembly of a `#gpu.object` in a `gpu.binary`
     and, with `output`, is also written to a file (`-` for stdout).
+    `features=auto` (the default) picks the lowest PTX ISA version that
+    supports the chip, at least 8.0 (attn::resolvePTXFeatures), and records
+    it in the `#nvvm.target`; explicit features older than the chip needs are
+    a diagnostic, not an LLVM abort.
   }];
   let options = [
     Option<"output", "output", "std::string", "\"\"", "File to write the PTX to">,
     Option<"chip", "chip", "std::string", "\"sm_90a\"", "Target SM">,
-    Option<"features", "features", "std::string", "\"+ptx80\"", "PTX ISA features">,
+    Option<"features", "features", "std::string", "\"auto\"",
+           "LLVM NVPTX features, e.g. +ptx86; auto: the lowest PTX ISA version "
+           "that supports the chip, at least 8.0">,
     Option<"optLevel", "O", "unsigned", "3", "LLVM optimisation level">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];

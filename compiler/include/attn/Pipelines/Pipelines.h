@@ -53,8 +53,10 @@ struct AttnToPTXOptions : public KernelPipelineOptions<AttnToPTXOptions> {
       *this, "arch", llvm::cl::desc("Target SM: sm_90a (default), sm_80, ..."),
       llvm::cl::init("sm_90a")};
   ::mlir::detail::PassOptions::Option<std::string> features{
-      *this, "features", llvm::cl::desc("PTX ISA features"),
-      llvm::cl::init("+ptx80")};
+      *this, "features",
+      llvm::cl::desc("LLVM NVPTX features, e.g. +ptx86 (auto: the lowest PTX "
+                     "ISA version that supports the chip, at least 8.0)"),
+      llvm::cl::init("auto")};
   ::mlir::detail::PassOptions::Option<int64_t> warps{
       *this, "warps",
       llvm::cl::desc("Warps per CTA (0: 4 for mma.sync, block-m / 16 for "

@@ -23,10 +23,16 @@ struct AttnEmitPTXPass : mlir::attn::impl::AttnEmitPTXBase<AttnEmitPTXPass> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    PTXTarget target{chip, features, static_cast<int>(optLevel)};
     std::string all;
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     for (gpu::GPUModuleOp gpuModule : gpuModules) {
+      // The target attribute records the features actually used ("auto"
+      // resolved to the chip's PTX ISA version).
+      FailureOr<std::string> resolved = resolvePTXFeatures(
+          chip, features, [&] { return gpuModule.emitError(); });
+      if (failed(resolved))
+        return signalPassFailure();
+      PTXTarget target{chip, *resolved, static_cast<int>(optLevel)};
       FailureOr<std::string> ptx = serializeToPTX(gpuModule, target);
       if (failed(ptx))
         return signalPassFailure();
