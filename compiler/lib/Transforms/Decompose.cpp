@@ -166,13 +166,16 @@ void decompose(OnlineAttentionOp op) {
                                            e[2])
                   .getResult();
             });
-  Value rounded =
-      t.map(probType, probs,
-            [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
-              return arith::TruncFOp::create(nb, nl, qType.getElementType(),
-                                             e[0])
-                  .getResult();
-            });
+  // P is rounded to the element type of V for the product.
+  Value rounded = probs;
+  if (!qType.getElementType().isF32())
+    rounded =
+        t.map(probType, probs,
+              [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
+                return arith::TruncFOp::create(nb, nl,
+                                               qType.getElementType(), e[0])
+                    .getResult();
+              });
   auto accType = cast<RankedTensorType>(op.getAcc().getType());
   Value rescaled =
       t.map(accType, {op.getAcc(), alpha},
@@ -202,11 +205,13 @@ void decompose(FinalizeOp op) {
               return arith::SelectOp::create(nb, nl, empty, zero, inv)
                   .getResult();
             });
+  Type outElement = outType.getElementType();
   Value out = t.map(outType, {op.getAcc(), inverse},
                     [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
-                      return arith::TruncFOp::create(
-                                 nb, nl, outType.getElementType(),
-                                 mul(nb, nl, e[0], e[1]))
+                      Value o = mul(nb, nl, e[0], e[1]);
+                      if (outElement.isF32())
+                        return o;
+                      return arith::TruncFOp::create(nb, nl, outElement, o)
                           .getResult();
                     });
   // LSE = ln 2 · (m + log2 l): m is in base-2 units.
