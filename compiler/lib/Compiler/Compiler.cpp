@@ -127,16 +127,10 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
     return false;
   }
   gpu::GPUModuleOp gpuModule = *gpuModules.begin();
-  mlir::attn::PTXTarget target;
-  target.chip = config.arch;
-  FailureOr<std::string> ptx = mlir::attn::serializeToPTX(gpuModule, target);
-  if (failed(ptx)) {
-    error = "PTX generation failed:\n" + s.diagnostics;
-    return false;
-  }
-  out.times.codegen = msSince(start);
-  // The launch, as the lowering recorded it on the kernel itself.
-  auto kernel = gpuModule.lookupSymbol<gpu::GPUFuncOp>(abi::kForwardKernel);
+  // The launch, as the lowering recorded it on the kernel itself (an
+  // llvm.func by now; read before serialization replaces the module).
+  Operation *kernel =
+      SymbolTable::lookupSymbolIn(gpuModule, abi::kForwardKernel);
   if (!kernel) {
     error = std::string("attn-to-ptx produced no kernel ") +
             abi::kForwardKernel;
@@ -146,11 +140,19 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
     auto attr = kernel->getAttrOfType<IntegerAttr>(name);
     return attr ? static_cast<int>(attr.getInt()) : 0;
   };
-  out.ptx = std::move(*ptx);
   out.name = abi::kForwardKernel;
   out.threads = intAttr(abi::kThreadsAttr);
   out.blockM = intAttr(abi::kBlockMAttr);
   out.sharedBytes = intAttr(abi::kSharedBytesAttr);
+  mlir::attn::PTXTarget target;
+  target.chip = config.arch;
+  FailureOr<std::string> ptx = mlir::attn::serializeToPTX(gpuModule, target);
+  if (failed(ptx)) {
+    error = "PTX generation failed:\n" + s.diagnostics;
+    return false;
+  }
+  out.times.codegen = msSince(start);
+  out.ptx = std::move(*ptx);
   return true;
 }
 

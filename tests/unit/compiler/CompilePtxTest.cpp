@@ -1,0 +1,61 @@
+//===- CompilePtxTest.cpp - the compiler library's NVIDIA entry point -----===//
+//
+// compilePtx as the runtime calls it: PTX for the forward kernel and the
+// launch (threads, rows per CTA, shared bytes) that the lowering recorded on
+// the kernel, for each mapping and schedule.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Compiler/Compiler.h"
+#include "attn/Compiler/KernelABI.h"
+#include "attn/Compiler/TilePolicy.h"
+
+#include <gtest/gtest.h>
+
+using namespace attn::compiler;
+
+namespace {
+
+struct Case {
+  int64_t headDim;
+  MaskKind mask;
+  const char *arch;
+  const char *tensorCore;
+};
+
+class CompilePtxTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CompilePtxTest, LaunchMatchesThePlan) {
+  const Case &c = GetParam();
+  KernelConfig config;
+  config.headDim = c.headDim;
+  config.mask = c.mask;
+  config.arch = c.arch;
+  config.tensorCore = c.tensorCore;
+  KernelPlan plan;
+  std::string error;
+  ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
+
+  PtxKernel kernel;
+  ASSERT_TRUE(compilePtx(config, kernel, error)) << error;
+  EXPECT_EQ(kernel.name, attn::abi::kForwardKernel);
+  EXPECT_NE(kernel.ptx.find(".entry attn_fwd"), std::string::npos);
+  EXPECT_EQ(kernel.threads, plan.threads());
+  EXPECT_EQ(kernel.blockM, plan.blockM);
+  // The allocation pass and the policy agree on the shared memory.
+  EXPECT_EQ(kernel.sharedBytes, plan.sharedBytes);
+  bool wgmma = plan.mapping == "wgmma";
+  EXPECT_EQ(kernel.ptx.find("wgmma.mma_async") != std::string::npos, wgmma);
+  EXPECT_EQ(kernel.ptx.find("mma.sync.aligned") != std::string::npos, !wgmma);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Mappings, CompilePtxTest,
+    ::testing::Values(Case{64, MaskKind::None, "sm_90a", "auto"},
+                      Case{128, MaskKind::Causal, "sm_90a", "auto"},
+                      Case{256, MaskKind::None, "sm_90a", "auto"},
+                      Case{96, MaskKind::CausalBottomRight, "sm_90a", "auto"},
+                      Case{128, MaskKind::Causal, "sm_80", "auto"},
+                      Case{72, MaskKind::None, "sm_80", "auto"}));
+
+} // namespace
