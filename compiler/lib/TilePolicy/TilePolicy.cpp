@@ -152,6 +152,12 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
     return false;
   }
   plan.sharedBytes = bytes(plan.stages);
+  // A wgmma CTA whose shared memory leaves room for a second one on its SM
+  // (D = 64) must also leave it the registers: 128 a thread for 256
+  // threads. Without the cap ptxas took 137 at D = 64 and the SM ran one
+  // CTA. mma.sync CTAs (128 threads) get up to 255 either way.
+  plan.minCtasPerSm =
+      wgmma && plan.sharedBytes <= kSharedPerCtaPair ? 2 : 1;
   // Q's A fragments take 4 registers per 16 columns and m tile.
   plan.qInRegisters = !wgmma && mTiles * paddedDim <= 128;
   // wgmma with three stages: the K/V loop is software-pipelined, a P·V

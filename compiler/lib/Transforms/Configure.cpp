@@ -71,7 +71,8 @@ struct AttnConfigurePass
       }
       auto attr = ConfigAttr::get(
           &getContext(), plan.mapping, plan.chip, plan.blockM, plan.blockN,
-          plan.warps, plan.stages, plan.qInRegisters, plan.schedule,
+          plan.warps, plan.minCtasPerSm, plan.stages, plan.qInRegisters,
+          plan.schedule,
           plan.orderedIssue, plan.reverseGrid, plan.conditionalRescale);
       if (auto old = fn->getAttrOfType<ConfigAttr>(ConfigAttr::getAttrName());
           old && old != attr) {

@@ -52,6 +52,8 @@ struct KernelPlan {
   std::string chip;             // NVIDIA only
   int64_t blockM = 0, blockN = 0;
   int64_t warps = 0, stages = 0; // NVIDIA only
+  /// CTAs one SM must hold (NVIDIA): caps the registers of each thread.
+  int64_t minCtasPerSm = 0;
   /// mma.sync: Q's A fragments stay in registers for the whole K/V loop.
   bool qInRegisters = false;
   /// wgmma: plain, pv_in_flight or softmax_overlaps_pv.

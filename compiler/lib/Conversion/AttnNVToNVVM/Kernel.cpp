@@ -59,8 +59,9 @@ struct KernelFunc : OpConversionPattern<func::FuncOp> {
     int32_t threads = static_cast<int32_t>(config.getThreads());
     kernel.setKnownBlockSizeAttr(rewriter.getDenseI32ArrayAttr({threads, 1, 1}));
     // Without a CTAs-per-SM hint ptxas aims at high occupancy and spills
-    // the accumulators; one CTA per SM lets it use what it needs.
-    kernel->setAttr("nvvm.minctasm", rewriter.getI32IntegerAttr(1));
+    // the accumulators; the plan says how many CTAs an SM must hold.
+    kernel->setAttr("nvvm.minctasm", rewriter.getI32IntegerAttr(
+                                         config.getMinCtasPerSm()));
     kernel->setAttr(::attn::abi::kThreadsAttr,
                     rewriter.getI32IntegerAttr(threads));
     kernel->setAttr(::attn::abi::kBlockMAttr,

@@ -99,7 +99,8 @@ static LogicalResult checkElementTypes(Operation *op, StringRef aName, Type a,
 LogicalResult
 ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    StringRef mapping, StringRef chip, int64_t blockM,
-                   int64_t blockN, int64_t warps, int64_t stages,
+                   int64_t blockN, int64_t warps, int64_t minCtasPerSm,
+                   int64_t stages,
                    bool qInRegisters, StringRef schedule, bool orderedIssue,
                    bool reverseGrid, bool conditionalRescale) {
   if (mapping != "host" && mapping != "mma.sync" && mapping != "wgmma")
@@ -117,6 +118,10 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (host != (warps == 0) || warps < 0)
     return emitError() << "warps must be 0 on the host and positive on a GPU, "
                        << "got " << warps << " for mapping " << mapping;
+  if (host != (minCtasPerSm == 0) || minCtasPerSm < 0)
+    return emitError() << "min_ctas_per_sm must be 0 on the host and "
+                          "positive on a GPU, got "
+                       << minCtasPerSm;
   if (schedule != "plain" && mapping != "wgmma")
     return emitError() << "schedule " << schedule << " needs mapping wgmma";
   return success();

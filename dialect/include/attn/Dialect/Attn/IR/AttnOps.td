@@ -88,6 +88,8 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     * `chip`: the NVIDIA target (`sm_80` ... `sm_90a`), empty on the host;
     * `block_m`, `block_n`: query rows and keys per tile;
     * `warps`: warps per CTA (0 on the host);
+    * `min_ctas_per_sm`: CTAs that must fit on one SM (0 on the host): it
+      caps the registers ptxas may give each thread;
     * `stages`: shared-memory stages of the K/V copies (0 on the host);
     * `q_in_registers`: Q's mma operands stay in registers (mma.sync);
     * `schedule`: the wgmma K/V loop: `plain`, `pv_in_flight` (P·V left
@@ -102,7 +104,7 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     ```mlir
     func.func @attn_fwd(...) attributes {attn.config = #attn.config<
         mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128,
-        warps = 8, stages = 3, q_in_registers = false,
+        warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false,
         schedule = "pv_in_flight", ordered_issue = true, reverse_grid = true,
         conditional_rescale = false>}
     ```
@@ -111,7 +113,7 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       StringRefParameter<"host, mma.sync or wgmma">:$mapping,
       StringRefParameter<"NVIDIA chip">:$chip,
       "int64_t":$blockM, "int64_t":$blockN, "int64_t":$warps,
-      "int64_t":$stages, "bool":$qInRegisters,
+      "int64_t":$minCtasPerSm, "int64_t":$stages, "bool":$qInRegisters,
       StringRefParameter<"wgmma K/V loop schedule">:$schedule,
       "bool":$orderedIssue, "bool":$reverseGrid, "bool":$conditionalRescale);
   let assemblyFormat = "`<` struct(params) `>`";
