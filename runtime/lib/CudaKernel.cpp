@@ -77,6 +77,7 @@ Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
   }
   loaded.threads = kernel.threads;
   loaded.blockM = kernel.blockM;
+  loaded.packGqa = kernel.packGqa;
   loaded.sharedBytes = kernel.sharedBytes;
   loaded.loadMs = std::chrono::duration<double, std::milli>(
                       std::chrono::steady_clock::now() - start)
@@ -143,7 +144,11 @@ ForwardParams::ForwardParams(const attn_fwd_args &args, float scale)
 
 Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
                      const attn_fwd_args &args, float scale) {
-  int64_t blocks = (args.seqlen_q + kernel.blockM - 1) / kernel.blockM;
+  int64_t kvHeads = kvHeadsOf(args);
+  int64_t rows = kernel.packGqa ? args.heads / kvHeads * args.seqlen_q
+                                : args.seqlen_q;
+  int64_t gridHeads = kernel.packGqa ? kvHeads : args.heads;
+  int64_t blocks = (rows + kernel.blockM - 1) / kernel.blockM;
   if (blocks > INT_MAX)
     return makeError(ATTN_ERROR_UNSUPPORTED,
                      "seqlen_q = {} needs {} query blocks, more than the grid "
@@ -152,7 +157,7 @@ Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
   ForwardParams params(args, scale);
   CUresult result = driver.cuLaunchKernel(
       kernel.function, static_cast<unsigned>(blocks),
-      static_cast<unsigned>(args.heads), static_cast<unsigned>(args.batch),
+      static_cast<unsigned>(gridHeads), static_cast<unsigned>(args.batch),
       static_cast<unsigned>(kernel.threads), 1, 1,
       static_cast<unsigned>(kernel.sharedBytes),
       static_cast<CUstream>(args.stream), params.pointers, nullptr);
@@ -160,7 +165,7 @@ Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
     return makeError(ATTN_ERROR_CUDA,
                      "cuLaunchKernel (grid {}x{}x{}, {} threads, {} B shared) "
                      "failed: {}",
-                     blocks, args.heads, args.batch, kernel.threads,
+                     blocks, gridHeads, args.batch, kernel.threads,
                      kernel.sharedBytes, driver.describe(result));
   return Status();
 }

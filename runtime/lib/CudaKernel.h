@@ -17,6 +17,7 @@ struct LoadedKernel {
   CUmodule module = nullptr;
   CUfunction function = nullptr;
   int threads = 0, blockM = 0, sharedBytes = 0;
+  bool packGqa = false; ///< grid over K/V heads (KernelABI.h)
   double loadMs = 0;      ///< cuModuleLoadDataEx, function lookup, attributes
   std::string jitInfoLog; ///< the driver's PTX JIT info log
 };
@@ -49,7 +50,8 @@ struct ForwardParams {
   void *pointers[kCount];
 };
 
-/// Launches `kernel` on args.stream: grid (ceil(Nq / blockM), H, B).
+/// Launches `kernel` on args.stream: grid (ceil(Nq / blockM), H, B), or
+/// (ceil(H / Hkv · Nq / blockM), Hkv, B) when it packs query heads.
 Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
                      const attn_fwd_args &args, float scale);
 

@@ -136,6 +136,10 @@ CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
   // Explicit tile sizes equal to the defaults, or a mapping named that auto
   // would pick anyway, must not compile the same kernel twice.
   key.config = key.config.resolved(target == Target::Cuda);
+  // Decoding with grouped-query attention: one query tile per K/V head (on
+  // the host too, which runs the same tile program).
+  key.config.packGqa = compiler::shouldPackGqa(
+      args.heads, kvHeadsOf(args), args.seqlen_q, key.config.blockM);
   return key;
 }
 

@@ -13,6 +13,7 @@ std::string encodeKernelBlob(const compiler::PtxKernel &kernel) {
   writer.i32(kernel.threads);
   writer.i32(kernel.blockM);
   writer.i32(kernel.sharedBytes);
+  writer.i32(kernel.packGqa ? 1 : 0);
   writer.string(kernel.ptx);
   return writer.take();
 }
@@ -35,9 +36,10 @@ bool decodeKernelBlob(std::string_view blob, compiler::PtxKernel &out,
                       std::string &reason) {
   ByteReader reader(blob);
   compiler::PtxKernel kernel;
+  int32_t packGqa = 0;
   if (!reader.string(kernel.name) || !reader.i32(kernel.threads) ||
       !reader.i32(kernel.blockM) || !reader.i32(kernel.sharedBytes) ||
-      !reader.string(kernel.ptx)) {
+      !reader.i32(packGqa) || !reader.string(kernel.ptx)) {
     reason = "kernel payload is truncated";
     return false;
   }
@@ -46,6 +48,11 @@ bool decodeKernelBlob(std::string_view blob, compiler::PtxKernel &out,
                          reader.remaining());
     return false;
   }
+  if (packGqa != 0 && packGqa != 1) {
+    reason = fmt::format("bad kernel metadata: pack_gqa = {}", packGqa);
+    return false;
+  }
+  kernel.packGqa = packGqa == 1;
   reason = checkKernelMetadata(kernel);
   if (!reason.empty()) {
     reason = "bad kernel metadata: " + reason;

@@ -42,9 +42,9 @@ const char *compilerVersion() { return ATTN_COMPILER_VERSION; }
 std::string KernelConfig::pipelineOptions(bool nvidia) const {
   std::string opts =
       fmt::format("head-dim={} dtype={} mask={} block-m={} block-n={} "
-                  "positive-scale={}",
+                  "positive-scale={} pack-gqa={}",
                   headDim, toString(dtype), toString(mask), blockM, blockN,
-                  positiveScale ? 1 : 0);
+                  positiveScale ? 1 : 0, packGqa ? 1 : 0);
   if (nvidia)
     opts += fmt::format(" arch={} warps={} stages={} tensor-core={}", arch,
                         warps, stages, tensorCore);
@@ -94,6 +94,7 @@ void setKernelOptions(Options &options, const KernelConfig &config) {
   options.blockM = config.blockM;
   options.blockN = config.blockN;
   options.positiveScale = config.positiveScale;
+  options.packGqa = config.packGqa;
 }
 
 
@@ -144,6 +145,7 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
   out.threads = intAttr(abi::kThreadsAttr);
   out.blockM = intAttr(abi::kBlockMAttr);
   out.sharedBytes = intAttr(abi::kSharedBytesAttr);
+  out.packGqa = intAttr(abi::kPackGqaAttr) != 0;
   mlir::attn::PTXTarget target;
   target.chip = config.arch;
   FailureOr<std::string> ptx = mlir::attn::serializeToPTX(gpuModule, target);

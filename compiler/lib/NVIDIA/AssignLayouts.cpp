@@ -72,7 +72,7 @@ LogicalResult Assigner::stageLoads() {
     OpBuilder b(load);
     CopyAsyncOp::create(b, loc, load.getSource(), load.getBatch(),
                         load.getHead(), load.getRow(), load.getBound(),
-                        buffer);
+                        load.getRowsPerHead(), buffer);
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
     NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
     if (config.isWgmma())

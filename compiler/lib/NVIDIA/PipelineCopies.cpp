@@ -135,7 +135,8 @@ LogicalResult Pipeliner::run() {
           ib, loc, cast<SmemType>(copy.getDest().getType()),
           staged[copy.getDest()], stage);
       CopyAsyncOp::create(ib, loc, copy.getSource(), copy.getBatch(),
-                          copy.getHead(), row, copy.getBound(), slot);
+                          copy.getHead(), row, copy.getBound(),
+                          copy.getRowsPerHead(), slot);
     }
   };
   Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lo, hi);

@@ -41,6 +41,7 @@ static void buildTiledAttention(OpPassManager &pm, const Options &options,
       options.positiveScale}));
   configure.blockM = options.blockM;
   configure.blockN = options.blockN;
+  configure.packGqa = options.packGqa;
   pm.addPass(createAttnConfigure(configure));
   pm.addPass(createAttnTile());
   pm.addPass(createAttnDecompose());

@@ -69,6 +69,13 @@ std::string wgmmaUnsupportedReason(std::string_view chip, int64_t headDim,
   return "";
 }
 
+bool shouldPackGqa(int64_t heads, int64_t kvHeads, int64_t seqlenQ,
+                   int64_t blockM) {
+  if (kvHeads <= 0 || kvHeads >= heads || heads % kvHeads != 0)
+    return false;
+  return heads / kvHeads * seqlenQ <= blockM;
+}
+
 int64_t sharedTileBytes(int64_t rows, int64_t headDim, bool wgmma) {
   // wgmma: 64-column blocks of 128-byte rows. mma.sync: rows of the head
   // dim rounded up to 16 elements plus 16 bytes (conflict-free ldmatrix).
@@ -83,6 +90,7 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   plan = KernelPlan();
   plan.blockM = r.blockM;
   plan.blockN = r.blockN;
+  plan.packGqa = r.packGqa;
   if (r.blockM <= 0 || r.blockN <= 0) {
     error = "tile sizes must be positive, got block-m=" +
             std::to_string(r.blockM) + " block-n=" + std::to_string(r.blockN);
@@ -177,6 +185,7 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // are plenty (9-13% unmasked), but it is what lets masked kernels with
   // two m tiles and D = 128 fit in 255 registers.
   plan.conditionalRescale = !wgmma && masked && mTiles > 1 && paddedDim > 64;
+  plan.packGqa = r.packGqa;
   return true;
 }
 

@@ -59,6 +59,7 @@ struct AttnConfigurePass
       config.warps = warps;
       config.stages = stages;
       config.positiveScale = op.getPositiveScale();
+      config.packGqa = packGqa;
       if (nvidia && op.getValue().getType().getDimSize(3) != config.headDim) {
         op.emitOpError("the NVIDIA mapping needs Dv = D");
         return WalkResult::interrupt();
@@ -73,7 +74,8 @@ struct AttnConfigurePass
           &getContext(), plan.mapping, plan.chip, plan.blockM, plan.blockN,
           plan.warps, plan.minCtasPerSm, plan.stages, plan.qInRegisters,
           plan.schedule,
-          plan.orderedIssue, plan.reverseGrid, plan.conditionalRescale);
+          plan.orderedIssue, plan.reverseGrid, plan.packGqa,
+          plan.conditionalRescale);
       if (auto old = fn->getAttrOfType<ConfigAttr>(ConfigAttr::getAttrName());
           old && old != attr) {
         op.emitOpError("its function holds attention of two configurations: ")

@@ -97,7 +97,12 @@ void decompose(OnlineAttentionOp op) {
   // The mask, on tiles that may hold a hidden key only.
   Value shift = buildDiagonalShift(b, loc, op.getMask(), op.getNumQueries(),
                                    op.getNumKeys());
-  Value needsMask = buildTileNeedsMask(b, loc, op.getRow(), op.getCol(),
+  // A packed tile may hold query 0 of a head in any row.
+  Value rowsPerHead = op.getRowsPerHead();
+  Value firstQuery =
+      rowsPerHead ? Value(arith::ConstantIndexOp::create(b, loc, 0))
+                  : Value(op.getRow());
+  Value needsMask = buildTileNeedsMask(b, loc, firstQuery, op.getCol(),
                                        blockN, op.getNumKeys(), shift);
   Value negInf = t.f32(kNegInf);
   auto ifOp = scf::IfOp::create(
@@ -107,8 +112,11 @@ void decompose(OnlineAttentionOp op) {
         Value masked = tt.map(
             scoreType, s,
             [&](OpBuilder &nb, Location nl, ValueRange ij, ValueRange e) {
+              Value query = ij[0];
+              if (rowsPerHead)
+                query = arith::RemUIOp::create(nb, nl, query, rowsPerHead);
               Value hidden =
-                  buildKeyHidden(nb, nl, ij[0], ij[1], op.getNumKeys(), shift);
+                  buildKeyHidden(nb, nl, query, ij[1], op.getNumKeys(), shift);
               return arith::SelectOp::create(nb, nl, hidden, negInf, e[0])
                   .getResult();
             },

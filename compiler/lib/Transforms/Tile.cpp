@@ -58,10 +58,24 @@ LogicalResult tileSdpa(SdpaOp op) {
   Value shift =
       buildDiagonalShift(b, loc, op.getMask(), numQueries, numKeys);
 
-  auto grid = TileGridOp::create(b, loc, batch, heads, queryTiles);
+  // With packing (decoding with grouped-query attention) a query tile holds
+  // the rows of the `group` query heads of one K/V head, end to end: the
+  // grid runs over K/V heads and K, V are read once per group.
+  bool pack = config.getPackGqa();
+  Value rowsPerHead, packedRows, gridHeads = heads;
+  if (pack) {
+    rowsPerHead = numQueries;
+    packedRows = arith::MulIOp::create(b, loc, group, numQueries);
+    queryTiles = arith::CeilDivSIOp::create(b, loc, packedRows, cBlockM);
+    gridHeads = kvHeads;
+  }
+  Value queryBound = pack ? packedRows : numQueries;
+
+  auto grid = TileGridOp::create(b, loc, batch, gridHeads, queryTiles);
   b.setInsertionPointToStart(&grid.getBodyBlock());
   Value bIdx = grid.getBatchIndex(), hIdx = grid.getHeadIndex();
-  Value kvHead = arith::DivUIOp::create(b, loc, hIdx, group);
+  Value kvHead = pack ? hIdx : arith::DivUIOp::create(b, loc, hIdx, group);
+  Value qHead = pack ? arith::MulIOp::create(b, loc, hIdx, group) : hIdx;
   Value row = arith::MulIOp::create(b, loc, grid.getTileIndex(), cBlockM);
 
   auto qTile = RankedTensorType::get({blockM, headDim}, elementType);
@@ -69,25 +83,26 @@ LogicalResult tileSdpa(SdpaOp op) {
   auto vTile = RankedTensorType::get({blockN, valueDim}, elementType);
   auto rowType = RankedTensorType::get({blockM}, f32);
   auto accType = RankedTensorType::get({blockM, valueDim}, f32);
-  Value q = LoadTileOp::create(b, loc, qTile, op.getQuery(), bIdx, hIdx, row,
-                               numQueries);
+  Value q = LoadTileOp::create(b, loc, qTile, op.getQuery(), bIdx, qHead, row,
+                               queryBound, rowsPerHead);
   Value m0 = splat(b, loc, rowType, -std::numeric_limits<float>::infinity());
   Value l0 = splat(b, loc, rowType, 0.0f);
   Value acc0 = splat(b, loc, accType, 0.0f);
 
-  // Keys past the last one any row of this tile may see are never visited.
-  Value rowEnd = arith::AddIOp::create(b, loc, row, cBlockM);
+  // Keys past the last one any row of this tile may see are never visited
+  // (a packed tile may hold any query).
+  Value rowEnd = pack ? numQueries : arith::AddIOp::create(b, loc, row, cBlockM);
   Value upper = buildKeyEnd(b, loc, rowEnd, numKeys, shift);
   auto loop = scf::ForOp::create(
       b, loc, zero, upper, cBlockN, ValueRange{m0, l0, acc0},
       [&](OpBuilder &lb, Location ll, Value kv, ValueRange state) {
         Value k = LoadTileOp::create(lb, ll, kTile, op.getKey(), bIdx, kvHead,
-                                     kv, numKeys);
+                                     kv, numKeys, Value());
         Value v = LoadTileOp::create(lb, ll, vTile, op.getValue(), bIdx,
-                                     kvHead, kv, numKeys);
+                                     kvHead, kv, numKeys, Value());
         auto step = OnlineAttentionOp::create(
             lb, ll, rowType, rowType, accType, q, k, v, state[0], state[1],
-            state[2], row, kv, numQueries, numKeys, scale,
+            state[2], row, kv, numQueries, numKeys, scale, rowsPerHead,
             MaskKindAttr::get(lb.getContext(), op.getMask()),
             op.getPositiveScaleAttr());
         scf::YieldOp::create(lb, ll, step.getResults());
@@ -95,11 +110,11 @@ LogicalResult tileSdpa(SdpaOp op) {
   auto outTile = RankedTensorType::get({blockM, valueDim}, elementType);
   auto fin = FinalizeOp::create(b, loc, outTile, rowType, loop.getResult(2),
                                 loop.getResult(0), loop.getResult(1));
-  StoreTileOp::create(b, loc, fin.getOutput(), op.getOutput(), bIdx, hIdx,
-                      row, numQueries);
+  StoreTileOp::create(b, loc, fin.getOutput(), op.getOutput(), bIdx, qHead,
+                      row, queryBound, rowsPerHead);
   if (Value lse = op.getLse())
-    StoreTileOp::create(b, loc, fin.getLse(), lse, bIdx, hIdx, row,
-                        numQueries);
+    StoreTileOp::create(b, loc, fin.getLse(), lse, bIdx, qHead, row,
+                        queryBound, rowsPerHead);
   op.erase();
   return success();
 }

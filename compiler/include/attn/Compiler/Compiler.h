@@ -59,6 +59,10 @@ struct KernelConfig {
   /// the row max before scaling (one FFMA per score). A kernel compiled
   /// without it computes any finite scale, negative too.
   bool positiveScale = true;
+  /// A query tile packs the query heads of one K/V head (the grid runs over
+  /// K/V heads), so K and V are read once per group: what decoding with
+  /// grouped-query attention wants.
+  bool packGqa = false;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;
@@ -88,6 +92,8 @@ struct PtxKernel {
   int threads = 0;
   int blockM = 0;
   int sharedBytes = 0;
+  /// The grid runs over K/V heads, query heads packed (KernelABI.h).
+  bool packGqa = false;
   CompileTimes times;
 };
 

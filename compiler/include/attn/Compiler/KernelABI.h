@@ -48,12 +48,14 @@ constexpr int forwardTensorParams() {
   return n;
 }
 
-/// Launch: grid (ceil(Nq / block_m), H, B), the kernel's threads per CTA and
+/// Launch: grid (ceil(Nq / block_m), H, B), or with packed heads
+/// (ceil(H / Hkv · Nq / block_m), Hkv, B); the kernel's threads per CTA and
 /// dynamic shared bytes. The lowering records them on each gpu.func under
 /// these attribute names; the compiler library reads them back.
 inline constexpr const char *kThreadsAttr = "attn.threads";
 inline constexpr const char *kBlockMAttr = "attn.block_m";
 inline constexpr const char *kSharedBytesAttr = "attn.shared_bytes";
+inline constexpr const char *kPackGqaAttr = "attn.pack_gqa";
 
 } // namespace attn::abi
 

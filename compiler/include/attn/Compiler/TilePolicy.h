@@ -42,6 +42,14 @@ std::string wgmmaUnsupportedReason(std::string_view chip, int64_t headDim,
                                    int64_t blockM, int64_t blockN,
                                    int64_t warps);
 
+/// Whether a call with `heads` query heads over `kvHeads` K/V heads and
+/// `seqlenQ` queries packs the query heads of each K/V head into one query
+/// tile of `blockM` rows (KernelConfig::packGqa): when a whole group's
+/// queries fit one tile, as in decoding, K and V are then read once per
+/// group instead of once per query head.
+bool shouldPackGqa(int64_t heads, int64_t kvHeads, int64_t seqlenQ,
+                   int64_t blockM);
+
 /// Bytes of one tile of `rows` x `headDim` 16-bit elements in shared memory:
 /// padded rows (mma.sync) or 128-byte-swizzled 64-column blocks (wgmma).
 int64_t sharedTileBytes(int64_t rows, int64_t headDim, bool wgmma);
@@ -60,6 +68,7 @@ struct KernelPlan {
   std::string schedule = "plain";
   bool orderedIssue = false;
   bool reverseGrid = false;
+  bool packGqa = false;
   bool conditionalRescale = false;
   /// Dynamic shared memory the kernel's buffers take (NVIDIA).
   int64_t sharedBytes = 0;

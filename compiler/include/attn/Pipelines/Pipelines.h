@@ -43,6 +43,11 @@ struct KernelPipelineOptions : public PassPipelineOptions<Derived> {
       llvm::cl::desc("The canonical kernel is called with a scale > 0 (the "
                      "softmax then takes the row max before scaling)"),
       llvm::cl::init(true)};
+  ::mlir::detail::PassOptions::Option<bool> packGqa{
+      *this, "pack-gqa",
+      llvm::cl::desc("Pack the query heads of each K/V head into one query "
+                     "tile (grouped-query decoding)"),
+      llvm::cl::init(false)};
 
   std::string maskName() const { return causal ? "causal" : mask.getValue(); }
 };

@@ -58,6 +58,8 @@ def AttnConfigure : Pass<"attn-configure", "ModuleOp"> {
     Option<"blockN", "block-n", "int64_t", "0", "Keys per K/V tile (0: default)">,
     Option<"warps", "warps", "int64_t", "0", "Warps per CTA (0: default)">,
     Option<"stages", "stages", "int64_t", "0", "K/V shared-memory stages (0: as many as fit)">,
+    Option<"packGqa", "pack-gqa", "bool", "false",
+           "Pack the query heads of each K/V head into one query tile">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }

@@ -73,6 +73,9 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
     Value batch = adaptor.getBatch().front(), head = adaptor.getHead().front(),
           row = adaptor.getRow().front(), bound = adaptor.getBound().front();
     Value smemOffset = adaptor.getDest().front();
+    Value rowsPerHead = adaptor.getRowsPerHead().empty()
+                            ? Value()
+                            : adaptor.getRowsPerHead().front();
     SharedBase smem = SharedBase::get(b, loc, op);
     int64_t chunksPerRow = geometry.storedCols() * geometry.elementBytes / 16;
     int64_t validChunks = geometry.cols * geometry.elementBytes / 16;
@@ -119,9 +122,36 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
                 bb, loc, arith::MulIOp::create(bb, loc, r, rowStride),
                 constI32(bb, loc, geometry.elementBytes)),
             arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16)));
-        Value chunkPtr = LLVM::GEPOp::create(bb, loc, ptr.getType(),
-                                             bb.getI8Type(), tileBase,
-                                             ValueRange{bytes});
+        Value chunkPtr;
+        if (rowsPerHead) {
+          // Packed heads: each row finds its own head (one copy per CTA,
+          // of Q, so the 64-bit arithmetic does not matter).
+          Value p = arith::AddIOp::create(
+              bb, loc, row, arith::IndexCastUIOp::create(bb, loc, index, r));
+          auto [h, n] = getPackedRowPosition(bb, loc, head, p, rowsPerHead);
+          Value at = arith::AddIOp::create(
+              bb, loc,
+              arith::AddIOp::create(
+                  bb, loc,
+                  arith::MulIOp::create(bb, loc, batch, toIndex(strides[0])),
+                  arith::MulIOp::create(bb, loc, h, toIndex(strides[1]))),
+              arith::MulIOp::create(bb, loc, n, toIndex(strides[2])));
+          at = arith::MulIOp::create(
+              bb, loc, at, constIndex(bb, loc, geometry.elementBytes));
+          at = arith::AddIOp::create(
+              bb, loc, at,
+              arith::IndexCastUIOp::create(
+                  bb, loc, index,
+                  arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16))));
+          chunkPtr = LLVM::GEPOp::create(
+              bb, loc, ptr.getType(), bb.getI8Type(), ptr,
+              ValueRange{arith::IndexCastOp::create(bb, loc, bb.getI64Type(),
+                                                    at)});
+        } else {
+          chunkPtr = LLVM::GEPOp::create(bb, loc, ptr.getType(),
+                                         bb.getI8Type(), tileBase,
+                                         ValueRange{bytes});
+        }
         // Out-of-range chunks copy 0 bytes (zero fill) from a valid address.
         Value from = arith::SelectOp::create(bb, loc, valid, chunkPtr, ptr);
         Value size = arith::SelectOp::create(bb, loc, valid,

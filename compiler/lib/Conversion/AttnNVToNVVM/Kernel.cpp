@@ -66,6 +66,8 @@ struct KernelFunc : OpConversionPattern<func::FuncOp> {
                     rewriter.getI32IntegerAttr(threads));
     kernel->setAttr(::attn::abi::kBlockMAttr,
                     rewriter.getI32IntegerAttr(config.getBlockM()));
+    kernel->setAttr(::attn::abi::kPackGqaAttr,
+                    rewriter.getI32IntegerAttr(config.getPackGqa() ? 1 : 0));
     auto shared = fn->getAttrOfType<IntegerAttr>(::attn::abi::kSharedBytesAttr);
     kernel->setAttr(::attn::abi::kSharedBytesAttr,
                     shared ? shared : rewriter.getI32IntegerAttr(0));

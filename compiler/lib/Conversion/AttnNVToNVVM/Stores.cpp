@@ -38,17 +38,20 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
     };
     Value batch = adaptor.getBatch().front(), head = adaptor.getHead().front(),
           row = adaptor.getRow().front(), bound = adaptor.getBound().front();
+    Value rowsPerHead = adaptor.getRowsPerHead().empty()
+                            ? Value()
+                            : adaptor.getRowsPerHead().front();
     int64_t elementBytes =
         dest.getElementType().getIntOrFloatBitWidth() / 8;
-    // Element offset of row `query` of dest[batch, head].
+    // Element offset of (packed) row `query` of dest[batch, head].
     auto rowOffset = [&](OpBuilder &ob, Value query) {
+      auto [h, n] = getPackedRowPosition(ob, loc, head, query, rowsPerHead);
       Value off = arith::MulIOp::create(ob, loc, batch, toIndex(strides[0]));
       off = arith::AddIOp::create(
-          ob, loc, off,
-          arith::MulIOp::create(ob, loc, head, toIndex(strides[1])));
+          ob, loc, off, arith::MulIOp::create(ob, loc, h, toIndex(strides[1])));
       return arith::AddIOp::create(
                  ob, loc, off,
-                 arith::MulIOp::create(ob, loc, query, toIndex(strides[2])))
+                 arith::MulIOp::create(ob, loc, n, toIndex(strides[2])))
           .getResult();
     };
     auto address = [&](OpBuilder &ob, Value elementOffset) {

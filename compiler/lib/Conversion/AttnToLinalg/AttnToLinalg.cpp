@@ -103,9 +103,11 @@ Value lowerLoad(OpBuilder &b, LoadTileOp op) {
   auto ifOp = scf::IfOp::create(
       b, loc, inBounds,
       [&](OpBuilder &tb, Location tl) {
+        auto [head, seq] = getPackedRowPosition(tb, tl, op.getHead(), row,
+                                                op.getRowsPerHead());
         Value v = memref::LoadOp::create(
             tb, tl, op.getSource(),
-            ValueRange{op.getBatch(), op.getHead(), row, block->getArgument(1)});
+            ValueRange{op.getBatch(), head, seq, block->getArgument(1)});
         scf::YieldOp::create(tb, tl, v);
       },
       [&](OpBuilder &eb, Location el) {
@@ -129,10 +131,12 @@ void lowerStore(OpBuilder &b, StoreTileOp op) {
       b, loc, zero, count, one, ValueRange{},
       [&](OpBuilder &rb, Location rl, Value i, ValueRange) {
         Value row = arith::AddIOp::create(rb, rl, op.getRow(), i);
+        auto [head, seq] = getPackedRowPosition(rb, rl, op.getHead(), row,
+                                                op.getRowsPerHead());
         if (type.getRank() == 1) {
           Value v = tensor::ExtractOp::create(rb, rl, op.getTile(), i);
           memref::StoreOp::create(rb, rl, v, op.getDest(),
-                                  ValueRange{op.getBatch(), op.getHead(), row});
+                                  ValueRange{op.getBatch(), head, seq});
           scf::YieldOp::create(rb, rl);
           return;
         }
@@ -144,7 +148,7 @@ void lowerStore(OpBuilder &b, StoreTileOp op) {
                                                   ValueRange{i, j});
               memref::StoreOp::create(
                   cb, cl, v, op.getDest(),
-                  ValueRange{op.getBatch(), op.getHead(), row, j});
+                  ValueRange{op.getBatch(), head, seq, j});
               scf::YieldOp::create(cb, cl);
             });
         scf::YieldOp::create(rb, rl);

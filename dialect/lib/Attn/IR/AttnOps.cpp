@@ -92,6 +92,17 @@ static LogicalResult checkElementTypes(Operation *op, StringRef aName, Type a,
                            << "' (" << shapeOf(a) << ")";
 }
 
+std::pair<Value, Value> mlir::attn::getPackedRowPosition(OpBuilder &b,
+                                                         Location loc,
+                                                         Value head, Value row,
+                                                         Value rowsPerHead) {
+  if (!rowsPerHead)
+    return {head, row};
+  Value inHead = arith::RemUIOp::create(b, loc, row, rowsPerHead);
+  Value heads = arith::DivUIOp::create(b, loc, row, rowsPerHead);
+  return {arith::AddIOp::create(b, loc, head, heads), inHead};
+}
+
 //===----------------------------------------------------------------------===//
 // ConfigAttr
 //===----------------------------------------------------------------------===//
@@ -102,7 +113,7 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    int64_t blockN, int64_t warps, int64_t minCtasPerSm,
                    int64_t stages,
                    bool qInRegisters, StringRef schedule, bool orderedIssue,
-                   bool reverseGrid, bool conditionalRescale) {
+                   bool reverseGrid, bool packGqa, bool conditionalRescale) {
   if (mapping != "host" && mapping != "mma.sync" && mapping != "wgmma")
     return emitError() << "mapping must be host, mma.sync or wgmma, got '"
                        << mapping << "'";

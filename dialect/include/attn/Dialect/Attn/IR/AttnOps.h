@@ -20,4 +20,16 @@
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.h.inc"
 
+namespace mlir::attn {
+
+/// Where row `row` of a tile at head `head` lies, as (head, row) index
+/// values: itself, or with `rowsPerHead` (heads packed end to end, see
+/// attn.load_tile) head + row / rowsPerHead, row mod rowsPerHead. The one
+/// definition of packed rows, for every lowering of loads and stores.
+std::pair<Value, Value> getPackedRowPosition(OpBuilder &b, Location loc,
+                                             Value head, Value row,
+                                             Value rowsPerHead);
+
+} // namespace mlir::attn
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_H

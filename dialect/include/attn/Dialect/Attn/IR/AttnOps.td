@@ -97,6 +97,8 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       tile j while P·V of tile j − 1 runs);
     * `ordered_issue`: warpgroups issue QKᵀ in turn;
     * `reverse_grid`: query tiles launch last-first (causal: longest first);
+    * `pack_gqa`: a query tile packs the query heads that share a K/V head
+      (the grid runs over K/V heads), so K and V are read once per group;
     * `conditional_rescale`: skip the accumulator rescale when no row max of
       a warp moved (mma.sync, register-bound kernels).
 
@@ -106,7 +108,7 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
         mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128,
         warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false,
         schedule = "pv_in_flight", ordered_issue = true, reverse_grid = true,
-        conditional_rescale = false>}
+        pack_gqa = false, conditional_rescale = false>}
     ```
   }];
   let parameters = (ins
@@ -115,7 +117,8 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       "int64_t":$blockM, "int64_t":$blockN, "int64_t":$warps,
       "int64_t":$minCtasPerSm, "int64_t":$stages, "bool":$qInRegisters,
       StringRefParameter<"wgmma K/V loop schedule">:$schedule,
-      "bool":$orderedIssue, "bool":$reverseGrid, "bool":$conditionalRescale);
+      "bool":$orderedIssue, "bool":$reverseGrid, "bool":$packGqa,
+      "bool":$conditionalRescale);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -240,17 +243,27 @@ def Attn_LoadTileOp : Attn_Op<"load_tile"> {
     (B, H, N, D) memref. Rows at or past `bound` (at most N) read as zeros,
     so a tile may overhang the end of the sequence.
 
+    With `rows_per_head` the tile packs several heads: its rows are the
+    rows p in [row, row + R) of heads `head`, `head` + 1, ... laid end to
+    end, row p being row p mod rows_per_head of head `head` + p /
+    rows_per_head; `bound` counts packed rows. Grouped-query decoding packs
+    the query heads of one K/V head so that K and V are read once per group.
+
     Example:
     ```mlir
     %k = attn.load_tile %K[%b, %h, %kv] bounds %nk
         : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<64x64xbf16>
+    %q = attn.load_tile %Q[%b, %h0, %row] rows_per_head %nq bounds %rows
+        : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<64x64xbf16>
     ```
   }];
   let arguments = (ins Arg<Attn_Tensor4D, "source", [MemRead]>:$source,
-                       Index:$batch, Index:$head, Index:$row, Index:$bound);
+                       Index:$batch, Index:$head, Index:$row, Index:$bound,
+                       Optional<Index>:$rowsPerHead);
   let results = (outs Attn_Tile2D:$result);
   let assemblyFormat = [{
-    $source `[` $batch `,` $head `,` $row `]` `bounds` $bound attr-dict
+    $source `[` $batch `,` $head `,` $row `]`
+    (`rows_per_head` $rowsPerHead^)? `bounds` $bound attr-dict
     `:` type($source) `->` type($result)
   }];
   let hasVerifier = 1;
@@ -262,7 +275,8 @@ def Attn_StoreTileOp : Attn_Op<"store_tile"> {
     Writes a R×D output tile into `dest[batch, head, row : row + R, :]` of a
     (B, H, N, D) memref, or a length-R row tile (the log-sum-exp) into
     `dest[batch, head, row : row + R]` of a (B, H, N) memref. Rows at or past
-    `bound` (at most N) are dropped.
+    `bound` (at most N) are dropped. `rows_per_head` packs heads as for
+    `attn.load_tile`.
 
     Example:
     ```mlir
@@ -272,9 +286,11 @@ def Attn_StoreTileOp : Attn_Op<"store_tile"> {
   }];
   let arguments = (ins Attn_AnyTile:$tile,
                        Arg<Attn_AnyMemRef, "destination", [MemWrite]>:$dest,
-                       Index:$batch, Index:$head, Index:$row, Index:$bound);
+                       Index:$batch, Index:$head, Index:$row, Index:$bound,
+                       Optional<Index>:$rowsPerHead);
   let assemblyFormat = [{
-    $tile `,` $dest `[` $batch `,` $head `,` $row `]` `bounds` $bound attr-dict
+    $tile `,` $dest `[` $batch `,` $head `,` $row `]`
+    (`rows_per_head` $rowsPerHead^)? `bounds` $bound attr-dict
     `:` type($tile) `,` type($dest)
   }];
   let hasVerifier = 1;
@@ -295,8 +311,10 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
         l' = 2^(m − m') · l + rowsum(2^(S' − m'))
         acc' = 2^(m − m') · acc + 2^(S' − m') · V
 
-    `positive_scale` promises scale > 0. `attn-decompose` expands the op into
-    generic tile ops (`attn.matmul`, `attn.map`, `attn.reduce`).
+    `positive_scale` promises scale > 0. With `rows_per_head` the query tile
+    packs heads (see `attn.load_tile`): the query of packed row p is
+    p mod rows_per_head. `attn-decompose` expands the op into generic tile
+    ops (`attn.matmul`, `attn.map`, `attn.reduce`).
 
     Example:
     ```mlir
@@ -309,14 +327,15 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
   let arguments = (ins Attn_Tile2D:$query, Attn_Tile2D:$key, Attn_Tile2D:$value,
                        Attn_RowTile:$max, Attn_RowTile:$sum, Attn_AccTile:$acc,
                        Index:$row, Index:$col, Index:$numQueries, Index:$numKeys,
-                       F32:$scale,
+                       F32:$scale, Optional<Index>:$rowsPerHead,
                        DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::None">:$mask,
                        UnitAttr:$positiveScale);
   let results = (outs Attn_RowTile:$newMax, Attn_RowTile:$newSum,
                       Attn_AccTile:$newAcc);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $max `,` $sum `,` $acc
-    `at` ` ` `[` $row `,` $col `]` `bounds` ` ` `[` $numQueries `,` $numKeys `]`
+    `at` ` ` `[` $row `,` $col `]` (`rows_per_head` $rowsPerHead^)?
+    `bounds` ` ` `[` $numQueries `,` $numKeys `]`
     `scale` $scale (`mask` $mask^)? (`positive_scale` $positiveScale^)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($max) `,` type($acc)
   }];

@@ -198,6 +198,7 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async"> {
     for them). The copies complete asynchronously: a `nvvm.cp.async.commit.group`
     after them and a `nvvm.cp.async.wait.group` (then a barrier) before any
     read of `dest`. Rows of the source must be 16-byte aligned.
+    `rows_per_head` packs heads as for `attn.load_tile`.
 
     Example:
     ```mlir
@@ -207,9 +208,10 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async"> {
   }];
   let arguments = (ins Arg<AnyMemRef, "source", [MemRead]>:$source,
                        Index:$batch, Index:$head, Index:$row, Index:$bound,
-                       AttnNV_AnySmem:$dest);
+                       Optional<Index>:$rowsPerHead, AttnNV_AnySmem:$dest);
   let assemblyFormat = [{
-    $source `[` $batch `,` $head `,` $row `]` `bounds` $bound `into` $dest
+    $source `[` $batch `,` $head `,` $row `]`
+    (`rows_per_head` $rowsPerHead^)? `bounds` $bound `into` $dest
     attr-dict `:` type($source) `,` type($dest)
   }];
   let hasVerifier = 1;
