@@ -60,6 +60,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   buildTiledAttention(pm, options, configure);
   // The NVIDIA tile program, then its schedule, one pass per decision.
   pm.addPass(nv::createAttnNVAssignLayouts());
+  pm.addPass(nv::createAttnNVDeferRowSums());
   pm.addPass(nv::createAttnNVPipelineCopies());
   pm.addPass(nv::createAttnNVPipelineWgmma());
   pm.addPass(nv::createAttnNVOrderWarpgroups());

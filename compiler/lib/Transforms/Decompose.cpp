@@ -165,6 +165,15 @@ void decompose(OnlineAttentionOp op) {
                          nb, nl, sub(nb, nl, x, e[1], /*contract=*/true))
                   .getResult();
             });
+  Value rowSum = ReduceOp::create(b, loc, ReduceKind::Add, probs,
+                                  t.splat(rowType, 0.0f));
+  Value newSum =
+      t.map(rowType, {op.getSum(), alpha, rowSum},
+            [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
+              return arith::AddFOp::create(nb, nl, mul(nb, nl, e[1], e[0]),
+                                           e[2])
+                  .getResult();
+            });
   // P is rounded to the element type of V for the product.
   Value rounded = probs;
   if (!qType.getElementType().isF32())
@@ -183,17 +192,6 @@ void decompose(OnlineAttentionOp op) {
             });
   Value acc = MatmulOp::create(b, loc, rounded, op.getValue(), rescaled,
                                /*transposeLhs=*/false, /*transposeRhs=*/false);
-  // The row sums last: nothing waits for them in this step, so on a GPU
-  // their reduction across threads overlaps the product.
-  Value rowSum = ReduceOp::create(b, loc, ReduceKind::Add, probs,
-                                  t.splat(rowType, 0.0f));
-  Value newSum =
-      t.map(rowType, {op.getSum(), alpha, rowSum},
-            [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
-              return arith::AddFOp::create(nb, nl, mul(nb, nl, e[1], e[0]),
-                                           e[2])
-                  .getResult();
-            });
   op.replaceAllUsesWith(ValueRange{newMax, newSum, acc});
   op.erase();
 }

@@ -31,6 +31,21 @@ def AttnNVAssignLayouts : Pass<"attn-nv-assign-layouts", "ModuleOp"> {
                            "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }
 
+def AttnNVDeferRowSums : Pass<"attn-nv-defer-row-sums", "ModuleOp"> {
+  let summary = "Keeps row sums as per-thread partial sums until they are needed";
+  let description = [{
+    A full row sum costs two shuffles per row (a row is spread over a quad),
+    but the online softmax's running sum is only scaled and added to until
+    the epilogue. Values built linearly from `attn.reduce <add>` results
+    (and loop-carried from a zero start) get the partial rows layout,
+    `#attn_nv.rows<..., partial = true>`; an `attn_nv.convert_layout` adds
+    each quad up where something non-linear reads them (the epilogue's
+    1 / l and log l). The IR says which values are partial, so every op
+    still means what it says.
+  }];
+  let dependentDialects = ["::mlir::attn::nv::AttnNVDialect", "::mlir::arith::ArithDialect"];
+}
+
 def AttnNVPipelineCopies : Pass<"attn-nv-pipeline-copies", "ModuleOp"> {
   let summary = "Multi-buffers the K/V copies and issues each tile's one iteration ahead";
   let description = [{

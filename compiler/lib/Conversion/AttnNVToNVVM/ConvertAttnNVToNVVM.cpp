@@ -115,6 +115,13 @@ SmallVector<Value> mlir::attn::nv::ldmatrix(OpBuilder &b, Location loc,
   return regs;
 }
 
+Value mlir::attn::nv::shuffleXor(OpBuilder &b, Location loc, Value v,
+                                 int mask) {
+  return NVVM::ShflOp::create(b, loc, v.getType(), constI32(b, loc, -1), v,
+                              constI32(b, loc, mask), constI32(b, loc, 0x1f),
+                              NVVM::ShflKind::bfly, UnitAttr());
+}
+
 Value mlir::attn::nv::packPair(OpBuilder &b, Location loc, Value lo, Value hi,
                                Type element) {
   Type from = lo.getType();

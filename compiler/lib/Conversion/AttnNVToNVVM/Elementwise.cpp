@@ -97,6 +97,7 @@ struct SplatConstant : OpConversionPattern<arith::ConstantOp> {
 
 /// Accumulator fragments -> A fragments: blocks 2k and 2k + 1 of an m tile
 /// form k block k; pairs are packed (and rounded) into one register.
+/// Partial row sums -> rows: each quad adds its four values.
 struct ConvertLayout : OpConversionPattern<ConvertLayoutOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -107,6 +108,17 @@ struct ConvertLayout : OpConversionPattern<ConvertLayoutOp> {
     auto to = *DistributedTile::get(op.getType());
     ValueRange v = adaptor.getSource();
     Location loc = op.getLoc();
+    if (from.kind() == DistributedTile::Kind::Rows) {
+      SmallVector<Value> sums;
+      for (Value p : v) {
+        for (int mask : {1, 2})
+          p = arith::AddFOp::create(rewriter, loc, p,
+                                    shuffleXor(rewriter, loc, p, mask));
+        sums.push_back(p);
+      }
+      rewriter.replaceOpWithMultiple(op, {sums});
+      return success();
+    }
     int64_t blocks = from.colBlocks();
     SmallVector<Value> regs;
     for (int64_t i = 0; i < from.mTiles(); ++i)

@@ -89,6 +89,9 @@ SmallVector<Value> ldmatrix(OpBuilder &b, Location loc, const SharedBase &smem,
                             Value offset, int num, bool transpose,
                             Type element);
 
+/// shfl.sync.bfly of `v` with lane mask `mask` over the whole warp.
+Value shuffleXor(OpBuilder &b, Location loc, Value v, int mask);
+
 /// Two scalars as one 32-bit mma operand of `element` (bf16: i32; f16:
 /// vector<2xf16>); f32 inputs are rounded (cvt.rn, both in one instruction).
 Value packPair(OpBuilder &b, Location loc, Value lo, Value hi, Type element);

@@ -14,12 +14,6 @@ using namespace mlir::attn::nv;
 
 namespace {
 
-Value shuffleXor(OpBuilder &b, Location loc, Value v, int mask) {
-  return NVVM::ShflOp::create(b, loc, v.getType(), constI32(b, loc, -1), v,
-                              constI32(b, loc, mask), constI32(b, loc, 0x1f),
-                              NVVM::ShflKind::bfly, UnitAttr());
-}
-
 struct Reduce : OpConversionPattern<ReduceOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -30,9 +24,11 @@ struct Reduce : OpConversionPattern<ReduceOp> {
     auto rows = DistributedTile::get(op.getType());
     if (!tile || tile->kind() != DistributedTile::Kind::Acc || !rows ||
         rows->kind() != DistributedTile::Kind::Rows ||
-        rows->warps() != tile->warps())
+        rows->warps() != tile->warps() ||
+        (rows->partial() && op.getKind() != ReduceKind::Add))
       return op.emitOpError("needs an #attn_nv.acc tile and an "
-                            "#attn_nv.rows result of the same warps");
+                            "#attn_nv.rows result of the same warps "
+                            "(partial only for sums)");
     Location loc = op.getLoc();
     bool max = op.getKind() == ReduceKind::Max;
     auto combine = [&](Value x, Value y) -> Value {
@@ -50,8 +46,10 @@ struct Reduce : OpConversionPattern<ReduceOp> {
     }
     SmallVector<Value> results;
     for (auto [slot, p] : llvm::enumerate(partial)) {
-      for (int mask : {1, 2})
-        p = combine(p, shuffleXor(rewriter, loc, p, mask));
+      // A partial result stays per thread (attn-nv-defer-row-sums).
+      if (!rows->partial())
+        for (int mask : {1, 2})
+          p = combine(p, shuffleXor(rewriter, loc, p, mask));
       results.push_back(combine(init[slot], p));
     }
     rewriter.replaceOpWithMultiple(op, {results});

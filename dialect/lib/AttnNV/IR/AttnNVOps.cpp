@@ -160,6 +160,17 @@ LogicalResult LoadOperandOp::verify() {
 }
 
 LogicalResult ConvertLayoutOp::verify() {
+  // Partial row sums -> rows: the sum over each quad.
+  if (auto rows = layoutOf(getSource(), DistributedTile::Kind::Rows)) {
+    auto to = layoutOf(getResult(), DistributedTile::Kind::Rows);
+    if (!rows->partial() || !to || to->partial() ||
+        rows->warps() != to->warps() || rows->rows() != to->rows() ||
+        !rows->elementType().isF32() || !to->elementType().isF32())
+      return emitOpError() << "converts f32 partial row sums to f32 rows of "
+                              "the same warps, got "
+                           << getSource().getType() << " -> " << getType();
+    return success();
+  }
   FailureOr<DistributedTile> from = expectLayout(
       *this, "source", getSource(), DistributedTile::Kind::Acc);
   FailureOr<DistributedTile> to = expectLayout(

@@ -28,6 +28,7 @@ std::optional<DistributedTile> DistributedTile::get(Type type) {
   } else if (auto rows = dyn_cast<RowsLayoutAttr>(enc)) {
     t.kind_ = Kind::Rows;
     t.warps_ = rows.getWarps();
+    t.partial_ = rows.getPartial();
   } else if (auto a = dyn_cast<OperandALayoutAttr>(enc)) {
     t.kind_ = Kind::OperandA;
     t.warps_ = a.getWarps();

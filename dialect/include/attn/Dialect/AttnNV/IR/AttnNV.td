@@ -73,11 +73,21 @@ def AttnNV_RowsLayout : AttrDef<AttnNV_Dialect, "RowsLayout", [
     A length-M tile (running max, row sums, rescale factors) held as the rows
     of `#attn_nv.acc` with the same warps: each thread holds the elements of
     its two rows (g and g + 8) of every m tile; the four threads of a quad
-    hold the same values.
+    hold the same values. With `partial = true` they hold partial values
+    instead, and an element is the sum of its quad's four: a row sum can
+    stay spread over the quad through any linear arithmetic until a
+    `attn_nv.convert_layout` adds it up (attn-nv-defer-row-sums).
 
-    Example: `tensor<128xf32, #attn_nv.rows<warps = 8>>`
+    Example: `tensor<128xf32, #attn_nv.rows<warps = 8>>`,
+    `tensor<128xf32, #attn_nv.rows<warps = 8, partial = true>>`
   }];
-  let parameters = (ins "int64_t":$warps);
+  let parameters = (ins "int64_t":$warps,
+                        DefaultValuedParameter<"bool", "false">:$partial);
+  let builders = [
+    AttrBuilder<(ins "int64_t":$warps), [{
+      return $_get($_ctxt, warps, false);
+    }]>
+  ];
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
@@ -236,17 +246,21 @@ def AttnNV_LoadOperandOp : AttnNV_Op<"load_operand"> {
 }
 
 def AttnNV_ConvertLayoutOp : AttnNV_Op<"convert_layout", [Pure]> {
-  let summary = "re-distributes a register tile, rounding it to 16 bits";
+  let summary = "re-distributes a register tile";
   let description = [{
-    Converts an `#attn_nv.acc` tile into the `#attn_nv.operand_a` fragments
-    of the same warps. The accumulator fragments of two adjacent 8-column
-    blocks are exactly the A fragment of one 16-column k block, so this moves
-    no data between threads: it packs pairs of elements, rounding f32 to the
-    result's 16-bit element type (round to nearest even) on the way.
+    Two conversions:
+    * an `#attn_nv.acc` tile into the `#attn_nv.operand_a` fragments of the
+      same warps. The accumulator fragments of two adjacent 8-column blocks
+      are exactly the A fragment of one 16-column k block, so this moves no
+      data between threads: it packs pairs of elements, rounding f32 to the
+      result's 16-bit element type (round to nearest even) on the way;
+    * partial row sums (`#attn_nv.rows<..., partial = true>`) into rows:
+      each quad adds its four values (two butterfly shuffles).
 
     Example:
     ```mlir
     %pa = attn_nv.convert_layout %p : tensor<128x64xf32, #attn_nv.acc<warps = 8>> -> tensor<128x64xbf16, #attn_nv.operand_a<warps = 8>>
+    %l = attn_nv.convert_layout %lp : tensor<128xf32, #attn_nv.rows<warps = 8, partial = true>> -> tensor<128xf32, #attn_nv.rows<warps = 8>>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$source);

@@ -42,6 +42,8 @@ public:
   static std::optional<DistributedTile> get(Type type);
 
   Kind kind() const { return kind_; }
+  /// A rows tile whose quad holds partial values (the sum is the element).
+  bool partial() const { return partial_; }
   int64_t warps() const { return warps_; }
   int64_t rows() const { return rows_; }
   /// Columns (1 for row tiles).
@@ -72,6 +74,7 @@ public:
 private:
   Kind kind_ = Kind::Acc;
   int64_t warps_ = 1, rows_ = 0, cols_ = 1;
+  bool partial_ = false;
   Type elementType_;
 };
 
