@@ -151,8 +151,32 @@ TEST_F(EngineHostTest, GroupedQueryAttentionEqualsExpandedKv) {
         EXPECT_FLOAT_EQ(lse[b * H * Nq + h * Nq + n],
                         lseFull[b * H * Nq + h * Nq + n]);
       }
-  // One kernel for both: the K/V head count is a launch argument.
+  // Each group's 3 x 5 queries fit one query tile: the GQA call packs
+  // them (a kernel of its own); the expanded call cannot (groups of 1).
+  EXPECT_EQ(fakeCompiler().hostCompiles, 2);
+}
+
+TEST_F(EngineHostTest, GroupedQueryPrefillSharesTheKernel) {
+  // Groups whose queries do not fit one tile run unpacked: the K/V head
+  // count is then a launch argument, not part of the kernel.
+  const int64_t B = 1, H = 4, Hkv = 2, Nq = 300, Nk = 8, D = 4;
+  std::vector<float> q(B * H * Nq * D, 0.5f), k(B * H * Nk * D, 0.25f),
+      v(k.size(), 1.0f), o(q.size()), lse(B * H * Nq);
+  attn_fwd_args gqa = makeForwardArgs(Layout::BHND, q.data(), k.data(),
+                                      v.data(), o.data(), lse.data(), B, H,
+                                      Nq, Nk, D, ATTN_DTYPE_F32,
+                                      ATTN_DEVICE_HOST, Hkv);
+  attn_fwd_args full = makeForwardArgs(Layout::BHND, q.data(), k.data(),
+                                       v.data(), o.data(), lse.data(), B, H,
+                                       Nq, Nk, D, ATTN_DTYPE_F32,
+                                       ATTN_DEVICE_HOST);
+  for (attn_fwd_args *args : {&gqa, &full}) {
+    Status status = engine->forward(args);
+    ASSERT_TRUE(status.ok()) << status.toString();
+  }
   EXPECT_EQ(fakeCompiler().hostCompiles, 1);
+  for (float x : o)
+    EXPECT_FLOAT_EQ(x, 1.0f); // every V row is 1
 }
 
 TEST_F(EngineHostTest, CausalMaskAndDefaultScaleReachTheKernel) {
