@@ -114,11 +114,11 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
   let parameters = (ins
       StringRefParameter<"host, mma.sync or wgmma">:$mapping,
       StringRefParameter<"NVIDIA chip">:$chip,
-      "int64_t":$blockM, "int64_t":$blockN, "int64_t":$warps,
-      "int64_t":$minCtasPerSm, "int64_t":$stages, "bool":$qInRegisters,
+      "int64_t":$block_m, "int64_t":$block_n, "int64_t":$warps,
+      "int64_t":$min_ctas_per_sm, "int64_t":$stages, "bool":$q_in_registers,
       StringRefParameter<"wgmma K/V loop schedule">:$schedule,
-      "bool":$orderedIssue, "bool":$reverseGrid, "bool":$packGqa,
-      "bool":$conditionalRescale);
+      "bool":$ordered_issue, "bool":$reverse_grid, "bool":$pack_gqa,
+      "bool":$conditional_rescale);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
