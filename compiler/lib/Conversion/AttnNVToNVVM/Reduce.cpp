@@ -38,12 +38,33 @@ struct Reduce : OpConversionPattern<ReduceOp> {
     };
     ValueRange values = adaptor.getTile(), init = adaptor.getInit();
     SmallVector<Value> partial(rows->valuesPerThread());
+    // Each value is combined right where it is computed when the values are
+    // computed in order in this block (a map's results): the combines then
+    // interleave with the map's own instructions (an exp2 and an add per
+    // probability) instead of waiting for all of them.
+    Block *block = rewriter.getInsertionBlock();
+    OpBuilder::InsertPoint end = rewriter.saveInsertionPoint();
+    Operation *last = nullptr;
+    bool inOrder = true;
+    for (Value v : values) {
+      Operation *def = v.getDefiningOp();
+      if (!def || def->getBlock() != block ||
+          (last && !last->isBeforeInBlock(def)) ||
+          !def->isBeforeInBlock(&*end.getPoint())) {
+        inOrder = false;
+        break;
+      }
+      last = def;
+    }
     for (int64_t i = 0, n = tile->valuesPerThread(); i < n; ++i) {
       if (tile->isPadding(i))
         continue;
+      if (inOrder)
+        rewriter.setInsertionPointAfterValue(values[i]);
       Value &p = partial[tile->rowSlot(i)];
       p = p ? combine(p, values[i]) : values[i];
     }
+    rewriter.restoreInsertionPoint(end);
     SmallVector<Value> results;
     for (auto [slot, p] : llvm::enumerate(partial)) {
       // A partial result stays per thread (attn-nv-defer-row-sums).
