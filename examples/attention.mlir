@@ -4,8 +4,8 @@
 //
 //   attn-opt examples/attention.mlir --attn-to-ptx="ptx-file=attention.ptx"
 //   attn-opt examples/attention.mlir --attn-to-host          (CPU, LLVM dialect)
-//   attn-opt examples/attention.mlir --attn-tile --attn-expand-online-softmax
-//                                    (the fused tile-level loop nest)
+//   attn-opt examples/attention.mlir --attn-configure --attn-tile --attn-decompose
+//                                    (the tile program in generic tile ops)
 
 !bnhd = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
