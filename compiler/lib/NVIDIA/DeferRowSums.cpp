@@ -37,16 +37,6 @@ using namespace mlir::attn::nv;
 
 namespace {
 
-bool isZeroSplat(Value v) {
-  Attribute attr;
-  if (!matchPattern(v, m_Constant(&attr)))
-    return false;
-  auto splat = dyn_cast<SplatElementsAttr>(attr);
-  auto f = splat ? dyn_cast<FloatAttr>(splat.getSplatValue<Attribute>())
-                 : FloatAttr();
-  return f && f.getValue().isZero();
-}
-
 bool isRows(Value v) {
   std::optional<DistributedTile> t = DistributedTile::get(v.getType());
   return t && t->kind() == DistributedTile::Kind::Rows && !t->partial() &&
@@ -115,7 +105,7 @@ void deferRowSums(Operation *kernel) {
   llvm::SetVector<Value> partial;
   kernel->walk([&](ReduceOp op) {
     if (op.getKind() == ReduceKind::Add && isRows(op.getResult()) &&
-        isZeroSplat(op.getInit()))
+        isZeroTile(op.getInit()))
       partial.insert(op.getResult());
   });
   if (partial.empty())
@@ -125,7 +115,7 @@ void deferRowSums(Operation *kernel) {
   // maps to a fixpoint, and prune what is inconsistent below.
   kernel->walk([&](scf::ForOp loop) {
     for (auto [i, arg] : llvm::enumerate(loop.getRegionIterArgs()))
-      if (isRows(arg) && isZeroSplat(loop.getInitArgs()[i])) {
+      if (isRows(arg) && isZeroTile(loop.getInitArgs()[i])) {
         partial.insert(arg);
         partial.insert(loop.getResult(i));
       }

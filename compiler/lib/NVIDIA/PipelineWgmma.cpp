@@ -115,6 +115,26 @@ void peelUnderGuard(scf::ForOp loop,
   loop.erase();
 }
 
+/// The mapping of the loop's induction variable and carried values to `iv`
+/// and `carried` (an iteration cloned outside the loop, or in a new loop).
+IRMapping iterationMapping(scf::ForOp loop, Value iv, ValueRange carried) {
+  IRMapping m;
+  m.map(loop.getInductionVar(), iv);
+  for (auto [arg, value] : llvm::zip(loop.getRegionIterArgs(), carried))
+    m.map(arg, value);
+  return m;
+}
+
+/// The loop over tiles 1 ... n - 1 (`loop` itself ran tile 0), carrying
+/// `carried`.
+scf::ForOp laterTiles(OpBuilder &b, scf::ForOp loop, ValueRange carried) {
+  Location loc = loop.getLoc();
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value lb = arith::AddIOp::create(b, loc, loop.getLowerBound(), one);
+  return scf::ForOp::create(b, loc, lb, loop.getUpperBound(), loop.getStep(),
+                            carried);
+}
+
 /// P·V of tile j left in flight; retired by the QKᵀ wait of tile j + 1.
 void pvInFlight(LoopProducts &p) {
   scf::ForOp loop = p.loop;
@@ -122,11 +142,8 @@ void pvInFlight(LoopProducts &p) {
   Block *body = loop.getBody();
   peelUnderGuard(loop, [&](OpBuilder &b) {
     // Tile 0.
-    IRMapping first;
-    first.map(loop.getInductionVar(), loop.getLowerBound());
-    for (auto [arg, init] :
-         llvm::zip(loop.getRegionIterArgs(), loop.getInitArgs()))
-      first.map(arg, init);
+    IRMapping first =
+        iterationMapping(loop, loop.getLowerBound(), loop.getInitArgs());
     for (Operation &op : body->without_terminator()) {
       if (&op == p.pvWait.getOperation()) {
         first.map(p.pvWait.getResult(0), first.lookup(p.pv.getResult()));
@@ -139,16 +156,10 @@ void pvInFlight(LoopProducts &p) {
     for (Value v : yield.getOperands())
       carried.push_back(first.lookup(v));
     // Tiles 1 ... n - 1.
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    Value lb = arith::AddIOp::create(b, loc, loop.getLowerBound(), one);
-    auto rest = scf::ForOp::create(b, loc, lb, loop.getUpperBound(),
-                                   loop.getStep(), carried);
+    scf::ForOp rest = laterTiles(b, loop, carried);
     OpBuilder lb2 = OpBuilder::atBlockBegin(rest.getBody());
-    IRMapping later;
-    later.map(loop.getInductionVar(), rest.getInductionVar());
-    for (auto [arg, arg2] :
-         llvm::zip(loop.getRegionIterArgs(), rest.getRegionIterArgs()))
-      later.map(arg, arg2);
+    IRMapping later = iterationMapping(loop, rest.getInductionVar(),
+                                       rest.getRegionIterArgs());
     for (Operation &op : body->without_terminator()) {
       if (&op == p.pvWait.getOperation()) {
         later.map(p.pvWait.getResult(0), later.lookup(p.pv.getResult()));
@@ -207,11 +218,8 @@ void softmaxOverlapsPV(LoopProducts &p) {
   };
   peelUnderGuard(loop, [&](OpBuilder &b) {
     // Tile 0: stage A only.
-    IRMapping first;
-    first.map(loop.getInductionVar(), loop.getLowerBound());
-    for (auto [arg, init] :
-         llvm::zip(loop.getRegionIterArgs(), loop.getInitArgs()))
-      first.map(arg, init);
+    IRMapping first =
+        iterationMapping(loop, loop.getLowerBound(), loop.getInitArgs());
     for (Operation &op : body->without_terminator())
       if (!isStageB(&op))
         b.clone(op, first);
@@ -223,18 +231,13 @@ void softmaxOverlapsPV(LoopProducts &p) {
     carried.push_back(first.lookup(alpha));
     // Tiles 1 ... n - 1, carrying P and alpha of the tile before.
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    Value lb = arith::AddIOp::create(b, loc, loop.getLowerBound(), one);
-    auto rest = scf::ForOp::create(b, loc, lb, loop.getUpperBound(),
-                                   loop.getStep(), carried);
+    scf::ForOp rest = laterTiles(b, loop, carried);
     OpBuilder rb = OpBuilder::atBlockBegin(rest.getBody());
     unsigned n = loop.getNumRegionIterArgs();
     ValueRange args = rest.getRegionIterArgs();
     Value prevProbs = args[n], prevAlpha = args[n + 1];
-    IRMapping later;
-    later.map(loop.getInductionVar(), rest.getInductionVar());
-    for (auto [arg, arg2] :
-         llvm::zip(loop.getRegionIterArgs(), args.take_front(n)))
-      later.map(arg, arg2);
+    IRMapping later = iterationMapping(loop, rest.getInductionVar(),
+                                       args.take_front(n));
     Value pv;
     for (Operation &op : body->without_terminator()) {
       if (isStageB(&op))

@@ -132,17 +132,6 @@ SmallVector<Value> wgmmaAsync(OpBuilder &b, Location loc, Type element,
   return out;
 }
 
-/// Whether `v` is a tile constant of zeros (the product starts from zero).
-bool isZeroTile(Value v) {
-  Attribute attr;
-  if (!matchPattern(v, m_Constant(&attr)))
-    return false;
-  auto splat = dyn_cast<SplatElementsAttr>(attr);
-  auto f = splat ? dyn_cast<FloatAttr>(splat.getSplatValue<Attribute>())
-                 : FloatAttr();
-  return f && f.getValue().isZero() && !f.getValue().isNegative();
-}
-
 struct Wgmma : OpConversionPattern<WgmmaOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -225,7 +214,8 @@ struct WgmmaWait : OpConversionPattern<WgmmaWaitOp> {
     SmallVector<Value> all = flatten(adaptor.getValues());
     all = Ptx::through(
         rewriter, op.getLoc(),
-        llvm::formatv("wgmma.wait_group.sync.aligned {0};", op.getPending())
+        llvm::formatv("wgmma.wait_group.sync.aligned {0};",
+                      op.getPendingAttr().getInt())
             .str(),
         all);
     SmallVector<SmallVector<Value>> results;
@@ -250,7 +240,7 @@ struct WarpgroupTurn : OpConversionPattern<WarpgroupTurnOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto &b = rewriter;
     Location loc = op.getLoc();
-    int64_t groups = op.getWarpgroups();
+    int64_t groups = op.getWarpgroupsAttr().getInt();
     Value warpgroup = arith::DivUIOp::create(b, loc, threadId(b, loc),
                                              constI32(b, loc, 128));
     auto inWarpgroup = [&](int64_t g, bool arrive, int64_t id) {

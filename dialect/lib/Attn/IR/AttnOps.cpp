@@ -8,6 +8,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 
@@ -103,6 +104,16 @@ std::pair<Value, Value> mlir::attn::getPackedRowPosition(OpBuilder &b,
   return {arith::AddIOp::create(b, loc, head, heads), inHead};
 }
 
+bool mlir::attn::isZeroTile(Value tile) {
+  Attribute attr;
+  if (!matchPattern(tile, m_Constant(&attr)))
+    return false;
+  auto splat = dyn_cast<SplatElementsAttr>(attr);
+  auto f = splat ? dyn_cast<FloatAttr>(splat.getSplatValue<Attribute>())
+                 : FloatAttr();
+  return f && f.getValue().isPosZero();
+}
+
 //===----------------------------------------------------------------------===//
 // ConfigAttr
 //===----------------------------------------------------------------------===//
@@ -133,6 +144,15 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "min_ctas_per_sm must be 0 on the host and "
                           "positive on a GPU, got "
                        << minCtasPerSm;
+  if (host ? (stages != 0 || !chip.empty())
+           : (stages != 2 && stages != 3))
+    return emitError() << "stages must be 0 and chip empty on the host, "
+                          "stages 2 or 3 on a GPU; got stages = "
+                       << stages << ", chip = '" << chip << "' for mapping "
+                       << mapping;
+  if (mapping == "wgmma" && chip != "sm_90a")
+    return emitError() << "mapping wgmma needs chip sm_90a, got '" << chip
+                       << "'";
   if (schedule != "plain" && mapping != "wgmma")
     return emitError() << "schedule " << schedule << " needs mapping wgmma";
   return success();
@@ -247,8 +267,8 @@ LogicalResult TileGridOp::verifyRegions() {
       !llvm::all_of(block.getArgumentTypes(),
                     [](Type t) { return t.isIndex(); }))
     return emitOpError("body must take three index arguments (batch, head, "
-                       "query tile), got ")
-           << block.getNumArguments();
+                       "query tile), got (")
+           << block.getArgumentTypes() << ")";
   return success();
 }
 

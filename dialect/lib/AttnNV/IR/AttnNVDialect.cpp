@@ -44,8 +44,9 @@ verifyRowsPerWarp(ArrayRef<int64_t> shape, int64_t warps, StringRef layout,
   if (warps <= 0)
     return emitError() << layout << " needs a positive warp count, got "
                        << warps;
-  if (shape.empty() || ShapedType::isDynamic(shape[0]) ||
-      shape[0] % (16 * warps) != 0)
+  if (llvm::any_of(shape, ShapedType::isDynamic))
+    return emitError() << layout << " distributes static tiles only";
+  if (shape.empty() || shape[0] % (16 * warps) != 0)
     return emitError() << layout << " needs rows in whole 16-row tiles for "
                        << "each of " << warps << " warps, got shape "
                        << (shape.empty() ? 0 : shape[0]);

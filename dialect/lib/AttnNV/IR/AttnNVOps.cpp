@@ -49,13 +49,16 @@ FailureOr<DistributedTile> expectLayout(Operation *op, StringRef name,
 }
 
 LogicalResult expectSmem(Operation *op, StringRef name, Type type,
-                         SharedLayout layout) {
+                         SharedLayout layout, bool orRegisters = false) {
   auto smem = dyn_cast<SmemType>(type);
   if (smem && smem.getRank() == 2 && smem.getLayout() == layout)
     return success();
   return op->emitOpError() << "'" << name << "' must be one "
                            << stringifySharedLayout(layout)
-                           << " shared-memory tile, got " << type;
+                           << " shared-memory tile"
+                           << (orRegisters ? " or an #attn_nv.operand_a tile"
+                                           : "")
+                           << ", got " << type;
 }
 
 Type elementTypeOf(Type type) {
@@ -191,27 +194,20 @@ LogicalResult ConvertLayoutOp::verify() {
 LogicalResult MmaOp::verify() {
   if (!layoutOf(getLhs(), DistributedTile::Kind::OperandA) &&
       failed(expectSmem(*this, "lhs", getLhs().getType(),
-                        SharedLayout::Padded)))
+                        SharedLayout::Padded, /*orRegisters=*/true)))
     return failure();
   if (failed(expectSmem(*this, "rhs", getRhs().getType(),
                         SharedLayout::Padded)))
     return failure();
-  if (failed(verifyProduct(*this, getLhs(), getRhs(), getAcc(),
-                           getTransposeRhs())))
-    return failure();
-  auto [m, k] = tileShape(getLhs().getType());
-  // A reduction of 8 mod 16 reads zero-filled padding up to the next 16.
-  if (k % 8 != 0)
-    return emitOpError() << "mma.m16n8k16 needs the reduction in multiples "
-                            "of 8 (zero-padded to 16), got "
-                         << k;
-  return success();
+  // (A reduction of 8 mod 16 reads zero-filled padding up to the next 16;
+  // the layouts and !attn_nv.smem already make it a multiple of 8.)
+  return verifyProduct(*this, getLhs(), getRhs(), getAcc(), getTransposeRhs());
 }
 
 LogicalResult WgmmaOp::verify() {
   if (!layoutOf(getLhs(), DistributedTile::Kind::OperandA) &&
       failed(expectSmem(*this, "lhs", getLhs().getType(),
-                        SharedLayout::Swizzle128B)))
+                        SharedLayout::Swizzle128B, /*orRegisters=*/true)))
     return failure();
   if (failed(expectSmem(*this, "rhs", getRhs().getType(),
                         SharedLayout::Swizzle128B)))
@@ -227,27 +223,36 @@ LogicalResult WgmmaOp::verify() {
                             "of 4, got "
                          << acc.rows() << " rows over " << acc.warps()
                          << " warps";
-  if (acc.cols() > 256 || acc.cols() % 8 != 0)
-    return emitOpError() << "wgmma.m64nNk16 needs N a multiple of 8 up to "
-                            "256, got "
+  if (acc.cols() > 256)
+    return emitOpError() << "wgmma.m64nNk16 needs N up to 256, got "
                          << acc.cols();
   return success();
 }
 
 LogicalResult WgmmaWaitOp::verify() {
-  if (getPending() > 7)
-    return emitOpError() << "pending must be in [0, 7], got " << getPending();
+  int64_t pending = getPendingAttr().getInt();
+  if (pending < 0 || pending > 7)
+    return emitOpError() << "pending must be in [0, 7], got " << pending;
   return success();
 }
 
 LogicalResult WarpgroupTurnOp::verify() {
-  if (getWarpgroups() < 1 || getWarpgroups() > 4)
-    return emitOpError() << "orders 1 to 4 warpgroups, got "
-                         << getWarpgroups();
+  int64_t warpgroups = getWarpgroupsAttr().getInt();
+  if (warpgroups < 1 || warpgroups > 4)
+    return emitOpError() << "orders 1 to 4 warpgroups, got " << warpgroups;
   auto yield = cast<YieldOp>(getBody().front().getTerminator());
-  if (yield.getValues().getTypes() != getResultTypes())
-    return emitOpError() << "body yields " << yield.getValues().getTypes()
-                         << " but the op returns " << getResultTypes();
+  if (yield.getValues().getTypes() != getResultTypes()) {
+    auto list = [](TypeRange types) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      if (types.empty())
+        os << "nothing";
+      llvm::interleaveComma(types, os);
+      return s;
+    };
+    return emitOpError() << "body yields " << list(yield.getValues().getTypes())
+                         << " but the op returns " << list(getResultTypes());
+  }
   return success();
 }
 

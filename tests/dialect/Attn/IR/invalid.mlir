@@ -1,113 +1,326 @@
 // RUN: attn-opt %s -split-input-file -verify-diagnostics
 
-// One test per verifier constraint, in the order of AttnOps.cpp.
+// One test per verifier constraint of the attn dialect, in the order of
+// AttnOps.cpp (ConfigAttr, sdpa, tile_grid, load/store_tile,
+// online_attention, finalize, matmul, map, reduce, yield), plus a few
+// constraints of the op definitions and custom parsers.
 
-func.func @sdpa_element_type(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xf16>, %o: memref<1x2x8x64xbf16>) {
+// expected-error @+1 {{mapping must be host, mma.sync or wgmma, got 'cpu'}}
+func.func @config_mapping() attributes {attn.config = #attn.config<mapping = "cpu", chip = "", block_m = 16, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{stages must be 0 and chip empty on the host, stages 2 or 3 on a GPU; got stages = 3, chip = '' for mapping host}}
+func.func @config_host_stages() attributes {attn.config = #attn.config<mapping = "host", chip = "", block_m = 16, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{stages must be 0 and chip empty on the host, stages 2 or 3 on a GPU; got stages = 4, chip = 'sm_80' for mapping mma.sync}}
+func.func @config_gpu_stages() attributes {attn.config = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 128, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 4, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{mapping wgmma needs chip sm_90a, got 'sm_80'}}
+func.func @config_wgmma_chip() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_80", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{schedule must be plain, pv_in_flight or softmax_overlaps_pv, got 'ping_pong'}}
+func.func @config_schedule() attributes {attn.config = #attn.config<mapping = "host", chip = "", block_m = 16, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "ping_pong", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tile sizes must be positive, got block_m = 0, block_n = 32}}
+func.func @config_block_m() attributes {attn.config = #attn.config<mapping = "host", chip = "", block_m = 0, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tile sizes must be positive, got block_m = 16, block_n = -32}}
+func.func @config_block_n() attributes {attn.config = #attn.config<mapping = "host", chip = "", block_m = 16, block_n = -32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{warps must be 0 on the host and positive on a GPU, got 4 for mapping host}}
+func.func @config_host_warps() attributes {attn.config = #attn.config<mapping = "host", chip = "", block_m = 16, block_n = 32, warps = 4, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{warps must be 0 on the host and positive on a GPU, got 0 for mapping mma.sync}}
+func.func @config_gpu_warps() attributes {attn.config = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 16, block_n = 32, warps = 0, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{warps must be 0 on the host and positive on a GPU, got -4 for mapping wgmma}}
+func.func @config_negative_warps() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 16, block_n = 32, warps = -4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{min_ctas_per_sm must be 0 on the host and positive on a GPU, got 1}}
+func.func @config_host_min_ctas() attributes {attn.config = #attn.config<mapping = "host", chip = "", block_m = 16, block_n = 32, warps = 0, min_ctas_per_sm = 1, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{min_ctas_per_sm must be 0 on the host and positive on a GPU, got 0}}
+func.func @config_gpu_min_ctas() attributes {attn.config = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 16, block_n = 32, warps = 4, min_ctas_per_sm = 0, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{schedule pv_in_flight needs mapping wgmma}}
+func.func @config_schedule_mapping() attributes {attn.config = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 16, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{schedule softmax_overlaps_pv needs mapping wgmma}}
+func.func @config_schedule_host() attributes {attn.config = #attn.config<mapping = "host", chip = "", block_m = 16, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "softmax_overlaps_pv", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+func.func @sdpa_key_element_type(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x8x64xbf16>) {
   // expected-error @+1 {{'key' (1x2x8x64xf16) must have the element type of 'query' (1x2x8x64xbf16)}}
-  attn.sdpa %q, %k, %q into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
   return
 }
 
 // -----
 
-func.func @sdpa_dynamic_head_dim(%q: memref<1x2x8x?xbf16>, %o: memref<1x2x8x64xbf16>) {
+func.func @sdpa_value_element_type(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x64xf32>, %o: memref<1x2x8x64xbf16>) {
+  // expected-error @+1 {{'value' (1x2x8x64xf32) must have the element type of 'query' (1x2x8x64xbf16)}}
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xf32> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_output_element_type(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x8x64xf16>) {
+  // expected-error @+1 {{'output' (1x2x8x64xf16) must have the element type of 'query' (1x2x8x64xbf16)}}
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_query_dynamic_head_dim(%q: memref<1x2x8x?xbf16>, %k: memref<1x2x8x?xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x8x64xbf16>) {
   // expected-error @+1 {{'query' (1x2x8x?xbf16) must have a static head dim}}
-  attn.sdpa %q, %q, %q into %o : memref<1x2x8x?xbf16>, memref<1x2x8x?xbf16>, memref<1x2x8x?xbf16> -> memref<1x2x8x64xbf16>
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x?xbf16>, memref<1x2x8x?xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
   return
 }
 
 // -----
 
-func.func @sdpa_value_dynamic_head_dim(%q: memref<1x2x8x64xbf16>, %v: memref<1x2x8x?xbf16>, %o: memref<1x2x8x64xbf16>) {
+func.func @sdpa_value_dynamic_head_dim(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x?xbf16>, %o: memref<1x2x8x64xbf16>) {
   // expected-error @+1 {{'value' (1x2x8x?xbf16) must have a static head dim}}
-  attn.sdpa %q, %q, %v into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x?xbf16> -> memref<1x2x8x64xbf16>
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x?xbf16> -> memref<1x2x8x64xbf16>
   return
 }
 
 // -----
 
-func.func @sdpa_key_head_dim(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x32xbf16>) {
+func.func @sdpa_key_head_dim(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x32xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x8x64xbf16>) {
   // expected-error @+1 {{'query' (1x2x8x64xbf16) has head dim 64 but 'key' (1x2x8x32xbf16) has 32}}
-  attn.sdpa %q, %k, %q into %q : memref<1x2x8x64xbf16>, memref<1x2x8x32xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x2x8x32xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
   return
 }
 
 // -----
 
-func.func @sdpa_output_head_dim(%q: memref<1x2x8x64xbf16>, %o: memref<1x2x8x32xbf16>) {
+func.func @sdpa_output_head_dim(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x8x32xbf16>) {
   // expected-error @+1 {{'value' (1x2x8x64xbf16) has head dim 64 but 'output' (1x2x8x32xbf16) has 32}}
-  attn.sdpa %q, %q, %q into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x32xbf16>
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x32xbf16>
   return
 }
 
 // -----
 
-func.func @sdpa_kv_length(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x16x64xbf16>, %v: memref<1x2x12x64xbf16>) {
+func.func @sdpa_kv_length(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x16x64xbf16>, %v: memref<1x2x12x64xbf16>, %o: memref<1x2x8x64xbf16>) {
   // expected-error @+1 {{'key' (1x2x16x64xbf16) has sequence length 16 but 'value' (1x2x12x64xbf16) has 12}}
-  attn.sdpa %q, %k, %v into %q : memref<1x2x8x64xbf16>, memref<1x2x16x64xbf16>, memref<1x2x12x64xbf16> -> memref<1x2x8x64xbf16>
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x2x16x64xbf16>, memref<1x2x12x64xbf16> -> memref<1x2x8x64xbf16>
   return
 }
 
 // -----
 
-func.func @sdpa_output_length(%q: memref<1x2x8x64xbf16>, %o: memref<1x2x9x64xbf16>) {
+func.func @sdpa_output_length(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x9x64xbf16>) {
   // expected-error @+1 {{'query' (1x2x8x64xbf16) has sequence length 8 but 'output' (1x2x9x64xbf16) has 9}}
-  attn.sdpa %q, %q, %q into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x9x64xbf16>
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x9x64xbf16>
   return
 }
 
 // -----
 
-func.func @sdpa_batch(%q: memref<1x2x8x64xbf16>, %k: memref<3x2x8x64xbf16>) {
+func.func @sdpa_output_heads(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x4x8x64xbf16>) {
+  // expected-error @+1 {{'query' (1x2x8x64xbf16) has head count 2 but 'output' (1x4x8x64xbf16) has 4}}
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x4x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_kv_heads(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<1x1x8x64xbf16>, %o: memref<1x2x8x64xbf16>) {
+  // expected-error @+1 {{'key' (1x2x8x64xbf16) has head count 2 but 'value' (1x1x8x64xbf16) has 1}}
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x1x8x64xbf16> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_key_batch(%q: memref<1x2x8x64xbf16>, %k: memref<3x2x8x64xbf16>, %v: memref<3x2x8x64xbf16>, %o: memref<1x2x8x64xbf16>) {
   // expected-error @+1 {{'query' (1x2x8x64xbf16) has batch 1 but 'key' (3x2x8x64xbf16) has 3}}
-  attn.sdpa %q, %k, %k into %q : memref<1x2x8x64xbf16>, memref<3x2x8x64xbf16>, memref<3x2x8x64xbf16> -> memref<1x2x8x64xbf16>
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<3x2x8x64xbf16>, memref<3x2x8x64xbf16> -> memref<1x2x8x64xbf16>
   return
 }
 
 // -----
 
-func.func @sdpa_heads(%q: memref<1x2x8x64xbf16>, %v: memref<1x4x8x64xbf16>) {
-  // expected-error @+1 {{'query' (1x2x8x64xbf16) has head count 2 but 'value' (1x4x8x64xbf16) has 4}}
-  attn.sdpa %q, %q, %v into %q : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x4x8x64xbf16> -> memref<1x2x8x64xbf16>
+func.func @sdpa_value_batch(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<2x2x8x64xbf16>, %o: memref<1x2x8x64xbf16>) {
+  // expected-error @+1 {{'query' (1x2x8x64xbf16) has batch 1 but 'value' (2x2x8x64xbf16) has 2}}
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<2x2x8x64xbf16> -> memref<1x2x8x64xbf16>
   return
 }
 
 // -----
 
-func.func @sdpa_lse_length(%q: memref<1x2x8x64xbf16>, %lse: memref<1x2x7xf32>) {
+func.func @sdpa_output_batch(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<2x2x8x64xbf16>) {
+  // expected-error @+1 {{'query' (1x2x8x64xbf16) has batch 1 but 'output' (2x2x8x64xbf16) has 2}}
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<2x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_gqa_divisibility(%q: memref<1x8x8x64xbf16>, %k: memref<1x3x8x64xbf16>, %v: memref<1x3x8x64xbf16>, %o: memref<1x8x8x64xbf16>) {
+  // expected-error @+1 {{'key' (1x3x8x64xbf16) has 3 heads, which must divide the 8 heads of 'query' (1x8x8x64xbf16)}}
+  attn.sdpa %q, %k, %v into %o : memref<1x8x8x64xbf16>, memref<1x3x8x64xbf16>, memref<1x3x8x64xbf16> -> memref<1x8x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_gqa_more_kv_heads(%q: memref<1x2x8x64xbf16>, %k: memref<1x4x8x64xbf16>, %v: memref<1x4x8x64xbf16>, %o: memref<1x2x8x64xbf16>) {
+  // expected-error @+1 {{'key' (1x4x8x64xbf16) has 4 heads, which must divide the 2 heads of 'query' (1x2x8x64xbf16)}}
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x4x8x64xbf16>, memref<1x4x8x64xbf16> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_gqa_zero_kv_heads(%q: memref<1x2x8x64xbf16>, %k: memref<1x0x8x64xbf16>, %v: memref<1x0x8x64xbf16>, %o: memref<1x2x8x64xbf16>) {
+  // expected-error @+1 {{'key' (1x0x8x64xbf16) has 0 heads, which must divide the 2 heads of 'query' (1x2x8x64xbf16)}}
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x0x8x64xbf16>, memref<1x0x8x64xbf16> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_lse_batch(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x8x64xbf16>, %lse: memref<2x2x8xf32>) {
+  // expected-error @+1 {{'query' (1x2x8x64xbf16) has batch 1 but 'lse' (2x2x8xf32) has 2}}
+  attn.sdpa %q, %k, %v into %o lse %lse : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>, memref<2x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_lse_heads(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x8x64xbf16>, %lse: memref<1x4x8xf32>) {
+  // expected-error @+1 {{'query' (1x2x8x64xbf16) has head count 2 but 'lse' (1x4x8xf32) has 4}}
+  attn.sdpa %q, %k, %v into %o lse %lse : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>, memref<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_lse_length(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x8x64xbf16>, %lse: memref<1x2x7xf32>) {
   // expected-error @+1 {{'query' (1x2x8x64xbf16) has sequence length 8 but 'lse' (1x2x7xf32) has 7}}
-  attn.sdpa %q, %q, %q into %q lse %lse : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>, memref<1x2x7xf32>
+  attn.sdpa %q, %k, %v into %o lse %lse : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>, memref<1x2x7xf32>
   return
 }
 
 // -----
 
-func.func @sdpa_inner_stride(%q: memref<1x2x8x64xbf16, strided<[1024, 512, 64, 2]>>, %o: memref<1x2x8x64xbf16>) {
+func.func @sdpa_query_inner_stride(%q: memref<1x2x8x64xbf16, strided<[1024, 512, 64, 2]>>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x8x64xbf16>) {
   // expected-error @+1 {{'query' (1x2x8x64xbf16, layout strided<[1024, 512, 64, 2]>) must have a unit innermost stride}}
-  attn.sdpa %q, %q, %q into %o : memref<1x2x8x64xbf16, strided<[1024, 512, 64, 2]>>, memref<1x2x8x64xbf16, strided<[1024, 512, 64, 2]>>, memref<1x2x8x64xbf16, strided<[1024, 512, 64, 2]>> -> memref<1x2x8x64xbf16>
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16, strided<[1024, 512, 64, 2]>>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
   return
 }
 
 // -----
 
-func.func @sdpa_rank(%q: memref<2x8x64xbf16>) {
+func.func @sdpa_key_inner_stride(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16, strided<[1024, 512, 64, 2]>>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x8x64xbf16>) {
+  // expected-error @+1 {{'key' (1x2x8x64xbf16, layout strided<[1024, 512, 64, 2]>) must have a unit innermost stride}}
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16, strided<[1024, 512, 64, 2]>>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_value_inner_stride(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x64xbf16, strided<[1024, 512, 64, 2]>>, %o: memref<1x2x8x64xbf16>) {
+  // expected-error @+1 {{'value' (1x2x8x64xbf16, layout strided<[1024, 512, 64, 2]>) must have a unit innermost stride}}
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16, strided<[1024, 512, 64, 2]>> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_output_inner_stride(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x8x64xbf16, strided<[1024, 512, 64, 2]>>) {
+  // expected-error @+1 {{'output' (1x2x8x64xbf16, layout strided<[1024, 512, 64, 2]>) must have a unit innermost stride}}
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16, strided<[1024, 512, 64, 2]>>
+  return
+}
+
+// -----
+
+func.func @sdpa_not_strided(%q: memref<1x2x8x64xbf16, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 floordiv 2, d3)>>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x8x64xbf16>) {
+  // expected-error @+1 {{'query' (1x2x8x64xbf16, layout affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 floordiv 2, d3)>) must have a unit innermost stride}}
+  attn.sdpa %q, %k, %v into %o : memref<1x2x8x64xbf16, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 floordiv 2, d3)>>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_rank(%q: memref<2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x8x64xbf16>) {
   // expected-error @+1 {{operand #0 must be 4D memref of bfloat16 type or 16-bit float or 32-bit float values}}
-  attn.sdpa %q, %q, %q into %q : memref<2x8x64xbf16>, memref<2x8x64xbf16>, memref<2x8x64xbf16> -> memref<2x8x64xbf16>
+  attn.sdpa %q, %k, %v into %o : memref<2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
   return
 }
 
 // -----
 
-func.func @sdpa_lse_type(%q: memref<1x2x8x64xbf16>, %lse: memref<1x2x8xbf16>) {
+func.func @sdpa_lse_type(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x8x64xbf16>, %lse: memref<1x2x8xbf16>) {
   // expected-error @+1 {{operand #4 must be 3D memref of 32-bit float values}}
-  attn.sdpa %q, %q, %q into %q lse %lse : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>, memref<1x2x8xbf16>
+  attn.sdpa %q, %k, %v into %o lse %lse : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>, memref<1x2x8xbf16>
   return
 }
 
 // -----
 
-func.func @grid_arguments(%n: index) {
-  // expected-error @+1 {{'attn.tile_grid' op body must take three index arguments (batch, head, query tile), got 2}}
+func.func @grid_argument_count(%n: index) {
+  // expected-error @+1 {{'attn.tile_grid' op body must take three index arguments (batch, head, query tile), got ('index', 'index')}}
   "attn.tile_grid"(%n, %n, %n) ({
   ^bb0(%a: index, %b: index):
   }) : (index, index, index) -> ()
@@ -116,7 +329,17 @@ func.func @grid_arguments(%n: index) {
 
 // -----
 
-func.func @grid_parse(%n: index) {
+func.func @grid_argument_type(%n: index) {
+  // expected-error @+1 {{'attn.tile_grid' op body must take three index arguments (batch, head, query tile), got ('index', 'index', 'i32')}}
+  "attn.tile_grid"(%n, %n, %n) ({
+  ^bb0(%a: index, %b: index, %c: i32):
+  }) : (index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @grid_parse_coordinates(%n: index) {
   // expected-error @+1 {{expected three coordinates (batch, head, tile)}}
   attn.tile_grid (%a, %b) in (%n, %n) {
   }
@@ -125,42 +348,9 @@ func.func @grid_parse(%n: index) {
 
 // -----
 
-func.func @kv_loop_dynamic(%n: index, %m: tensor<?xf32>, %a: tensor<16x64xf32>) {
-  // expected-error @+1 {{tile 'max' (?xf32) must have a static shape}}
-  %r:3 = "attn.kv_loop"(%n, %n, %n, %m, %m, %a) ({
-  ^bb0(%i: index, %x: tensor<?xf32>, %y: tensor<?xf32>, %z: tensor<16x64xf32>):
-    attn.yield %x, %y, %z : tensor<?xf32>, tensor<?xf32>, tensor<16x64xf32>
-  }) : (index, index, index, tensor<?xf32>, tensor<?xf32>, tensor<16x64xf32>) -> (tensor<?xf32>, tensor<?xf32>, tensor<16x64xf32>)
-  return
-}
-
-// -----
-
-func.func @kv_loop_rows(%n: index, %m: tensor<16xf32>, %a: tensor<32x64xf32>) {
-  // expected-error @+1 {{'max' (16xf32) has row count 16 but 'acc' (32x64xf32) has 32}}
-  %r:3 = attn.kv_loop %kv = %n to %n step %n iter_args(%x = %m, %y = %m, %z = %a) : tensor<16xf32>, tensor<32x64xf32> {
-    attn.yield %x, %y, %z : tensor<16xf32>, tensor<16xf32>, tensor<32x64xf32>
-  }
-  return
-}
-
-// -----
-
-func.func @kv_loop_block_args(%n: index, %m: tensor<16xf32>, %a: tensor<16x64xf32>) {
-  // expected-error @+1 {{body must take (index, max, sum, acc) arguments matching the iter_args}}
-  %r:3 = "attn.kv_loop"(%n, %n, %n, %m, %m, %a) ({
-  ^bb0(%i: index, %x: tensor<16xf32>, %y: tensor<16xf32>):
-    attn.yield %x, %y, %a : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
-  }) : (index, index, index, tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>)
-  return
-}
-
-// -----
-
-func.func @yield_types(%n: index, %m: tensor<16xf32>, %a: tensor<16x64xf32>) {
-  %r:3 = attn.kv_loop %kv = %n to %n step %n iter_args(%x = %m, %y = %m, %z = %a) : tensor<16xf32>, tensor<16x64xf32> {
-    // expected-error @+1 {{must yield (max, sum, acc) of types}}
-    attn.yield %x, %y : tensor<16xf32>, tensor<16xf32>
+func.func @grid_parse_bounds(%n: index) {
+  // expected-error @+1 {{expected three coordinates (batch, head, tile)}}
+  attn.tile_grid (%a, %b, %c) in (%n, %n, %n, %n) {
   }
   return
 }
@@ -169,7 +359,7 @@ func.func @yield_types(%n: index, %m: tensor<16xf32>, %a: tensor<16x64xf32>) {
 
 func.func @load_dynamic_tile(%src: memref<1x2x8x64xbf16>, %i: index) {
   // expected-error @+1 {{tile 'result' (?x64xbf16) must have a static shape}}
-  %t = attn.load_tile %src[%i, %i, %i] : memref<1x2x8x64xbf16> -> tensor<?x64xbf16>
+  %t = attn.load_tile %src[%i, %i, %i] bounds %i : memref<1x2x8x64xbf16> -> tensor<?x64xbf16>
   return
 }
 
@@ -177,7 +367,7 @@ func.func @load_dynamic_tile(%src: memref<1x2x8x64xbf16>, %i: index) {
 
 func.func @load_element_type(%src: memref<1x2x8x64xbf16>, %i: index) {
   // expected-error @+1 {{'result' (16x64xf16) must have the element type of 'source' (1x2x8x64xbf16)}}
-  %t = attn.load_tile %src[%i, %i, %i] : memref<1x2x8x64xbf16> -> tensor<16x64xf16>
+  %t = attn.load_tile %src[%i, %i, %i] bounds %i : memref<1x2x8x64xbf16> -> tensor<16x64xf16>
   return
 }
 
@@ -185,7 +375,7 @@ func.func @load_element_type(%src: memref<1x2x8x64xbf16>, %i: index) {
 
 func.func @load_source_dynamic_head_dim(%src: memref<1x2x8x?xbf16>, %i: index) {
   // expected-error @+1 {{'source' (1x2x8x?xbf16) must have a static head dim}}
-  %t = attn.load_tile %src[%i, %i, %i] : memref<1x2x8x?xbf16> -> tensor<16x64xbf16>
+  %t = attn.load_tile %src[%i, %i, %i] bounds %i : memref<1x2x8x?xbf16> -> tensor<16x64xbf16>
   return
 }
 
@@ -193,7 +383,7 @@ func.func @load_source_dynamic_head_dim(%src: memref<1x2x8x?xbf16>, %i: index) {
 
 func.func @load_head_dim(%src: memref<1x2x8x64xbf16>, %i: index) {
   // expected-error @+1 {{'source' (1x2x8x64xbf16) has head dim 64 but 'result' (16x32xbf16) has 32}}
-  %t = attn.load_tile %src[%i, %i, %i] : memref<1x2x8x64xbf16> -> tensor<16x32xbf16>
+  %t = attn.load_tile %src[%i, %i, %i] rows_per_head %i bounds %i : memref<1x2x8x64xbf16> -> tensor<16x32xbf16>
   return
 }
 
@@ -201,7 +391,15 @@ func.func @load_head_dim(%src: memref<1x2x8x64xbf16>, %i: index) {
 
 func.func @load_inner_stride(%src: memref<1x2x8x64xbf16, strided<[2048, 1024, 128, 2]>>, %i: index) {
   // expected-error @+1 {{'source' (1x2x8x64xbf16, layout strided<[2048, 1024, 128, 2]>) must have a unit innermost stride}}
-  %t = attn.load_tile %src[%i, %i, %i] : memref<1x2x8x64xbf16, strided<[2048, 1024, 128, 2]>> -> tensor<16x64xbf16>
+  %t = attn.load_tile %src[%i, %i, %i] bounds %i : memref<1x2x8x64xbf16, strided<[2048, 1024, 128, 2]>> -> tensor<16x64xbf16>
+  return
+}
+
+// -----
+
+func.func @load_result_rank(%src: memref<1x2x8x64xbf16>, %i: index) {
+  // expected-error @+1 {{result #0 must be 2D tensor of bfloat16 type or 16-bit float or 32-bit float values}}
+  %t = attn.load_tile %src[%i, %i, %i] bounds %i : memref<1x2x8x64xbf16> -> tensor<16xbf16>
   return
 }
 
@@ -209,15 +407,23 @@ func.func @load_inner_stride(%src: memref<1x2x8x64xbf16, strided<[2048, 1024, 12
 
 func.func @store_dynamic_tile(%t: tensor<?x64xbf16>, %dst: memref<1x2x8x64xbf16>, %i: index) {
   // expected-error @+1 {{tile 'tile' (?x64xbf16) must have a static shape}}
-  attn.store_tile %t, %dst[%i, %i, %i] : tensor<?x64xbf16>, memref<1x2x8x64xbf16>
+  attn.store_tile %t, %dst[%i, %i, %i] bounds %i : tensor<?x64xbf16>, memref<1x2x8x64xbf16>
   return
 }
 
 // -----
 
-func.func @store_rank(%t: tensor<16xf32>, %dst: memref<1x2x8x64xf32>, %i: index) {
+func.func @store_row_tile_rank(%t: tensor<16xf32>, %dst: memref<1x2x8x64xf32>, %i: index) {
   // expected-error @+1 {{'dest' (1x2x8x64xf32) must have rank 3 for a tile of rank 1 (16xf32)}}
-  attn.store_tile %t, %dst[%i, %i, %i] : tensor<16xf32>, memref<1x2x8x64xf32>
+  attn.store_tile %t, %dst[%i, %i, %i] bounds %i : tensor<16xf32>, memref<1x2x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @store_tile_rank(%t: tensor<16x64xf32>, %dst: memref<1x2x8xf32>, %i: index) {
+  // expected-error @+1 {{'dest' (1x2x8xf32) must have rank 4 for a tile of rank 2 (16x64xf32)}}
+  attn.store_tile %t, %dst[%i, %i, %i] rows_per_head %i bounds %i : tensor<16x64xf32>, memref<1x2x8xf32>
   return
 }
 
@@ -225,7 +431,15 @@ func.func @store_rank(%t: tensor<16xf32>, %dst: memref<1x2x8x64xf32>, %i: index)
 
 func.func @store_element_type(%t: tensor<16x64xf16>, %dst: memref<1x2x8x64xbf16>, %i: index) {
   // expected-error @+1 {{'tile' (16x64xf16) must have the element type of 'dest' (1x2x8x64xbf16)}}
-  attn.store_tile %t, %dst[%i, %i, %i] : tensor<16x64xf16>, memref<1x2x8x64xbf16>
+  attn.store_tile %t, %dst[%i, %i, %i] bounds %i : tensor<16x64xf16>, memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @store_row_tile_element_type(%t: tensor<16xbf16>, %dst: memref<1x2x8xf32>, %i: index) {
+  // expected-error @+1 {{'tile' (16xbf16) must have the element type of 'dest' (1x2x8xf32)}}
+  attn.store_tile %t, %dst[%i, %i, %i] bounds %i : tensor<16xbf16>, memref<1x2x8xf32>
   return
 }
 
@@ -233,7 +447,7 @@ func.func @store_element_type(%t: tensor<16x64xf16>, %dst: memref<1x2x8x64xbf16>
 
 func.func @store_head_dim(%t: tensor<16x32xbf16>, %dst: memref<1x2x8x64xbf16>, %i: index) {
   // expected-error @+1 {{'dest' (1x2x8x64xbf16) has head dim 64 but 'tile' (16x32xbf16) has 32}}
-  attn.store_tile %t, %dst[%i, %i, %i] : tensor<16x32xbf16>, memref<1x2x8x64xbf16>
+  attn.store_tile %t, %dst[%i, %i, %i] bounds %i : tensor<16x32xbf16>, memref<1x2x8x64xbf16>
   return
 }
 
@@ -241,23 +455,71 @@ func.func @store_head_dim(%t: tensor<16x32xbf16>, %dst: memref<1x2x8x64xbf16>, %
 
 func.func @store_inner_stride(%t: tensor<16x64xbf16>, %dst: memref<1x2x8x64xbf16, strided<[2048, 1024, 128, 2]>>, %i: index) {
   // expected-error @+1 {{'dest' (1x2x8x64xbf16, layout strided<[2048, 1024, 128, 2]>) must have a unit innermost stride}}
-  attn.store_tile %t, %dst[%i, %i, %i] : tensor<16x64xbf16>, memref<1x2x8x64xbf16, strided<[2048, 1024, 128, 2]>>
+  attn.store_tile %t, %dst[%i, %i, %i] bounds %i : tensor<16x64xbf16>, memref<1x2x8x64xbf16, strided<[2048, 1024, 128, 2]>>
   return
 }
 
 // -----
 
-func.func @online_attention_head_dim(%q: tensor<16x64xbf16>, %k: tensor<32x32xbf16>, %m: tensor<16xf32>, %a: tensor<16x32xf32>, %i: index, %s: f32) {
-  // expected-error @+1 {{'query' (16x64xbf16) has head dim 64 but 'key' (32x32xbf16) has 32}}
-  %r:3 = attn.online_attention %q, %k, %k, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<16x64xbf16>, tensor<32x32xbf16>, tensor<32x32xbf16>, tensor<16xf32>, tensor<16x32xf32>
+func.func @online_attention_query_static(%q: tensor<?x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>, %m: tensor<16xf32>, %a: tensor<16x64xf32>, %i: index, %s: f32) {
+  // expected-error @+1 {{tile 'query' (?x64xbf16) must have a static shape}}
+  %r:3 = attn.online_attention %q, %k, %v, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<?x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16xf32>, tensor<16x64xf32>
   return
 }
 
 // -----
 
-func.func @online_attention_element_type(%q: tensor<16x64xbf16>, %k: tensor<32x64xf16>, %m: tensor<16xf32>, %a: tensor<16x64xf32>, %i: index, %s: f32) {
+func.func @online_attention_key_static(%q: tensor<16x64xbf16>, %k: tensor<32x?xbf16>, %v: tensor<32x64xbf16>, %m: tensor<16xf32>, %a: tensor<16x64xf32>, %i: index, %s: f32) {
+  // expected-error @+1 {{tile 'key' (32x?xbf16) must have a static shape}}
+  %r:3 = attn.online_attention %q, %k, %v, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<16x64xbf16>, tensor<32x?xbf16>, tensor<32x64xbf16>, tensor<16xf32>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @online_attention_value_static(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<?x64xbf16>, %m: tensor<16xf32>, %a: tensor<16x64xf32>, %i: index, %s: f32) {
+  // expected-error @+1 {{tile 'value' (?x64xbf16) must have a static shape}}
+  %r:3 = attn.online_attention %q, %k, %v, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<?x64xbf16>, tensor<16xf32>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @online_attention_max_static(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>, %m: tensor<?xf32>, %a: tensor<16x64xf32>, %i: index, %s: f32) {
+  // expected-error @+1 {{tile 'max' (?xf32) must have a static shape}}
+  %r:3 = attn.online_attention %q, %k, %v, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<?xf32>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @online_attention_acc_static(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>, %m: tensor<16xf32>, %a: tensor<16x?xf32>, %i: index, %s: f32) {
+  // expected-error @+1 {{tile 'acc' (16x?xf32) must have a static shape}}
+  %r:3 = attn.online_attention %q, %k, %v, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16xf32>, tensor<16x?xf32>
+  return
+}
+
+// -----
+
+func.func @online_attention_key_element_type(%q: tensor<16x64xbf16>, %k: tensor<32x64xf16>, %v: tensor<32x64xf16>, %m: tensor<16xf32>, %a: tensor<16x64xf32>, %i: index, %s: f32) {
   // expected-error @+1 {{'key' (32x64xf16) must have the element type of 'query' (16x64xbf16)}}
-  %r:3 = attn.online_attention %q, %k, %k, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<16x64xbf16>, tensor<32x64xf16>, tensor<32x64xf16>, tensor<16xf32>, tensor<16x64xf32>
+  %r:3 = attn.online_attention %q, %k, %v, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<16x64xbf16>, tensor<32x64xf16>, tensor<32x64xf16>, tensor<16xf32>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @online_attention_value_element_type(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xf16>, %m: tensor<16xf32>, %a: tensor<16x64xf32>, %i: index, %s: f32) {
+  // expected-error @+1 {{'value' (32x64xf16) must have the element type of 'key' (32x64xbf16)}}
+  %r:3 = attn.online_attention %q, %k, %v, %m, %m, %a at [%i, %i] rows_per_head %i bounds [%i, %i] scale %s : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xf16>, tensor<16xf32>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @online_attention_head_dim(%q: tensor<16x64xbf16>, %k: tensor<32x32xbf16>, %v: tensor<32x32xbf16>, %m: tensor<16xf32>, %a: tensor<16x32xf32>, %i: index, %s: f32) {
+  // expected-error @+1 {{'query' (16x64xbf16) has head dim 64 but 'key' (32x32xbf16) has 32}}
+  %r:3 = attn.online_attention %q, %k, %v, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<16x64xbf16>, tensor<32x32xbf16>, tensor<32x32xbf16>, tensor<16xf32>, tensor<16x32xf32>
   return
 }
 
@@ -271,121 +533,57 @@ func.func @online_attention_kv_rows(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf1
 
 // -----
 
-func.func @online_attention_query_rows(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %m: tensor<8xf32>, %a: tensor<8x64xf32>, %i: index, %s: f32) {
+func.func @online_attention_query_rows(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>, %m: tensor<8xf32>, %a: tensor<8x64xf32>, %i: index, %s: f32) {
   // expected-error @+1 {{'query' (16x64xbf16) has row count 16 but 'max' (8xf32) has 8}}
-  %r:3 = attn.online_attention %q, %k, %k, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<8xf32>, tensor<8x64xf32>
+  %r:3 = attn.online_attention %q, %k, %v, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<8xf32>, tensor<8x64xf32>
   return
 }
 
 // -----
 
-func.func @online_attention_acc_rows(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %m: tensor<16xf32>, %a: tensor<8x64xf32>, %i: index, %s: f32) {
+func.func @online_attention_acc_rows(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>, %m: tensor<16xf32>, %a: tensor<8x64xf32>, %i: index, %s: f32) {
   // expected-error @+1 {{'max' (16xf32) has row count 16 but 'acc' (8x64xf32) has 8}}
-  %r:3 = attn.online_attention %q, %k, %k, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16xf32>, tensor<8x64xf32>
+  %r:3 = attn.online_attention %q, %k, %v, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16xf32>, tensor<8x64xf32>
   return
 }
 
 // -----
 
-func.func @online_attention_acc_dim(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %m: tensor<16xf32>, %a: tensor<16x32xf32>, %i: index, %s: f32) {
+func.func @online_attention_acc_head_dim(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>, %m: tensor<16xf32>, %a: tensor<16x32xf32>, %i: index, %s: f32) {
   // expected-error @+1 {{'value' (32x64xbf16) has head dim 64 but 'acc' (16x32xf32) has 32}}
-  %r:3 = attn.online_attention %q, %k, %k, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16xf32>, tensor<16x32xf32>
+  %r:3 = attn.online_attention %q, %k, %v, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16xf32>, tensor<16x32xf32>
   return
 }
 
 // -----
 
-func.func @online_attention_static(%q: tensor<?x64xbf16>, %k: tensor<32x64xbf16>, %m: tensor<16xf32>, %a: tensor<16x64xf32>, %i: index, %s: f32) {
-  // expected-error @+1 {{tile 'query' (?x64xbf16) must have a static shape}}
-  %r:3 = attn.online_attention %q, %k, %k, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<?x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16xf32>, tensor<16x64xf32>
+func.func @online_attention_acc_type(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>, %m: tensor<16xf32>, %a: tensor<16x64xbf16>, %i: index, %s: f32) {
+  // expected-error @+1 {{operand #5 must be 2D tensor of 32-bit float values}}
+  %r:3 = attn.online_attention %q, %k, %v, %m, %m, %a at [%i, %i] bounds [%i, %i] scale %s : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16xf32>, tensor<16x64xbf16>
   return
 }
 
 // -----
 
-func.func @qk_rows(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %s: f32) {
-  // expected-error @+1 {{'query' (16x64xbf16) has row count 16 but 'scores' (8x32xf32) has 8}}
-  %r = attn.qk %q, %k scale %s : tensor<16x64xbf16>, tensor<32x64xbf16> -> tensor<8x32xf32>
+func.func @finalize_max_static(%a: tensor<16x64xf32>, %m: tensor<?xf32>) {
+  // expected-error @+1 {{tile 'max' (?xf32) must have a static shape}}
+  %o, %l = attn.finalize %a, %m, %m : tensor<16x64xf32>, tensor<?xf32> -> tensor<16x64xbf16>
   return
 }
 
 // -----
 
-func.func @qk_columns(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %s: f32) {
-  // expected-error @+1 {{'key' (32x64xbf16) has column count 32 but 'scores' (16x16xf32) has 16}}
-  %r = attn.qk %q, %k scale %s : tensor<16x64xbf16>, tensor<32x64xbf16> -> tensor<16x16xf32>
+func.func @finalize_acc_static(%a: tensor<16x?xf32>, %m: tensor<16xf32>) {
+  // expected-error @+1 {{tile 'acc' (16x?xf32) must have a static shape}}
+  %o, %l = attn.finalize %a, %m, %m : tensor<16x?xf32>, tensor<16xf32> -> tensor<16x64xbf16>
   return
 }
 
 // -----
 
-func.func @qk_static(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %s: f32) {
-  // expected-error @+1 {{tile 'scores' (16x?xf32) must have a static shape}}
-  %r = attn.qk %q, %k scale %s : tensor<16x64xbf16>, tensor<32x64xbf16> -> tensor<16x?xf32>
-  return
-}
-
-// -----
-
-func.func @softmax_rows(%s: tensor<16x32xf32>, %m: tensor<8xf32>) {
-  // expected-error @+1 {{'scores' (16x32xf32) has row count 16 but 'max' (8xf32) has 8}}
-  %p, %m1, %l1, %a = attn.online_softmax %s, %m, %m : tensor<16x32xf32>, tensor<8xf32> -> tensor<16x32xbf16>
-  return
-}
-
-// -----
-
-func.func @softmax_probs_shape(%s: tensor<16x32xf32>, %m: tensor<16xf32>) {
-  // expected-error @+1 {{'probs' (16x16xbf16) must have the shape of 'scores' (16x32xf32)}}
-  %p, %m1, %l1, %a = attn.online_softmax %s, %m, %m : tensor<16x32xf32>, tensor<16xf32> -> tensor<16x16xbf16>
-  return
-}
-
-// -----
-
-func.func @softmax_static(%s: tensor<16x?xf32>, %m: tensor<16xf32>) {
-  // expected-error @+1 {{tile 'scores' (16x?xf32) must have a static shape}}
-  %p, %m1, %l1, %a = attn.online_softmax %s, %m, %m : tensor<16x?xf32>, tensor<16xf32> -> tensor<16x32xbf16>
-  return
-}
-
-// -----
-
-func.func @pv_element_type(%p: tensor<16x32xf16>, %v: tensor<32x64xbf16>, %a: tensor<16x64xf32>, %al: tensor<16xf32>) {
-  // expected-error @+1 {{'probs' (16x32xf16) must have the element type of 'value' (32x64xbf16)}}
-  %r = attn.pv %p, %v, %a, %al : tensor<16x32xf16>, tensor<32x64xbf16>, tensor<16x64xf32>, tensor<16xf32>
-  return
-}
-
-// -----
-
-func.func @pv_rows(%p: tensor<8x32xbf16>, %v: tensor<32x64xbf16>, %a: tensor<16x64xf32>, %al: tensor<16xf32>) {
-  // expected-error @+1 {{'probs' (8x32xbf16) has row count 8 but 'acc' (16x64xf32) has 16}}
-  %r = attn.pv %p, %v, %a, %al : tensor<8x32xbf16>, tensor<32x64xbf16>, tensor<16x64xf32>, tensor<16xf32>
-  return
-}
-
-// -----
-
-func.func @pv_keys(%p: tensor<16x16xbf16>, %v: tensor<32x64xbf16>, %a: tensor<16x64xf32>, %al: tensor<16xf32>) {
-  // expected-error @+1 {{'probs' (16x16xbf16) has key count 16 but 'value' (32x64xbf16) has 32}}
-  %r = attn.pv %p, %v, %a, %al : tensor<16x16xbf16>, tensor<32x64xbf16>, tensor<16x64xf32>, tensor<16xf32>
-  return
-}
-
-// -----
-
-func.func @pv_head_dim(%p: tensor<16x32xbf16>, %v: tensor<32x64xbf16>, %a: tensor<16x32xf32>, %al: tensor<16xf32>) {
-  // expected-error @+1 {{'value' (32x64xbf16) has head dim 64 but 'acc' (16x32xf32) has 32}}
-  %r = attn.pv %p, %v, %a, %al : tensor<16x32xbf16>, tensor<32x64xbf16>, tensor<16x32xf32>, tensor<16xf32>
-  return
-}
-
-// -----
-
-func.func @pv_alpha_rows(%p: tensor<16x32xbf16>, %v: tensor<32x64xbf16>, %a: tensor<16x64xf32>, %al: tensor<8xf32>) {
-  // expected-error @+1 {{'alpha' (8xf32) has row count 8 but 'acc' (16x64xf32) has 16}}
-  %r = attn.pv %p, %v, %a, %al : tensor<16x32xbf16>, tensor<32x64xbf16>, tensor<16x64xf32>, tensor<8xf32>
+func.func @finalize_rows(%a: tensor<16x64xf32>, %m: tensor<8xf32>) {
+  // expected-error @+1 {{'max' (8xf32) has row count 8 but 'acc' (16x64xf32) has 16}}
+  %o, %l = attn.finalize %a, %m, %m : tensor<16x64xf32>, tensor<8xf32> -> tensor<16x64xbf16>
   return
 }
 
@@ -399,8 +597,377 @@ func.func @finalize_output_shape(%a: tensor<16x64xf32>, %m: tensor<16xf32>) {
 
 // -----
 
-func.func @finalize_rows(%a: tensor<16x64xf32>, %m: tensor<8xf32>) {
-  // expected-error @+1 {{'max' (8xf32) has row count 8 but 'acc' (16x64xf32) has 16}}
-  %o, %l = attn.finalize %a, %m, %m : tensor<16x64xf32>, tensor<8xf32> -> tensor<16x64xbf16>
+func.func @finalize_output_dynamic(%a: tensor<16x64xf32>, %m: tensor<16xf32>) {
+  // expected-error @+1 {{'output' (16x?xbf16) must have the shape of 'acc' (16x64xf32)}}
+  %o, %l = attn.finalize %a, %m, %m : tensor<16x64xf32>, tensor<16xf32> -> tensor<16x?xbf16>
   return
+}
+
+// -----
+
+func.func @matmul_lhs_static(%l: tensor<?x128xbf16>, %r: tensor<128x32xbf16>, %a: tensor<64x32xf32>) {
+  // expected-error @+1 {{tile 'lhs' (?x128xbf16) must have a static shape}}
+  %0 = attn.matmul %l, %r, %a : tensor<?x128xbf16>, tensor<128x32xbf16>, tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_rhs_static(%l: tensor<64x128xbf16>, %r: tensor<128x?xbf16>, %a: tensor<64x32xf32>) {
+  // expected-error @+1 {{tile 'rhs' (128x?xbf16) must have a static shape}}
+  %0 = attn.matmul %l, %r, %a : tensor<64x128xbf16>, tensor<128x?xbf16>, tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_acc_static(%l: tensor<64x128xbf16>, %r: tensor<128x32xbf16>, %a: tensor<64x?xf32>) {
+  // expected-error @+1 {{tile 'acc' (64x?xf32) must have a static shape}}
+  %0 = attn.matmul %l, %r, %a : tensor<64x128xbf16>, tensor<128x32xbf16>, tensor<64x?xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_element_type(%l: tensor<64x128xbf16>, %r: tensor<128x32xf16>, %a: tensor<64x32xf32>) {
+  // expected-error @+1 {{'rhs' (128x32xf16) must have the element type of 'lhs' (64x128xbf16)}}
+  %0 = attn.matmul %l, %r, %a : tensor<64x128xbf16>, tensor<128x32xf16>, tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_acc_type(%l: tensor<64x128xbf16>, %r: tensor<128x32xbf16>, %a: tensor<64x32xbf16>) {
+  // expected-error @+1 {{operand #2 must be 2D tensor of 32-bit float values}}
+  %0 = attn.matmul %l, %r, %a : tensor<64x128xbf16>, tensor<128x32xbf16>, tensor<64x32xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_reduction(%l: tensor<64x128xbf16>, %r: tensor<64x32xbf16>, %a: tensor<64x32xf32>) {
+  // expected-error @+1 {{'lhs' (64x128xbf16) has reduction size 128 but 'rhs' (64x32xbf16) has 64}}
+  %0 = attn.matmul %l, %r, %a : tensor<64x128xbf16>, tensor<64x32xbf16>, tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_rows(%l: tensor<64x128xbf16>, %r: tensor<128x32xbf16>, %a: tensor<32x32xf32>) {
+  // expected-error @+1 {{'lhs' (64x128xbf16) has row count 64 but 'acc' (32x32xf32) has 32}}
+  %0 = attn.matmul %l, %r, %a : tensor<64x128xbf16>, tensor<128x32xbf16>, tensor<32x32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_columns(%l: tensor<64x128xbf16>, %r: tensor<128x32xbf16>, %a: tensor<64x64xf32>) {
+  // expected-error @+1 {{'rhs' (128x32xbf16) has column count 32 but 'acc' (64x64xf32) has 64}}
+  %0 = attn.matmul %l, %r, %a : tensor<64x128xbf16>, tensor<128x32xbf16>, tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_rhs_t_reduction(%l: tensor<64x128xbf16>, %r: tensor<32x64xbf16>, %a: tensor<64x32xf32>) {
+  // expected-error @+1 {{'lhs' (64x128xbf16) has reduction size 128 but 'rhs' (32x64xbf16) has 64}}
+  %0 = attn.matmul %l, %r, %a transpose_rhs : tensor<64x128xbf16>, tensor<32x64xbf16>, tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_rhs_t_rows(%l: tensor<64x128xbf16>, %r: tensor<32x128xbf16>, %a: tensor<128x32xf32>) {
+  // expected-error @+1 {{'lhs' (64x128xbf16) has row count 64 but 'acc' (128x32xf32) has 128}}
+  %0 = attn.matmul %l, %r, %a transpose_rhs : tensor<64x128xbf16>, tensor<32x128xbf16>, tensor<128x32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_rhs_t_columns(%l: tensor<64x128xbf16>, %r: tensor<32x128xbf16>, %a: tensor<64x128xf32>) {
+  // expected-error @+1 {{'rhs' (32x128xbf16) has column count 32 but 'acc' (64x128xf32) has 128}}
+  %0 = attn.matmul %l, %r, %a transpose_rhs : tensor<64x128xbf16>, tensor<32x128xbf16>, tensor<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_lhs_t_reduction(%l: tensor<128x64xbf16>, %r: tensor<64x32xbf16>, %a: tensor<64x32xf32>) {
+  // expected-error @+1 {{'lhs' (128x64xbf16) has reduction size 128 but 'rhs' (64x32xbf16) has 64}}
+  %0 = attn.matmul %l, %r, %a transpose_lhs : tensor<128x64xbf16>, tensor<64x32xbf16>, tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_lhs_t_rows(%l: tensor<128x64xbf16>, %r: tensor<128x32xbf16>, %a: tensor<128x32xf32>) {
+  // expected-error @+1 {{'lhs' (128x64xbf16) has row count 64 but 'acc' (128x32xf32) has 128}}
+  %0 = attn.matmul %l, %r, %a transpose_lhs : tensor<128x64xbf16>, tensor<128x32xbf16>, tensor<128x32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_lhs_t_columns(%l: tensor<128x64xbf16>, %r: tensor<128x32xbf16>, %a: tensor<64x128xf32>) {
+  // expected-error @+1 {{'rhs' (128x32xbf16) has column count 32 but 'acc' (64x128xf32) has 128}}
+  %0 = attn.matmul %l, %r, %a transpose_lhs : tensor<128x64xbf16>, tensor<128x32xbf16>, tensor<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_both_t_reduction(%l: tensor<128x64xbf16>, %r: tensor<32x64xbf16>, %a: tensor<64x32xf32>) {
+  // expected-error @+1 {{'lhs' (128x64xbf16) has reduction size 128 but 'rhs' (32x64xbf16) has 64}}
+  %0 = attn.matmul %l, %r, %a transpose_lhs transpose_rhs : tensor<128x64xbf16>, tensor<32x64xbf16>, tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_both_t_rows(%l: tensor<128x64xbf16>, %r: tensor<32x128xbf16>, %a: tensor<128x32xf32>) {
+  // expected-error @+1 {{'lhs' (128x64xbf16) has row count 64 but 'acc' (128x32xf32) has 128}}
+  %0 = attn.matmul %l, %r, %a transpose_lhs transpose_rhs : tensor<128x64xbf16>, tensor<32x128xbf16>, tensor<128x32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_both_t_columns(%l: tensor<128x64xbf16>, %r: tensor<32x128xbf16>, %a: tensor<64x128xf32>) {
+  // expected-error @+1 {{'rhs' (32x128xbf16) has column count 32 but 'acc' (64x128xf32) has 128}}
+  %0 = attn.matmul %l, %r, %a transpose_lhs transpose_rhs : tensor<128x64xbf16>, tensor<32x128xbf16>, tensor<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @map_result_static() {
+  // expected-error @+1 {{tile 'result' (?x32xf32) must have a static shape}}
+  %0 = attn.map -> tensor<?x32xf32> {
+  ^bb0(%i: index, %j: index):
+    %c = arith.constant 0.0 : f32
+    attn.yield %c : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_offset_count(%i: index) {
+  // expected-error @+1 {{takes 2 offsets for a rank-2 result (64x32xf32), got 1}}
+  %0 = attn.map at [%i] -> tensor<64x32xf32> {
+  ^bb0(%r: index, %c: index):
+    %z = arith.constant 0.0 : f32
+    attn.yield %z : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_offset_count_1d(%i: index) {
+  // expected-error @+1 {{takes 1 offsets for a rank-1 result (64xf32), got 2}}
+  %0 = attn.map at [%i, %i] -> tensor<64xf32> {
+  ^bb0(%r: index):
+    %z = arith.constant 0.0 : f32
+    attn.yield %z : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_input_static(%t: tensor<64x?xf32>) {
+  // expected-error @+1 {{tile 'input #0' (64x?xf32) must have a static shape}}
+  %0 = attn.map(%t : tensor<64x?xf32>) -> tensor<64x32xf32> {
+  ^bb0(%r: index, %c: index, %x: f32):
+    attn.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_input_shape(%s: tensor<64x32xf32>, %t: tensor<64x16xf32>) {
+  // expected-error @+1 {{'input #1' (64x16xf32) must have the shape of the result (64x32xf32) or be a row tile of 64 elements}}
+  %0 = attn.map(%s, %t : tensor<64x32xf32>, tensor<64x16xf32>) -> tensor<64x32xf32> {
+  ^bb0(%r: index, %c: index, %x: f32, %y: f32):
+    attn.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_row_tile_length(%s: tensor<64x32xf32>, %m: tensor<32xf32>) {
+  // expected-error @+1 {{'input #1' (32xf32) must have the shape of the result (64x32xf32) or be a row tile of 64 elements}}
+  %0 = attn.map(%s, %m : tensor<64x32xf32>, tensor<32xf32>) -> tensor<64x32xf32> {
+  ^bb0(%r: index, %c: index, %x: f32, %y: f32):
+    attn.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_1d_input_shape(%m: tensor<32xf32>) {
+  // expected-error @+1 {{'input #0' (32xf32) must have the shape of the result (64xf32) or be a row tile of 64 elements}}
+  %0 = attn.map(%m : tensor<32xf32>) -> tensor<64xf32> {
+  ^bb0(%r: index, %x: f32):
+    attn.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_1d_no_broadcast(%s: tensor<64x1xf32>) {
+  // expected-error @+1 {{'input #0' (64x1xf32) must have the shape of the result (64xf32) or be a row tile of 64 elements}}
+  %0 = attn.map(%s : tensor<64x1xf32>) -> tensor<64xf32> {
+  ^bb0(%r: index, %x: f32):
+    attn.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_result_rank() {
+  // expected-error @+1 {{result #0 must be 1D/2D tensor of any type values, but got 'tensor<4x4x4xf32>'}}
+  %0 = attn.map -> tensor<4x4x4xf32> {
+  ^bb0(%r: index, %c: index, %d: index):
+    %z = arith.constant 0.0 : f32
+    attn.yield %z : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_body_arity(%s: tensor<64x32xf32>) {
+  // expected-error @+1 {{body must take 2 index coordinates and one scalar per input: ('index', 'index', 'f32'), got ('index', 'f32')}}
+  %0 = attn.map(%s : tensor<64x32xf32>) -> tensor<64x32xf32> {
+  ^bb0(%r: index, %x: f32):
+    attn.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_body_types(%s: tensor<64x32xbf16>, %m: tensor<64xf32>) {
+  // expected-error @+1 {{body must take 2 index coordinates and one scalar per input: ('index', 'index', 'bf16', 'f32'), got ('index', 'index', 'f32', 'f32')}}
+  %0 = attn.map(%s, %m : tensor<64x32xbf16>, tensor<64xf32>) -> tensor<64x32xf32> {
+  ^bb0(%r: index, %c: index, %x: f32, %y: f32):
+    attn.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_body_coordinate_type() {
+  // expected-error @+1 {{body must take 1 index coordinates and one scalar per input: ('index'), got ('i32')}}
+  %0 = attn.map -> tensor<64xi32> {
+  ^bb0(%r: i32):
+    attn.yield %r : i32
+  }
+  return
+}
+
+// -----
+
+func.func @map_yield_type(%s: tensor<64x32xf32>) {
+  // expected-error @+1 {{body must yield one 'bf16' (the result's element type)}}
+  %0 = attn.map(%s : tensor<64x32xf32>) -> tensor<64x32xbf16> {
+  ^bb0(%r: index, %c: index, %x: f32):
+    attn.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_foreign_terminator() {
+  // expected-error @+1 {{body must yield one 'f32' (the result's element type)}}
+  %0 = attn.map -> tensor<64xf32> {
+  ^bb0(%r: index):
+    llvm.unreachable
+  }
+  return
+}
+
+// -----
+
+func.func @map_impure_body(%buf: memref<f32>) {
+  %0 = attn.map -> tensor<64xf32> {
+  ^bb0(%r: index):
+    // expected-error @+1 {{'memref.load' op has memory effects, but an attn.map body must be pure}}
+    %x = memref.load %buf[] : memref<f32>
+    attn.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_rows(%s: tensor<64x32xf32>, %m: tensor<32xf32>) {
+  // expected-error @+1 {{'tile' (64x32xf32) has row count 64 but 'init' (32xf32) has 32}}
+  %0 = attn.reduce <max> %s, %m : tensor<64x32xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_tile_static(%s: tensor<?x32xf32>, %m: tensor<64xf32>) {
+  // expected-error @+1 {{tile 'tile' (?x32xf32) must have a static shape}}
+  %0 = attn.reduce <add> %s, %m : tensor<?x32xf32>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_init_static(%s: tensor<64x32xf32>, %m: tensor<?xf32>) {
+  // expected-error @+1 {{tile 'init' (?xf32) must have a static shape}}
+  %0 = attn.reduce <add> %s, %m : tensor<64x32xf32>, tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_kind(%s: tensor<64x32xf32>, %m: tensor<64xf32>) {
+  // expected-error @+2 {{expected ::mlir::attn::ReduceKind to be one of: max, add}}
+  // expected-error @+1 {{failed to parse Attn_ReduceKindAttr parameter 'value'}}
+  %0 = attn.reduce <min> %s, %m : tensor<64x32xf32>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @yield_two() {
+  %0 = attn.map -> tensor<64xf32> {
+  ^bb0(%r: index):
+    %z = arith.constant 0.0 : f32
+    // expected-error @+1 {{'attn.yield' op must yield one value, got 2}}
+    attn.yield %z, %z : f32, f32
+  }
+  return
+}
+
+// -----
+
+func.func @yield_none() {
+  %0 = attn.map -> tensor<64xf32> {
+  ^bb0(%r: index):
+    // expected-error @+1 {{'attn.yield' op must yield one value, got 0}}
+    attn.yield
+  }
+  return
+}
+
+// -----
+
+func.func @yield_parent(%x: f32) {
+  // expected-error @+1 {{'attn.yield' op expects parent op 'attn.map'}}
+  attn.yield %x : f32
 }

@@ -30,6 +30,10 @@ std::pair<Value, Value> getPackedRowPosition(OpBuilder &b, Location loc,
                                              Value head, Value row,
                                              Value rowsPerHead);
 
+/// Whether `tile` is a constant tile of +0.0 (a product starting from zero,
+/// a sum that can start anywhere).
+bool isZeroTile(Value tile);
+
 } // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_H

@@ -176,7 +176,7 @@ def AttnNV_AllocSharedOp : AttnNV_Op<"alloc_shared"> {
   }];
   let arguments = (ins OptionalAttr<I64Attr>:$offset);
   let results = (outs AttnNV_AnySmem:$buffer);
-  let assemblyFormat = "attr-dict `:` type($buffer)";
+  let assemblyFormat = "attr-dict `:` qualified(type($buffer))";
   let hasVerifier = 1;
 }
 
@@ -194,7 +194,8 @@ def AttnNV_SlotOp : AttnNV_Op<"slot", [Pure]> {
   let arguments = (ins AttnNV_AnySmem:$buffer, Index:$index);
   let results = (outs AttnNV_AnySmem:$tile);
   let assemblyFormat = [{
-    $buffer `[` $index `]` attr-dict `:` type($buffer) `->` type($tile)
+    $buffer `[` $index `]` attr-dict `:` qualified(type($buffer)) `->`
+    qualified(type($tile))
   }];
   let hasVerifier = 1;
 }
@@ -222,7 +223,7 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async"> {
   let assemblyFormat = [{
     $source `[` $batch `,` $head `,` $row `]`
     (`rows_per_head` $rowsPerHead^)? `bounds` $bound `into` $dest
-    attr-dict `:` type($source) `,` type($dest)
+    attr-dict `:` type($source) `,` qualified(type($dest))
   }];
   let hasVerifier = 1;
 }
@@ -241,7 +242,7 @@ def AttnNV_LoadOperandOp : AttnNV_Op<"load_operand"> {
   }];
   let arguments = (ins Arg<AttnNV_AnySmem, "tile", [MemRead]>:$source);
   let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` type($result)";
   let hasVerifier = 1;
 }
 
@@ -296,7 +297,7 @@ def AttnNV_MmaOp : AttnNV_Op<"mma", [AllTypesMatch<["acc", "result"]>]> {
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` $acc (`transpose_rhs` $transposeRhs^)? attr-dict
-    `:` type($lhs) `,` type($rhs) `,` type($acc)
+    `:` qualified(type($lhs)) `,` qualified(type($rhs)) `,` type($acc)
   }];
   let hasVerifier = 1;
 }
@@ -328,7 +329,7 @@ def AttnNV_WgmmaOp : AttnNV_Op<"wgmma", [AllTypesMatch<["acc", "result"]>]> {
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` $acc (`transpose_rhs` $transposeRhs^)? attr-dict
-    `:` type($lhs) `,` type($rhs) `,` type($acc)
+    `:` qualified(type($lhs)) `,` qualified(type($rhs)) `,` type($acc)
   }];
   let hasVerifier = 1;
 }

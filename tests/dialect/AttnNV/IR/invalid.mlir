@@ -1,0 +1,707 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+// One test per verifier constraint of the attn_nv dialect: the layouts'
+// verifyEncoding (AttnNVDialect.cpp), !attn_nv.smem's parser and verifier,
+// then the op verifiers in the order of AttnNVOps.cpp.
+
+// expected-error @+1 {{#attn_nv.acc needs a 2-D tile}}
+func.func @acc_rank(%x: tensor<64xf32, #attn_nv.acc<warps = 4>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn_nv.acc needs a positive warp count, got 0}}
+func.func @acc_warps(%x: tensor<64x64xf32, #attn_nv.acc<warps = 0>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn_nv.acc needs rows in whole 16-row tiles for each of 4 warps, got shape 32}}
+func.func @acc_rows(%x: tensor<32x64xf32, #attn_nv.acc<warps = 4>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn_nv.acc needs rows in whole 16-row tiles for each of 1 warps, got shape 24}}
+func.func @acc_rows_not_16(%x: tensor<24x64xf32, #attn_nv.acc<warps = 1>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn_nv.acc distributes static tiles only}}
+func.func @acc_dynamic_rows(%x: tensor<?x64xf32, #attn_nv.acc<warps = 4>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn_nv.acc needs columns in 8-column blocks, got 12}}
+func.func @acc_columns(%x: tensor<64x12xf32, #attn_nv.acc<warps = 4>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn_nv.rows needs a 1-D tile}}
+func.func @rows_rank(%x: tensor<64x64xf32, #attn_nv.rows<warps = 4>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn_nv.rows needs a positive warp count, got -4}}
+func.func @rows_warps(%x: tensor<64xf32, #attn_nv.rows<warps = -4, partial = true>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn_nv.rows needs rows in whole 16-row tiles for each of 8 warps, got shape 64}}
+func.func @rows_rows(%x: tensor<64xf32, #attn_nv.rows<warps = 8>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn_nv.operand_a needs a 2-D tile}}
+func.func @operand_a_rank(%x: tensor<64xbf16, #attn_nv.operand_a<warps = 4>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn_nv.operand_a holds bf16 or f16, got 'f32'}}
+func.func @operand_a_element_type(%x: tensor<64x64xf32, #attn_nv.operand_a<warps = 4>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn_nv.operand_a needs a positive warp count, got 0}}
+func.func @operand_a_warps(%x: tensor<64x64xbf16, #attn_nv.operand_a<warps = 0>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn_nv.operand_a needs rows in whole 16-row tiles for each of 4 warps, got shape 48}}
+func.func @operand_a_rows(%x: tensor<48x64xf16, #attn_nv.operand_a<warps = 4>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn_nv.operand_a needs columns in 8-column halves of 16-column k blocks, got 20}}
+func.func @operand_a_columns(%x: tensor<64x20xbf16, #attn_nv.operand_a<warps = 4>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{!attn_nv.smem is a tile (R×C) or stages of tiles (S×R×C), got rank 1}}
+func.func @smem_rank_1(%x: !attn_nv.smem<64xbf16, padded>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{!attn_nv.smem is a tile (R×C) or stages of tiles (S×R×C), got rank 4}}
+func.func @smem_rank_4(%x: !attn_nv.smem<2x2x64x64xbf16, padded>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{!attn_nv.smem needs positive sizes}}
+func.func @smem_sizes(%x: !attn_nv.smem<0x64x64xbf16, swizzle_128b>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{!attn_nv.smem holds bf16 or f16 tiles, got 'f32'}}
+func.func @smem_element_type(%x: !attn_nv.smem<64x64xf32, padded>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{!attn_nv.smem rows are copied in 16-byte pieces: columns must be a multiple of 8, got 36}}
+func.func @smem_columns(%x: !attn_nv.smem<64x36xbf16, padded>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{swizzle_128b stores 64-column blocks: columns must be a multiple of 64, got 96}}
+func.func @smem_swizzle_columns(%x: !attn_nv.smem<2x64x96xf16, swizzle_128b>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected a shared layout (padded, swizzle_128b), got 'swizzle_64b'}}
+func.func @smem_layout_keyword(%x: !attn_nv.smem<64x64xbf16, swizzle_64b>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected a shared layout (padded, swizzle_128b), got 'Padded'}}
+func.func @smem_layout_string(%x: !attn_nv.smem<64x64xbf16, "Padded">) {
+  return
+}
+
+// -----
+
+func.func @alloc_offset() {
+  // expected-error @+1 {{'attn_nv.alloc_shared' op offset must not be negative, got -1024}}
+  %0 = attn_nv.alloc_shared {offset = -1024} : !attn_nv.smem<64x64xbf16, padded>
+  return
+}
+
+// -----
+
+func.func @alloc_result_type() {
+  // expected-error @+1 {{'attn_nv.alloc_shared' op result #0 must be shared-memory tile, but got 'memref<64x64xbf16, 3>'}}
+  %0 = "attn_nv.alloc_shared"() : () -> memref<64x64xbf16, 3>
+  return
+}
+
+// -----
+
+func.func @slot_unstaged(%b: !attn_nv.smem<64x64xbf16, padded>, %i: index) {
+  // expected-error @+1 {{'attn_nv.slot' op needs a staged (S×R×C) buffer, got '!attn_nv.smem<64x64xbf16, padded>'}}
+  %0 = attn_nv.slot %b[%i] : !attn_nv.smem<64x64xbf16, padded> -> !attn_nv.smem<64x64xbf16, padded>
+  return
+}
+
+// -----
+
+func.func @slot_result_shape(%b: !attn_nv.smem<2x64x64xbf16, padded>, %i: index) {
+  // expected-error @+1 {{'attn_nv.slot' op result must be '!attn_nv.smem<64x64xbf16, padded>', got '!attn_nv.smem<64x128xbf16, padded>'}}
+  %0 = attn_nv.slot %b[%i] : !attn_nv.smem<2x64x64xbf16, padded> -> !attn_nv.smem<64x128xbf16, padded>
+  return
+}
+
+// -----
+
+func.func @slot_result_layout(%b: !attn_nv.smem<3x64x64xbf16, swizzle_128b>, %i: index) {
+  // expected-error @+1 {{'attn_nv.slot' op result must be '!attn_nv.smem<64x64xbf16, swizzle_128b>', got '!attn_nv.smem<64x64xbf16, padded>'}}
+  %0 = attn_nv.slot %b[%i] : !attn_nv.smem<3x64x64xbf16, swizzle_128b> -> !attn_nv.smem<64x64xbf16, padded>
+  return
+}
+
+// -----
+
+func.func @copy_source_rank(%src: memref<?x?x64xbf16>, %dst: !attn_nv.smem<64x64xbf16, padded>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_async' op copies tiles of a (B, H, N, D) memref, got rank 3}}
+  attn_nv.copy_async %src[%i, %i, %i] bounds %i into %dst : memref<?x?x64xbf16>, !attn_nv.smem<64x64xbf16, padded>
+  return
+}
+
+// -----
+
+func.func @copy_staged_dest(%src: memref<?x?x?x64xbf16>, %dst: !attn_nv.smem<2x64x64xbf16, padded>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_async' op copies into one tile, got '!attn_nv.smem<2x64x64xbf16, padded>'}}
+  attn_nv.copy_async %src[%i, %i, %i] bounds %i into %dst : memref<?x?x?x64xbf16>, !attn_nv.smem<2x64x64xbf16, padded>
+  return
+}
+
+// -----
+
+func.func @copy_element_type(%src: memref<?x?x?x64xf16>, %dst: !attn_nv.smem<64x64xbf16, padded>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_async' op source and destination element types differ ('f16' vs 'bf16')}}
+  attn_nv.copy_async %src[%i, %i, %i] bounds %i into %dst : memref<?x?x?x64xf16>, !attn_nv.smem<64x64xbf16, padded>
+  return
+}
+
+// -----
+
+func.func @copy_columns(%src: memref<?x?x?x128xbf16>, %dst: !attn_nv.smem<64x64xbf16, swizzle_128b>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_async' op destination tile has 64 columns but the source rows have 128 elements}}
+  attn_nv.copy_async %src[%i, %i, %i] bounds %i into %dst : memref<?x?x?x128xbf16>, !attn_nv.smem<64x64xbf16, swizzle_128b>
+  return
+}
+
+// -----
+
+func.func @copy_dynamic_columns(%src: memref<?x?x?x?xbf16>, %dst: !attn_nv.smem<64x64xbf16, padded>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_async' op destination tile has 64 columns but the source rows have ? elements}}
+  attn_nv.copy_async %src[%i, %i, %i] bounds %i into %dst : memref<?x?x?x?xbf16>, !attn_nv.smem<64x64xbf16, padded>
+  return
+}
+
+// -----
+
+func.func @copy_inner_stride(%src: memref<?x?x?x64xbf16, strided<[?, ?, ?, 2]>>, %dst: !attn_nv.smem<64x64xbf16, padded>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_async' op source rows must be contiguous (unit innermost stride)}}
+  attn_nv.copy_async %src[%i, %i, %i] bounds %i into %dst : memref<?x?x?x64xbf16, strided<[?, ?, ?, 2]>>, !attn_nv.smem<64x64xbf16, padded>
+  return
+}
+
+// -----
+
+func.func @copy_rows_per_head_stride(%src: memref<1x2x8x64xbf16, strided<[1024, 512, 64, 2]>>, %dst: !attn_nv.smem<64x64xbf16, padded>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_async' op source rows must be contiguous (unit innermost stride)}}
+  attn_nv.copy_async %src[%i, %i, %i] rows_per_head %i bounds %i into %dst : memref<1x2x8x64xbf16, strided<[1024, 512, 64, 2]>>, !attn_nv.smem<64x64xbf16, padded>
+  return
+}
+
+// -----
+
+func.func @load_operand_swizzled(%s: !attn_nv.smem<64x64xbf16, swizzle_128b>) {
+  // expected-error @+1 {{'attn_nv.load_operand' op 'source' must be one padded shared-memory tile, got '!attn_nv.smem<64x64xbf16, swizzle_128b>'}}
+  %0 = attn_nv.load_operand %s : !attn_nv.smem<64x64xbf16, swizzle_128b> -> tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @load_operand_staged(%s: !attn_nv.smem<2x64x64xbf16, padded>) {
+  // expected-error @+1 {{'attn_nv.load_operand' op 'source' must be one padded shared-memory tile, got '!attn_nv.smem<2x64x64xbf16, padded>'}}
+  %0 = attn_nv.load_operand %s : !attn_nv.smem<2x64x64xbf16, padded> -> tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @load_operand_layout(%s: !attn_nv.smem<64x64xbf16, padded>) {
+  // expected-error @+1 {{'attn_nv.load_operand' op 'result' must be a tile with layout #attn_nv.operand_a, got 'tensor<64x64xbf16, #attn_nv.acc<warps = 4>>'}}
+  %0 = attn_nv.load_operand %s : !attn_nv.smem<64x64xbf16, padded> -> tensor<64x64xbf16, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @load_operand_no_layout(%s: !attn_nv.smem<64x64xbf16, padded>) {
+  // expected-error @+1 {{'attn_nv.load_operand' op 'result' must be a tile with layout #attn_nv.operand_a, got 'tensor<64x64xbf16>'}}
+  %0 = attn_nv.load_operand %s : !attn_nv.smem<64x64xbf16, padded> -> tensor<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @load_operand_shape(%s: !attn_nv.smem<64x64xbf16, padded>) {
+  // expected-error @+1 {{'attn_nv.load_operand' op result 'tensor<64x32xbf16, #attn_nv.operand_a<warps = 4>>' must have the shape and element type of '!attn_nv.smem<64x64xbf16, padded>'}}
+  %0 = attn_nv.load_operand %s : !attn_nv.smem<64x64xbf16, padded> -> tensor<64x32xbf16, #attn_nv.operand_a<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @load_operand_element_type(%s: !attn_nv.smem<64x64xbf16, padded>) {
+  // expected-error @+1 {{'attn_nv.load_operand' op result 'tensor<64x64xf16, #attn_nv.operand_a<warps = 4>>' must have the shape and element type of '!attn_nv.smem<64x64xbf16, padded>'}}
+  %0 = attn_nv.load_operand %s : !attn_nv.smem<64x64xbf16, padded> -> tensor<64x64xf16, #attn_nv.operand_a<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @convert_rows_not_partial(%s: tensor<64xf32, #attn_nv.rows<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.convert_layout' op converts f32 partial row sums to f32 rows of the same warps, got 'tensor<64xf32, #attn_nv.rows<warps = 4>>' -> 'tensor<64xf32, #attn_nv.rows<warps = 4>>'}}
+  %0 = attn_nv.convert_layout %s : tensor<64xf32, #attn_nv.rows<warps = 4>> -> tensor<64xf32, #attn_nv.rows<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @convert_rows_to_partial(%s: tensor<64xf32, #attn_nv.rows<warps = 4, partial = true>>) {
+  // expected-error @+1 {{'attn_nv.convert_layout' op converts f32 partial row sums to f32 rows of the same warps, got 'tensor<64xf32, #attn_nv.rows<warps = 4, partial = true>>' -> 'tensor<64xf32, #attn_nv.rows<warps = 4, partial = true>>'}}
+  %0 = attn_nv.convert_layout %s : tensor<64xf32, #attn_nv.rows<warps = 4, partial = true>> -> tensor<64xf32, #attn_nv.rows<warps = 4, partial = true>>
+  return
+}
+
+// -----
+
+func.func @convert_rows_to_acc(%s: tensor<64xf32, #attn_nv.rows<warps = 4, partial = true>>) {
+  // expected-error @+1 {{'attn_nv.convert_layout' op converts f32 partial row sums to f32 rows of the same warps, got 'tensor<64xf32, #attn_nv.rows<warps = 4, partial = true>>' -> 'tensor<64x8xf32, #attn_nv.acc<warps = 4>>'}}
+  %0 = attn_nv.convert_layout %s : tensor<64xf32, #attn_nv.rows<warps = 4, partial = true>> -> tensor<64x8xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @convert_rows_warps(%s: tensor<64xf32, #attn_nv.rows<warps = 2, partial = true>>) {
+  // expected-error @+1 {{'attn_nv.convert_layout' op converts f32 partial row sums to f32 rows of the same warps, got 'tensor<64xf32, #attn_nv.rows<warps = 2, partial = true>>' -> 'tensor<64xf32, #attn_nv.rows<warps = 4>>'}}
+  %0 = attn_nv.convert_layout %s : tensor<64xf32, #attn_nv.rows<warps = 2, partial = true>> -> tensor<64xf32, #attn_nv.rows<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @convert_rows_count(%s: tensor<128xf32, #attn_nv.rows<warps = 4, partial = true>>) {
+  // expected-error @+1 {{'attn_nv.convert_layout' op converts f32 partial row sums to f32 rows of the same warps, got 'tensor<128xf32, #attn_nv.rows<warps = 4, partial = true>>' -> 'tensor<64xf32, #attn_nv.rows<warps = 4>>'}}
+  %0 = attn_nv.convert_layout %s : tensor<128xf32, #attn_nv.rows<warps = 4, partial = true>> -> tensor<64xf32, #attn_nv.rows<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @convert_rows_element_type(%s: tensor<64xf16, #attn_nv.rows<warps = 4, partial = true>>) {
+  // expected-error @+1 {{'attn_nv.convert_layout' op converts f32 partial row sums to f32 rows of the same warps, got 'tensor<64xf16, #attn_nv.rows<warps = 4, partial = true>>' -> 'tensor<64xf16, #attn_nv.rows<warps = 4>>'}}
+  %0 = attn_nv.convert_layout %s : tensor<64xf16, #attn_nv.rows<warps = 4, partial = true>> -> tensor<64xf16, #attn_nv.rows<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @convert_source_layout(%s: tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.convert_layout' op 'source' must be a tile with layout #attn_nv.acc, got 'tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>'}}
+  %0 = attn_nv.convert_layout %s : tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>> -> tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @convert_source_no_layout(%s: tensor<64x64xf32>) {
+  // expected-error @+1 {{'attn_nv.convert_layout' op 'source' must be a tile with layout #attn_nv.acc, got 'tensor<64x64xf32>'}}
+  %0 = attn_nv.convert_layout %s : tensor<64x64xf32> -> tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @convert_result_layout(%s: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.convert_layout' op 'result' must be a tile with layout #attn_nv.operand_a, got 'tensor<64x64xf32, #attn_nv.acc<warps = 4>>'}}
+  %0 = attn_nv.convert_layout %s : tensor<64x64xf32, #attn_nv.acc<warps = 4>> -> tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @convert_shape(%s: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.convert_layout' op source and result must have one shape and warp count}}
+  %0 = attn_nv.convert_layout %s : tensor<64x64xf32, #attn_nv.acc<warps = 4>> -> tensor<64x32xbf16, #attn_nv.operand_a<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @convert_warps(%s: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.convert_layout' op source and result must have one shape and warp count}}
+  %0 = attn_nv.convert_layout %s : tensor<64x64xf32, #attn_nv.acc<warps = 4>> -> tensor<64x64xbf16, #attn_nv.operand_a<warps = 2>>
+  return
+}
+
+// -----
+
+func.func @convert_rounding(%s: tensor<64x64xf16, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.convert_layout' op rounds only f32 to 16 bits, got 'f16' -> 'bf16'}}
+  %0 = attn_nv.convert_layout %s : tensor<64x64xf16, #attn_nv.acc<warps = 4>> -> tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_lhs_swizzled(%l: !attn_nv.smem<64x64xbf16, swizzle_128b>, %r: !attn_nv.smem<64x64xbf16, padded>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.mma' op 'lhs' must be one padded shared-memory tile or an #attn_nv.operand_a tile, got '!attn_nv.smem<64x64xbf16, swizzle_128b>'}}
+  %0 = attn_nv.mma %l, %r, %a transpose_rhs : !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.smem<64x64xbf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_lhs_acc_layout(%l: tensor<64x64xf32, #attn_nv.acc<warps = 4>>, %r: !attn_nv.smem<64x64xbf16, padded>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.mma' op 'lhs' must be one padded shared-memory tile or an #attn_nv.operand_a tile, got 'tensor<64x64xf32, #attn_nv.acc<warps = 4>>'}}
+  %0 = attn_nv.mma %l, %r, %a : tensor<64x64xf32, #attn_nv.acc<warps = 4>>, !attn_nv.smem<64x64xbf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_rhs_swizzled(%l: tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, %r: !attn_nv.smem<64x64xbf16, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.mma' op 'rhs' must be one padded shared-memory tile, got '!attn_nv.smem<64x64xbf16, swizzle_128b>'}}
+  %0 = attn_nv.mma %l, %r, %a : tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<64x64xbf16, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_rhs_staged(%l: tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, %r: !attn_nv.smem<2x64x64xbf16, padded>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.mma' op 'rhs' must be one padded shared-memory tile, got '!attn_nv.smem<2x64x64xbf16, padded>'}}
+  %0 = attn_nv.mma %l, %r, %a : tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<2x64x64xbf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_acc_layout(%l: tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, %r: !attn_nv.smem<64x64xbf16, padded>, %a: tensor<64x64xf32>) {
+  // expected-error @+1 {{'attn_nv.mma' op 'acc' must be a tile with layout #attn_nv.acc, got 'tensor<64x64xf32>'}}
+  %0 = attn_nv.mma %l, %r, %a : tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<64x64xbf16, padded>, tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_acc_f32(%l: tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, %r: !attn_nv.smem<64x64xbf16, padded>, %a: tensor<64x64xf16, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.mma' op accumulates in f32, got 'tensor<64x64xf16, #attn_nv.acc<warps = 4>>'}}
+  %0 = attn_nv.mma %l, %r, %a : tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<64x64xbf16, padded>, tensor<64x64xf16, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_reduction(%l: tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, %r: !attn_nv.smem<32x64xbf16, padded>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.mma' op shapes do not multiply: lhs 64x64, rhs 32x64, acc 64x64}}
+  %0 = attn_nv.mma %l, %r, %a : tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<32x64xbf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_reduction_transposed(%l: tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, %r: !attn_nv.smem<64x32xbf16, padded>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.mma' op shapes do not multiply: lhs 64x64, rhs 64x32 (transposed), acc 64x64}}
+  %0 = attn_nv.mma %l, %r, %a transpose_rhs : tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<64x32xbf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_rows(%l: !attn_nv.smem<128x64xbf16, padded>, %r: !attn_nv.smem<64x64xbf16, padded>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.mma' op shapes do not multiply: lhs 128x64, rhs 64x64, acc 64x64}}
+  %0 = attn_nv.mma %l, %r, %a : !attn_nv.smem<128x64xbf16, padded>, !attn_nv.smem<64x64xbf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_columns(%l: tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, %r: !attn_nv.smem<32x64xbf16, padded>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.mma' op shapes do not multiply: lhs 64x64, rhs 32x64 (transposed), acc 64x64}}
+  %0 = attn_nv.mma %l, %r, %a transpose_rhs : tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<32x64xbf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_warps(%l: tensor<64x64xbf16, #attn_nv.operand_a<warps = 2>>, %r: !attn_nv.smem<64x64xbf16, padded>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.mma' op lhs is spread over 2 warps but acc over 4}}
+  %0 = attn_nv.mma %l, %r, %a : tensor<64x64xbf16, #attn_nv.operand_a<warps = 2>>, !attn_nv.smem<64x64xbf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_element_types(%l: tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, %r: !attn_nv.smem<64x64xf16, padded>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.mma' op lhs and rhs must have one element type}}
+  %0 = attn_nv.mma %l, %r, %a : tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<64x64xf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_element_types_smem(%l: !attn_nv.smem<64x64xf16, padded>, %r: !attn_nv.smem<64x64xbf16, padded>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.mma' op lhs and rhs must have one element type}}
+  %0 = attn_nv.mma %l, %r, %a transpose_rhs : !attn_nv.smem<64x64xf16, padded>, !attn_nv.smem<64x64xbf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_lhs_padded(%l: !attn_nv.smem<64x64xbf16, padded>, %r: !attn_nv.smem<64x64xbf16, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op 'lhs' must be one swizzle_128b shared-memory tile or an #attn_nv.operand_a tile, got '!attn_nv.smem<64x64xbf16, padded>'}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_rhs : !attn_nv.smem<64x64xbf16, padded>, !attn_nv.smem<64x64xbf16, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_rhs_padded(%l: !attn_nv.smem<64x64xbf16, swizzle_128b>, %r: !attn_nv.smem<64x64xbf16, padded>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op 'rhs' must be one swizzle_128b shared-memory tile, got '!attn_nv.smem<64x64xbf16, padded>'}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_rhs : !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.smem<64x64xbf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_acc_layout(%l: !attn_nv.smem<64x64xbf16, swizzle_128b>, %r: !attn_nv.smem<64x64xbf16, swizzle_128b>, %a: tensor<64xf32, #attn_nv.rows<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op 'acc' must be a tile with layout #attn_nv.acc, got 'tensor<64xf32, #attn_nv.rows<warps = 4>>'}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_rhs : !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.smem<64x64xbf16, swizzle_128b>, tensor<64xf32, #attn_nv.rows<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_acc_f32(%l: !attn_nv.smem<64x64xbf16, swizzle_128b>, %r: !attn_nv.smem<64x64xbf16, swizzle_128b>, %a: tensor<64x64xbf16, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op accumulates in f32, got 'tensor<64x64xbf16, #attn_nv.acc<warps = 4>>'}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_rhs : !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.smem<64x64xbf16, swizzle_128b>, tensor<64x64xbf16, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_shapes(%l: !attn_nv.smem<64x128xbf16, swizzle_128b>, %r: !attn_nv.smem<64x64xbf16, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op shapes do not multiply: lhs 64x128, rhs 64x64 (transposed), acc 64x64}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_rhs : !attn_nv.smem<64x128xbf16, swizzle_128b>, !attn_nv.smem<64x64xbf16, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_shapes_mn_major(%l: tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, %r: !attn_nv.smem<64x128xbf16, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op shapes do not multiply: lhs 64x64, rhs 64x128, acc 64x64}}
+  %0 = attn_nv.wgmma %l, %r, %a : tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<64x128xbf16, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_warps(%l: tensor<128x64xf16, #attn_nv.operand_a<warps = 8>>, %r: !attn_nv.smem<64x64xf16, swizzle_128b>, %a: tensor<128x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op lhs is spread over 8 warps but acc over 4}}
+  %0 = attn_nv.wgmma %l, %r, %a : tensor<128x64xf16, #attn_nv.operand_a<warps = 8>>, !attn_nv.smem<64x64xf16, swizzle_128b>, tensor<128x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_element_types(%l: !attn_nv.smem<64x64xf16, swizzle_128b>, %r: !attn_nv.smem<64x64xbf16, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op lhs and rhs must have one element type}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_rhs : !attn_nv.smem<64x64xf16, swizzle_128b>, !attn_nv.smem<64x64xbf16, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_m_tiles(%l: !attn_nv.smem<128x64xbf16, swizzle_128b>, %r: !attn_nv.smem<64x64xbf16, swizzle_128b>, %a: tensor<128x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op wgmma gives each warp of a warpgroup 16 rows: needs rows = 16 x warps with warps a multiple of 4, got 128 rows over 4 warps}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_rhs : !attn_nv.smem<128x64xbf16, swizzle_128b>, !attn_nv.smem<64x64xbf16, swizzle_128b>, tensor<128x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_warpgroup(%l: !attn_nv.smem<32x64xbf16, swizzle_128b>, %r: !attn_nv.smem<64x64xbf16, swizzle_128b>, %a: tensor<32x64xf32, #attn_nv.acc<warps = 2>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op wgmma gives each warp of a warpgroup 16 rows: needs rows = 16 x warps with warps a multiple of 4, got 32 rows over 2 warps}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_rhs : !attn_nv.smem<32x64xbf16, swizzle_128b>, !attn_nv.smem<64x64xbf16, swizzle_128b>, tensor<32x64xf32, #attn_nv.acc<warps = 2>>
+  return
+}
+
+// -----
+
+func.func @wgmma_n(%l: !attn_nv.smem<64x64xbf16, swizzle_128b>, %r: !attn_nv.smem<64x320xbf16, swizzle_128b>, %a: tensor<64x320xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op wgmma.m64nNk16 needs N up to 256, got 320}}
+  %0 = attn_nv.wgmma %l, %r, %a : !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.smem<64x320xbf16, swizzle_128b>, tensor<64x320xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_wait_pending(%a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma_wait' op pending must be in [0, 7], got 8}}
+  %0 = attn_nv.wgmma_wait %a {pending = 8} : tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_wait_negative_pending(%a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma_wait' op pending must be in [0, 7], got -1}}
+  %0 = attn_nv.wgmma_wait %a {pending = -1} : tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_wait_types(%a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma_wait' op failed to verify that all of {values, results} have same type}}
+  %0 = "attn_nv.wgmma_wait"(%a) {pending = 0 : i64} : (tensor<64x64xf32, #attn_nv.acc<warps = 4>>) -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @turn_zero_warpgroups() {
+  // expected-error @+1 {{'attn_nv.warpgroup_turn' op orders 1 to 4 warpgroups, got 0}}
+  attn_nv.warpgroup_turn warpgroups 0 {
+  }
+  return
+}
+
+// -----
+
+func.func @turn_too_many_warpgroups() {
+  // expected-error @+1 {{'attn_nv.warpgroup_turn' op orders 1 to 4 warpgroups, got 5}}
+  attn_nv.warpgroup_turn warpgroups 5 {
+  }
+  return
+}
+
+// -----
+
+func.func @turn_negative_warpgroups() {
+  // expected-error @+1 {{'attn_nv.warpgroup_turn' op orders 1 to 4 warpgroups, got -1}}
+  attn_nv.warpgroup_turn warpgroups -1 {
+  }
+  return
+}
+
+// -----
+
+func.func @turn_yield_types(%a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.warpgroup_turn' op body yields tensor<64x64xf32, #attn_nv.acc<warps = 4>> but the op returns i1}}
+  %0 = attn_nv.warpgroup_turn warpgroups 2 -> i1 {
+    attn_nv.yield %a : tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  }
+  return
+}
+
+// -----
+
+func.func @turn_missing_yield() {
+  // expected-error @+1 {{'attn_nv.warpgroup_turn' op body yields nothing but the op returns i1}}
+  %0 = attn_nv.warpgroup_turn warpgroups 2 -> i1 {
+  }
+  return
+}
+
+// -----
+
+func.func @turn_terminator() {
+  // expected-error @+2 {{'attn_nv.warpgroup_turn' op expects regions to end with 'attn_nv.yield', found 'llvm.unreachable'}}
+  // expected-note @+1 {{in custom textual format, the absence of terminator implies 'attn_nv.yield'}}
+  attn_nv.warpgroup_turn warpgroups 2 {
+    llvm.unreachable
+  }
+  return
+}
+
+// -----
+
+func.func @yield_parent(%x: f32) {
+  // expected-error @+1 {{'attn_nv.yield' op expects parent op 'attn_nv.warpgroup_turn'}}
+  attn_nv.yield %x : f32
+}
+
+// -----
+
+func.func @warp_any_layout(%t: tensor<64x8xi1, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.warp_any' op 'tile' must be a tile with layout #attn_nv.rows, got 'tensor<64x8xi1, #attn_nv.acc<warps = 4>>'}}
+  %0 = attn_nv.warp_any %t : tensor<64x8xi1, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @warp_any_element_type(%t: tensor<64xf32, #attn_nv.rows<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.warp_any' op takes an i1 row tile, got 'tensor<64xf32, #attn_nv.rows<warps = 4>>'}}
+  %0 = attn_nv.warp_any %t : tensor<64xf32, #attn_nv.rows<warps = 4>>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn_nv.acc distributes static tiles only}}
+func.func @acc_dynamic_cols(%x: tensor<64x?xf32, #attn_nv.acc<warps = 4>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn_nv.operand_a distributes static tiles only}}
+func.func @operand_a_dynamic_cols(%x: tensor<64x?xbf16, #attn_nv.operand_a<warps = 4>>) {
+  return
+}
