@@ -3,6 +3,7 @@
 #include "attn/NVIDIA/Passes.h"
 
 #include "attn/Compiler/KernelABI.h"
+#include "attn/Compiler/TilePolicy.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -26,7 +27,7 @@ constexpr int64_t kChunkAlign = 16;
 struct AttnNVAllocateSharedPass
     : mlir::attn::nv::impl::AttnNVAllocateSharedBase<AttnNVAllocateSharedPass> {
   void runOnOperation() override {
-    getOperation()->walk([&](FunctionOpInterface fn) {
+    WalkResult result = getOperation()->walk([&](FunctionOpInterface fn) {
       int64_t end = 0;
       bool swizzled = false;
       Builder b(fn.getContext());
@@ -39,10 +40,24 @@ struct AttnNVAllocateSharedPass
         alloc.setOffsetAttr(b.getI64IntegerAttr(offset));
         end = offset + type.getBytes();
       });
-      if (end > 0)
-        fn->setAttr(::attn::abi::kSharedBytesAttr,
-                    b.getI32IntegerAttr(end + (swizzled ? kSwizzleAlign : 0)));
+      if (end == 0)
+        return WalkResult::advance();
+      int64_t total = end + (swizzled ? kSwizzleAlign : 0);
+      ConfigAttr config = ConfigAttr::lookup(fn);
+      int64_t limit = ::attn::compiler::maxSharedBytesPerBlock(
+          config ? config.getChip() : "");
+      if (total > limit) {
+        fn->emitOpError("needs ")
+            << total << " bytes of shared memory; "
+            << (config ? config.getChip() : StringRef("the chip"))
+            << " gives a CTA at most " << limit;
+        return WalkResult::interrupt();
+      }
+      fn->setAttr(::attn::abi::kSharedBytesAttr, b.getI32IntegerAttr(total));
+      return WalkResult::advance();
     });
+    if (result.wasInterrupted())
+      signalPassFailure();
   }
 };
 

@@ -26,6 +26,8 @@
 
 #include "attn/NVIDIA/Passes.h"
 
+#include "llvm/ADT/MapVector.h"
+
 namespace mlir::attn::nv {
 #define GEN_PASS_DEF_ATTNNVPIPELINECOPIES
 #include "attn/NVIDIA/Passes.h.inc"
@@ -106,7 +108,7 @@ LogicalResult Pipeliner::run() {
       llvm::to_vector(gridBody.getOps<LoadOperandOp>());
 
   // Staged buffers for the copies of the loop.
-  DenseMap<Value, Value> staged; // one-tile buffer -> S-stage buffer
+  llvm::MapVector<Value, Value> staged; // one-tile buffer -> S stages
   for (CopyAsyncOp copy : kvCopies) {
     auto alloc = copy.getDest().getDefiningOp<AllocSharedOp>();
     if (!alloc)
@@ -182,7 +184,7 @@ LogicalResult Pipeliner::run() {
     waitAndBarrier(nb, loc, 1);
   }
   // The products read this iteration's stage.
-  DenseMap<Value, Value> slots;
+  llvm::MapVector<Value, Value> slots;
   for (auto [single, buffer] : staged)
     slots[single] = SlotOp::create(nb, loc, cast<SmemType>(single.getType()),
                                    buffer, it);

@@ -20,6 +20,7 @@
 #include "attn/NVIDIA/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::attn::nv {
 #define GEN_PASS_DEF_ATTNNVPIPELINEWGMMA
@@ -54,6 +55,12 @@ WgmmaWaitOp soleWait(WgmmaOp op) {
 FailureOr<LoopProducts> match(scf::ForOp loop) {
   LoopProducts p;
   p.loop = loop;
+  // The loop counts tiles (attn-nv-pipeline-copies): tile 0 is peeled and
+  // stages are tile indices.
+  if (!matchPattern(loop.getStep(), m_One()))
+    return loop.emitOpError("attn-nv-pipeline-wgmma: expects the K/V loop "
+                            "to count tiles with step 1 (run "
+                            "attn-nv-pipeline-copies first)");
   auto wgmmas = llvm::to_vector(loop.getBody()->getOps<WgmmaOp>());
   if (wgmmas.size() != 2)
     return loop.emitOpError("attn-nv-pipeline-wgmma: expects two products "

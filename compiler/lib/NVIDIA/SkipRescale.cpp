@@ -18,8 +18,9 @@ namespace {
 bool isRowScaling(MapOp map) {
   if (map.getInputs().size() != 2 || map.getRank() != 2)
     return false;
+  auto acc = cast<RankedTensorType>(map.getInputs()[0].getType());
   auto rows = cast<RankedTensorType>(map.getInputs()[1].getType());
-  if (rows.getRank() != 1)
+  if (acc.getRank() != 2 || rows.getRank() != 1)
     return false;
   Block &body = map.getBodyBlock();
   auto mul = dyn_cast<arith::MulFOp>(&body.front());

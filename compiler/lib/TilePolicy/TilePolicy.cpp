@@ -76,6 +76,15 @@ bool shouldPackGqa(int64_t heads, int64_t kvHeads, int64_t seqlenQ,
   return heads / kvHeads * seqlenQ <= blockM;
 }
 
+int64_t maxSharedBytesPerBlock(std::string_view chip) {
+  if (chip.rfind("sm_90", 0) == 0 || chip.rfind("sm_100", 0) == 0 ||
+      chip.rfind("sm_101", 0) == 0)
+    return 227 * 1024;
+  if (chip == "sm_80" || chip == "sm_87")
+    return 163 * 1024;
+  return 99 * 1024;
+}
+
 int64_t sharedTileBytes(int64_t rows, int64_t headDim, bool wgmma) {
   // wgmma: 64-column blocks of 128-byte rows. mma.sync: rows of the head
   // dim rounded up to 16 elements plus 16 bytes (conflict-free ldmatrix).
@@ -160,6 +169,15 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
     return false;
   }
   plan.sharedBytes = bytes(plan.stages);
+  if (plan.sharedBytes > maxSharedBytesPerBlock(r.arch)) {
+    error = "tiles of " + std::to_string(r.blockM) + "x" +
+            std::to_string(r.blockN) + " with " +
+            std::to_string(plan.stages) + " stages need " +
+            std::to_string(plan.sharedBytes) +
+            " bytes of shared memory; " + r.arch + " gives a CTA at most " +
+            std::to_string(maxSharedBytesPerBlock(r.arch));
+    return false;
+  }
   // A wgmma CTA whose shared memory leaves room for a second one on its SM
   // (D = 64) must also leave it the registers: 128 a thread for 256
   // threads. Without the cap ptxas took 137 at D = 64 and the SM ran one

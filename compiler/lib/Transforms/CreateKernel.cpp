@@ -29,7 +29,7 @@ struct AttnCreateKernelPass
     Location loc = module.getLoc();
     if (headDim < 0)
       return (void)(emitError(loc) << "head-dim must be positive, got "
-                                   << headDim),
+                                   << static_cast<int64_t>(headDim)),
              signalPassFailure();
     Type element = llvm::StringSwitch<Type>(dtype)
                        .Case("bf16", BFloat16Type::get(ctx))

@@ -1,15 +1,42 @@
-// RUN: attn-opt %s --attn-create-kernel="head-dim=96 dtype=f16 mask=causal_bottom_right" | FileCheck %s
-// RUN: attn-opt %s --attn-create-kernel | FileCheck %s --check-prefix=NONE
-// RUN: not attn-opt %s --attn-create-kernel="head-dim=64 dtype=f64" 2>&1 | FileCheck %s --check-prefix=DTYPE
-// RUN: not attn-opt %s --attn-create-kernel="head-dim=64 mask=sliding" 2>&1 | FileCheck %s --check-prefix=MASK
+// RUN: attn-opt %s --split-input-file --attn-create-kernel="head-dim=96 dtype=f16 mask=causal_bottom_right" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 positive-scale=false" | FileCheck %s --check-prefix=ANYSCALE
+// RUN: attn-opt %s --split-input-file --attn-create-kernel | FileCheck %s --check-prefix=NONE
+// RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 dtype=f64" 2>&1 | FileCheck %s --check-prefix=DTYPE
+// RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 mask=sliding" 2>&1 | FileCheck %s --check-prefix=MASK
+// RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=-3" 2>&1 | FileCheck %s --check-prefix=HEADDIM
 
+// The kernel ABI: Q, K, V, O (B, H, N, D; dynamic sizes and strides, unit
+// innermost stride), the LSE (B, H, N) and the scale.
 // CHECK-LABEL: func.func @attn_fwd
-// CHECK-SAME: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>
-// CHECK-SAME: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, %{{.*}}: f32)
+// CHECK-SAME: (%arg0: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>, %arg1: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>, %arg2: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>, %arg3: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK-SAME: %arg4: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, %arg5: f32)
 // CHECK-SAME: attributes {llvm.emit_c_interface}
-// CHECK: attn.sdpa %arg0, %arg1, %arg2 into %arg3 lse %arg4 scale %arg5 mask <causal_bottom_right>
-// NONE-NOT: func.func
-// DTYPE: dtype must be bf16, f16 or f32, got 'f64'
-// MASK: mask must be none, causal or causal_bottom_right, got 'sliding'
+// The runtime calls this kernel with a scale > 0 unless told otherwise.
+// CHECK-NEXT: attn.sdpa %arg0, %arg1, %arg2 into %arg3 lse %arg4 scale %arg5 mask <causal_bottom_right> positive_scale :
+// CHECK-NEXT: return
+// ANYSCALE-LABEL: func.func @attn_fwd
+// ANYSCALE-SAME: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+// ANYSCALE: attn.sdpa %arg0, %arg1, %arg2 into %arg3 lse %arg4 scale %arg5 :
+// Without a head dim the module is kept as it is.
+// NONE: module {
+// NONE-NEXT: }
+// DTYPE: error: dtype must be bf16, f16 or f32, got 'f64'
+// MASK: error: mask must be none, causal or causal_bottom_right, got 'sliding'
+// HEADDIM: error: head-dim must be positive, got
 module {
+}
+
+// -----
+
+// A module that already holds a function is kept as it is.
+// CHECK-LABEL: func.func @mine()
+// CHECK-NOT: attn_fwd
+// ANYSCALE-LABEL: func.func @mine()
+// ANYSCALE-NOT: attn_fwd
+// NONE-LABEL: func.func @mine()
+// NONE-NOT: attn_fwd
+module {
+  func.func @mine() {
+    return
+  }
 }

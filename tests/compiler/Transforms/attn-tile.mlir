@@ -1,83 +1,169 @@
-// RUN: attn-opt %s --attn-tile="block-m=64 block-n=32" --split-input-file | FileCheck %s
-// RUN: attn-opt %s --attn-tile --split-input-file | FileCheck %s --check-prefix=DEFAULT
-// RUN: attn-opt %s --attn-tile="tensor-core=wgmma" --split-input-file | FileCheck %s --check-prefix=WGMMA
-// RUN: not attn-opt %s --attn-tile="tensor-core=hmma" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADNAME
+// RUN: attn-opt %s --split-input-file --attn-tile | FileCheck %s
 
+// attn-tile reads block_m, block_n and pack_gqa from the function's
+// attn.config: one grid instance per (batch, head, block_m query rows), one
+// loop step per block_n keys.
+
+#cfg = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
 
-// CHECK-LABEL: func.func @dense
+// CHECK-LABEL: func.func @dense(
+// CHECK-DAG: %[[B:.*]] = memref.dim %arg0, %c0
+// CHECK-DAG: %[[H:.*]] = memref.dim %arg0, %c1
+// CHECK-DAG: %[[NQ:.*]] = memref.dim %arg0, %c2
+// CHECK-DAG: %[[HKV:.*]] = memref.dim %arg1, %c1
+// CHECK-DAG: %[[NK:.*]] = memref.dim %arg1, %c2
 // CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
-// CHECK-DAG: %[[NQ:.*]] = memref.dim %arg0, %c2
-// CHECK-DAG: %[[NK:.*]] = memref.dim %arg1, %c2
 // CHECK: %[[TILES:.*]] = arith.ceildivsi %[[NQ]], %[[C64]]
-// CHECK: attn.tile_grid (%[[B:.*]], %[[H:.*]], %[[T:.*]]) in (%{{.*}}, %{{.*}}, %[[TILES]])
-// CHECK:   %[[ROW:.*]] = arith.muli %[[T]], %[[C64]]
-// CHECK:   %[[Q:.*]] = attn.load_tile %arg0[%[[B]], %[[H]], %[[ROW]]] {{.*}} -> tensor<64x64xbf16>
+// Grouped-query attention: query heads [g·G, (g + 1)·G) share K/V head g.
+// CHECK: %[[GROUP:.*]] = arith.divui %[[H]], %[[HKV]]
+// CHECK: attn.tile_grid (%[[BI:.*]], %[[HI:.*]], %[[TI:.*]]) in (%[[B]], %[[H]], %[[TILES]]) {
+// CHECK:   %[[KVH:.*]] = arith.divui %[[HI]], %[[GROUP]]
+// CHECK:   %[[ROW:.*]] = arith.muli %[[TI]], %[[C64]]
+// CHECK:   %[[Q:.*]] = attn.load_tile %arg0[%[[BI]], %[[HI]], %[[ROW]]] bounds %[[NQ]] : {{.*}} -> tensor<64x64xbf16>
+// CHECK-DAG: %[[M0:.*]] = arith.constant dense<0xFF800000> : tensor<64xf32>
+// CHECK-DAG: %[[L0:.*]] = arith.constant dense<0.000000e+00> : tensor<64xf32>
+// CHECK-DAG: %[[A0:.*]] = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
 // Without a mask every K/V tile is visited.
-// CHECK:   attn.kv_loop %[[KV:.*]] = %{{.*}} to %[[NK]] step %[[C32]]
-// CHECK:     attn.load_tile %arg1[%[[B]], %[[H]], %[[KV]]] {{.*}} -> tensor<32x64xbf16>
-// CHECK:     attn.load_tile %arg2[%[[B]], %[[H]], %[[KV]]] {{.*}} -> tensor<32x64xbf16>
-// CHECK:     attn.online_attention %[[Q]], {{.*}} at [%[[ROW]], %[[KV]]] bounds [%[[NQ]], %[[NK]]] scale %arg5 :
-// CHECK:     attn.yield
-// CHECK:   attn.finalize
-// CHECK:   attn.store_tile %{{.*}}, %arg3[%[[B]], %[[H]], %[[ROW]]]
-// CHECK:   attn.store_tile %{{.*}}, %arg4[%[[B]], %[[H]], %[[ROW]]] : tensor<64xf32>
-// Defaults at D = 64 without a mask: two 16-row m tiles per warp.
-// DEFAULT-LABEL: func.func @dense
-// DEFAULT: attn.load_tile {{.*}} -> tensor<128x64xbf16>
-// DEFAULT: attn.kv_loop {{.*}} step %c64
-// DEFAULT: attn.load_tile {{.*}} -> tensor<64x64xbf16>
-// Defaults for wgmma at D = 64: two 64-row warpgroups, 64 keys.
-// WGMMA-LABEL: func.func @dense
-// WGMMA: attn.load_tile {{.*}} -> tensor<128x64xbf16>
-// WGMMA: attn.kv_loop {{.*}} step %c64
-// WGMMA: attn.load_tile {{.*}} -> tensor<64x64xbf16>
-// BADNAME: error: attn-tile: tensor-core must be mma.sync or wgmma, got 'hmma'
-func.func @dense(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !lse, %s: f32) {
-  attn.sdpa %q, %k, %v into %o lse %lse scale %s : !t, !t, !t -> !t, !lse
+// CHECK:   %[[RES:.*]]:3 = scf.for %[[KV:.*]] = %{{.*}} to %[[NK]] step %[[C32]] iter_args(%[[M:.*]] = %[[M0]], %[[L:.*]] = %[[L0]], %[[A:.*]] = %[[A0]])
+// CHECK:     %[[K:.*]] = attn.load_tile %arg1[%[[BI]], %[[KVH]], %[[KV]]] bounds %[[NK]] : {{.*}} -> tensor<32x64xbf16>
+// CHECK:     %[[V:.*]] = attn.load_tile %arg2[%[[BI]], %[[KVH]], %[[KV]]] bounds %[[NK]] : {{.*}} -> tensor<32x64xbf16>
+// CHECK:     %[[M1:.*]], %[[L1:.*]], %[[A1:.*]] = attn.online_attention %[[Q]], %[[K]], %[[V]], %[[M]], %[[L]], %[[A]] at [%[[ROW]], %[[KV]]] bounds [%[[NQ]], %[[NK]]] scale %arg5 positive_scale :
+// CHECK:     scf.yield %[[M1]], %[[L1]], %[[A1]]
+// CHECK:   %[[O:.*]], %[[LSE:.*]] = attn.finalize %[[RES]]#2, %[[RES]]#0, %[[RES]]#1 : tensor<64x64xf32>, tensor<64xf32> -> tensor<64x64xbf16>
+// CHECK:   attn.store_tile %[[O]], %arg3[%[[BI]], %[[HI]], %[[ROW]]] bounds %[[NQ]] : tensor<64x64xbf16>
+// CHECK:   attn.store_tile %[[LSE]], %arg4[%[[BI]], %[[HI]], %[[ROW]]] bounds %[[NQ]] : tensor<64xf32>
+// CHECK-NOT: attn.sdpa
+func.func @dense(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !lse, %s: f32) attributes {attn.config = #cfg} {
+  attn.sdpa %q, %k, %v into %o lse %lse scale %s positive_scale : !t, !t, !t -> !t, !lse
   return
 }
 
 // -----
 
+// A causal loop stops at the diagonal: tiles wholly above it are skipped.
+// Query i sees keys j <= i, so the tile of rows [row, row + 64) needs keys
+// [0, row + 64).
+#cfg = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 
-// A causal loop stops at the diagonal: tiles wholly above it are skipped.
-// CHECK-LABEL: func.func @causal
+// CHECK-LABEL: func.func @causal(
+// CHECK-DAG: %[[NK:.*]] = memref.dim %arg1, %c2
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
 // No scale operand: 1/sqrt(64).
-// CHECK: %[[SCALE:.*]] = arith.constant 1.250000e-01 : f32
+// CHECK-DAG: %[[SCALE:.*]] = arith.constant 1.250000e-01 : f32
 // CHECK: attn.tile_grid
-// CHECK:   %[[ROW:.*]] = arith.muli
-// CHECK:   %[[END:.*]] = arith.addi %[[ROW]], %c64
-// CHECK:   %[[UPPER:.*]] = arith.minsi %{{.*}}, %[[END]]
-// CHECK:   attn.kv_loop %{{.*}} = %{{.*}} to %[[UPPER]]
-// CHECK:     attn.online_attention {{.*}} scale %[[SCALE]] mask <causal>
-// DEFAULT-LABEL: func.func @causal
-// DEFAULT: attn.load_tile {{.*}} -> tensor<128x64xbf16>
-// DEFAULT: attn.load_tile {{.*}} -> tensor<64x64xbf16>
-func.func @causal(%q: !t, %k: !t, %v: !t, %o: !t) {
+// CHECK:   %[[ROW:.*]] = arith.muli %{{.*}}, %[[C64]]
+// CHECK:   %[[ROWEND:.*]] = arith.addi %[[ROW]], %[[C64]]
+// The diagonal's shift is 0.
+// CHECK:   %[[END:.*]] = arith.addi %[[ROWEND]], %c0
+// CHECK:   %[[CLAMP:.*]] = arith.maxsi %[[END]], %{{.*}}
+// CHECK:   %[[UB:.*]] = arith.minsi %[[NK]], %[[CLAMP]]
+// CHECK:   scf.for %{{.*}} = %{{.*}} to %[[UB]] step %c32
+// CHECK:     attn.online_attention {{.*}} scale %[[SCALE]] mask <causal> :
+// No LSE operand: no LSE store.
+// CHECK:   attn.store_tile %{{.*}}, %arg3
+// CHECK-NOT: attn.store_tile
+// CHECK: return
+func.func @causal(%q: !t, %k: !t, %v: !t, %o: !t) attributes {attn.config = #cfg} {
   attn.sdpa %q, %k, %v into %o mask <causal> : !t, !t, !t -> !t
   return
 }
 
 // -----
 
-!q = memref<2x4x100x64xf16>
-!kv = memref<2x4x40x64xf16>
+// Bottom-right causal: query i sees keys j <= i + Nk - Nq.
+#cfg = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 
-// Bottom-right: the diagonal moves by Nk - Nq, and never below key 0.
-// CHECK-LABEL: func.func @bottom_right
+// CHECK-LABEL: func.func @causal_bottom_right(
+// CHECK-DAG: %[[NQ:.*]] = memref.dim %arg0, %c2
+// CHECK-DAG: %[[NK:.*]] = memref.dim %arg1, %c2
+// CHECK: %[[SHIFT:.*]] = arith.subi %[[NK]], %[[NQ]]
 // CHECK: attn.tile_grid
-// CHECK:   %[[END:.*]] = arith.addi %{{.*}}, %c64
-// CHECK:   %[[SHIFT:.*]] = arith.subi %{{.*}}, %{{.*}}
-// CHECK:   %[[END2:.*]] = arith.addi %[[END]], %[[SHIFT]]
-// CHECK:   %[[CLAMP:.*]] = arith.maxsi %[[END2]], %c0
-// CHECK:   %[[UPPER:.*]] = arith.minsi %{{.*}}, %[[CLAMP]]
-// CHECK:   attn.kv_loop %{{.*}} = %{{.*}} to %[[UPPER]]
-// CHECK:     mask <causal_bottom_right>
-func.func @bottom_right(%q: !q, %k: !kv, %v: !kv, %o: !q) {
-  attn.sdpa %q, %k, %v into %o mask <causal_bottom_right> : !q, !kv, !kv -> !q
+// CHECK:   %[[ROW:.*]] = arith.muli
+// CHECK:   %[[ROWEND:.*]] = arith.addi %[[ROW]], %c64
+// CHECK:   %[[END:.*]] = arith.addi %[[ROWEND]], %[[SHIFT]]
+// CHECK:   %[[CLAMP:.*]] = arith.maxsi %[[END]], %{{.*}}
+// CHECK:   %[[UB:.*]] = arith.minsi %[[NK]], %[[CLAMP]]
+// CHECK:   scf.for %{{.*}} = %{{.*}} to %[[UB]] step %c32
+// CHECK:     attn.online_attention {{.*}} mask <causal_bottom_right> :
+func.func @causal_bottom_right(%q: !t, %k: !t, %v: !t, %o: !t) attributes {attn.config = #cfg} {
+  attn.sdpa %q, %k, %v into %o mask <causal_bottom_right> : !t, !t, !t -> !t
   return
+}
+
+// -----
+
+// Tile sizes come from the configuration; V tiles, the accumulator and the
+// output have Dv columns (the host mapping allows Dv != D).
+#cfg = #attn.config<mapping = "host", chip = "", block_m = 16, block_n = 128, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!qk = memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>
+!vo = memref<?x?x?x32xf32, strided<[?, ?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @value_dim(
+// CHECK: arith.ceildivsi %{{.*}}, %c16
+// CHECK: attn.load_tile %arg0{{.*}} -> tensor<16x64xf32>
+// CHECK: arith.constant dense<0.000000e+00> : tensor<16x32xf32>
+// CHECK: scf.for {{.*}} step %c128 {{.*}} -> (tensor<16xf32>, tensor<16xf32>, tensor<16x32xf32>)
+// CHECK:   attn.load_tile %arg1{{.*}} -> tensor<128x64xf32>
+// CHECK:   attn.load_tile %arg2{{.*}} -> tensor<128x32xf32>
+// CHECK: attn.finalize {{.*}} : tensor<16x32xf32>, tensor<16xf32> -> tensor<16x32xf32>
+func.func @value_dim(%q: !qk, %k: !qk, %v: !vo, %o: !vo, %s: f32) attributes {attn.config = #cfg} {
+  attn.sdpa %q, %k, %v into %o scale %s : !qk, !qk, !vo -> !vo
+  return
+}
+
+// -----
+
+// pack_gqa: a query tile packs the rows of the G = H / Hkv query heads of
+// one K/V head end to end (G · Nq rows, Nq per head), so the grid runs over
+// K/V heads and K, V are read once per group. Every key any packed row may
+// see is visited: the causal bound is that of the last query, Nq.
+#pack = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = true, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+
+// CHECK-LABEL: func.func @packed(
+// CHECK-DAG: %[[B:.*]] = memref.dim %arg0, %c0
+// CHECK-DAG: %[[H:.*]] = memref.dim %arg0, %c1
+// CHECK-DAG: %[[NQ:.*]] = memref.dim %arg0, %c2
+// CHECK-DAG: %[[HKV:.*]] = memref.dim %arg1, %c1
+// CHECK-DAG: %[[NK:.*]] = memref.dim %arg1, %c2
+// CHECK: %[[GROUP:.*]] = arith.divui %[[H]], %[[HKV]]
+// CHECK: %[[ROWS:.*]] = arith.muli %[[GROUP]], %[[NQ]]
+// CHECK: %[[TILES:.*]] = arith.ceildivsi %[[ROWS]], %c64
+// CHECK: attn.tile_grid (%[[BI:.*]], %[[KVH:.*]], %[[TI:.*]]) in (%[[B]], %[[HKV]], %[[TILES]]) {
+// CHECK:   %[[QH:.*]] = arith.muli %[[KVH]], %[[GROUP]]
+// CHECK:   %[[ROW:.*]] = arith.muli %[[TI]], %c64
+// CHECK:   %[[Q:.*]] = attn.load_tile %arg0[%[[BI]], %[[QH]], %[[ROW]]] rows_per_head %[[NQ]] bounds %[[ROWS]] : {{.*}} -> tensor<64x64xbf16>
+// CHECK:   %[[END:.*]] = arith.addi %[[NQ]], %{{.*}}
+// CHECK:   %[[CLAMP:.*]] = arith.maxsi %[[END]], %{{.*}}
+// CHECK:   %[[UB:.*]] = arith.minsi %[[NK]], %[[CLAMP]]
+// CHECK:   scf.for %[[KV:.*]] = %{{.*}} to %[[UB]] step %c32
+// CHECK:     attn.load_tile %arg1[%[[BI]], %[[KVH]], %[[KV]]] bounds %[[NK]]
+// CHECK:     attn.load_tile %arg2[%[[BI]], %[[KVH]], %[[KV]]] bounds %[[NK]]
+// CHECK:     attn.online_attention %[[Q]], {{.*}} at [%[[ROW]], %[[KV]]] rows_per_head %[[NQ]] bounds [%[[NQ]], %[[NK]]] scale %arg5 mask <causal> positive_scale :
+// CHECK:   attn.store_tile %{{.*}}, %arg3[%[[BI]], %[[QH]], %[[ROW]]] rows_per_head %[[NQ]] bounds %[[ROWS]] : tensor<64x64xbf16>
+// CHECK:   attn.store_tile %{{.*}}, %arg4[%[[BI]], %[[QH]], %[[ROW]]] rows_per_head %[[NQ]] bounds %[[ROWS]] : tensor<64xf32>
+func.func @packed(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !lse, %s: f32) attributes {attn.config = #pack} {
+  attn.sdpa %q, %k, %v into %o lse %lse scale %s mask <causal> positive_scale : !t, !t, !t -> !t, !lse
+  return
+}
+
+// -----
+
+// The configuration may sit on any enclosing op.
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @module_config(
+// CHECK: attn.load_tile %arg0{{.*}} -> tensor<32x64xbf16>
+// CHECK: scf.for {{.*}} step %c16
+module attributes {attn.config = #attn.config<mapping = "host", chip = "", block_m = 32, block_n = 16, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  func.func @module_config(%q: !t, %k: !t, %v: !t, %o: !t) {
+    attn.sdpa %q, %k, %v into %o : !t, !t, !t -> !t
+    return
+  }
 }

@@ -54,6 +54,11 @@ bool shouldPackGqa(int64_t heads, int64_t kvHeads, int64_t seqlenQ,
 /// padded rows (mma.sync) or 128-byte-swizzled 64-column blocks (wgmma).
 int64_t sharedTileBytes(int64_t rows, int64_t headDim, bool wgmma);
 
+/// Dynamic shared memory one CTA may use on `chip` (the opt-in maximum per
+/// block: 227 KB on sm_90/sm_100, 163 KB on sm_80/sm_87, 99 KB on the
+/// others).
+int64_t maxSharedBytesPerBlock(std::string_view chip);
+
 /// Everything decided for one kernel: the content of #attn.config.
 struct KernelPlan {
   std::string mapping = "host"; // host, mma.sync, wgmma

@@ -240,7 +240,9 @@ struct ConvertAttnNVToNVVMPass
         [](Operation *op) {
           return llvm::none_of(op->getResultTypes(), isTile);
         });
-    target.addIllegalOp<math::Exp2Op, math::Log2Op, arith::MaxNumFOp>();
+    // Inside kernels only: a host function keeps its math.
+    target.addDynamicallyLegalOp<math::Exp2Op, math::Log2Op, arith::MaxNumFOp>(
+        [](Operation *op) { return !op->getParentOfType<gpu::GPUModuleOp>(); });
     target.addDynamicallyLegalOp<func::FuncOp>([](func::FuncOp fn) {
       auto config = fn->getAttrOfType<ConfigAttr>(ConfigAttr::getAttrName());
       return !config || config.isHost();

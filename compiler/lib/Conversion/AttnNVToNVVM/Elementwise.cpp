@@ -45,9 +45,20 @@ struct Map : OpConversionPattern<MapOp> {
       }
     }
     SmallVector<bool> isRowInput;
-    for (Value input : op.getInputs())
-      isRowInput.push_back(rank == 2 &&
-                           cast<RankedTensorType>(input.getType()).getRank() == 1);
+    for (Value input : op.getInputs()) {
+      bool row = rank == 2 &&
+                 cast<RankedTensorType>(input.getType()).getRank() == 1;
+      // Each input must hold its values where the result does: the same
+      // layout, or the rows of the result's accumulator layout.
+      std::optional<DistributedTile> in = DistributedTile::get(input.getType());
+      auto expected = row ? DistributedTile::Kind::Rows : out->kind();
+      if (!in || in->kind() != expected || in->warps() != out->warps() ||
+          (in->partial() && !out->partial() && out->kind() == expected))
+        return op.emitOpError("input ")
+               << input.getType() << " is not distributed like the result "
+               << op.getType();
+      isRowInput.push_back(row);
+    }
     SmallVector<Value> results;
     for (int64_t i = 0, n = out->valuesPerThread(); i < n; ++i) {
       IRMapping mapping;
@@ -83,8 +94,11 @@ struct SplatConstant : OpConversionPattern<arith::ConstantOp> {
                   ConversionPatternRewriter &rewriter) const override {
     std::optional<DistributedTile> tile = DistributedTile::get(op.getType());
     auto splat = dyn_cast<SplatElementsAttr>(op.getValue());
-    if (!tile || tile->kind() == DistributedTile::Kind::OperandA)
+    if (!tile)
       return failure();
+    if (tile->kind() == DistributedTile::Kind::OperandA)
+      return op.emitOpError("an #attn_nv.operand_a tile cannot be a "
+                            "constant: convert an #attn_nv.acc tile");
     if (!splat)
       return op.emitOpError("a tile constant must be a splat on NVIDIA");
     Value v = arith::ConstantOp::create(

@@ -32,7 +32,8 @@ struct KernelFunc : OpConversionPattern<func::FuncOp> {
     if (!config || config.isHost())
       return failure();
     if (!fn.getResultTypes().empty())
-      return rewriter.notifyMatchFailure(fn, "a kernel returns nothing");
+      return fn.emitOpError("is an attn kernel (it has an NVIDIA attn.config) "
+                            "and must return nothing");
     TypeConverter::SignatureConversion signature(fn.getNumArguments());
     for (auto [i, type] : llvm::enumerate(fn.getArgumentTypes())) {
       if (!isa<MemRefType, FloatType, IndexType, IntegerType>(type))

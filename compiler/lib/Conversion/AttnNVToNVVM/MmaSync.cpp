@@ -141,10 +141,8 @@ struct Mma : OpConversionPattern<MmaOp> {
         }
       }
     } else {
-      // P·V: P (M×K) A fragments in registers, V (K×N) read transposed.
-      if (isa<SmemType>(op.getLhs().getType()))
-        return op.emitOpError("a product with rhs K×N takes its lhs from "
-                              "registers (#attn_nv.operand_a)");
+      // P·V: P (M×K) A fragments in registers (verified), V (K×N) read
+      // transposed.
       ValueRange probs = adaptor.getLhs();
       int64_t kBlocks = rhs.rows / 16;
       LaneOffsets lanes(b, loc, rhs.pitch(), 0);

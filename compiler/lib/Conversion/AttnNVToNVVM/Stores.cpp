@@ -22,9 +22,12 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
   matchAndRewrite(StoreTileOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto tile = DistributedTile::get(op.getTile().getType());
-    if (!tile || tile->kind() == DistributedTile::Kind::OperandA)
-      return op.emitOpError("needs a tile with an #attn_nv.acc or "
-                            "#attn_nv.rows layout, got ")
+    if (!tile || tile->kind() == DistributedTile::Kind::OperandA ||
+        tile->partial() ||
+        (tile->kind() == DistributedTile::Kind::Acc &&
+         tile->elementType().getIntOrFloatBitWidth() != 16))
+      return op.emitOpError("stores 16-bit #attn_nv.acc tiles and "
+                            "#attn_nv.rows tiles (not partial sums), got ")
              << op.getTile().getType();
     auto &b = rewriter;
     Location loc = op.getLoc();

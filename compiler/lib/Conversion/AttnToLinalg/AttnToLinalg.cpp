@@ -246,7 +246,8 @@ struct ConvertAttnToLinalgPass
     SmallVector<Operation *> ops;
     // A map's body is cloned by its own lowering.
     getOperation()->walk([&](Operation *op) {
-      if (isa<AttnDialect>(op->getDialect()) && !isa<YieldOp>(op) &&
+      if (isa_and_nonnull<AttnDialect>(op->getDialect()) &&
+          !isa<YieldOp>(op) &&
           !op->getParentOfType<MapOp>())
         ops.push_back(op);
     });

@@ -153,8 +153,13 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (mapping == "wgmma" && chip != "sm_90a")
     return emitError() << "mapping wgmma needs chip sm_90a, got '" << chip
                        << "'";
-  if (schedule != "plain" && mapping != "wgmma")
-    return emitError() << "schedule " << schedule << " needs mapping wgmma";
+  if (schedule != "plain" && (mapping != "wgmma" || stages != 3))
+    return emitError() << "schedule " << schedule << " needs mapping wgmma "
+                          "with 3 stages (a product in flight reads a stage "
+                          "while the next tile is copied)";
+  if (qInRegisters && mapping != "mma.sync")
+    return emitError() << "q_in_registers needs mapping mma.sync (wgmma "
+                          "reads Q from shared memory)";
   return success();
 }
 

@@ -199,9 +199,21 @@ LogicalResult MmaOp::verify() {
   if (failed(expectSmem(*this, "rhs", getRhs().getType(),
                         SharedLayout::Padded)))
     return failure();
-  // (A reduction of 8 mod 16 reads zero-filled padding up to the next 16;
-  // the layouts and !attn_nv.smem already make it a multiple of 8.)
-  return verifyProduct(*this, getLhs(), getRhs(), getAcc(), getTransposeRhs());
+  if (failed(verifyProduct(*this, getLhs(), getRhs(), getAcc(),
+                           getTransposeRhs())))
+    return failure();
+  // QKᵀ's reduction (the head dim) may be 8 mod 16: ldmatrix reads the
+  // zero-filled padding of the rows. P·V's (the keys, rows of V) is read 16
+  // rows at a time.
+  auto rhs = cast<SmemType>(getRhs().getType());
+  if (!getTransposeRhs() && isa<SmemType>(getLhs().getType()))
+    return emitOpError() << "a K×N rhs (P·V) takes its lhs from registers "
+                            "(#attn_nv.operand_a)";
+  if (!getTransposeRhs() && rhs.getRows() % 16 != 0)
+    return emitOpError() << "a K×N rhs is read in 16-row blocks: needs K a "
+                            "multiple of 16, got "
+                         << rhs.getRows();
+  return success();
 }
 
 LogicalResult WgmmaOp::verify() {
@@ -223,8 +235,10 @@ LogicalResult WgmmaOp::verify() {
                             "of 4, got "
                          << acc.rows() << " rows over " << acc.warps()
                          << " warps";
-  if (acc.cols() > 256)
-    return emitOpError() << "wgmma.m64nNk16 needs N up to 256, got "
+  // The accumulator layout keeps columns in pairs of 8-column blocks.
+  if (acc.cols() > 256 || acc.cols() % 16 != 0)
+    return emitOpError() << "wgmma.m64nNk16 needs N a multiple of 16 up to "
+                            "256, got "
                          << acc.cols();
   return success();
 }

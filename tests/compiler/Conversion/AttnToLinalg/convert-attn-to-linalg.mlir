@@ -1,32 +1,156 @@
-// RUN: attn-opt %s --attn-tile="block-m=16 block-n=8" --attn-expand-online-softmax --convert-attn-to-linalg | FileCheck %s
+// RUN: attn-opt %s --convert-attn-to-linalg --mlir-print-local-scope | FileCheck %s
+
+// The host mapping of the generic tile ops: attn.matmul, attn.map and
+// attn.reduce become linalg.generic on tensors, tile loads tensor.generate
+// (zeros past the bound), stores loops of memref.store inside the bound,
+// the grid three scf.for loops.
 
 !t = memref<?x?x?x32xf32, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
 
-// The grid becomes three loops, the K/V loop an scf.for carrying (m, l, acc).
-// CHECK-LABEL: func.func @attn
-// CHECK: scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:   scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:     scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// Tile loads read inside the bounds and zero-fill past them.
-// CHECK:       tensor.generate
-// CHECK:         scf.if
-// CHECK:           memref.load %arg0[%[[B]], %[[H]]
-// CHECK:       scf.for %[[KV:.*]] = %{{.*}} to %{{.*}} step %c8 iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x32xf32>)
-// QKᵀ with f32 accumulation, then the scale.
-// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
-// CHECK:         arith.mulf
-// The mask: -inf past the key bound.
-// CHECK:         linalg.index 0
-// CHECK:         arith.cmpi sge
-// CHECK:         arith.select
-// Running max, then p = exp2(s - m'), with base 0 while m' is -inf.
-// CHECK:         arith.maximumf
-// CHECK:         math.exp2
-// CHECK:         scf.yield
-// CHECK:     math.log
-// CHECK:     memref.store
-func.func @attn(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !lse, %s: f32) {
-  attn.sdpa %q, %k, %v into %o lse %lse scale %s : !t, !t, !t -> !t, !lse
+// (i, j, k) loops, the reduction innermost; each operand read as the
+// transposes say; 16-bit operands are extended, products accumulated in f32.
+// CHECK-LABEL: func.func @matmuls
+// CHECK-SAME: (%[[A:.*]]: tensor<16x32xbf16>, %[[B:.*]]: tensor<8x32xbf16>, %[[BT:.*]]: tensor<32x8xbf16>, %[[AT:.*]]: tensor<32x16xbf16>, %[[C:.*]]: tensor<16x8xf32>)
+// CHECK: %[[R0:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[A]], %[[BT]] : tensor<16x32xbf16>, tensor<32x8xbf16>) outs(%[[C]] : tensor<16x8xf32>)
+// CHECK: ^bb0(%[[X:.*]]: bf16, %[[Y:.*]]: bf16, %[[ACC:.*]]: f32):
+// CHECK:   %[[XF:.*]] = arith.extf %[[X]] : bf16 to f32
+// CHECK:   %[[YF:.*]] = arith.extf %[[Y]] : bf16 to f32
+// CHECK:   %[[P:.*]] = arith.mulf %[[XF]], %[[YF]] : f32
+// CHECK:   %[[S:.*]] = arith.addf %[[ACC]], %[[P]] : f32
+// CHECK:   linalg.yield %[[S]] : f32
+// transpose_rhs (QKᵀ):
+// CHECK: %[[R1:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[A]], %[[B]] :
+// transpose_lhs (the backward's Pᵀ·dO):
+// CHECK: %[[R2:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[AT]], %[[BT]] :
+// both:
+// CHECK: %[[R3:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[AT]], %[[B]] :
+// CHECK: return %[[R0]], %[[R1]], %[[R2]], %[[R3]]
+func.func @matmuls(%a: tensor<16x32xbf16>, %b: tensor<8x32xbf16>, %bt: tensor<32x8xbf16>, %at: tensor<32x16xbf16>, %c: tensor<16x8xf32>) -> (tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) {
+  %0 = attn.matmul %a, %bt, %c : tensor<16x32xbf16>, tensor<32x8xbf16>, tensor<16x8xf32>
+  %1 = attn.matmul %a, %b, %c transpose_rhs : tensor<16x32xbf16>, tensor<8x32xbf16>, tensor<16x8xf32>
+  %2 = attn.matmul %at, %bt, %c transpose_lhs : tensor<32x16xbf16>, tensor<32x8xbf16>, tensor<16x8xf32>
+  %3 = attn.matmul %at, %b, %c transpose_lhs transpose_rhs : tensor<32x16xbf16>, tensor<8x32xbf16>, tensor<16x8xf32>
+  return %0, %1, %2, %3 : tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>
+}
+
+// A map: its body once per element, the coordinates linalg.index plus the
+// offsets; a row tile input is broadcast along the columns.
+// CHECK-LABEL: func.func @map
+// CHECK-SAME: (%[[S:.*]]: tensor<16x8xf32>, %[[M:.*]]: tensor<16xf32>, %[[ROW:.*]]: index, %[[COL:.*]]: index)
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<16x8xf32>
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%[[S]], %[[M]] : tensor<16x8xf32>, tensor<16xf32>) outs(%[[INIT]] : tensor<16x8xf32>)
+// CHECK: ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: f32, %{{.*}}: f32):
+// CHECK:   %[[I0:.*]] = linalg.index 0 : index
+// CHECK:   %[[I:.*]] = arith.addi %[[ROW]], %[[I0]] : index
+// CHECK:   %[[J0:.*]] = linalg.index 1 : index
+// CHECK:   %[[J:.*]] = arith.addi %[[COL]], %[[J0]] : index
+// CHECK:   %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:   %[[HIDE:.*]] = arith.cmpi sgt, %[[J]], %[[I]] : index
+// CHECK:   %[[D:.*]] = arith.subf %[[X]], %[[Y]] : f32
+// CHECK:   %[[Z:.*]] = arith.select %[[HIDE]], %[[NINF]], %[[D]] : f32
+// CHECK:   linalg.yield %[[Z]] : f32
+func.func @map(%s: tensor<16x8xf32>, %m: tensor<16xf32>, %r: index, %c: index) -> tensor<16x8xf32> {
+  %0 = attn.map(%s, %m : tensor<16x8xf32>, tensor<16xf32>) at [%r, %c] -> tensor<16x8xf32> {
+  ^bb0(%i: index, %j: index, %x: f32, %y: f32):
+    %ninf = arith.constant 0xFF800000 : f32
+    %hidden = arith.cmpi sgt, %j, %i : index
+    %d = arith.subf %x, %y : f32
+    %z = arith.select %hidden, %ninf, %d : f32
+    attn.yield %z : f32
+  }
+  return %0 : tensor<16x8xf32>
+}
+
+// A 1-D map without offsets reads no coordinate it does not use; it may
+// change the element type.
+// CHECK-LABEL: func.func @row_map
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%{{.*}}, %{{.*}} : tensor<16xf32>, tensor<16xf32>) outs(%{{.*}} : tensor<16xi1>)
+// CHECK-NOT: arith.addi
+// CHECK: arith.cmpf une
+// CHECK: linalg.yield %{{.*}} : i1
+func.func @row_map(%a: tensor<16xf32>, %b: tensor<16xf32>) -> tensor<16xi1> {
+  %0 = attn.map(%a, %b : tensor<16xf32>, tensor<16xf32>) -> tensor<16xi1> {
+  ^bb0(%i: index, %x: f32, %y: f32):
+    %ne = arith.cmpf une, %x, %y : f32
+    attn.yield %ne : i1
+  }
+  return %0 : tensor<16xi1>
+}
+
+// Row reductions onto the initial row tile: maxNum (a NaN loses) or add.
+// CHECK-LABEL: func.func @reduce
+// CHECK-SAME: (%[[S:.*]]: tensor<16x8xf32>, %[[M:.*]]: tensor<16xf32>)
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%[[S]] : tensor<16x8xf32>) outs(%[[M]] : tensor<16xf32>)
+// CHECK: ^bb0(%[[X:.*]]: f32, %[[R:.*]]: f32):
+// CHECK:   arith.maxnumf %[[R]], %[[X]] : f32
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%[[S]] : tensor<16x8xf32>) outs(%[[M]] : tensor<16xf32>)
+// CHECK: ^bb0(%[[X2:.*]]: f32, %[[R2:.*]]: f32):
+// CHECK:   arith.addf %[[R2]], %[[X2]] : f32
+func.func @reduce(%s: tensor<16x8xf32>, %m: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %0 = attn.reduce <max> %s, %m : tensor<16x8xf32>, tensor<16xf32>
+  %1 = attn.reduce <add> %s, %m : tensor<16x8xf32>, tensor<16xf32>
+  return %0, %1 : tensor<16xf32>, tensor<16xf32>
+}
+
+// Loads read rows inside the bound (zeros past it); with rows_per_head,
+// packed row p is row p mod rows_per_head of head + p / rows_per_head.
+// Stores write the rows inside the bound: min(R, bound - row) of them.
+// CHECK-LABEL: func.func @load_store
+// CHECK-SAME: (%[[Q:.*]]: memref<?x?x?x32xf32, {{.*}}>, %[[O:.*]]: memref<?x?x?x32xf32, {{.*}}>, %[[L:.*]]: memref<?x?x?xf32, {{.*}}>, %[[B:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index, %[[N:.*]]: index, %[[RPH:.*]]: index)
+// CHECK: %[[TILE:.*]] = tensor.generate {
+// CHECK: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK:   %[[P:.*]] = arith.addi %[[ROW]], %[[I]] : index
+// CHECK:   %[[IN:.*]] = arith.cmpi slt, %[[P]], %[[N]] : index
+// CHECK:   %[[V:.*]] = scf.if %[[IN]] -> (f32) {
+// CHECK:     %[[SEQ:.*]] = arith.remui %[[P]], %[[RPH]] : index
+// CHECK:     %[[DH:.*]] = arith.divui %[[P]], %[[RPH]] : index
+// CHECK:     %[[HEAD:.*]] = arith.addi %[[H]], %[[DH]] : index
+// CHECK:     %[[X:.*]] = memref.load %[[Q]][%[[B]], %[[HEAD]], %[[SEQ]], %[[J]]]
+// CHECK:     scf.yield %[[X]] : f32
+// CHECK:   } else {
+// CHECK:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:     scf.yield %[[ZERO]] : f32
+// CHECK:   tensor.yield %[[V]] : f32
+// CHECK: } : tensor<16x32xf32>
+// CHECK: %[[LEFT:.*]] = arith.subi %[[N]], %[[ROW]] : index
+// CHECK: %[[COUNT:.*]] = arith.minsi %c16, %[[LEFT]] : index
+// CHECK: scf.for %[[R:.*]] = %c0 to %[[COUNT]] step %c1 {
+// CHECK:   %[[SROW:.*]] = arith.addi %[[ROW]], %[[R]] : index
+// CHECK:   scf.for %[[C:.*]] = %c0 to %c32 step %c1 {
+// CHECK:     %[[E:.*]] = tensor.extract %[[TILE]][%[[R]], %[[C]]] : tensor<16x32xf32>
+// CHECK:     memref.store %[[E]], %[[O]][%[[B]], %[[H]], %[[SROW]], %[[C]]]
+// A row tile (the LSE), packed:
+// CHECK: %[[LEFT2:.*]] = arith.subi %[[N]], %[[ROW]] : index
+// CHECK: %[[COUNT2:.*]] = arith.minsi %c16{{.*}}, %[[LEFT2]] : index
+// CHECK: scf.for %[[R2:.*]] = %c0{{.*}} to %[[COUNT2]] step %c1{{.*}} {
+// CHECK:   %[[P2:.*]] = arith.addi %[[ROW]], %[[R2]] : index
+// CHECK:   %[[SEQ2:.*]] = arith.remui %[[P2]], %[[RPH]] : index
+// CHECK:   %[[DH2:.*]] = arith.divui %[[P2]], %[[RPH]] : index
+// CHECK:   %[[HEAD2:.*]] = arith.addi %[[H]], %[[DH2]] : index
+// CHECK:   %[[E2:.*]] = tensor.extract %{{.*}}[%[[R2]]] : tensor<16xf32>
+// CHECK:   memref.store %[[E2]], %[[L]][%[[B]], %[[HEAD2]], %[[SEQ2]]]
+func.func @load_store(%Q: !t, %O: !t, %L: !lse, %b: index, %h: index, %row: index, %n: index, %rph: index) {
+  %q = attn.load_tile %Q[%b, %h, %row] rows_per_head %rph bounds %n : !t -> tensor<16x32xf32>
+  attn.store_tile %q, %O[%b, %h, %row] bounds %n : tensor<16x32xf32>, !t
+  %l = arith.constant dense<1.0> : tensor<16xf32>
+  attn.store_tile %l, %L[%b, %h, %row] rows_per_head %rph bounds %n : tensor<16xf32>, !lse
+  return
+}
+
+// The grid: batch, head, query tile loops.
+// CHECK-LABEL: func.func @grid
+// CHECK-SAME: (%[[NB:.*]]: index, %[[NH:.*]]: index, %[[NT:.*]]: index)
+// CHECK: scf.for %[[B:.*]] = %c0 to %[[NB]] step %c1 {
+// CHECK:   scf.for %[[H:.*]] = %c0 to %[[NH]] step %c1 {
+// CHECK:     scf.for %[[T:.*]] = %c0 to %[[NT]] step %c1 {
+// CHECK:       %[[X:.*]] = arith.addi %[[B]], %[[H]] : index
+// CHECK:       arith.addi %[[X]], %[[T]] : index
+// CHECK-NOT: attn.
+func.func @grid(%nb: index, %nh: index, %nt: index) {
+  attn.tile_grid (%b, %h, %t) in (%nb, %nh, %nt) {
+    %x = arith.addi %b, %h : index
+    %y = arith.addi %x, %t : index
+  }
   return
 }

@@ -971,3 +971,17 @@ func.func @yield_parent(%x: f32) {
   // expected-error @+1 {{'attn.yield' op expects parent op 'attn.map'}}
   attn.yield %x : f32
 }
+
+// -----
+
+// expected-error @+1 {{schedule pv_in_flight needs mapping wgmma with 3 stages (a product in flight reads a stage while the next tile is copied)}}
+func.func @config_pipelined_two_stages() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{q_in_registers needs mapping mma.sync (wgmma reads Q from shared memory)}}
+func.func @config_wgmma_q_in_registers() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = true, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}

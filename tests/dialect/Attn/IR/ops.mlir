@@ -96,15 +96,15 @@ func.func @tile_program(%Q: !t, %K: !t, %V: !t, %O: !t, %LSE: !lse,
 // Packed GQA heads: rows_per_head on loads, stores and the step; an f32
 // tile program; a tile_grid with an attribute dictionary.
 // CHECK-LABEL: func.func @packed_heads
-// CHECK-SAME: attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = true, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = true, pack_gqa = true, conditional_rescale = true>
+// CHECK-SAME: attn.config = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = true, schedule = "plain", ordered_issue = true, reverse_grid = true, pack_gqa = true, conditional_rescale = true>
 func.func @packed_heads(%Q: memref<?x?x?x32xf32>, %O: memref<?x?x?x32xf32>,
                         %LSE: memref<?x?x?xf32>, %n: index, %rph: index,
                         %rows: index, %s: f32,
                         %m: tensor<64xf32>, %l: tensor<64xf32>,
                         %acc: tensor<64x32xf32>) attributes {attn.config = #attn.config<
-    mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128,
+    mapping = "mma.sync", chip = "sm_80", block_m = 128, block_n = 128,
     warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = true,
-    schedule = "pv_in_flight", ordered_issue = true, reverse_grid = true,
+    schedule = "plain", ordered_issue = true, reverse_grid = true,
     pack_gqa = true, conditional_rescale = true>} {
   // CHECK: attn.tile_grid (%[[B:.*]], %[[H:.*]], %[[T:.*]]) in (%{{.*}}, %{{.*}}, %{{.*}}) attributes {tag = 1 : i64} {
   attn.tile_grid (%b, %h, %t) in (%n, %n, %n) attributes {tag = 1} {
@@ -146,7 +146,7 @@ func.func @config_mma_sync() attributes {attn.config = #attn.config<
 // CHECK-SAME: schedule = "softmax_overlaps_pv"
 func.func @config_softmax_overlaps_pv() attributes {attn.config = #attn.config<
     mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128,
-    warps = 8, min_ctas_per_sm = 1, stages = 2, q_in_registers = false,
+    warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false,
     schedule = "softmax_overlaps_pv", ordered_issue = false,
     reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
   return

@@ -583,7 +583,7 @@ func.func @wgmma_warpgroup(%l: !attn_nv.smem<32x64xbf16, swizzle_128b>, %r: !att
 // -----
 
 func.func @wgmma_n(%l: !attn_nv.smem<64x64xbf16, swizzle_128b>, %r: !attn_nv.smem<64x320xbf16, swizzle_128b>, %a: tensor<64x320xf32, #attn_nv.acc<warps = 4>>) {
-  // expected-error @+1 {{'attn_nv.wgmma' op wgmma.m64nNk16 needs N up to 256, got 320}}
+  // expected-error @+1 {{'attn_nv.wgmma' op wgmma.m64nNk16 needs N a multiple of 16 up to 256, got 320}}
   %0 = attn_nv.wgmma %l, %r, %a : !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.smem<64x320xbf16, swizzle_128b>, tensor<64x320xf32, #attn_nv.acc<warps = 4>>
   return
 }
@@ -703,5 +703,29 @@ func.func @acc_dynamic_cols(%x: tensor<64x?xf32, #attn_nv.acc<warps = 4>>) {
 
 // expected-error @+1 {{#attn_nv.operand_a distributes static tiles only}}
 func.func @operand_a_dynamic_cols(%x: tensor<64x?xbf16, #attn_nv.operand_a<warps = 4>>) {
+  return
+}
+
+// -----
+
+func.func @mma_pv_lhs_in_smem(%p: !attn_nv.smem<64x32xbf16, padded>, %v: !attn_nv.smem<32x64xbf16, padded>, %acc: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.mma' op a K×N rhs (P·V) takes its lhs from registers (#attn_nv.operand_a)}}
+  %o = attn_nv.mma %p, %v, %acc : !attn_nv.smem<64x32xbf16, padded>, !attn_nv.smem<32x64xbf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_pv_rows(%p: tensor<64x16xbf16, #attn_nv.operand_a<warps = 4>>, %v: !attn_nv.smem<24x64xbf16, padded>, %acc: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.mma' op shapes do not multiply}}
+  %o = attn_nv.mma %p, %v, %acc : tensor<64x16xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<24x64xbf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_pv_k_not_16(%p: tensor<64x24xbf16, #attn_nv.operand_a<warps = 4>>, %v: !attn_nv.smem<24x64xbf16, padded>, %acc: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.mma' op a K×N rhs is read in 16-row blocks: needs K a multiple of 16, got 24}}
+  %o = attn_nv.mma %p, %v, %acc : tensor<64x24xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<24x64xbf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
   return
 }

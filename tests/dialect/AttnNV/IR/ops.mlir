@@ -172,9 +172,9 @@ func.func @wgmma(%K: memref<?x?x?x128xbf16>, %b: index, %h: index, %n: index,
 // a reduction of 8 mod 16, and 2 m tiles per warp.
 #acc = #attn_nv.acc<warps = 2>
 // CHECK-LABEL: func.func @mma_shapes
-func.func @mma_shapes(%l: !attn_nv.smem<64x72xf16, padded>, %r: !attn_nv.smem<72x40xf16, padded>,
+func.func @mma_shapes(%l: !attn_nv.smem<64x72xf16, padded>, %r: !attn_nv.smem<40x72xf16, padded>,
                       %acc: tensor<64x40xf32, #acc>) -> tensor<64x40xf32, #acc> {
-  // CHECK: attn_nv.mma %{{.*}}, %{{.*}}, %{{.*}} : {{(!attn_nv.smem)?}}<64x72xf16, padded>, {{(!attn_nv.smem)?}}<72x40xf16, padded>, tensor<64x40xf32, #attn_nv.acc<warps = 2>>
-  %0 = attn_nv.mma %l, %r, %acc : !attn_nv.smem<64x72xf16, padded>, !attn_nv.smem<72x40xf16, padded>, tensor<64x40xf32, #acc>
+  // CHECK: attn_nv.mma %{{.*}}, %{{.*}}, %{{.*}} transpose_rhs : !attn_nv.smem<64x72xf16, padded>, !attn_nv.smem<40x72xf16, padded>, tensor<64x40xf32, #attn_nv.acc<warps = 2>>
+  %0 = attn_nv.mma %l, %r, %acc transpose_rhs : !attn_nv.smem<64x72xf16, padded>, !attn_nv.smem<40x72xf16, padded>, tensor<64x40xf32, #acc>
   return %0 : tensor<64x40xf32, #acc>
 }

@@ -1,0 +1,141 @@
+// RUN: attn-opt %s --convert-attn-nv-to-nvvm | FileCheck %s
+
+// A shared buffer is its byte offset from the aligned base; a slot adds
+// (index mod stages) tiles; attn_nv.copy_async is every thread issuing
+// cp.async.cg of 16-byte chunks (thread t: chunks t, t + threads, ...),
+// zero-filling (0 source bytes, from a valid address) rows at or past the
+// bound and columns past the head dim.
+
+#mma = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+#wg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = true, conditional_rescale = false>
+!t64 = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!t40 = memref<?x?x?x40xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!t128 = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+
+// 3 stages of 32 padded rows of 64 bf16 (+16 bytes: 144-byte rows, 4608
+// bytes a tile) at byte 4096; 32 rows x 8 chunks = 256 chunks: two per
+// thread of 128, no bounds check on the chunk index.
+// CHECK-LABEL: gpu.func @padded
+// CHECK-SAME: (%[[PTR:.*]]: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %[[SB:.*]]: i64, %[[SH:.*]]: i64, %[[SN:.*]]: i64, %{{.*}}: i64, %[[B:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index, %[[BOUND:.*]]: index, %[[I:.*]]: index)
+// CHECK: %[[BUF:.*]] = arith.constant 4096 : i32
+// CHECK: %[[STAGE:.*]] = arith.remui %[[I]], %c3 : index
+// CHECK: %[[STAGE32:.*]] = arith.index_castui %[[STAGE]] : index to i32
+// CHECK: %[[SKIP:.*]] = arith.muli %[[STAGE32]], %c4608_i32 : i32
+// CHECK: %[[TILE:.*]] = arith.addi %[[BUF]], %[[SKIP]] : i32
+// CHECK: %[[SMEM:.*]] = llvm.mlir.addressof @attn_smem : !llvm.ptr<3>
+// CHECK-NOT: arith.andi %{{.*}}, %c1023_i32
+// The tile's first row: batch, head, row times their strides, in bytes.
+// CHECK: %[[N:.*]] = arith.index_cast %[[SN]] : i64 to index
+// CHECK: arith.muli %[[ROW]], %[[N]] : index
+// CHECK: arith.muli %[[H]], %{{.*}} : index
+// CHECK: arith.muli %[[B]], %{{.*}} : index
+// CHECK: %[[FIRST:.*]] = arith.muli %{{.*}}, %c2 : index
+// CHECK: %[[FIRST64:.*]] = arith.index_cast %[[FIRST]] : index to i64
+// CHECK: %[[BASE:.*]] = llvm.getelementptr %[[PTR]][%[[FIRST64]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+// CHECK: %[[STRIDE:.*]] = arith.trunci %[[SN]] : i64 to i32
+// CHECK: %[[LEFT64:.*]] = arith.subi %[[BOUND]], %[[ROW]] : index
+// CHECK: %[[LEFT:.*]] = arith.index_cast %[[LEFT64]] : index to i32
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK: %[[CHUNK:.*]] = arith.addi %[[TID]], %c0_i32
+// CHECK: %[[R:.*]] = arith.divui %[[CHUNK]], %c8_i32
+// CHECK: %[[C:.*]] = arith.remui %[[CHUNK]], %c8_i32
+// CHECK: %[[CB:.*]] = arith.muli %[[C]], %c16_i32
+// CHECK: %[[RB:.*]] = arith.muli %[[R]], %c144_i32
+// CHECK: %[[OFF:.*]] = arith.addi %[[RB]], %[[CB]] : i32
+// CHECK: %[[DST:.*]] = arith.addi %[[TILE]], %[[OFF]] : i32
+// CHECK: %[[INR:.*]] = arith.cmpi slt, %[[R]], %[[LEFT]] : i32
+// CHECK: %[[INC:.*]] = arith.cmpi ult, %[[C]], %c8_i32{{.*}} : i32
+// CHECK: %[[VALID:.*]] = arith.andi %[[INR]], %[[INC]] : i1
+// CHECK: %[[RS:.*]] = arith.muli %[[R]], %[[STRIDE]] : i32
+// CHECK: arith.muli %[[RS]], %c2_i32
+// CHECK: %[[SRC:.*]] = llvm.getelementptr %[[BASE]][%{{.*}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+// CHECK: %[[FROM:.*]] = arith.select %[[VALID]], %[[SRC]], %[[PTR]] : !llvm.ptr<1>
+// CHECK: %[[SIZE:.*]] = arith.select %[[VALID]], %c16_i32{{.*}}, %c0_i32{{.*}} : i32
+// CHECK: %[[TO:.*]] = llvm.getelementptr %[[SMEM]][%[[DST]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK: nvvm.cp.async.shared.global %[[TO]], %[[FROM]], 16, cache = cg, %[[SIZE]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK: arith.addi %[[TID]], %c128_i32
+// CHECK: nvvm.cp.async.shared.global
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK-NOT: scf.if
+// CHECK: nvvm.cp.async.commit.group
+func.func @padded(%K: !t64, %b: index, %h: index, %row: index, %bound: index, %i: index) attributes {attn.config = #mma} {
+  %buf = attn_nv.alloc_shared {offset = 4096} : !attn_nv.smem<3x32x64xbf16, padded>
+  %k = attn_nv.slot %buf[%i] : !attn_nv.smem<3x32x64xbf16, padded> -> !attn_nv.smem<32x64xbf16, padded>
+  attn_nv.copy_async %K[%b, %h, %row] bounds %bound into %k : !t64, !attn_nv.smem<32x64xbf16, padded>
+  nvvm.cp.async.commit.group
+  return
+}
+
+// A head dim of 40: rows padded to 48 columns (112 bytes with the 16 extra),
+// 6 chunks a row of which the 6th is zero-filled; 24 rows: 144 chunks, so
+// the second round (chunks 128-255) checks the chunk index.
+// CHECK-LABEL: gpu.func @partial_round
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK: %[[C0:.*]] = arith.addi %[[TID]], %c0_i32
+// CHECK: arith.divui %[[C0]], %c6_i32
+// CHECK: %[[COL:.*]] = arith.remui %[[C0]], %c6_i32
+// CHECK: arith.muli %{{.*}}, %c112_i32
+// CHECK: arith.cmpi ult, %[[COL]], %c5_i32 : i32
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: %[[C1:.*]] = arith.addi %[[TID]], %c128_i32
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[C1]], %c144_i32 : i32
+// CHECK: scf.if %[[IN]] {
+// CHECK:   arith.divui %[[C1]], %c6_i32
+// CHECK:   nvvm.cp.async.shared.global
+// CHECK: }
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK: gpu.return
+func.func @partial_round(%V: !t40, %b: index, %h: index, %row: index, %bound: index) attributes {attn.config = #mma} {
+  %v = attn_nv.alloc_shared {offset = 0} : !attn_nv.smem<24x40xbf16, padded>
+  attn_nv.copy_async %V[%b, %h, %row] bounds %bound into %v : !t40, !attn_nv.smem<24x40xbf16, padded>
+  return
+}
+
+// wgmma kernels align the shared base to 1024 bytes for the 128-byte
+// swizzle. 64 rows of 128 bf16: two 64-column blocks of 64 x 128 bytes;
+// chunk c of row r at block c / 8, chunk (c % 8) ^ (r % 8). Packed heads
+// (rows_per_head): each row finds its own head and row, head + p / rph and
+// p mod rph for packed row p = row + r. 1024 chunks: 8 rounds.
+// CHECK-LABEL: gpu.func @swizzled_packed
+// CHECK-SAME: %[[PTR:[[:alnum:]]+]]: !llvm.ptr<1>
+// CHECK-SAME: %[[B:[[:alnum:]]+]]: index, %[[H:[[:alnum:]]+]]: index, %[[ROW:[[:alnum:]]+]]: index, %[[BOUND:[[:alnum:]]+]]: index, %[[RPH:[[:alnum:]]+]]: index)
+// CHECK: %[[BUF:.*]] = arith.constant 1024 : i32
+// CHECK: %[[SMEM:.*]] = llvm.mlir.addressof @attn_smem : !llvm.ptr<3>
+// CHECK: %[[ADDR:.*]] = llvm.ptrtoint %[[SMEM]] : !llvm.ptr<3> to i32
+// CHECK: %[[NEG:.*]] = arith.subi %c0_i32{{.*}}, %[[ADDR]] : i32
+// CHECK: %[[PAD:.*]] = arith.andi %[[NEG]], %c1023_i32 : i32
+// CHECK: %[[ALIGNED:.*]] = llvm.getelementptr %[[SMEM]][%[[PAD]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK: %[[CHUNK:.*]] = arith.addi %[[TID]], %c0_i32
+// CHECK: %[[R:.*]] = arith.divui %[[CHUNK]], %c16_i32
+// CHECK: %[[C:.*]] = arith.remui %[[CHUNK]], %c16_i32
+// CHECK: %[[BLOCK:.*]] = arith.divui %[[C]], %c8_i32
+// CHECK: %[[IN:.*]] = arith.remui %[[C]], %c8_i32
+// CHECK: %[[R8:.*]] = arith.andi %[[R]], %c7_i32 : i32
+// CHECK: %[[SWZ:.*]] = arith.xori %[[IN]], %[[R8]] : i32
+// CHECK: arith.muli %[[BLOCK]], %c8192_i32 : i32
+// CHECK: arith.muli %[[R]], %c128_i32 : i32
+// CHECK: arith.muli %[[SWZ]], %c16_i32{{.*}} : i32
+// CHECK: %[[DST:.*]] = arith.addi %[[BUF]], %{{.*}} : i32
+// CHECK: arith.cmpi ult, %[[C]], %c16_i32{{.*}} : i32
+// CHECK: %[[R64:.*]] = arith.index_castui %[[R]] : i32 to index
+// CHECK: %[[P:.*]] = arith.addi %[[ROW]], %[[R64]] : index
+// CHECK: %[[N:.*]] = arith.remui %[[P]], %[[RPH]] : index
+// CHECK: %[[DH:.*]] = arith.divui %[[P]], %[[RPH]] : index
+// CHECK: %[[HEAD:.*]] = arith.addi %[[H]], %[[DH]] : index
+// CHECK: arith.muli %[[N]], %{{.*}} : index
+// CHECK: arith.muli %[[HEAD]], %{{.*}} : index
+// CHECK: arith.muli %[[B]], %{{.*}} : index
+// CHECK: %[[SRC:.*]] = llvm.getelementptr %[[PTR]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+// CHECK: %[[FROM:.*]] = arith.select %{{.*}}, %[[SRC]], %[[PTR]] : !llvm.ptr<1>
+// CHECK: %[[TO:.*]] = llvm.getelementptr %[[ALIGNED]][%[[DST]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK: nvvm.cp.async.shared.global %[[TO]], %[[FROM]], 16, cache = cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK-COUNT-7: nvvm.cp.async.shared.global
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK-NOT: scf.if
+// CHECK: gpu.return
+func.func @swizzled_packed(%Q: !t128, %b: index, %h: index, %row: index, %bound: index, %rph: index) attributes {attn.config = #wg} {
+  %q = attn_nv.alloc_shared {offset = 1024} : !attn_nv.smem<64x128xbf16, swizzle_128b>
+  attn_nv.copy_async %Q[%b, %h, %row] rows_per_head %rph bounds %bound into %q : !t128, !attn_nv.smem<64x128xbf16, swizzle_128b>
+  return
+}

@@ -1,0 +1,168 @@
+// RUN: attn-opt %s --convert-attn-nv-to-nvvm | FileCheck %s
+
+// attn.store_tile from registers: an #attn_nv.acc output tile as 4-byte
+// stores of the pairs of adjacent columns each thread holds per 8-column
+// block, row by row (rows g and g + 8 of each m tile), each row under its
+// bound; an #attn_nv.rows tile (the LSE) by the first thread of each quad,
+// skipped when the pointer is null.
+
+#cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!o = memref<?x?x?x16xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!oh = memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+!acc = tensor<64x16xbf16, #attn_nv.acc<warps = 4>>
+!rows = tensor<64xf32, #attn_nv.rows<warps = 4>>
+
+// 64x16 bf16: per thread two rows of two 8-column blocks, one pair each:
+// 4 stores. Row g: values (0, 1) at column 2t, (4, 5) at 8 + 2t; row g + 8:
+// (2, 3) and (6, 7).
+// CHECK-LABEL: gpu.func @acc_tile
+// CHECK-SAME: (%[[PTR:.*]]: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %[[SB:.*]]: i64, %[[SH:.*]]: i64, %[[SN:.*]]: i64, %{{.*}}: i64, %[[B:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index, %[[BOUND:.*]]: index, %{{.*}}: index)
+// CHECK: %[[V:.*]]:8 = scf.for
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK: %[[R32:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
+// CHECK: %[[C32:.*]] = arith.muli %{{.*}}, %c2_i32 : i32
+// CHECK: %[[R:.*]] = arith.index_castui %[[R32]] : i32 to index
+// CHECK: %[[C:.*]] = arith.index_castui %[[C32]] : i32 to index
+// CHECK: %[[FIRST:.*]] = arith.addi %[[ROW]], %[[R]] : index
+// CHECK: %[[Q0:.*]] = arith.addi %[[FIRST]], %c0{{.*}} : index
+// CHECK: %[[IN0:.*]] = arith.cmpi slt, %[[Q0]], %[[BOUND]] : index
+// CHECK: scf.if %[[IN0]] {
+// CHECK:   %[[NB:.*]] = arith.index_cast %[[SB]] : i64 to index
+// CHECK:   arith.muli %[[B]], %[[NB]] : index
+// CHECK:   %[[NH:.*]] = arith.index_cast %[[SH]] : i64 to index
+// CHECK:   arith.muli %[[H]], %[[NH]] : index
+// CHECK:   %[[NN:.*]] = arith.index_cast %[[SN]] : i64 to index
+// CHECK:   arith.muli %[[Q0]], %[[NN]] : index
+// CHECK:   %[[ROWOFF:.*]] = arith.addi %{{.*}}, %[[C]] : index
+// CHECK:   llvm.insertelement %[[V]]#0
+// CHECK:   %[[PAIR0:.*]] = llvm.insertelement %[[V]]#1
+// CHECK:   %[[W0:.*]] = llvm.bitcast %[[PAIR0]] : vector<2xbf16> to i32
+// CHECK:   %[[E0:.*]] = arith.addi %[[ROWOFF]], %c0{{.*}} : index
+// CHECK:   %[[BY0:.*]] = arith.muli %[[E0]], %c2{{.*}} : index
+// CHECK:   %[[BY0L:.*]] = arith.index_cast %[[BY0]] : index to i64
+// CHECK:   %[[P0:.*]] = llvm.getelementptr %[[PTR]][%[[BY0L]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+// CHECK:   llvm.store %[[W0]], %[[P0]] {alignment = 4 : i64} : i32, !llvm.ptr<1>
+// CHECK:   llvm.insertelement %[[V]]#4
+// CHECK:   llvm.insertelement %[[V]]#5
+// CHECK:   arith.addi %[[ROWOFF]], %c8{{.*}} : index
+// CHECK:   llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
+// CHECK-NOT: llvm.store
+// CHECK: }
+// CHECK: %[[Q1:.*]] = arith.addi %[[FIRST]], %c8{{.*}} : index
+// CHECK: %[[IN1:.*]] = arith.cmpi slt, %[[Q1]], %[[BOUND]] : index
+// CHECK: scf.if %[[IN1]] {
+// CHECK:   arith.muli %[[Q1]], %{{.*}} : index
+// CHECK:   llvm.insertelement %[[V]]#2
+// CHECK:   llvm.insertelement %[[V]]#3
+// CHECK:   llvm.store
+// CHECK:   llvm.insertelement %[[V]]#6
+// CHECK:   llvm.insertelement %[[V]]#7
+// CHECK:   llvm.store
+// CHECK-NOT: llvm.store
+// CHECK: }
+// CHECK-NOT: llvm.store
+// CHECK: gpu.return
+func.func @acc_tile(%O: !o, %b: index, %h: index, %row: index, %bound: index, %n: index) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %o0 = arith.constant dense<1.0> : !acc
+  %o = scf.for %it = %c0 to %n step %c1 iter_args(%x = %o0) -> (!acc) {
+    scf.yield %x : !acc
+  }
+  attn.store_tile %o, %O[%b, %h, %row] bounds %bound : !acc, !o
+  return
+}
+
+// f16 pairs are stored as i32 too; 128 rows over 4 warps: two m tiles, rows
+// g, g + 8, 16 + g, 24 + g: 4 row branches of 2 stores.
+// CHECK-LABEL: gpu.func @acc_tile_f16
+// CHECK: %[[FIRST:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: arith.addi %[[FIRST]], %c0{{.*}} : index
+// CHECK: scf.if
+// CHECK-COUNT-2: llvm.bitcast %{{.*}} : vector<2xf16> to i32
+// CHECK: arith.addi %[[FIRST]], %c8{{.*}} : index
+// CHECK: scf.if
+// CHECK: arith.addi %[[FIRST]], %c16{{.*}} : index
+// CHECK: scf.if
+// CHECK: arith.addi %[[FIRST]], %c24{{.*}} : index
+// CHECK: scf.if
+// CHECK-COUNT-2: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
+// CHECK-NOT: llvm.store
+// CHECK: gpu.return
+func.func @acc_tile_f16(%O: !oh, %b: index, %h: index, %row: index, %bound: index, %n: index) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %o0 = arith.constant dense<1.0> : tensor<128x16xf16, #attn_nv.acc<warps = 4>>
+  %o = scf.for %it = %c0 to %n step %c1 iter_args(%x = %o0) -> (tensor<128x16xf16, #attn_nv.acc<warps = 4>>) {
+    scf.yield %x : tensor<128x16xf16, #attn_nv.acc<warps = 4>>
+  }
+  attn.store_tile %o, %O[%b, %h, %row] bounds %bound : tensor<128x16xf16, #attn_nv.acc<warps = 4>>, !oh
+  return
+}
+
+// The LSE: the quad leader (lane % 4 == 0) stores each of its two rows
+// when the pointer is not null and the row is inside the bound.
+// CHECK-LABEL: gpu.func @lse_rows
+// CHECK-SAME: (%[[PTR:.*]]: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %[[SN:.*]]: i64, %[[B:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index, %[[BOUND:.*]]: index, %{{.*}}: index)
+// CHECK: %[[V:.*]]:2 = scf.for
+// CHECK: %[[FIRST:.*]] = arith.addi %[[ROW]], %{{.*}} : index
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK: %[[T:.*]] = arith.remui %[[TID]], %c4_i32{{.*}} : i32
+// CHECK: %[[LEADER:.*]] = arith.cmpi eq, %[[T]], %c0_i32 : i32
+// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr<1>
+// CHECK: %[[GIVEN:.*]] = llvm.icmp "ne" %[[PTR]], %[[NULL]] : !llvm.ptr<1>
+// CHECK: %[[GUARD:.*]] = arith.andi %[[LEADER]], %[[GIVEN]] : i1
+// CHECK: %[[Q0:.*]] = arith.addi %[[FIRST]], %c0{{.*}} : index
+// CHECK: %[[IN0:.*]] = arith.cmpi slt, %[[Q0]], %[[BOUND]] : index
+// CHECK: %[[GO0:.*]] = arith.andi %[[IN0]], %[[GUARD]] : i1
+// CHECK: scf.if %[[GO0]] {
+// CHECK:   %[[NN:.*]] = arith.index_cast %[[SN]] : i64 to index
+// CHECK:   arith.muli %[[Q0]], %[[NN]] : index
+// CHECK:   %[[BY:.*]] = arith.muli %{{.*}}, %c4 : index
+// CHECK:   %[[BYL:.*]] = arith.index_cast %[[BY]] : index to i64
+// CHECK:   %[[P:.*]] = llvm.getelementptr %[[PTR]][%[[BYL]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+// CHECK:   llvm.store %[[V]]#0, %[[P]] {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// CHECK: }
+// CHECK: %[[Q1:.*]] = arith.addi %[[FIRST]], %c8{{.*}} : index
+// CHECK: %[[IN1:.*]] = arith.cmpi slt, %[[Q1]], %[[BOUND]] : index
+// CHECK: %[[GO1:.*]] = arith.andi %[[IN1]], %[[GUARD]] : i1
+// CHECK: scf.if %[[GO1]] {
+// CHECK:   llvm.store %[[V]]#1, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// CHECK: }
+// CHECK-NOT: llvm.store
+// CHECK: gpu.return
+func.func @lse_rows(%L: !lse, %b: index, %h: index, %row: index, %bound: index, %n: index) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %l0 = arith.constant dense<1.0> : !rows
+  %l = scf.for %it = %c0 to %n step %c1 iter_args(%x = %l0) -> (!rows) {
+    scf.yield %x : !rows
+  }
+  attn.store_tile %l, %L[%b, %h, %row] bounds %bound : !rows, !lse
+  return
+}
+
+// Packed heads: packed row q lies in head h + q / rows_per_head, row
+// q mod rows_per_head, found per row.
+// CHECK-LABEL: gpu.func @packed_rows
+// CHECK-SAME: %[[H:[[:alnum:]]+]]: index, %[[ROW:[[:alnum:]]+]]: index, %[[BOUND:[[:alnum:]]+]]: index, %[[RPH:[[:alnum:]]+]]: index)
+// CHECK: %[[FIRST:.*]] = arith.addi %[[ROW]], %{{.*}} : index
+// CHECK: %[[Q0:.*]] = arith.addi %[[FIRST]], %c0{{.*}} : index
+// CHECK: scf.if
+// CHECK:   %[[N0:.*]] = arith.remui %[[Q0]], %[[RPH]] : index
+// CHECK:   %[[D0:.*]] = arith.divui %[[Q0]], %[[RPH]] : index
+// CHECK:   %[[H0:.*]] = arith.addi %[[H]], %[[D0]] : index
+// CHECK:   arith.muli %[[H0]], %{{.*}} : index
+// CHECK:   arith.muli %[[N0]], %{{.*}} : index
+// CHECK:   llvm.store
+// CHECK: %[[Q1:.*]] = arith.addi %[[FIRST]], %c8{{.*}} : index
+// CHECK: scf.if
+// CHECK:   arith.remui %[[Q1]], %[[RPH]] : index
+// CHECK:   arith.divui %[[Q1]], %[[RPH]] : index
+// CHECK:   llvm.store
+func.func @packed_rows(%O: !o, %b: index, %h: index, %row: index, %bound: index, %rph: index) attributes {attn.config = #cfg} {
+  %o = arith.constant dense<1.0> : !acc
+  attn.store_tile %o, %O[%b, %h, %row] rows_per_head %rph bounds %bound : !acc, !o
+  return
+}

@@ -1,0 +1,64 @@
+// RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-nv-pipeline-copies
+
+#cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<64x64xbf16, padded>
+
+func.func @two_loops(%K: !t, %n: index) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  // expected-error @+1 {{'attn.tile_grid' op attn-nv-pipeline-copies: more than one loop copies tiles; only one K/V loop is pipelined}}
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %ks = attn_nv.alloc_shared : !s
+    scf.for %kv = %c0 to %n step %c64 {
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %n into %ks : !t, !s
+    }
+    scf.for %kv = %c0 to %n step %c64 {
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %n into %ks : !t, !s
+    }
+  }
+  return
+}
+
+// -----
+
+// The copies are issued one tile ahead: the tile must be the loop's.
+#cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<64x64xbf16, padded>
+
+func.func @not_at_induction_variable(%K: !t, %n: index) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %ks = attn_nv.alloc_shared : !s
+    scf.for %kv = %c0 to %n step %c64 {
+      %row = arith.addi %kv, %c64 : index
+      // expected-error @+1 {{'attn_nv.copy_async' op attn-nv-pipeline-copies: a tile copied in the K/V loop must start at the loop's induction variable}}
+      attn_nv.copy_async %K[%b, %h, %row] bounds %n into %ks : !t, !s
+    }
+  }
+  return
+}
+
+// -----
+
+// A copy into a stage of a buffer: the loop was pipelined already.
+#cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<64x64xbf16, padded>
+!s3 = !attn_nv.smem<3x64x64xbf16, padded>
+
+func.func @not_a_buffer(%K: !t, %n: index) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %ks = attn_nv.alloc_shared : !s3
+    scf.for %kv = %c0 to %n step %c64 {
+      %slot = attn_nv.slot %ks[%kv] : !s3 -> !s
+      // expected-error @+1 {{'attn_nv.copy_async' op attn-nv-pipeline-copies: destination must be an attn_nv.alloc_shared buffer}}
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %n into %slot : !t, !s
+    }
+  }
+  return
+}

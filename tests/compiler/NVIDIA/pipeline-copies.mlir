@@ -1,0 +1,244 @@
+// RUN: attn-opt %s --split-input-file --attn-nv-pipeline-copies | FileCheck %s
+
+// attn-nv-pipeline-copies turns the synchronous copies of the K/V loop into
+// a pipeline over `stages` buffers, the loop counting tiles: the first
+// tile's copies before the loop (only when there is a tile), each next
+// tile's copies into the next stage during the current tile's math.
+
+// Plain schedule (mma.sync, FlashAttention-2): the copies of tile j + 1
+// start before the wait for tile j. Q's fragments are read once Q's group
+// is done. Three stages: one barrier per tile.
+#cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = true, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+#acc = #attn_nv.acc<warps = 4>
+#opa = #attn_nv.operand_a<warps = 4>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<64x64xbf16, padded>
+
+// CHECK-LABEL: func.func @plain(
+// CHECK-SAME: %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index)
+// CHECK: attn.tile_grid (%[[B:.*]], %[[H:.*]], %{{.*}}) in
+// CHECK: %[[QS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<64x64xbf16, padded>
+// CHECK: %[[KS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x64x64xbf16, padded>
+// CHECK: %[[VS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x64x64xbf16, padded>
+// CHECK: attn_nv.copy_async %arg0[{{.*}}] bounds %[[N]] into %[[QS]]
+// CHECK-NOT: nvvm.cp.async.wait.group
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: %[[ANY:.*]] = arith.cmpi slt, %[[LO]], %[[HI]] : index
+// CHECK-NEXT: scf.if %[[ANY]] {
+// CHECK-NEXT:   %[[K0:.*]] = attn_nv.slot %[[KS]][%[[C0:.*]]] : !attn_nv.smem<3x64x64xbf16, padded> -> !attn_nv.smem<64x64xbf16, padded>
+// CHECK-NEXT:   attn_nv.copy_async %arg1[%[[B]], %[[H]], %[[LO]]] bounds %[[N]] into %[[K0]]
+// CHECK-NEXT:   %[[V0:.*]] = attn_nv.slot %[[VS]][%[[C0]]]
+// CHECK-NEXT:   attn_nv.copy_async %arg2[%[[B]], %[[H]], %[[LO]]] bounds %[[N]] into %[[V0]]
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cp.async.commit.group
+// Q is done when at most the first K/V group is in flight.
+// CHECK-NEXT: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: %[[QA:.*]] = attn_nv.load_operand %[[QS]]
+// CHECK-NEXT: %[[SPAN:.*]] = arith.subi %[[HI]], %[[LO]] : index
+// CHECK-NEXT: %[[TILES:.*]] = arith.ceildivsi %[[SPAN]], %c64 : index
+// CHECK-NEXT: %[[ITERS:.*]] = arith.maxsi %[[TILES]], %[[C0]] : index
+// CHECK-NEXT: scf.for %[[IT:.*]] = %[[C0]] to %[[ITERS]] step %[[C1:.*]] iter_args(
+// CHECK-NEXT:   %[[OFF:.*]] = arith.muli %[[IT]], %c64 : index
+// CHECK-NEXT:   %[[KV:.*]] = arith.addi %[[LO]], %[[OFF]] : index
+// CHECK-NEXT:   %[[NEXT:.*]] = arith.addi %[[KV]], %c64 : index
+// CHECK-NEXT:   %[[NEXTIT:.*]] = arith.addi %[[IT]], %[[C1]] : index
+// CHECK-NEXT:   %[[MORE:.*]] = arith.cmpi slt, %[[NEXT]], %[[HI]] : index
+// CHECK-NEXT:   scf.if %[[MORE]] {
+// CHECK-NEXT:     %[[K1:.*]] = attn_nv.slot %[[KS]][%[[NEXTIT]]]
+// CHECK-NEXT:     attn_nv.copy_async %arg1[%[[B]], %[[H]], %[[NEXT]]] bounds %[[N]] into %[[K1]]
+// CHECK-NEXT:     %[[V1:.*]] = attn_nv.slot %[[VS]][%[[NEXTIT]]]
+// CHECK-NEXT:     attn_nv.copy_async %arg2[%[[B]], %[[H]], %[[NEXT]]] bounds %[[N]] into %[[V1]]
+// CHECK-NEXT:   }
+// CHECK-NEXT:   nvvm.cp.async.commit.group
+// CHECK-NEXT:   nvvm.cp.async.wait.group 1
+// CHECK-NEXT:   nvvm.barrier0
+// The products read this iteration's stage.
+// CHECK-DAG:    %[[K:.*]] = attn_nv.slot %[[KS]][%[[IT]]]
+// CHECK-DAG:    %[[V:.*]] = attn_nv.slot %[[VS]][%[[IT]]]
+// CHECK:        attn_nv.mma %[[QA]], %[[K]], %{{.*}} transpose_rhs
+// CHECK:        %[[O:.*]] = attn_nv.mma %{{.*}}, %[[V]], %{{.*}} :
+// CHECK-NEXT:   scf.yield %[[O]]
+// CHECK-NOT: attn_nv.copy_async
+// CHECK: return
+func.func @plain(%Q: !t, %K: !t, %V: !t, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
+  %c64 = arith.constant 64 : index
+  %zs = arith.constant dense<0.0> : tensor<64x64xf32, #acc>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %qs = attn_nv.alloc_shared : !s
+    %ks = attn_nv.alloc_shared : !s
+    %vs = attn_nv.alloc_shared : !s
+    attn_nv.copy_async %Q[%b, %h, %t] bounds %n into %qs : !t, !s
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    nvvm.barrier0
+    %qa = attn_nv.load_operand %qs : !s -> tensor<64x64xbf16, #opa>
+    %r = scf.for %kv = %lo to %hi step %c64 iter_args(%acc = %zs) -> (tensor<64x64xf32, #acc>) {
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %n into %ks : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.barrier0
+      attn_nv.copy_async %V[%b, %h, %kv] bounds %n into %vs : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.barrier0
+      %s = attn_nv.mma %qa, %ks, %zs transpose_rhs : tensor<64x64xbf16, #opa>, !s, tensor<64x64xf32, #acc>
+      %pa = attn_nv.convert_layout %s : tensor<64x64xf32, #acc> -> tensor<64x64xbf16, #opa>
+      %o = attn_nv.mma %pa, %vs, %acc : tensor<64x64xbf16, #opa>, !s, tensor<64x64xf32, #acc>
+      nvvm.barrier0
+      scf.yield %o : tensor<64x64xf32, #acc>
+    }
+  }
+  return
+}
+
+// -----
+
+// Two stages: the stage a prefetch overwrites was read in the iteration
+// before, so a second barrier ends each tile. wgmma: a proxy fence after
+// each wait.
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+#acc = #attn_nv.acc<warps = 4>
+!t = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<64x256xbf16, swizzle_128b>
+
+// CHECK-LABEL: func.func @two_stages(
+// CHECK: %[[QS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<64x256xbf16, swizzle_128b>
+// CHECK: %[[KS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<2x64x256xbf16, swizzle_128b>
+// CHECK: scf.if
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.barrier0
+// CHECK: scf.for %[[IT:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
+// CHECK:   scf.if
+// CHECK:   nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: %[[K:.*]] = attn_nv.slot %[[KS]][%[[IT]]] : !attn_nv.smem<2x64x256xbf16, swizzle_128b> -> !attn_nv.smem<64x256xbf16, swizzle_128b>
+// CHECK-NEXT: %[[S0:.*]] = attn_nv.wgmma %[[QS]], %[[K]], %{{.*}} transpose_rhs
+// CHECK-NEXT: %[[S:.*]] = attn_nv.wgmma_wait %[[S0]]
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: scf.yield %[[S]]
+func.func @two_stages(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
+  %c64 = arith.constant 64 : index
+  %zs = arith.constant dense<0.0> : tensor<64x64xf32, #acc>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %qs = attn_nv.alloc_shared : !s
+    %ks = attn_nv.alloc_shared : !s
+    attn_nv.copy_async %Q[%b, %h, %t] bounds %n into %qs : !t, !s
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+    nvvm.barrier0
+    %r = scf.for %kv = %lo to %hi step %c64 iter_args(%acc = %zs) -> (tensor<64x64xf32, #acc>) {
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %n into %ks : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      %s0 = attn_nv.wgmma %qs, %ks, %zs transpose_rhs : !s, !s, tensor<64x64xf32, #acc>
+      %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<64x64xf32, #acc>
+      nvvm.barrier0
+      scf.yield %s : tensor<64x64xf32, #acc>
+    }
+  }
+  return
+}
+
+// -----
+
+// Pipelined wgmma schedule: the copies of tile j + 1 start right after the
+// barrier that follows the wait for tile j (so a product reading a stage
+// may stay in flight into the next iteration); Q is waited for with the
+// first tile. Three stages: no barrier ends the tile.
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+#acc = #attn_nv.acc<warps = 8>
+!t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+
+// CHECK-LABEL: func.func @pipelined(
+// CHECK-SAME: %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index)
+// CHECK: %[[KS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x128x128xbf16, swizzle_128b>
+// CHECK: attn_nv.copy_async %arg0
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: arith.constant 1 : index
+// CHECK-NEXT: nvvm.cp.async.commit.group
+// CHECK-NEXT: %[[ANY:.*]] = arith.cmpi slt, %[[LO]], %[[HI]]
+// CHECK-NEXT: scf.if %[[ANY]] {
+// CHECK:      }
+// CHECK-NEXT: nvvm.cp.async.commit.group
+// CHECK-NOT:  nvvm.cp.async.wait.group
+// CHECK:      scf.for %[[IT:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
+// CHECK-NEXT:   %[[OFF:.*]] = arith.muli %[[IT]], %c128
+// CHECK-NEXT:   %[[KV:.*]] = arith.addi %[[LO]], %[[OFF]]
+// CHECK-NEXT:   %[[NEXT:.*]] = arith.addi %[[KV]], %c128
+// CHECK-NEXT:   %[[NEXTIT:.*]] = arith.addi %[[IT]], %{{.*}}
+// CHECK-NEXT:   nvvm.cp.async.wait.group 0
+// CHECK-NEXT:   nvvm.fence.proxy
+// CHECK-NEXT:   nvvm.barrier0
+// CHECK-NEXT:   %[[MORE:.*]] = arith.cmpi slt, %[[NEXT]], %[[HI]]
+// CHECK-NEXT:   scf.if %[[MORE]] {
+// CHECK-NEXT:     %[[K1:.*]] = attn_nv.slot %[[KS]][%[[NEXTIT]]]
+// CHECK-NEXT:     attn_nv.copy_async %arg1[%{{.*}}, %{{.*}}, %[[NEXT]]] bounds %[[N]] into %[[K1]]
+// CHECK-NEXT:   }
+// CHECK-NEXT:   nvvm.cp.async.commit.group
+// CHECK-NEXT:   %[[K:.*]] = attn_nv.slot %[[KS]][%[[IT]]]
+// The loop's uses of the key position now read kv = lo + it · step.
+// CHECK-NEXT:   arith.addi %[[KV]], %c128
+// CHECK-NEXT:   attn_nv.wgmma %{{.*}}, %[[K]]
+// CHECK-NEXT:   %[[S:.*]] = attn_nv.wgmma_wait
+// CHECK-NEXT:   scf.yield %[[S]]
+func.func @pipelined(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
+  %c128 = arith.constant 128 : index
+  %zs = arith.constant dense<0.0> : tensor<128x128xf32, #acc>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %qs = attn_nv.alloc_shared : !s
+    %ks = attn_nv.alloc_shared : !s
+    attn_nv.copy_async %Q[%b, %h, %t] bounds %n into %qs : !t, !s
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+    nvvm.barrier0
+    %r = scf.for %kv = %lo to %hi step %c128 iter_args(%acc = %zs) -> (tensor<128x128xf32, #acc>) {
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %n into %ks : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      %end = arith.addi %kv, %c128 : index
+      %s0 = attn_nv.wgmma %qs, %ks, %zs transpose_rhs : !s, !s, tensor<128x128xf32, #acc>
+      %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<128x128xf32, #acc>
+      nvvm.barrier0
+      scf.yield %s : tensor<128x128xf32, #acc>
+    }
+  }
+  return
+}
+
+// -----
+
+// Nothing is copied in a loop: nothing to pipeline, the synchronous copies
+// stay.
+#cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<64x64xbf16, padded>
+
+// CHECK-LABEL: func.func @no_loop(
+// CHECK: attn_nv.alloc_shared : !attn_nv.smem<64x64xbf16, padded>
+// CHECK-NEXT: attn_nv.copy_async
+// CHECK-NEXT: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NOT: attn_nv.slot
+func.func @no_loop(%Q: !t, %n: index) attributes {attn.config = #cfg} {
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %qs = attn_nv.alloc_shared : !s
+    attn_nv.copy_async %Q[%b, %h, %t] bounds %n into %qs : !t, !s
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    nvvm.barrier0
+  }
+  return
+}
