@@ -227,6 +227,13 @@ Engine::loadCudaKernel(const CudaDriver &driver, const ContextInfo &context,
 
 Expected<std::shared_ptr<const Engine::PtxEntry>>
 Engine::buildPtx(const CacheKey &key) {
+  // A configuration the plan refuses (a tile override the chip cannot hold,
+  // a mapping it lacks) is the caller's to change, not a compiler failure.
+  compiler::KernelPlan plan;
+  std::string planError;
+  if (!compiler::planKernel(key.config, /*nvidia=*/true, plan, planError))
+    return makeError(ATTN_ERROR_UNSUPPORTED, "cannot compile {}: {}",
+                     key.config.pipelineOptions(true), planError);
   std::string keyText = key.str();
   auto entry = std::make_shared<PtxEntry>();
   DiskCache *cache = disk();

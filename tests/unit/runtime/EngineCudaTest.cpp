@@ -459,3 +459,17 @@ TEST_F(EngineCudaTest, ClearMemoryCacheReloads) {
 }
 
 } // namespace
+
+TEST_F(EngineCudaTest, TilesTheChipCannotHoldAreUnsupportedNotACompilerBug) {
+  // 256x256 tiles at D = 256 need far more shared memory than an SM has:
+  // the plan refuses them before any compile, with the reason.
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 256);
+  call.args.block_m = 256;
+  call.args.block_n = 256;
+  Status status = engine().forward(&call.args);
+  EXPECT_EQ(status.code(), ATTN_ERROR_UNSUPPORTED) << status.toString();
+  EXPECT_NE(status.message().find("shared memory"), std::string::npos)
+      << status.message();
+  std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 0);
+}
