@@ -27,6 +27,8 @@ void fenceForTensorCores(OpBuilder &b, Location loc) {
 }
 
 struct Assigner {
+  Assigner(ConfigAttr config, TileGridOp grid) : config(config), grid(grid) {}
+
   ConfigAttr config;
   TileGridOp grid;
   /// Loaded tiles that now live in shared memory, and (q_in_registers) the
@@ -204,7 +206,7 @@ struct AttnNVAssignLayoutsPass
       }
       if (config.isHost())
         return WalkResult::advance();
-      Assigner a{config, grid, {}, {}};
+      Assigner a(config, grid);
       if (failed(a.stageLoads()))
         return WalkResult::interrupt();
       a.retype();

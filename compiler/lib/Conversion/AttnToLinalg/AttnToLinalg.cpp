@@ -1,9 +1,10 @@
 //===- AttnToLinalg.cpp - tile-level attn to scf/linalg for the host ------===//
 //
-// The host mapping of the tile-level IR. Loops become scf.for, tile math
-// becomes linalg.generic on tensors; upstream bufferization and the LLVM
-// lowering do the rest. Speed is not the aim: this path checks the tiling and
-// the online softmax numerically where no GPU is present.
+// The host mapping of the tile program. The grid becomes scf.for loops; the
+// generic tile ops (matmul, map, reduce) become linalg.generic on tensors,
+// loads tensor.generate and stores loops; upstream bufferization and the
+// LLVM lowering do the rest. Speed is not the aim: this path checks the
+// tiling, the mask and the online softmax numerically where no GPU is.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,12 +33,6 @@ using namespace mlir::attn;
 
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-Value f32Const(OpBuilder &b, Location loc, float v) {
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-}
-
 /// Converts an f32 to `type` (f32, f16 or bf16) or back.
 Value convert(OpBuilder &b, Location loc, Value v, Type type) {
   if (v.getType() == type)
@@ -50,12 +45,6 @@ Value convert(OpBuilder &b, Location loc, Value v, Type type) {
 Value emptyLike(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                 Type elementType) {
   return tensor::EmptyOp::create(b, loc, shape, elementType);
-}
-
-Value filled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, float v) {
-  Value empty = emptyLike(b, loc, shape, b.getF32Type());
-  return linalg::FillOp::create(b, loc, f32Const(b, loc, v), empty)
-      .getResult(0);
 }
 
 /// linalg.generic over `rank` loops with the given maps and iterator kinds;
