@@ -59,6 +59,8 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "gpu"))
 import attn_jit_ctypes as aj  # noqa: E402
+from sdpa_anchors import time_events  # noqa: E402
+from test_attention import first_line, rel_err  # noqa: E402
 
 METHODS = ["old", "new", "cudnn", "fa2"]
 SDPA_BACKENDS = {   # method -> SDPBackend (looked up late: torch is imported in main)
@@ -167,24 +169,6 @@ def list_shapes(args, shapes):
 
 # ---------------------------------------------------------------------------
 
-def time_events(torch, fn, warmup, reps, rotate):
-    """Median/min/max ms of fn(i), CUDA events around each call; fn returns a status
-    (0 ok); returns (median, min, max, first nonzero status or 0)."""
-    bad = 0
-    for i in range(warmup):
-        bad = bad or fn(i % rotate)
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        starts[i].record()
-        st = fn((warmup + i) % rotate)
-        ends[i].record()
-        bad = bad or st
-    torch.cuda.synchronize()
-    ms = [s.elapsed_time(e) for s, e in zip(starts, ends)]
-    return statistics.median(ms), min(ms), max(ms), bad
-
-
 def make_args_struct(q, k, v, o, causal, stream):
     """attn_fwd_args for torch tensors q, o (B, H, Nq, D), k, v (B, Hkv, Nk, D), bf16."""
     B, H, Nq, D = q.shape
@@ -199,17 +183,6 @@ def make_args_struct(q, k, v, o, causal, stream):
     a.dtype, a.mask, a.scale = aj.DTYPES["bf16"], aj.MASKS["causal" if causal else "none"], 0.0
     a.device, a.stream = aj.DEVICE_CUDA, stream
     return a
-
-
-def rel_err(torch, x, ref):
-    d = torch.linalg.vector_norm((x.float() - ref.float()).flatten())
-    n = torch.linalg.vector_norm(ref.float().flatten())
-    return float(d / n) if float(n) > 0 else float(d)
-
-
-def first_line(ex, n=120):
-    lines = str(ex).strip().splitlines()
-    return (lines[0] if lines else type(ex).__name__)[:n]
 
 
 def copy_bandwidth(torch, warmup, reps):
@@ -333,14 +306,14 @@ def run_shape(torch, s, gen, libs, stream, args, emit_base):
         except (RuntimeError, TypeError, ValueError) as ex:
             torch.cuda.empty_cache()
             if want:
-                recs[name]["status"] = "n/a: " + first_line(ex)
+                recs[name]["status"] = "n/a: " + first_line(ex, 120)
     for m in ("old", "new"):
         if m not in methods:
             continue
         try:
             st, msg, o = sh.jit_first(m)
         except Exception as ex:  # noqa: BLE001 - report, do not crash
-            st, msg, o = -1, f"exception: {first_line(ex)}", None
+            st, msg, o = -1, f"exception: {first_line(ex, 120)}", None
         if st != aj.ATTN_OK:
             recs[m]["status"] = "error: " + msg
             continue
@@ -366,7 +339,7 @@ def run_shape(torch, s, gen, libs, stream, args, emit_base):
                     warnings.simplefilter("ignore")
                     med, mn, mx, bad = time_events(torch, fns[m], args.warmup, args.reps, s["rotate"])
             except Exception as ex:  # noqa: BLE001
-                recs[m]["status"] = f"error while timing: {first_line(ex)}"
+                recs[m]["status"] = f"error while timing: {first_line(ex, 120)}"
                 continue
             if bad:
                 lib = libs.get(m)
@@ -544,7 +517,7 @@ def main(argv=None):
         try:
             recs = run_shape(torch, s, gen, libs, stream, args, base)
         except Exception as ex:  # noqa: BLE001 - one shape must not stop the run
-            recs = {m: dict(base, method=m, status=f"shape failed: {type(ex).__name__}: {first_line(ex)}")
+            recs = {m: dict(base, method=m, status=f"shape failed: {type(ex).__name__}: {first_line(ex, 120)}")
                     for m in args.method_list}
             torch.cuda.empty_cache()
         for m, r in recs.items():

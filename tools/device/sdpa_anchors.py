@@ -49,18 +49,24 @@ def parse_args():
 
 
 def time_events(torch, fn, warmup, reps, rotate=1):
-    """Median/min/max milliseconds of fn(i), events around each call."""
+    """Median/min/max milliseconds of fn(i), events around each call, and the first
+    nonzero status fn returned (an int: a C API status; anything else counts as ok)."""
+    bad = 0
+
+    def note(st):
+        return bad or (st if isinstance(st, int) else 0)
     for i in range(warmup):
-        fn(i % rotate)
+        bad = note(fn(i % rotate))
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     for i in range(reps):
         starts[i].record()
-        fn((warmup + i) % rotate)
+        st = fn((warmup + i) % rotate)
         ends[i].record()
+        bad = note(st)
     torch.cuda.synchronize()
     ms = [s.elapsed_time(e) for s, e in zip(starts, ends)]
-    return statistics.median(ms), min(ms), max(ms)
+    return statistics.median(ms), min(ms), max(ms), bad
 
 
 def ceilings(torch, reps, warmup):
@@ -68,14 +74,14 @@ def ceilings(torch, reps, warmup):
     n = 8192
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    med, mn, _ = time_events(torch, lambda i: torch.matmul(a, b), warmup, reps)
+    med, mn, _, _ = time_events(torch, lambda i: torch.matmul(a, b), warmup, reps)
     out.append(dict(tool="ceiling", kind="matmul_bf16_8192", median_ms=med,
                     tflops=2 * n ** 3 / (med * 1e-3) / 1e12))
     del a, b
     nbytes = 1 << 30
     src = torch.randint(0, 255, (nbytes,), device="cuda", dtype=torch.uint8)
     dst = torch.empty_like(src)
-    med, mn, _ = time_events(torch, lambda i: dst.copy_(src), warmup, reps)
+    med, mn, _, _ = time_events(torch, lambda i: dst.copy_(src), warmup, reps)
     out.append(dict(tool="ceiling", kind="d2d_copy_1GiB", median_ms=med,
                     gbps=2 * nbytes / (med * 1e-3) / 1e9))
     del src, dst
@@ -183,7 +189,7 @@ def main():
                             del out
                             reps = args.math_reps if name == "math" else args.reps
                             warm = 1 if name == "math" else args.warmup
-                            med, mn, mx = time_events(torch, call, warm, reps, rotate)
+                            med, mn, mx, _ = time_events(torch, call, warm, reps, rotate)
                             rec.update(median_ms=med, min_ms=mn, max_ms=mx, reps=reps,
                                        tflops=flops / (med * 1e-3) / 1e12, status="ok")
                     except (RuntimeError, torch.cuda.OutOfMemoryError) as ex:

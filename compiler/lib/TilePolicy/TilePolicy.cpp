@@ -2,6 +2,7 @@
 
 #include "attn/Compiler/TilePolicy.h"
 #include "attn/Compiler/Compiler.h"
+#include "attn/Dialect/AttnNV/IR/SharedTileBytes.h"
 
 namespace attn::compiler {
 
@@ -86,11 +87,8 @@ int64_t maxSharedBytesPerBlock(std::string_view chip) {
 }
 
 int64_t sharedTileBytes(int64_t rows, int64_t headDim, bool wgmma) {
-  // wgmma: 64-column blocks of 128-byte rows. mma.sync: rows of the head
-  // dim rounded up to 16 elements plus 16 bytes (conflict-free ldmatrix).
-  if (wgmma)
-    return rows * roundUp(headDim, 64) * 2;
-  return rows * (roundUp(headDim, 16) * 2 + 16);
+  return mlir::attn::nv::sharedTileBytes(wgmma, rows, headDim,
+                                         /*elementBytes=*/2);
 }
 
 bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,

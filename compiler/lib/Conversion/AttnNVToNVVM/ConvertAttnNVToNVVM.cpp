@@ -33,9 +33,8 @@ TileTypeConverter::TileTypeConverter(MLIRContext *ctx) {
       return std::nullopt;
     Type element = t.getElementType();
     if (tile->kind() == DistributedTile::Kind::OperandA)
-      element = element.isF16()
-                    ? Type(VectorType::get({2}, element))
-                    : Type(IntegerType::get(t.getContext(), 32));
+      element = element.isF16() ? Type(VectorType::get({2}, element))
+                                : Type(IntegerType::get(t.getContext(), 32));
     results.append(tile->valuesPerThread(), element);
     return success();
   });
@@ -43,13 +42,14 @@ TileTypeConverter::TileTypeConverter(MLIRContext *ctx) {
   addConversion(
       [](SmemType t) -> Type { return IntegerType::get(t.getContext(), 32); });
   // A kernel argument: pointer, sizes, strides (attn/Compiler/KernelABI.h).
-  addConversion([](MemRefType t, SmallVectorImpl<Type> &results)
-                    -> std::optional<LogicalResult> {
-    MLIRContext *c = t.getContext();
-    results.push_back(LLVM::LLVMPointerType::get(c, 1));
-    results.append(2 * t.getRank(), IntegerType::get(c, 64));
-    return success();
-  });
+  addConversion(
+      [](MemRefType t,
+         SmallVectorImpl<Type> &results) -> std::optional<LogicalResult> {
+        MLIRContext *c = t.getContext();
+        results.push_back(LLVM::LLVMPointerType::get(c, 1));
+        results.append(2 * t.getRank(), IntegerType::get(c, 64));
+        return success();
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -58,6 +58,35 @@ TileTypeConverter::TileTypeConverter(MLIRContext *ctx) {
 
 ConfigAttr mlir::attn::nv::configOf(Operation *op) {
   return ConfigAttr::lookup(op);
+}
+
+GlobalTensor::GlobalTensor(ValueRange params, MemRefType type)
+    : ptr(params[0]), strides(params.drop_front(1 + type.getRank())),
+      elementBytes(type.getElementType().getIntOrFloatBitWidth() / 8) {}
+
+Value GlobalTensor::rowElements(OpBuilder &b, Location loc, Value batch,
+                                Value head, Value row) const {
+  auto term = [&](Value i, int dim) {
+    Value stride =
+        arith::IndexCastOp::create(b, loc, b.getIndexType(), strides[dim]);
+    return arith::MulIOp::create(b, loc, i, stride).getResult();
+  };
+  // One statement per term: the IR's order does not depend on the order in
+  // which the C++ compiler evaluates arguments.
+  Value elements = term(batch, 0);
+  elements = arith::AddIOp::create(b, loc, elements, term(head, 1));
+  return arith::AddIOp::create(b, loc, elements, term(row, 2));
+}
+
+Value GlobalTensor::address(OpBuilder &b, Location loc, Value elements,
+                            Value extraBytes) const {
+  Value bytes =
+      arith::MulIOp::create(b, loc, elements, constIndex(b, loc, elementBytes));
+  if (extraBytes)
+    bytes = arith::AddIOp::create(b, loc, bytes, extraBytes);
+  bytes = arith::IndexCastOp::create(b, loc, b.getI64Type(), bytes);
+  return LLVM::GEPOp::create(b, loc, ptr.getType(), b.getI8Type(), ptr,
+                             ValueRange{bytes});
 }
 
 Value mlir::attn::nv::threadId(OpBuilder &b, Location loc) {
@@ -75,8 +104,7 @@ SharedBase SharedBase::get(OpBuilder &b, Location loc, Operation *inKernel) {
     // 1024-byte-aligned base, which dynamic shared memory does not promise
     // (attn-nv-allocate-shared reserves the slack).
     Value pad = arith::AndIOp::create(
-        b, loc,
-        arith::SubIOp::create(b, loc, constI32(b, loc, 0), s.address),
+        b, loc, arith::SubIOp::create(b, loc, constI32(b, loc, 0), s.address),
         constI32(b, loc, 1023));
     s.ptr = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), s.ptr,
                                 ValueRange{pad});
@@ -96,9 +124,8 @@ SmallVector<Value> mlir::attn::nv::ldmatrix(OpBuilder &b, Location loc,
                                             bool transpose, Type element) {
   Type i32 = b.getI32Type();
   SmallVector<Type> fields(num, i32);
-  Type resType = num == 1 ? i32
-                          : LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                                              fields);
+  Type resType =
+      num == 1 ? i32 : LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
   Value res = NVVM::LdMatrixOp::create(
       b, loc, resType, smem.at(b, loc, offset), num,
       transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
@@ -108,8 +135,8 @@ SmallVector<Value> mlir::attn::nv::ldmatrix(OpBuilder &b, Location loc,
   for (int i = 0; i < num; ++i) {
     Value r = num == 1 ? res : LLVM::ExtractValueOp::create(b, loc, res, i);
     if (element.isF16())
-      r = LLVM::BitcastOp::create(
-          b, loc, VectorType::get({2}, b.getF16Type()), r);
+      r = LLVM::BitcastOp::create(b, loc, VectorType::get({2}, b.getF16Type()),
+                                  r);
     regs.push_back(r);
   }
   return regs;
@@ -159,8 +186,7 @@ SmallVector<Value> Ptx::through(OpBuilder &b, Location loc, StringRef text,
     constraints += v.getType().isF32() ? "=f," : "=r,";
   }
   for (size_t i = 0; i < operands.size(); ++i)
-    constraints +=
-        std::to_string(i) + (i + 1 < operands.size() ? "," : "");
+    constraints += std::to_string(i) + (i + 1 < operands.size() ? "," : "");
   auto resType = LLVM::LLVMStructType::getLiteral(b.getContext(), types);
   auto asmOp = emit(b, loc, resType, operands, text, constraints);
   SmallVector<Value> out;
@@ -201,7 +227,8 @@ struct ConvertAttnNVToNVVMPass
     // NVIDIA kernels move into one gpu.module with the shared array.
     SmallVector<func::FuncOp> kernels;
     for (auto fn : module.getOps<func::FuncOp>())
-      if (auto config = fn->getAttrOfType<ConfigAttr>(ConfigAttr::getAttrName());
+      if (auto config =
+              fn->getAttrOfType<ConfigAttr>(ConfigAttr::getAttrName());
           config && !config.isHost())
         kernels.push_back(fn);
     if (!kernels.empty()) {
@@ -236,10 +263,9 @@ struct ConvertAttnNVToNVVMPass
     target.addIllegalDialect<AttnDialect, AttnNVDialect>();
     target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect,
                            gpu::GPUDialect>();
-    target.addDynamicallyLegalDialect<arith::ArithDialect>(
-        [](Operation *op) {
-          return llvm::none_of(op->getResultTypes(), isTile);
-        });
+    target.addDynamicallyLegalDialect<arith::ArithDialect>([](Operation *op) {
+      return llvm::none_of(op->getResultTypes(), isTile);
+    });
     // Inside kernels only: a host function keeps its math.
     target.addDynamicallyLegalOp<math::Exp2Op, math::Log2Op, arith::MaxNumFOp>(
         [](Operation *op) { return !op->getParentOfType<gpu::GPUModuleOp>(); });

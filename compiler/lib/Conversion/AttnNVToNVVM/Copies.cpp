@@ -33,14 +33,13 @@ struct Slot : OpConversionPattern<SlotOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = cast<SmemType>(op.getBuffer().getType());
-    Value stage = arith::RemUIOp::create(
-        rewriter, loc, adaptor.getIndex(),
-        constIndex(rewriter, loc, type.getStages()));
+    Value stage =
+        arith::RemUIOp::create(rewriter, loc, adaptor.getIndex(),
+                               constIndex(rewriter, loc, type.getStages()));
     stage = arith::IndexCastUIOp::create(rewriter, loc, rewriter.getI32Type(),
                                          stage);
-    Value off = arith::MulIOp::create(rewriter, loc, stage,
-                                      constI32(rewriter, loc,
-                                               type.getTileBytes()));
+    Value off = arith::MulIOp::create(
+        rewriter, loc, stage, constI32(rewriter, loc, type.getTileBytes()));
     rewriter.replaceOpWithNewOp<arith::AddIOp>(op, adaptor.getBuffer(), off);
     return success();
   }
@@ -63,13 +62,9 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
     auto dest = cast<SmemType>(op.getDest().getType());
     SharedGeometry geometry(dest);
     auto src = cast<MemRefType>(op.getSource().getType());
-    ValueRange params = adaptor.getSource(); // ptr, sizes[4], strides[4]
-    Value ptr = params[0];
-    ValueRange strides = params.drop_front(1 + src.getRank());
+    GlobalTensor global(adaptor.getSource(), src);
+    Value ptr = global.ptr;
     Type i32 = b.getI32Type(), index = b.getIndexType();
-    auto toIndex = [&](Value v) {
-      return arith::IndexCastOp::create(b, loc, index, v).getResult();
-    };
     Value batch = adaptor.getBatch().front(), head = adaptor.getHead().front(),
           row = adaptor.getRow().front(), bound = adaptor.getBound().front();
     Value smemOffset = adaptor.getDest().front();
@@ -85,19 +80,9 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
     // byte offset. LLVM hoists every chunk's loop-invariant address part out
     // of the K/V loop: 32-bit parts keep that from costing two registers each
     // (the runtime bounds row strides so that a tile spans < 2^31 bytes).
-    Value first = arith::AddIOp::create(
-        b, loc,
-        arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, batch, toIndex(strides[0])),
-            arith::MulIOp::create(b, loc, head, toIndex(strides[1]))),
-        arith::MulIOp::create(b, loc, row, toIndex(strides[2])));
-    Value firstBytes = arith::IndexCastOp::create(
-        b, loc, b.getI64Type(),
-        arith::MulIOp::create(b, loc, first,
-                              constIndex(b, loc, geometry.elementBytes)));
-    Value tileBase = LLVM::GEPOp::create(b, loc, ptr.getType(), b.getI8Type(),
-                                         ptr, ValueRange{firstBytes});
-    Value rowStride = arith::TruncIOp::create(b, loc, i32, strides[2]);
+    Value tileBase =
+        global.address(b, loc, global.rowElements(b, loc, batch, head, row));
+    Value rowStride = arith::TruncIOp::create(b, loc, i32, global.strides[2]);
     Value rowsLeft = arith::IndexCastOp::create(
         b, loc, i32, arith::SubIOp::create(b, loc, bound, row));
     Value tid = threadId(b, loc);
@@ -108,19 +93,18 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
                                          constI32(bb, loc, chunksPerRow));
         Value c = arith::RemUIOp::create(bb, loc, chunk,
                                          constI32(bb, loc, chunksPerRow));
-        Value dst = arith::AddIOp::create(
-            bb, loc, smemOffset, geometry.chunkOffset(bb, loc, r, c));
-        Value inRows = arith::CmpIOp::create(
-            bb, loc, arith::CmpIPredicate::slt, r, rowsLeft);
-        Value inCols = arith::CmpIOp::create(
-            bb, loc, arith::CmpIPredicate::ult, c,
-            constI32(bb, loc, validChunks));
+        Value dst = arith::AddIOp::create(bb, loc, smemOffset,
+                                          geometry.chunkOffset(bb, loc, r, c));
+        Value inRows = arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::slt,
+                                             r, rowsLeft);
+        Value inCols = arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::ult,
+                                             c, constI32(bb, loc, validChunks));
         Value valid = arith::AndIOp::create(bb, loc, inRows, inCols);
         Value bytes = arith::AddIOp::create(
             bb, loc,
-            arith::MulIOp::create(
-                bb, loc, arith::MulIOp::create(bb, loc, r, rowStride),
-                constI32(bb, loc, geometry.elementBytes)),
+            arith::MulIOp::create(bb, loc,
+                                  arith::MulIOp::create(bb, loc, r, rowStride),
+                                  constI32(bb, loc, geometry.elementBytes)),
             arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16)));
         Value chunkPtr;
         if (rowsPerHead) {
@@ -129,34 +113,19 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
           Value p = arith::AddIOp::create(
               bb, loc, row, arith::IndexCastUIOp::create(bb, loc, index, r));
           auto [h, n] = getPackedRowPosition(bb, loc, head, p, rowsPerHead);
-          Value at = arith::AddIOp::create(
-              bb, loc,
-              arith::AddIOp::create(
-                  bb, loc,
-                  arith::MulIOp::create(bb, loc, batch, toIndex(strides[0])),
-                  arith::MulIOp::create(bb, loc, h, toIndex(strides[1]))),
-              arith::MulIOp::create(bb, loc, n, toIndex(strides[2])));
-          at = arith::MulIOp::create(
-              bb, loc, at, constIndex(bb, loc, geometry.elementBytes));
-          at = arith::AddIOp::create(
-              bb, loc, at,
-              arith::IndexCastUIOp::create(
-                  bb, loc, index,
-                  arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16))));
-          chunkPtr = LLVM::GEPOp::create(
-              bb, loc, ptr.getType(), bb.getI8Type(), ptr,
-              ValueRange{arith::IndexCastOp::create(bb, loc, bb.getI64Type(),
-                                                    at)});
+          Value chunkBytes = arith::IndexCastUIOp::create(
+              bb, loc, index,
+              arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16)));
+          chunkPtr = global.address(
+              bb, loc, global.rowElements(bb, loc, batch, h, n), chunkBytes);
         } else {
-          chunkPtr = LLVM::GEPOp::create(bb, loc, ptr.getType(),
-                                         bb.getI8Type(), tileBase,
-                                         ValueRange{bytes});
+          chunkPtr = LLVM::GEPOp::create(bb, loc, ptr.getType(), bb.getI8Type(),
+                                         tileBase, ValueRange{bytes});
         }
         // Out-of-range chunks copy 0 bytes (zero fill) from a valid address.
         Value from = arith::SelectOp::create(bb, loc, valid, chunkPtr, ptr);
-        Value size = arith::SelectOp::create(bb, loc, valid,
-                                             constI32(bb, loc, 16),
-                                             constI32(bb, loc, 0));
+        Value size = arith::SelectOp::create(
+            bb, loc, valid, constI32(bb, loc, 16), constI32(bb, loc, 0));
         NVVM::CpAsyncOp::create(bb, loc, smem.at(bb, loc, dst), from, 16,
                                 NVVM::LoadCacheModifierKind::CG, size);
       };

@@ -1,4 +1,5 @@
-//===- Patterns.h - attn_nv to NVVM, one pattern family per file -*- C++ -*-===//
+//===- Patterns.h - attn_nv to NVVM, one pattern family per file -*- C++
+//-*-===//
 //
 // convert-attn-nv-to-nvvm lowers each op of the NVIDIA tile program by its
 // own conversion pattern. Tiles with a register layout become the values
@@ -76,6 +77,22 @@ struct SharedBase {
   Value at(OpBuilder &b, Location loc, Value offset) const;
 };
 
+/// A [batch, heads, rows, cols] kernel argument as its converted operands
+/// (KernelABI.h: pointer, sizes, strides in elements).
+struct GlobalTensor {
+  Value ptr; // !llvm.ptr
+  ValueRange strides;
+  int64_t elementBytes;
+
+  GlobalTensor(ValueRange params, MemRefType type);
+  /// Element offset (index) of row `row` of [batch, head].
+  Value rowElements(OpBuilder &b, Location loc, Value batch, Value head,
+                    Value row) const;
+  /// Pointer to element offset `elements` plus `extraBytes` (index values).
+  Value address(OpBuilder &b, Location loc, Value elements,
+                Value extraBytes = {}) const;
+};
+
 /// The kernel's configuration (#attn.config of the enclosing function).
 ConfigAttr configOf(Operation *op);
 
@@ -105,8 +122,8 @@ struct Ptx {
   /// Inline PTX `text` that `values` (f32, i32 or 32-bit vectors) pass
   /// through as tied registers: LLVM cannot move their definitions or uses
   /// across it.
-  static SmallVector<Value> through(OpBuilder &b, Location loc,
-                                    StringRef text, ValueRange values);
+  static SmallVector<Value> through(OpBuilder &b, Location loc, StringRef text,
+                                    ValueRange values);
 };
 
 /// Flattens a 1:N adaptor operand list.

@@ -32,38 +32,17 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
     auto &b = rewriter;
     Location loc = op.getLoc();
     auto dest = cast<MemRefType>(op.getDest().getType());
-    ValueRange params = adaptor.getDest(); // ptr, sizes, strides
-    Value ptr = params[0];
-    ValueRange strides = params.drop_front(1 + dest.getRank());
-    Type index = b.getIndexType();
-    auto toIndex = [&](Value v) {
-      return arith::IndexCastOp::create(b, loc, index, v).getResult();
-    };
+    GlobalTensor global(adaptor.getDest(), dest);
+    Value ptr = global.ptr;
     Value batch = adaptor.getBatch().front(), head = adaptor.getHead().front(),
           row = adaptor.getRow().front(), bound = adaptor.getBound().front();
     Value rowsPerHead = adaptor.getRowsPerHead().empty()
                             ? Value()
                             : adaptor.getRowsPerHead().front();
-    int64_t elementBytes =
-        dest.getElementType().getIntOrFloatBitWidth() / 8;
     // Element offset of (packed) row `query` of dest[batch, head].
     auto rowOffset = [&](OpBuilder &ob, Value query) {
       auto [h, n] = getPackedRowPosition(ob, loc, head, query, rowsPerHead);
-      Value off = arith::MulIOp::create(ob, loc, batch, toIndex(strides[0]));
-      off = arith::AddIOp::create(
-          ob, loc, off, arith::MulIOp::create(ob, loc, h, toIndex(strides[1])));
-      return arith::AddIOp::create(
-                 ob, loc, off,
-                 arith::MulIOp::create(ob, loc, n, toIndex(strides[2])))
-          .getResult();
-    };
-    auto address = [&](OpBuilder &ob, Value elementOffset) {
-      Value bytes = arith::MulIOp::create(
-          ob, loc, elementOffset, constIndex(ob, loc, elementBytes));
-      bytes = arith::IndexCastOp::create(ob, loc, ob.getI64Type(), bytes);
-      return LLVM::GEPOp::create(ob, loc, ptr.getType(), ob.getI8Type(), ptr,
-                                 ValueRange{bytes})
-          .getResult();
+      return global.rowElements(ob, loc, batch, h, n);
     };
     auto [baseRow, baseCol] = tile->threadBase(b, loc);
     Value first = arith::AddIOp::create(b, loc, row, baseRow);
@@ -71,8 +50,8 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
     Value guard;
     if (tile->kind() == DistributedTile::Kind::Rows) {
       // One thread of each quad; a null pointer skips the store.
-      Value lane = arith::RemUIOp::create(b, loc, threadId(b, loc),
-                                          constI32(b, loc, 4));
+      Value lane =
+          arith::RemUIOp::create(b, loc, threadId(b, loc), constI32(b, loc, 4));
       Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                            lane, constI32(b, loc, 0));
       Value null = LLVM::ZeroOp::create(b, loc, ptr.getType());
@@ -94,7 +73,8 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
       scf::IfOp::create(b, loc, inside, [&](OpBuilder &nb, Location nl) {
         Value rowOff = rowOffset(nb, query);
         if (tile->kind() == DistributedTile::Kind::Rows) {
-          LLVM::StoreOp::create(nb, nl, values[slot], address(nb, rowOff),
+          LLVM::StoreOp::create(nb, nl, values[slot],
+                                global.address(nb, nl, rowOff),
                                 /*alignment=*/4);
         } else {
           rowOff = arith::AddIOp::create(nb, nl, rowOff, baseCol);
@@ -102,13 +82,12 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
           Type element = tile->elementType();
           for (int64_t n = 0; 8 * n < tile->cols(); ++n) {
             size_t at = (mTile * blocks + n) * 4 + 2 * half;
-            Value pair =
-                packPair(nb, nl, values[at], values[at + 1], element);
+            Value pair = packPair(nb, nl, values[at], values[at + 1], element);
             if (element.isF16())
               pair = LLVM::BitcastOp::create(nb, nl, nb.getI32Type(), pair);
             Value off = arith::AddIOp::create(nb, nl, rowOff,
                                               constIndex(nb, nl, 8 * n));
-            LLVM::StoreOp::create(nb, nl, pair, address(nb, off),
+            LLVM::StoreOp::create(nb, nl, pair, global.address(nb, nl, off),
                                   /*alignment=*/4);
           }
         }

@@ -103,21 +103,18 @@ SharedGeometry::SharedGeometry(SmemType type)
       elementBytes(type.getElementType().getIntOrFloatBitWidth() / 8) {}
 
 int64_t SharedGeometry::storedCols() const {
-  int64_t multiple = layout == SharedLayout::Padded ? 16 : 64;
-  return (cols + multiple - 1) / multiple * multiple;
+  return storedSharedCols(layout != SharedLayout::Padded, cols);
 }
 
 int64_t SharedGeometry::pitch() const {
-  // Padded: 16 extra bytes per row put the 8 rows one ldmatrix reads in 8
-  // different bank groups. Swizzled: 64-column blocks of 128-byte rows.
-  return layout == SharedLayout::Padded ? storedCols() * elementBytes + 16
-                                        : 128;
+  return layout == SharedLayout::Padded
+             ? storedCols() * elementBytes + kRowPaddingBytes
+             : kSwizzleRowBytes;
 }
 
 int64_t SharedGeometry::tileBytes() const {
-  if (layout == SharedLayout::Padded)
-    return rows * pitch();
-  return rows * storedCols() * elementBytes;
+  return sharedTileBytes(layout != SharedLayout::Padded, rows, cols,
+                         elementBytes);
 }
 
 Value SharedGeometry::chunkOffset(OpBuilder &b, Location loc, Value row,

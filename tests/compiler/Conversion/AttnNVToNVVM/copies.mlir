@@ -25,10 +25,10 @@
 // CHECK: %[[SMEM:.*]] = llvm.mlir.addressof @attn_smem : !llvm.ptr<3>
 // CHECK-NOT: arith.andi %{{.*}}, %c1023_i32
 // The tile's first row: batch, head, row times their strides, in bytes.
-// CHECK: %[[N:.*]] = arith.index_cast %[[SN]] : i64 to index
-// CHECK: arith.muli %[[ROW]], %[[N]] : index
-// CHECK: arith.muli %[[H]], %{{.*}} : index
-// CHECK: arith.muli %[[B]], %{{.*}} : index
+// CHECK-DAG: %[[N:.*]] = arith.index_cast %[[SN]] : i64 to index
+// CHECK-DAG: arith.muli %[[ROW]], %[[N]] : index
+// CHECK-DAG: arith.muli %[[H]], %{{.*}} : index
+// CHECK-DAG: arith.muli %[[B]], %{{.*}} : index
 // CHECK: %[[FIRST:.*]] = arith.muli %{{.*}}, %c2 : index
 // CHECK: %[[FIRST64:.*]] = arith.index_cast %[[FIRST]] : index to i64
 // CHECK: %[[BASE:.*]] = llvm.getelementptr %[[PTR]][%[[FIRST64]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
@@ -123,9 +123,9 @@ func.func @partial_round(%V: !t40, %b: index, %h: index, %row: index, %bound: in
 // CHECK: %[[N:.*]] = arith.remui %[[P]], %[[RPH]] : index
 // CHECK: %[[DH:.*]] = arith.divui %[[P]], %[[RPH]] : index
 // CHECK: %[[HEAD:.*]] = arith.addi %[[H]], %[[DH]] : index
-// CHECK: arith.muli %[[N]], %{{.*}} : index
-// CHECK: arith.muli %[[HEAD]], %{{.*}} : index
-// CHECK: arith.muli %[[B]], %{{.*}} : index
+// CHECK-DAG: arith.muli %[[B]], %{{.*}} : index
+// CHECK-DAG: arith.muli %[[HEAD]], %{{.*}} : index
+// CHECK-DAG: arith.muli %[[N]], %{{.*}} : index
 // CHECK: %[[SRC:.*]] = llvm.getelementptr %[[PTR]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
 // CHECK: %[[FROM:.*]] = arith.select %{{.*}}, %[[SRC]], %[[PTR]] : !llvm.ptr<1>
 // CHECK: %[[TO:.*]] = llvm.getelementptr %[[ALIGNED]][%[[DST]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8

@@ -22,6 +22,7 @@
 #define ATTN_DIALECT_ATTNNV_IR_LAYOUTS_H
 
 #include "attn/Dialect/AttnNV/IR/AttnNV.h"
+#include "attn/Dialect/AttnNV/IR/SharedTileBytes.h"
 
 #include <optional>
 

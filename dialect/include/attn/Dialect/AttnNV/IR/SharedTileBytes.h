@@ -1,0 +1,42 @@
+//===- SharedTileBytes.h - byte size of a shared-memory tile ----*- C++ -*-===//
+//
+// The byte layout of one stage of an !attn_nv.smem tile as plain arithmetic,
+// MLIR-free: the tile policy sizes shared memory from it before any IR
+// exists, SharedGeometry (Layouts.h) lays tiles out by it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTNNV_IR_SHAREDTILEBYTES_H
+#define ATTN_DIALECT_ATTNNV_IR_SHAREDTILEBYTES_H
+
+#include <cstdint>
+
+namespace mlir::attn::nv {
+
+/// Padded tiles (mma.sync, ldmatrix) store columns in multiples of 16 and
+/// 16 extra bytes per row, which put the 8 rows one ldmatrix reads in 8
+/// different bank groups.
+inline constexpr int64_t kPaddedColumnMultiple = 16;
+inline constexpr int64_t kRowPaddingBytes = 16;
+/// Swizzled tiles (wgmma, 128-byte swizzle) store 64-column blocks of
+/// 128-byte rows (16-bit elements).
+inline constexpr int64_t kSwizzledColumnMultiple = 64;
+inline constexpr int64_t kSwizzleRowBytes = 128;
+
+/// Columns stored per row.
+constexpr int64_t storedSharedCols(bool swizzled, int64_t cols) {
+  int64_t multiple =
+      swizzled ? kSwizzledColumnMultiple : kPaddedColumnMultiple;
+  return (cols + multiple - 1) / multiple * multiple;
+}
+
+/// Bytes of one stage of a rows x cols tile.
+constexpr int64_t sharedTileBytes(bool swizzled, int64_t rows, int64_t cols,
+                                  int64_t elementBytes) {
+  int64_t rowBytes = storedSharedCols(swizzled, cols) * elementBytes;
+  return rows * (swizzled ? rowBytes : rowBytes + kRowPaddingBytes);
+}
+
+} // namespace mlir::attn::nv
+
+#endif // ATTN_DIALECT_ATTNNV_IR_SHAREDTILEBYTES_H
