@@ -8,19 +8,26 @@
 //   if (lo < hi) copy K, V (lo) -> stage 0;  commit
 //   [plain: wait 1 (Q done); fence; barrier; Q -> registers]
 //   for it:
-//     plain:     if (kv + step < hi) copy K, V (kv + step) -> stage it + 1
+//     mma.sync:  if (kv + step < hi) copy K, V (kv + step) -> stage it + 1
 //                commit; wait 1; fence; barrier
-//     pipelined: wait 0; fence; barrier
+//     wgmma:     wait 0; fence; barrier
+//                [the body's first product (QKᵀ), issued]
 //                if (kv + step < hi) copy K, V (kv + step) -> stage it + 1
 //                commit
 //     ... products read stage it ...
-//     [S = 2: barrier]
+//     [S = 2, unless wgmma with the plain schedule: barrier]
 //
 // The stage a prefetch overwrites was read by iteration it + 1 - S. With
 // three stages every thread finished that before the barrier of iteration
-// it - 1 (plain) or it (pipelined: a product left in flight from iteration
-// it - 1 is retired before the barrier of iteration it), so one barrier per
-// tile suffices; with two, a second barrier ends the tile.
+// it - 1 (mma.sync) or it (wgmma: a product left in flight from iteration
+// it - 1 by the pipelined schedules is retired before the barrier of
+// iteration it), so one barrier per tile suffices. With two stages a second
+// barrier ends the tile, except where the prefetch follows this iteration's
+// barrier and no product stays in flight across it (wgmma, plain schedule).
+//
+// wgmma kernels issue the copies behind QKᵀ so that their address
+// arithmetic (a few instructions per 16-byte chunk) overlaps the tensor
+// cores rather than delaying the product.
 //
 //===----------------------------------------------------------------------===//
 
@@ -176,9 +183,12 @@ LogicalResult Pipeliner::run() {
     });
     NVVM::CpAsyncCommitGroupOp::create(nb, loc);
   };
-  if (pipelined) {
+  // wgmma kernels issue the copies behind the first product (QKᵀ), after
+  // this iteration's barrier: their address arithmetic then runs while the
+  // tensor cores work instead of delaying that product.
+  bool behindProduct = config.isWgmma();
+  if (behindProduct) {
     waitAndBarrier(nb, loc, 0);
-    prefetch();
   } else {
     prefetch();
     waitAndBarrier(nb, loc, 1);
@@ -193,9 +203,18 @@ LogicalResult Pipeliner::run() {
   Block *old = loop.getBody();
   body->getOperations().splice(nb.getInsertionPoint(), old->getOperations(),
                                old->begin(), std::prev(old->end()));
+  if (behindProduct) {
+    auto products = body->getOps<WgmmaOp>();
+    if (!products.empty())
+      nb.setInsertionPointAfter(*products.begin());
+    prefetch();
+  }
   auto oldYield = cast<scf::YieldOp>(old->getTerminator());
   OpBuilder yb = OpBuilder::atBlockEnd(body);
-  if (stages < 3)
+  // Two stages: the prefetch overwrites the stage of the tile before. Issued
+  // after this iteration's barrier, every product of that tile has retired
+  // (the plain schedule waits for each); otherwise a barrier ends the tile.
+  if (stages < 3 && !(behindProduct && !pipelined))
     NVVM::Barrier0Op::create(yb, loc);
   scf::YieldOp::create(yb, loc, oldYield.getOperands());
   loop.getInductionVar().replaceAllUsesWith(kv);

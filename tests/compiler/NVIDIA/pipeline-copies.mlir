@@ -94,8 +94,10 @@ func.func @plain(%Q: !t, %K: !t, %V: !t, %lo: index, %hi: index, %n: index) attr
 
 // -----
 
-// Two stages: the stage a prefetch overwrites was read in the iteration
-// before, so a second barrier ends each tile. wgmma: a proxy fence after
+// Two stages, wgmma with the plain schedule: the stage a prefetch
+// overwrites was read in the iteration before, whose products all retired
+// before this iteration's barrier; the copies follow that barrier (behind
+// QKᵀ), so no second barrier ends the tile. wgmma: a proxy fence after
 // each wait.
 #cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 #acc = #attn_nv.acc<warps = 4>
@@ -108,18 +110,18 @@ func.func @plain(%Q: !t, %K: !t, %V: !t, %lo: index, %hi: index, %n: index) attr
 // CHECK: scf.if
 // CHECK: nvvm.cp.async.commit.group
 // CHECK-NEXT: nvvm.cp.async.wait.group 1
-// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.fence.proxy
 // CHECK-NEXT: nvvm.barrier0
 // CHECK: scf.for %[[IT:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
-// CHECK:   scf.if
-// CHECK:   nvvm.cp.async.commit.group
-// CHECK-NEXT: nvvm.cp.async.wait.group 1
+// CHECK:      nvvm.cp.async.wait.group 0
 // CHECK-NEXT: nvvm.fence.proxy
 // CHECK-NEXT: nvvm.barrier0
 // CHECK-NEXT: %[[K:.*]] = attn_nv.slot %[[KS]][%[[IT]]] : !attn_nv.smem<2x64x256xbf16, swizzle_128b> -> !attn_nv.smem<64x256xbf16, swizzle_128b>
 // CHECK-NEXT: %[[S0:.*]] = attn_nv.wgmma %[[QS]], %[[K]], %{{.*}} transpose_rhs
+// CHECK-NEXT: arith.cmpi slt
+// CHECK-NEXT: scf.if
+// CHECK:      nvvm.cp.async.commit.group
 // CHECK-NEXT: %[[S:.*]] = attn_nv.wgmma_wait %[[S0]]
-// CHECK-NEXT: nvvm.barrier0
 // CHECK-NEXT: scf.yield %[[S]]
 func.func @two_stages(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
   %c64 = arith.constant 64 : index
@@ -149,10 +151,11 @@ func.func @two_stages(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attribu
 
 // -----
 
-// Pipelined wgmma schedule: the copies of tile j + 1 start right after the
-// barrier that follows the wait for tile j (so a product reading a stage
-// may stay in flight into the next iteration); Q is waited for with the
-// first tile. Three stages: no barrier ends the tile.
+// Pipelined wgmma schedule: the copies of tile j + 1 are issued right
+// behind the first product of tile j (QKᵀ), after the barrier that follows
+// the wait for tile j (so a product reading a stage may stay in flight into
+// the next iteration, and the copies' address arithmetic overlaps QKᵀ); Q
+// is waited for with the first tile. Three stages: no barrier ends the tile.
 #cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 #acc = #attn_nv.acc<warps = 8>
 !t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
@@ -178,16 +181,16 @@ func.func @two_stages(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attribu
 // CHECK-NEXT:   nvvm.cp.async.wait.group 0
 // CHECK-NEXT:   nvvm.fence.proxy
 // CHECK-NEXT:   nvvm.barrier0
+// CHECK-NEXT:   %[[K:.*]] = attn_nv.slot %[[KS]][%[[IT]]]
+// The loop's uses of the key position now read kv = lo + it · step.
+// CHECK-NEXT:   arith.addi %[[KV]], %c128
+// CHECK-NEXT:   attn_nv.wgmma %{{.*}}, %[[K]]
 // CHECK-NEXT:   %[[MORE:.*]] = arith.cmpi slt, %[[NEXT]], %[[HI]]
 // CHECK-NEXT:   scf.if %[[MORE]] {
 // CHECK-NEXT:     %[[K1:.*]] = attn_nv.slot %[[KS]][%[[NEXTIT]]]
 // CHECK-NEXT:     attn_nv.copy_async %arg1[%{{.*}}, %{{.*}}, %[[NEXT]]] bounds %[[N]] into %[[K1]]
 // CHECK-NEXT:   }
 // CHECK-NEXT:   nvvm.cp.async.commit.group
-// CHECK-NEXT:   %[[K:.*]] = attn_nv.slot %[[KS]][%[[IT]]]
-// The loop's uses of the key position now read kv = lo + it · step.
-// CHECK-NEXT:   arith.addi %[[KV]], %c128
-// CHECK-NEXT:   attn_nv.wgmma %{{.*}}, %[[K]]
 // CHECK-NEXT:   %[[S:.*]] = attn_nv.wgmma_wait
 // CHECK-NEXT:   scf.yield %[[S]]
 func.func @pipelined(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
@@ -239,6 +242,50 @@ func.func @no_loop(%Q: !t, %n: index) attributes {attn.config = #cfg} {
     nvvm.cp.async.commit.group
     nvvm.cp.async.wait.group 0
     nvvm.barrier0
+  }
+  return
+}
+
+// -----
+
+// Two stages, mma.sync: the copies of tile j + 1 are issued before this
+// iteration's barrier, while slower warps may still read their stage (that
+// of tile j - 1), so a second barrier ends each tile.
+#cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+#acc = #attn_nv.acc<warps = 4>
+#opa = #attn_nv.operand_a<warps = 4>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<64x64xbf16, padded>
+
+// CHECK-LABEL: func.func @two_stages_mma(
+// CHECK: scf.for
+// CHECK:      scf.if
+// CHECK:      nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: nvvm.barrier0
+// CHECK:      attn_nv.mma
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: scf.yield
+func.func @two_stages_mma(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
+  %c64 = arith.constant 64 : index
+  %zs = arith.constant dense<0.0> : tensor<64x64xf32, #acc>
+  %qa = arith.constant dense<0.0> : tensor<64x64xbf16, #opa>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %qs = attn_nv.alloc_shared : !s
+    %ks = attn_nv.alloc_shared : !s
+    attn_nv.copy_async %Q[%b, %h, %t] bounds %n into %qs : !t, !s
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    nvvm.barrier0
+    %r = scf.for %kv = %lo to %hi step %c64 iter_args(%acc = %zs) -> (tensor<64x64xf32, #acc>) {
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %n into %ks : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.barrier0
+      %s = attn_nv.mma %qa, %ks, %acc transpose_rhs : tensor<64x64xbf16, #opa>, !s, tensor<64x64xf32, #acc>
+      nvvm.barrier0
+      scf.yield %s : tensor<64x64xf32, #acc>
+    }
   }
   return
 }

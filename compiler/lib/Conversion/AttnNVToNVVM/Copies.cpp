@@ -33,11 +33,12 @@ struct Slot : OpConversionPattern<SlotOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = cast<SmemType>(op.getBuffer().getType());
-    Value stage =
-        arith::RemUIOp::create(rewriter, loc, adaptor.getIndex(),
-                               constIndex(rewriter, loc, type.getStages()));
-    stage = arith::IndexCastUIOp::create(rewriter, loc, rewriter.getI32Type(),
-                                         stage);
+    // In 32 bits: a 64-bit remainder is a multi-instruction mul.hi.u64 in
+    // every K/V iteration, and a tile index never reaches 2^31.
+    Value index = arith::IndexCastUIOp::create(
+        rewriter, loc, rewriter.getI32Type(), adaptor.getIndex());
+    Value stage = arith::RemUIOp::create(
+        rewriter, loc, index, constI32(rewriter, loc, type.getStages()));
     Value off = arith::MulIOp::create(
         rewriter, loc, stage, constI32(rewriter, loc, type.getTileBytes()));
     rewriter.replaceOpWithNewOp<arith::AddIOp>(op, adaptor.getBuffer(), off);
@@ -80,8 +81,18 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
     // byte offset. LLVM hoists every chunk's loop-invariant address part out
     // of the K/V loop: 32-bit parts keep that from costing two registers each
     // (the runtime bounds row strides so that a tile spans < 2^31 bytes).
-    Value tileBase =
-        global.address(b, loc, global.rowElements(b, loc, batch, head, row));
+    // Out-of-range chunks copy 0 bytes (zero fill) from a valid address: a
+    // tile that starts at or past the bound from `ptr`, any other chunk from
+    // the tile's first row, by selecting its 32-bit offset rather than its
+    // 64-bit pointer (one SEL a chunk instead of two).
+    Value tileBase;
+    if (!rowsPerHead)
+      tileBase = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, bound),
+          global.address(b, loc,
+                         global.rowElements(b, loc, batch, head, row)),
+          ptr);
     Value rowStride = arith::TruncIOp::create(b, loc, i32, global.strides[2]);
     Value rowsLeft = arith::IndexCastOp::create(
         b, loc, i32, arith::SubIOp::create(b, loc, bound, row));
@@ -100,13 +111,7 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
         Value inCols = arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::ult,
                                              c, constI32(bb, loc, validChunks));
         Value valid = arith::AndIOp::create(bb, loc, inRows, inCols);
-        Value bytes = arith::AddIOp::create(
-            bb, loc,
-            arith::MulIOp::create(bb, loc,
-                                  arith::MulIOp::create(bb, loc, r, rowStride),
-                                  constI32(bb, loc, geometry.elementBytes)),
-            arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16)));
-        Value chunkPtr;
+        Value from; // the chunk's source address
         if (rowsPerHead) {
           // Packed heads: each row finds its own head (one copy per CTA,
           // of Q, so the 64-bit arithmetic does not matter).
@@ -116,14 +121,21 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
           Value chunkBytes = arith::IndexCastUIOp::create(
               bb, loc, index,
               arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16)));
-          chunkPtr = global.address(
+          from = global.address(
               bb, loc, global.rowElements(bb, loc, batch, h, n), chunkBytes);
+          from = arith::SelectOp::create(bb, loc, valid, from, ptr);
         } else {
-          chunkPtr = LLVM::GEPOp::create(bb, loc, ptr.getType(), bb.getI8Type(),
-                                         tileBase, ValueRange{bytes});
+          Value bytes = arith::AddIOp::create(
+              bb, loc,
+              arith::MulIOp::create(
+                  bb, loc, arith::MulIOp::create(bb, loc, r, rowStride),
+                  constI32(bb, loc, geometry.elementBytes)),
+              arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16)));
+          bytes = arith::SelectOp::create(bb, loc, valid, bytes,
+                                          constI32(bb, loc, 0));
+          from = LLVM::GEPOp::create(bb, loc, ptr.getType(), bb.getI8Type(),
+                                     tileBase, ValueRange{bytes});
         }
-        // Out-of-range chunks copy 0 bytes (zero fill) from a valid address.
-        Value from = arith::SelectOp::create(bb, loc, valid, chunkPtr, ptr);
         Value size = arith::SelectOp::create(
             bb, loc, valid, constI32(bb, loc, 16), constI32(bb, loc, 0));
         NVVM::CpAsyncOp::create(bb, loc, smem.at(bb, loc, dst), from, 16,

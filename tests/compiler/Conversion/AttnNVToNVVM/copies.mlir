@@ -4,7 +4,9 @@
 // (index mod stages) tiles; attn_nv.copy_async is every thread issuing
 // cp.async.cg of 16-byte chunks (thread t: chunks t, t + threads, ...),
 // zero-filling (0 source bytes, from a valid address) rows at or past the
-// bound and columns past the head dim.
+// bound and columns past the head dim: such a chunk reads from the tile's
+// first row (offset 0), or from the tensor's base when the whole tile is
+// past the bound.
 
 #mma = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 #wg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = true, conditional_rescale = false>
@@ -18,9 +20,9 @@
 // CHECK-LABEL: gpu.func @padded
 // CHECK-SAME: (%[[PTR:.*]]: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %[[SB:.*]]: i64, %[[SH:.*]]: i64, %[[SN:.*]]: i64, %{{.*}}: i64, %[[B:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index, %[[BOUND:.*]]: index, %[[I:.*]]: index)
 // CHECK: %[[BUF:.*]] = arith.constant 4096 : i32
-// CHECK: %[[STAGE:.*]] = arith.remui %[[I]], %c3 : index
-// CHECK: %[[STAGE32:.*]] = arith.index_castui %[[STAGE]] : index to i32
-// CHECK: %[[SKIP:.*]] = arith.muli %[[STAGE32]], %c4608_i32 : i32
+// CHECK: %[[I32:.*]] = arith.index_castui %[[I]] : index to i32
+// CHECK: %[[STAGE:.*]] = arith.remui %[[I32]], %c3_i32 : i32
+// CHECK: %[[SKIP:.*]] = arith.muli %[[STAGE]], %c4608_i32 : i32
 // CHECK: %[[TILE:.*]] = arith.addi %[[BUF]], %[[SKIP]] : i32
 // CHECK: %[[SMEM:.*]] = llvm.mlir.addressof @attn_smem : !llvm.ptr<3>
 // CHECK-NOT: arith.andi %{{.*}}, %c1023_i32
@@ -31,7 +33,9 @@
 // CHECK-DAG: arith.muli %[[B]], %{{.*}} : index
 // CHECK: %[[FIRST:.*]] = arith.muli %{{.*}}, %c2 : index
 // CHECK: %[[FIRST64:.*]] = arith.index_cast %[[FIRST]] : index to i64
-// CHECK: %[[BASE:.*]] = llvm.getelementptr %[[PTR]][%[[FIRST64]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+// CHECK: %[[FIRSTROW:.*]] = llvm.getelementptr %[[PTR]][%[[FIRST64]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+// CHECK: %[[STARTS:.*]] = arith.cmpi slt, %[[ROW]], %[[BOUND]] : index
+// CHECK: %[[BASE:.*]] = arith.select %[[STARTS]], %[[FIRSTROW]], %[[PTR]] : !llvm.ptr<1>
 // CHECK: %[[STRIDE:.*]] = arith.trunci %[[SN]] : i64 to i32
 // CHECK: %[[LEFT64:.*]] = arith.subi %[[BOUND]], %[[ROW]] : index
 // CHECK: %[[LEFT:.*]] = arith.index_cast %[[LEFT64]] : index to i32
@@ -47,9 +51,10 @@
 // CHECK: %[[INC:.*]] = arith.cmpi ult, %[[C]], %c8_i32{{.*}} : i32
 // CHECK: %[[VALID:.*]] = arith.andi %[[INR]], %[[INC]] : i1
 // CHECK: %[[RS:.*]] = arith.muli %[[R]], %[[STRIDE]] : i32
-// CHECK: arith.muli %[[RS]], %c2_i32
-// CHECK: %[[SRC:.*]] = llvm.getelementptr %[[BASE]][%{{.*}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
-// CHECK: %[[FROM:.*]] = arith.select %[[VALID]], %[[SRC]], %[[PTR]] : !llvm.ptr<1>
+// CHECK: %[[RSB:.*]] = arith.muli %[[RS]], %c2_i32
+// CHECK: %[[BYTES:.*]] = arith.addi %[[RSB]], %{{.*}} : i32
+// CHECK: %[[SAFE:.*]] = arith.select %[[VALID]], %[[BYTES]], %c0_i32{{.*}} : i32
+// CHECK: %[[FROM:.*]] = llvm.getelementptr %[[BASE]][%[[SAFE]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
 // CHECK: %[[SIZE:.*]] = arith.select %[[VALID]], %c16_i32{{.*}}, %c0_i32{{.*}} : i32
 // CHECK: %[[TO:.*]] = llvm.getelementptr %[[SMEM]][%[[DST]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
 // CHECK: nvvm.cp.async.shared.global %[[TO]], %[[FROM]], 16, cache = cg, %[[SIZE]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
