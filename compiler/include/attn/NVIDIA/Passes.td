@@ -53,11 +53,15 @@ def AttnNVPipelineCopies : Pass<"attn-nv-pipeline-copies", "ModuleOp"> {
     configuration's `stages` buffers: the first tile's copies before the
     loop (only when there is a tile), each next tile's copies into the next
     stage during the current tile's math, one barrier per tile where three
-    stages make the second one unnecessary. With a plain schedule the
-    copies of tile j + 1 start before the wait for tile j (mma.sync,
-    FlashAttention-2); with a pipelined wgmma schedule they start right
-    after the barrier that follows the wait, which is what lets a product
-    reading a stage stay in flight into the next iteration.
+    stages make the second one unnecessary. With mma.sync the copies of
+    tile j + 1 start before the wait for tile j (FlashAttention-2). With
+    wgmma they start after the barrier that follows the wait, right behind
+    the tile's first product (QKᵀ): a pipelined schedule's product may then
+    stay in flight into the next iteration, and the copies' address
+    arithmetic runs while the tensor cores work instead of delaying QKᵀ
+    (measured on the H200: +2-15% at D = 128 and 256). With two stages and
+    the plain wgmma schedule no second barrier is needed: every product of
+    the stage being refilled retired before this iteration's barrier.
   }];
   let dependentDialects = ["::mlir::attn::nv::AttnNVDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
