@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools libfmt-dev
-          ninja-build cmake g++ lld libzstd-dev libgtest-dev python3)
+          ninja-build cmake g++ lld libzstd-dev libgtest-dev python3 python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

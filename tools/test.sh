@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds attn-jit and runs the whole test suite (lit + GoogleTest) with ctest.
+# Builds attn-jit and runs the whole test suite (lit, GoogleTest, tests/python)
+# with ctest.
 # GPU tests are not part of it: tools/device/run_gpu.sh runs them on a GPU.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

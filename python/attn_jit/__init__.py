@@ -1,0 +1,88 @@
+"""attn_jit: fused forward attention compiled by attn-jit, from Python.
+
+    import attn_jit
+    o = attn_jit.attention(q, k, v, causal=True)      # as F.scaled_dot_product_attention
+
+Pure Python over the C API of libattn-jit.so (ctypes): NumPy arrays run on the
+CPU (the runtime's host path), torch tensors on their device through the
+custom op attn_jit::attention (torch.compile traces it without a graph break).
+Neither NumPy nor torch is imported before an array of theirs is passed.
+"""
+import sys
+
+from . import _capi, _core
+from .errors import (AttnJitError, CompileError, DeviceError, InternalError, InvalidArgumentError,
+                     LibraryNotFoundError, UnsupportedError)
+
+_torch = None  # the submodule _torch once imported (importing it sets this)
+
+__all__ = ["attention", "version", "stats", "clear_memory_cache", "library_path", "AttnJitError",
+           "InvalidArgumentError", "UnsupportedError", "DeviceError", "CompileError", "InternalError",
+           "LibraryNotFoundError"]
+
+
+def attention(q, k, v, *, causal=False, scale=None, enable_gqa=False, return_lse=False):
+    """softmax(scale * q kᵀ + mask) v, as torch.nn.functional.scaled_dot_product_attention.
+
+    q: (B, H, Nq, D); k, v: (B, Hkv, Nk, D), with Hkv = H, or with
+    enable_gqa=True any Hkv dividing H (query head h reads K/V head
+    h // (H // Hkv)). Any strides with a unit last stride are read in place
+    (e.g. a (B, N, H, D) tensor transposed to (B, H, N, D)); others are copied.
+    causal: query i sees keys j <= i (torch's is_causal, top-left aligned).
+    scale: None for 1 / sqrt(D); any finite value, negative or 0 too.
+    dtypes: float16 and bfloat16 on CUDA; float32 too on the CPU.
+
+    Returns O, shaped (B, H, Nq, D) in Q's memory order, and with
+    return_lse=True also (O, LSE): the natural-log log-sum-exp of each row's
+    scaled scores, (B, H, Nq) float32 (-inf for a row that sees no key).
+    NumPy arrays run on the CPU; torch tensors on their device, on the current
+    CUDA stream. Failures raise AttnJitError subclasses with the runtime's
+    message; InvalidArgumentError is a ValueError.
+    """
+    # A plain isinstance check once attn_jit._torch is loaded: what
+    # torch.compile traces best (then this call is just the op in its graph).
+    if _torch is not None and isinstance(q, _torch.Tensor):
+        return _torch.attention(q, k, v, causal, scale, enable_gqa, return_lse)
+    if type(q).__module__.startswith("torch"):  # torch was imported after attn_jit
+        return _load_torch().attention(q, k, v, causal, scale, enable_gqa, return_lse)
+    from . import _numpy
+    import numpy as np
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(x, np.ndarray):
+            raise TypeError(f"attn_jit.attention takes NumPy arrays or torch tensors; {name} is a "
+                            f"{type(x).__name__}")
+    o, lse = _core.forward(_numpy, q, k, v, causal, scale, enable_gqa, return_lse)
+    return (o, lse) if return_lse else o
+
+
+def version():
+    """The compiler version hash that is part of every kernel cache key."""
+    return _capi.library().version()
+
+
+def stats():
+    """The runtime's counters: compiles, memory_hits, disk_hits, launches, ..."""
+    return _capi.library().stats()
+
+
+def clear_memory_cache():
+    """Forgets the kernels held in memory (the disk cache stays)."""
+    _capi.library().clear_memory_cache()
+
+
+def library_path():
+    """The path of the libattn-jit.so in use (loading it if needed)."""
+    return _capi.library().path
+
+
+def _load_torch():
+    """Imports the submodule _torch (registering the custom op), which also
+    sets the global _torch."""
+    from . import _torch as module
+    return module
+
+
+# With torch already imported, register the custom op now, before any
+# torch.compile traces a call; otherwise the first torch tensor does it.
+if sys.modules.get("torch") is not None:
+    _load_torch()

@@ -1,0 +1,122 @@
+"""ctypes binding of runtime/include/attn-jit/attn_jit.h (keep the two in step).
+
+The one Python definition of the C structs and enums: the package, and the GPU
+tests' tests/gpu/attn_jit_ctypes.py, use it.
+"""
+import ctypes
+import os
+import threading
+
+from . import errors
+
+ATTN_OK = 0
+DTYPE_BF16, DTYPE_F16, DTYPE_F32 = 0, 1, 2
+MASK_NONE, MASK_CAUSAL, MASK_CAUSAL_BOTTOM_RIGHT = 0, 1, 2
+DEVICE_CUDA, DEVICE_HOST = 0, 1
+
+LIB_NAME = "libattn-jit.so"
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class AttnFwdArgs(ctypes.Structure):
+    _fields_ = [
+        ("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p),
+        ("o", ctypes.c_void_p), ("lse", ctypes.c_void_p),
+        ("batch", ctypes.c_int64), ("heads", ctypes.c_int64), ("kv_heads", ctypes.c_int64),
+        ("seqlen_q", ctypes.c_int64), ("seqlen_k", ctypes.c_int64), ("head_dim", ctypes.c_int64),
+        ("q_strides", ctypes.c_int64 * 4), ("k_strides", ctypes.c_int64 * 4),
+        ("v_strides", ctypes.c_int64 * 4), ("o_strides", ctypes.c_int64 * 4),
+        ("lse_strides", ctypes.c_int64 * 3),
+        ("dtype", ctypes.c_int), ("mask", ctypes.c_int), ("scale", ctypes.c_float),
+        ("device", ctypes.c_int), ("stream", ctypes.c_void_p),
+        ("block_m", ctypes.c_int64), ("block_n", ctypes.c_int64),
+    ]
+
+
+class AttnStats(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint64) for n in
+                ("compiles", "memory_hits", "disk_hits", "disk_misses", "disk_rejected",
+                 "launches")] + [("compile_ms_total", ctypes.c_double)]
+
+
+# Offsets checked against the C header with gcc (x86-64): a mismatch here
+# would pass garbage to the library, so fail loudly instead.
+assert ctypes.sizeof(AttnFwdArgs) == 280, ctypes.sizeof(AttnFwdArgs)
+assert AttnFwdArgs.dtype.offset == 240 and AttnFwdArgs.stream.offset == 256
+assert ctypes.sizeof(AttnStats) == 56
+
+
+class Library:
+    """One loaded libattn-jit.so (the GPU benchmarks load two side by side)."""
+
+    def __init__(self, path):
+        self.path = path
+        try:
+            self.lib = ctypes.CDLL(path)
+        except OSError as ex:
+            raise errors.LibraryNotFoundError(f"cannot load {path}: {ex}") from None
+        lib = self.lib
+        lib.attn_forward.argtypes = [ctypes.POINTER(AttnFwdArgs)]
+        lib.attn_forward.restype = ctypes.c_int
+        lib.attn_last_error.restype = ctypes.c_char_p
+        lib.attn_status_string.argtypes = [ctypes.c_int]
+        lib.attn_status_string.restype = ctypes.c_char_p
+        lib.attn_version.restype = ctypes.c_char_p
+        lib.attn_get_stats.argtypes = [ctypes.POINTER(AttnStats)]
+        lib.attn_get_stats.restype = ctypes.c_int
+        lib.attn_clear_memory_cache.restype = None
+
+    def forward(self, args):
+        """attn_forward; a failure raises the errors class of its status."""
+        status = self.lib.attn_forward(ctypes.byref(args))
+        if status != ATTN_OK:
+            raise errors.from_status(status, self.last_error())
+
+    def last_error(self):
+        return (self.lib.attn_last_error() or b"").decode(errors="replace")
+
+    def status_string(self, status):
+        return self.lib.attn_status_string(status).decode()
+
+    def version(self):
+        return self.lib.attn_version().decode()
+
+    def stats(self):
+        s = AttnStats()
+        self.lib.attn_get_stats(ctypes.byref(s))
+        return {n: getattr(s, n) for n, _ in AttnStats._fields_}
+
+    def clear_memory_cache(self):
+        self.lib.attn_clear_memory_cache()
+
+
+def candidate_paths():
+    """Where the library is looked for, in order: $ATTN_JIT_LIB alone when set;
+    else lib/ beside the package's folder (the bundle: BUNDLE/python/attn_jit
+    and BUNDLE/lib), then the build tree of the checkout (python/attn_jit and
+    build/lib)."""
+    if os.environ.get("ATTN_JIT_LIB"):
+        return [os.environ["ATTN_JIT_LIB"]]
+    root = os.path.dirname(os.path.dirname(_HERE))
+    return [os.path.join(root, "lib", LIB_NAME), os.path.join(root, "build", "lib", LIB_NAME)]
+
+
+_library = None
+_lock = threading.Lock()
+
+
+def library():
+    """The process's Library, loaded on first use (so `import attn_jit` works
+    without it)."""
+    global _library
+    if _library is None:
+        with _lock:
+            if _library is None:
+                paths = candidate_paths()
+                found = [p for p in paths if os.path.exists(p)]
+                if not found:
+                    raise errors.LibraryNotFoundError(
+                        f"{LIB_NAME} not found; looked at {', '.join(paths)} "
+                        "(set ATTN_JIT_LIB to its path, or build it: ninja -C build)")
+                _library = Library(found[0])
+    return _library

@@ -1,0 +1,276 @@
+"""attn_jit (the Python package) on NumPy arrays: the runtime's host path.
+
+Run: PYTHONPATH=python python3 -m unittest discover -s tests/python -v
+(ctest runs it as `python`). Needs NumPy, not torch. Inputs are fresh random
+numbers every run; the seed is printed, ATTN_TEST_SEED=S replays it.
+Tolerances are docs/testing.md's: ||O - ref|| / ||ref|| <= 1e-5 for float32,
+2e-3 for float16; |LSE - ref| <= 1e-3 + 3e-5 |ref|.
+"""
+import os
+import random
+import subprocess
+import sys
+import unittest
+from unittest import mock
+
+import numpy as np
+
+import attn_jit
+from attn_jit import _numpy
+
+SEED = int(os.environ.get("ATTN_TEST_SEED") or random.SystemRandom().randrange(1 << 31))
+TOL = {np.float32: 1e-5, np.float16: 2e-3}
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def setUpModule():
+    print(f"\n# seed {SEED} (ATTN_TEST_SEED={SEED} replays); {attn_jit.library_path()} "
+          f"version {attn_jit.version()}", file=sys.stderr)
+
+
+def reference(q, k, v, causal=False, scale=None):
+    """float64 O (B, H, Nq, D) and LSE (B, H, Nq) of torch's SDPA semantics:
+    K/V head h // (H // Hkv), top-left causal mask; a row that sees no key
+    gives O = 0, LSE = -inf."""
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    g = q.shape[1] // max(k.shape[1], 1)
+    k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
+    s = q @ k.swapaxes(-1, -2) * (1 / np.sqrt(q.shape[-1]) if scale is None else scale)
+    if causal:
+        nq, nk = s.shape[-2:]
+        s = np.where(np.arange(nk)[None, :] <= np.arange(nq)[:, None], s, -np.inf)
+    m = s.max(axis=-1, keepdims=True, initial=-np.inf)
+    m = np.where(np.isinf(m), 0, m)
+    p = np.exp(s - m)
+    l = p.sum(axis=-1, keepdims=True)
+    o = (p @ v) / np.where(l > 0, l, 1)
+    with np.errstate(divide="ignore"):
+        lse = np.where(l > 0, m + np.log(l), -np.inf)[..., 0]
+    return o, lse
+
+
+class Case(unittest.TestCase):
+    rng = np.random.default_rng(SEED)
+
+    def randn(self, *shape, dtype=np.float32):
+        return self.rng.standard_normal(shape).astype(dtype)
+
+    def qkv(self, B, H, Hkv, Nq, Nk, D, dtype=np.float32):
+        return self.randn(B, H, Nq, D, dtype=dtype), self.randn(B, Hkv, Nk, D, dtype=dtype), \
+            self.randn(B, Hkv, Nk, D, dtype=dtype)
+
+    def assertClose(self, q, k, v, causal=False, scale=None, enable_gqa=False, what=""):
+        """Runs attention with LSE and checks both against the float64 reference."""
+        o, lse = attn_jit.attention(q, k, v, causal=causal, scale=scale, enable_gqa=enable_gqa,
+                                    return_lse=True)
+        ref_o, ref_lse = reference(q, k, v, causal, scale)
+        self.assertEqual(o.shape, ref_o.shape)
+        self.assertEqual(o.dtype, q.dtype.newbyteorder("="))  # native byte order
+        self.assertEqual((lse.shape, lse.dtype), (ref_lse.shape, np.float32))
+        self.assertTrue(np.isfinite(o).all(), what)
+        den = np.linalg.norm(ref_o)
+        err = np.linalg.norm(o.astype(np.float64) - ref_o) / (den if den > 0 else 1)
+        self.assertLessEqual(err, TOL[q.dtype.type], f"{what} seed {SEED}")
+        live = np.isfinite(ref_lse)
+        np.testing.assert_array_equal(lse[~live], -np.inf)
+        d = np.abs(lse[live] - ref_lse[live])
+        self.assertTrue((d <= 1e-3 + 3e-5 * np.abs(ref_lse[live])).all(),
+                        f"{what}: LSE error {d.max() if d.size else 0:.2e} seed {SEED}")
+        return o
+
+
+class Numerics(Case):
+    def test_plain(self):
+        for B, H, Nq, Nk, D in [(2, 3, 37, 37, 32), (1, 2, 128, 200, 64), (3, 1, 5, 9, 128)]:
+            self.assertClose(*self.qkv(B, H, H, Nq, Nk, D), what=f"{B, H, Nq, Nk, D}")
+
+    def test_causal_top_left(self):
+        # Nq < Nk, Nq > Nk and Nq = Nk: query i sees keys j <= i, as torch's is_causal.
+        for Nq, Nk in [(17, 40), (40, 17), (33, 33), (1, 9)]:
+            self.assertClose(*self.qkv(2, 2, 2, Nq, Nk, 64), causal=True, what=f"Nq={Nq} Nk={Nk}")
+
+    def test_gqa_and_mqa(self):
+        # Prefill and decode-shaped calls (Nq = 1: the host packs a group's queries).
+        for H, Hkv, Nq, Nk, causal in [(8, 2, 30, 50, False), (8, 2, 50, 50, True), (6, 1, 20, 20, True),
+                                       (8, 4, 1, 77, False), (16, 1, 1, 64, False), (8, 2, 4, 40, True)]:
+            self.assertClose(*self.qkv(2, H, Hkv, Nq, Nk, 64), causal=causal, enable_gqa=True,
+                             what=f"H={H} Hkv={Hkv} Nq={Nq} Nk={Nk} causal={causal}")
+
+    def test_scales(self):
+        q, k, v = self.qkv(2, 2, 2, 23, 31, 32)
+        for scale in (0.3, 1.0, -0.5, -2.0, 1e-3):
+            self.assertClose(q, k, v, scale=scale, causal=scale < 0, what=f"scale={scale}")
+
+    def test_scale_zero_is_uniform(self):
+        # torch's scale=0: every score 0, O the mean of V (the C API reads 0
+        # as 1/sqrt(D); the package passes the smallest normal float instead).
+        q, k, v = self.qkv(1, 2, 2, 5, 12, 16)
+        o = self.assertClose(q, k, v, scale=0.0)
+        np.testing.assert_allclose(o, np.broadcast_to(v.mean(axis=2, keepdims=True), o.shape), rtol=1e-5,
+                                   atol=1e-6)
+
+    def test_odd_shapes(self):
+        for Nq, Nk, D in [(1, 17, 3), (17, 1, 40), (1, 1, 1), (129, 65, 24), (7, 300, 5)]:
+            self.assertClose(*self.qkv(1, 3, 3, Nq, Nk, D), causal=Nq % 2 == 1, what=f"{Nq, Nk, D}")
+
+    def test_float16(self):
+        self.assertClose(*self.qkv(2, 4, 2, 50, 70, 64, dtype=np.float16), enable_gqa=True)
+        self.assertClose(*self.qkv(1, 2, 2, 33, 33, 32, dtype=np.float16), causal=True)
+
+    def test_large_scores(self):
+        # Scores of tens to hundreds: a peaked softmax, no overflow.
+        q, k, v = (2 + 4 * x for x in self.qkv(1, 2, 2, 40, 60, 64))
+        self.assertClose(q, k, v, causal=True)
+
+    def test_no_queries_or_no_keys(self):
+        q, k, v = self.qkv(2, 2, 2, 0, 10, 32)
+        self.assertEqual(attn_jit.attention(q, k, v).shape, (2, 2, 0, 32))
+        # No keys: O = 0 and LSE = -inf, as the runtime defines it.
+        q, k, v = self.qkv(2, 2, 2, 5, 0, 32)
+        o, lse = attn_jit.attention(q, k, v, return_lse=True)
+        np.testing.assert_array_equal(o, 0)
+        np.testing.assert_array_equal(lse, -np.inf)
+
+
+class Layouts(Case):
+    """Strides the C API takes are passed as they are; others are copied."""
+
+    def run_counting_copies(self, q, k, v, **kw):
+        with mock.patch.object(_numpy, "contiguous", wraps=_numpy.contiguous) as copy:
+            o = self.assertClose(q, k, v, **kw)
+        return o, copy.call_count
+
+    def test_bnhd_transposed_without_copy(self):
+        B, N, H, D = 2, 33, 4, 32
+        q, k, v = (self.randn(B, N, H, D).transpose(0, 2, 1, 3) for _ in range(3))
+        o, copies = self.run_counting_copies(q, k, v, causal=True)
+        self.assertEqual(copies, 0)
+        # O in Q's memory order: (B, N, H, D) memory, so this reshape is free.
+        self.assertTrue(o.transpose(0, 2, 1, 3).flags["C_CONTIGUOUS"])
+
+    def test_views_without_copy(self):
+        big = self.randn(2, 4, 80, 64)
+        q = big[:, :, 5:40]                                   # a slice along N
+        k = np.broadcast_to(self.randn(2, 1, 50, 64), (2, 4, 50, 64))   # stride 0 over heads
+        v = self.randn(2, 4, 50, 80)[..., :64]                 # rows padded to 80
+        o, copies = self.run_counting_copies(q, k, v)
+        self.assertEqual(copies, 0)
+        self.assertTrue(o.flags["C_CONTIGUOUS"])
+
+    def test_copied_layouts(self):
+        base = self.randn(2, 3, 20, 64)
+        cases = {
+            "innermost stride 2": base[..., ::2],
+            "negative stride": base[:, :, ::-1],
+            "Fortran order": np.asfortranarray(base),
+            "byte-swapped": base.astype(base.dtype.newbyteorder(">")),
+            "misaligned": misaligned(base),
+        }
+        for name, x in cases.items():
+            y = self.randn(*x.shape)
+            _, copies = self.run_counting_copies(x, y, y)
+            self.assertEqual(copies, 1, name)
+
+
+def misaligned(x):
+    """A copy of x whose data starts one byte past an element boundary."""
+    buf = np.frombuffer(bytearray(x.nbytes + 1), dtype=np.uint8)[1:]
+    y = buf.view(x.dtype).reshape(x.shape)
+    y[...] = x
+    return y
+
+
+class Errors(Case):
+    """Bad calls raise AttnJitError subclasses; the runtime's own checks carry
+    its message and status."""
+
+    def assertError(self, cls, pattern, q, k, v, **kw):
+        with self.assertRaisesRegex(cls, pattern) as ctx:
+            attn_jit.attention(q, k, v, **kw)
+        self.assertIsInstance(ctx.exception, attn_jit.AttnJitError)
+        return ctx.exception
+
+    def test_gqa_needs_enable_gqa(self):
+        q, k, v = self.qkv(1, 8, 2, 4, 4, 32)
+        e = self.assertError(ValueError, "q has 8 heads, k and v have 2: pass enable_gqa=True", q, k, v)
+        self.assertIsInstance(e, attn_jit.InvalidArgumentError)
+
+    def test_kv_heads_not_dividing_heads(self):
+        # The runtime's check and message (runtime/lib/Validate.cpp).
+        e = self.assertError(attn_jit.InvalidArgumentError,
+                             r"kv_heads = 4 with heads = 6: kv_heads must divide heads",
+                             *self.qkv(1, 6, 4, 4, 4, 32), enable_gqa=True)
+        self.assertEqual(e.status, 1)
+        self.assertError(attn_jit.InvalidArgumentError, "kv_heads = 8 with heads = 4",
+                         *self.qkv(1, 4, 8, 4, 4, 32), enable_gqa=True)
+
+    def test_bad_shapes(self):
+        q, k, v = self.qkv(2, 2, 2, 4, 6, 32)
+        self.assertError(ValueError, "takes 4-D", q[0], k, v)
+        self.assertError(ValueError, "q has batch 1, k and v have batch 2", q[:1], k, v)
+        self.assertError(ValueError, "q has head dim 16, k has 32", q[..., :16], k, v)
+        self.assertError(ValueError, r"must agree in \(B, Hkv, Nk\)", q, k, v[:, :, :5])
+        self.assertError(attn_jit.UnsupportedError, "Dv != D", q, k, v[..., :16])
+
+    def test_dtypes(self):
+        q, k, v = self.qkv(1, 2, 2, 4, 4, 32)
+        self.assertError(ValueError, "one dtype; got q float32, k float16, v float32", q,
+                         k.astype(np.float16), v)
+        self.assertError(attn_jit.UnsupportedError, "dtype float64 is not supported",
+                         *(x.astype(np.float64) for x in (q, k, v)))
+        with self.assertRaisesRegex(TypeError, "NumPy arrays or torch tensors; q is a list"):
+            attn_jit.attention(q.tolist(), k, v)
+
+    def test_runtime_messages(self):
+        q, k, v = self.qkv(1, 2, 2, 4, 4, 32)
+        self.assertError(attn_jit.InvalidArgumentError, r"scale = (nan|inf): must be finite", q, k, v,
+                         scale=float("nan"))
+        e = self.assertError(attn_jit.UnsupportedError, r"head_dim = 600 is not supported on the host",
+                             *self.qkv(1, 1, 1, 2, 2, 600))
+        self.assertEqual(e.status, 2)
+
+
+class Runtime(unittest.TestCase):
+    def test_cached_kernel_serves_new_lengths(self):
+        rng = np.random.default_rng(SEED)
+        q = rng.standard_normal((1, 2, 9, 48)).astype(np.float32)
+        attn_jit.attention(q, q, q)
+        before = attn_jit.stats()
+        q = rng.standard_normal((3, 5, 31, 48)).astype(np.float32)
+        attn_jit.attention(q, q, q)
+        after = attn_jit.stats()
+        self.assertEqual(after["compiles"], before["compiles"])
+        self.assertEqual(after["memory_hits"], before["memory_hits"] + 1)
+
+    def run_python(self, code, **env):
+        """Runs code in a fresh interpreter with this package on the path."""
+        full = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"), **env)
+        return subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True)
+
+    def test_import_needs_neither_numpy_nor_torch(self):
+        r = self.run_python("import sys; sys.modules['numpy'] = sys.modules['torch'] = None\n"
+                            "import attn_jit; print(attn_jit.version())")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.run_python("import numpy, sys, attn_jit\n"
+                            "q = numpy.ones((1, 1, 2, 8), numpy.float32); attn_jit.attention(q, q, q)\n"
+                            "assert 'torch' not in sys.modules")
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_library_search_order(self):
+        from attn_jit import _capi
+        with mock.patch.dict(os.environ, {"ATTN_JIT_LIB": ""}):
+            self.assertEqual(_capi.candidate_paths(), [os.path.join(REPO, "lib", "libattn-jit.so"),
+                                                       os.path.join(REPO, "build", "lib", "libattn-jit.so")])
+        with mock.patch.dict(os.environ, {"ATTN_JIT_LIB": "/x/libattn-jit.so"}):
+            self.assertEqual(_capi.candidate_paths(), ["/x/libattn-jit.so"])
+
+    def test_missing_library(self):
+        r = self.run_python("import attn_jit\ntry:\n attn_jit.version()\n"
+                            "except attn_jit.LibraryNotFoundError as e: print(e)",
+                            ATTN_JIT_LIB="/nonexistent/libattn-jit.so")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("libattn-jit.so not found; looked at /nonexistent/libattn-jit.so", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
