@@ -8,6 +8,7 @@ CPU (the runtime's host path), torch tensors on their device through the
 custom op attn_jit::attention (torch.compile traces it without a graph break).
 Neither NumPy nor torch is imported before an array of theirs is passed.
 """
+import importlib
 import sys
 
 from . import _capi, _core
@@ -78,8 +79,9 @@ def library_path():
 def _load_torch():
     """Imports the submodule _torch (registering the custom op), which also
     sets the global _torch."""
-    from . import _torch as module
-    return module
+    # Not `from . import _torch`: that returns the package attribute _torch
+    # (None until the submodule is loaded) without importing anything.
+    return importlib.import_module(__name__ + "._torch")
 
 
 # With torch already imported, register the custom op now, before any
