@@ -4,18 +4,23 @@
     o = attn_jit.attention(q, k, v, causal=True)      # as F.scaled_dot_product_attention
 
 Pure Python over the C API of libattn-jit.so (ctypes): NumPy arrays run on the
-CPU (the runtime's host path), torch tensors on their device through the
-custom op attn_jit::attention (torch.compile traces it without a graph break).
-Neither NumPy nor torch is imported before an array of theirs is passed.
+CPU (the runtime's host path), torch tensors on their device: eager calls
+directly, traced ones (torch.compile, fake tensors, autograd, dispatch modes)
+through the custom op attn_jit::attention, which torch.compile traces without
+a graph break. A call signature is validated once and its C arguments kept
+(_core: plans); neither NumPy nor torch is imported before an array of theirs
+is passed.
 """
 import importlib
 import sys
 
-from . import _capi, _core
+from . import _capi
 from .errors import (AttnJitError, CompileError, DeviceError, InternalError, InvalidArgumentError,
                      LibraryNotFoundError, UnsupportedError)
 
 _torch = None  # the submodule _torch once imported (importing it sets this)
+# numpy.ndarray and attn_jit._numpy.attention once a NumPy array was passed.
+_ndarray = _numpy_attention = None
 
 __all__ = ["attention", "version", "stats", "clear_memory_cache", "library_path", "AttnJitError",
            "InvalidArgumentError", "UnsupportedError", "DeviceError", "CompileError", "InternalError",
@@ -44,16 +49,13 @@ def attention(q, k, v, *, causal=False, scale=None, enable_gqa=False, return_lse
     # torch.compile traces best (then this call is just the op in its graph).
     if _torch is not None and isinstance(q, _torch.Tensor):
         return _torch.attention(q, k, v, causal, scale, enable_gqa, return_lse)
+    if type(q) is _ndarray:
+        return _numpy_attention(q, k, v, causal, scale, enable_gqa, return_lse)
     if type(q).__module__.startswith("torch"):  # torch was imported after attn_jit
         return _load_torch().attention(q, k, v, causal, scale, enable_gqa, return_lse)
-    from . import _numpy
-    import numpy as np
-    for name, x in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(x, np.ndarray):
-            raise TypeError(f"attn_jit.attention takes NumPy arrays or torch tensors; {name} is a "
-                            f"{type(x).__name__}")
-    o, lse = _core.forward(_numpy, q, k, v, causal, scale, enable_gqa, return_lse)
-    return (o, lse) if return_lse else o
+    # The first NumPy array, a subclass of ndarray, or no array
+    # (_numpy.attention raises the TypeError).
+    return _load_numpy()(q, k, v, causal, scale, enable_gqa, return_lse)
 
 
 def version():
@@ -82,6 +84,14 @@ def _load_torch():
     # Not `from . import _torch`: that returns the package attribute _torch
     # (None until the submodule is loaded) without importing anything.
     return importlib.import_module(__name__ + "._torch")
+
+
+def _load_numpy():
+    """Imports the submodule _numpy (and NumPy): its attention function."""
+    global _ndarray, _numpy_attention
+    numpy_adapter = importlib.import_module(__name__ + "._numpy")
+    _ndarray, _numpy_attention = numpy_adapter.ndarray, numpy_adapter.attention
+    return _numpy_attention
 
 
 # With torch already imported, register the custom op now, before any

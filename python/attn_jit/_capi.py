@@ -68,7 +68,11 @@ class Library:
 
     def forward(self, args):
         """attn_forward; a failure raises the errors class of its status."""
-        status = self.lib.attn_forward(ctypes.byref(args))
+        self.check(self.lib.attn_forward(ctypes.byref(args)))
+
+    def check(self, status):
+        """Raises the errors class of a failed call's status (with this
+        thread's attn_last_error)."""
         if status != ATTN_OK:
             raise errors.from_status(status, self.last_error())
 

@@ -1,15 +1,33 @@
 """torch's scaled_dot_product_attention semantics over attn_forward.
 
+Two ways through, with one set of checks:
+  * a plan per call signature (shapes, strides, dtypes, devices, flags):
+    `prepare` validates a new signature once and prebuilds its attn_fwd_args;
+    `launch` then only allocates the outputs, fills the data pointers (and
+    the stream) and calls attn_forward. The adapters' attention() look plans
+    up in `local.plans` (one dict a thread: a plan's arguments are written
+    per call).
+  * `forward`, the general path: every step every call. It serves the
+    signatures whose operands need a copy (strides the C API cannot read)
+    and calls whose data pointers are not aligned as in-place reading needs.
+
 Array kinds plug in through an adapter module (_numpy, _torch) with:
   dtype_name(x)         'float32', 'float16', 'bfloat16', ...
-  describe(x)           (strides in elements, or None when they are not whole
-                        elements, e.g. a byte-swapped NumPy array; data pointer)
+  strides(x)            strides in elements, or None when they are not whole
+                        elements (e.g. a byte-swapped NumPy array)
+  ptr(x)                the data pointer
   contiguous(x)         a new (B, H, N, D)-contiguous, aligned copy of x
   empty(shape, order, like, lse)  a new output: memory in `order`, indexed as
                         `shape`; float32 when lse, else like's dtype
+  allocator(shape, order, like, lse)  a function of no arguments returning
+                        what empty() would (same shape, strides and dtype)
   device(q, k, v)       (attn_device, CUstream or None) of q; raises unless
                         k and v are on q's device
 """
+import ctypes
+import struct
+import threading
+
 from . import _capi
 from .errors import InvalidArgumentError, UnsupportedError
 
@@ -25,6 +43,13 @@ BNHD = (0, 2, 1, 3)
 # 0 (uniform weights). The smallest normal float gives scores below 1e-30,
 # whose exp is exactly 1 in float32: the same result.
 _FLT_MIN = 1.1754943508222875e-38
+
+# Plans kept per thread; past this many the oldest is dropped (a workload
+# whose lengths change every call, e.g. decoding, would grow it without end).
+MAX_PLANS = 256
+
+# A signature whose operands need copies: every call takes `forward`.
+GENERAL = "general"
 
 
 def check(q_shape, k_shape, v_shape, dtypes, enable_gqa):
@@ -82,58 +107,164 @@ def _c_strides(shape, strides):
     return [(1 if i == 3 else 0) if n == 1 else s for i, (n, s) in enumerate(zip(shape, strides))]
 
 
-def _accepted(strides, ptr, itemsize, cuda):
-    """What runtime/lib/Validate.cpp asks of Q, K, V (checkStrides,
-    checkPointer): unit innermost stride, no negative stride, and on CUDA
-    16-byte pieces (strides multiples of 8 elements, 16-byte aligned data)."""
+def _in_place(ad, x, cuda):
+    """x's C strides when the C API reads x as it is laid out (what
+    runtime/lib/Validate.cpp's checkStrides asks: unit innermost stride, none
+    negative, and on CUDA 16-byte pieces, strides multiples of 8 elements),
+    else None. The data pointer is checkPointer's: see _alignment."""
+    strides = ad.strides(x)
+    if strides is None:
+        return None
+    strides = _c_strides(x.shape, strides)
     if strides[3] != 1 or min(strides[:3]) < 0:
-        return False
-    if cuda:
-        return ptr % 16 == 0 and all(s % 8 == 0 for s in strides[:3])
-    return ptr % itemsize == 0
+        return None
+    if cuda and any(s % 8 for s in strides[:3]):
+        return None
+    return strides
 
 
-def _operand(ad, x, itemsize, cuda):
+def _alignment(cuda, itemsize):
+    """The low bits a data pointer read in place must have clear: 16-byte
+    aligned on CUDA, element-aligned on the host."""
+    return 15 if cuda else itemsize - 1
+
+
+def _operand(ad, x, align, cuda):
     """(array the call reads, its C strides, its pointer): x itself when the C
     API takes its layout, else a contiguous copy."""
-    strides, ptr = ad.describe(x)
+    strides = _in_place(ad, x, cuda)
     if strides is not None:
-        strides = _c_strides(x.shape, strides)
-        if _accepted(strides, ptr, itemsize, cuda):
+        ptr = ad.ptr(x)
+        if not ptr & align:
             return x, strides, ptr
     x = ad.contiguous(x)
-    strides, ptr = ad.describe(x)
-    return x, _c_strides(x.shape, strides), ptr
+    return x, _c_strides(x.shape, ad.strides(x)), ad.ptr(x)
 
 
-def forward(ad, q, k, v, causal, scale, enable_gqa, return_lse):
-    """O (B, H, Nq, D), and the natural-log LSE (B, H, Nq) float32 or None."""
-    (B, H, Hkv, Nq, Nk, D), dtype = check(
-        q.shape, k.shape, v.shape, (ad.dtype_name(x) for x in (q, k, v)), enable_gqa)
+def _setup(ad, a, q, k, v, causal, scale, enable_gqa, return_lse):
+    """Checks a call and fills all of `a` but the data pointers and the
+    stream. Returns (attn_device, stream, pointer alignment mask, O's
+    (shape, order), LSE's or None)."""
+    names = [ad.dtype_name(x) for x in (q, k, v)]
+    (B, H, Hkv, Nq, Nk, D), dtype = check(q.shape, k.shape, v.shape, names, enable_gqa)
     device, stream = ad.device(q, k, v)
-    cuda = device == _capi.DEVICE_CUDA
-    itemsize = DTYPES[ad.dtype_name(q)][1]
-    # The output's layout is Q's as given, before any copy (the fake tensors of
-    # torch.compile only see that).
-    o = ad.empty((B, H, Nq, D), output_order(q.shape, ad.describe(q)[0]), q, False)
-    lse = ad.empty((B, H, Nq), BHND[:3], q, True) if return_lse else None
-
-    a = _capi.AttnFwdArgs()
-    # Named locals keep the copies alive until the call returns (on CUDA the
-    # allocator orders their reuse after the kernel on this stream).
-    q_, a.q_strides[:], a.q = _operand(ad, q, itemsize, cuda)
-    k_, a.k_strides[:], a.k = _operand(ad, k, itemsize, cuda)
-    v_, a.v_strides[:], a.v = _operand(ad, v, itemsize, cuda)
-    o_strides, a.o = ad.describe(o)
-    a.o_strides[:] = _c_strides(o.shape, o_strides)
-    if lse is not None:
-        lse_strides, a.lse = ad.describe(lse)
-        a.lse_strides[:] = _c_strides(lse.shape, lse_strides)
     a.batch, a.heads, a.kv_heads = B, H, Hkv
     a.seqlen_q, a.seqlen_k, a.head_dim = Nq, Nk, D
     a.dtype = dtype
     a.mask = _capi.MASK_CAUSAL if causal else _capi.MASK_NONE
     a.scale = 0.0 if scale is None else (float(scale) if scale != 0 else _FLT_MIN)
-    a.device, a.stream = device, stream
+    a.device = device
+    align = _alignment(device == _capi.DEVICE_CUDA, DTYPES[names[0]][1])
+    # The output's layout is Q's as given, before any copy (the fake tensors of
+    # torch.compile only see that).
+    o_spec = (B, H, Nq, D), output_order(q.shape, ad.strides(q))
+    lse_spec = ((B, H, Nq), BHND[:3]) if return_lse else None
+    return device, stream, align, o_spec, lse_spec
+
+
+def _set_output_strides(ad, a, o, lse):
+    a.o_strides[:] = _c_strides(o.shape, ad.strides(o))
+    if lse is not None:
+        a.lse_strides[:] = _c_strides(lse.shape, ad.strides(lse))
+
+
+def forward(ad, q, k, v, causal, scale, enable_gqa, return_lse):
+    """The general path: O (B, H, Nq, D), and the natural-log LSE (B, H, Nq)
+    float32 or None."""
+    a = _capi.AttnFwdArgs()
+    device, stream, align, o_spec, lse_spec = _setup(ad, a, q, k, v, causal, scale, enable_gqa,
+                                                      return_lse)
+    cuda = device == _capi.DEVICE_CUDA
+    o = ad.empty(*o_spec, q, False)
+    lse = ad.empty(*lse_spec, q, True) if lse_spec else None
+    _set_output_strides(ad, a, o, lse)
+    # Named locals keep the copies alive until the call returns (on CUDA the
+    # allocator orders their reuse after the kernel on this stream).
+    q_, a.q_strides[:], a.q = _operand(ad, q, align, cuda)
+    k_, a.k_strides[:], a.k = _operand(ad, k, align, cuda)
+    v_, a.v_strides[:], a.v = _operand(ad, v, align, cuda)
+    a.o = ad.ptr(o)
+    a.lse = ad.ptr(lse) if lse is not None else None
+    a.stream = stream
     _capi.library().forward(a)
     return o, lse
+
+
+class Plan:
+    """A call signature's prebuilt arguments, built by prepare, run by launch.
+
+    args: the attn_fwd_args, all filled but the data pointers and the stream
+    (ref: ctypes.byref(args); buf: its bytes, where the pointers are packed);
+    fn: attn_forward; ptr: the adapter's ptr; align: the low bits that q, k
+    and v's pointers must have clear for the in-place reading that the
+    strides in args describe; new_o, new_lse: the outputs' allocators
+    (new_lse None without return_lse); device_index: the adapter's (torch:
+    the CUDA device; -1 on the host)."""
+
+    __slots__ = ("args", "ref", "buf", "fn", "ptr", "align", "new_o", "new_lse", "device_index")
+
+
+# The five data pointers lead attn_fwd_args: one pack_into writes them.
+assert [getattr(_capi.AttnFwdArgs, n).offset for n in "q k v o lse".split()] == [0, 8, 16, 24, 32]
+_PACK_POINTERS = struct.Struct("=5Q").pack_into
+
+
+def prepare(ad, q, k, v, causal, scale, enable_gqa, return_lse):
+    """The Plan of the call's signature, or GENERAL when an operand's strides
+    need a copy. Raises as forward does for a bad call."""
+    a = _capi.AttnFwdArgs()
+    device, _stream, align, o_spec, lse_spec = _setup(ad, a, q, k, v, causal, scale, enable_gqa,
+                                                       return_lse)
+    cuda = device == _capi.DEVICE_CUDA
+    strides = [_in_place(ad, x, cuda) for x in (q, k, v)]
+    if None in strides:
+        return GENERAL
+    a.q_strides[:], a.k_strides[:], a.v_strides[:] = strides
+    p = Plan()
+    p.new_o = ad.allocator(*o_spec, q, False)
+    p.new_lse = ad.allocator(*lse_spec, q, True) if lse_spec else None
+    _set_output_strides(ad, a, p.new_o(), p.new_lse() if lse_spec else None)
+    lib = _capi.library()
+    p.args, p.ref, p.buf, p.fn = a, ctypes.byref(a), memoryview(a).cast("B"), lib.lib.attn_forward
+    p.ptr, p.align, p.device_index = ad.ptr, align, -1
+    return p
+
+
+def launch(plan, q, k, v, stream):
+    """One call through a plan: (O, LSE or None), as forward. None when q, k
+    or v's data pointer is not aligned as in-place reading needs: the caller
+    then takes forward, which copies it."""
+    ptr = plan.ptr
+    qp, kp, vp = ptr(q), ptr(k), ptr(v)
+    if (qp | kp | vp) & plan.align:
+        return None
+    o = plan.new_o()
+    if plan.new_lse is None:
+        _PACK_POINTERS(plan.buf, 0, qp, kp, vp, ptr(o), 0)
+        lse = None
+    else:
+        lse = plan.new_lse()
+        _PACK_POINTERS(plan.buf, 0, qp, kp, vp, ptr(o), ptr(lse))
+    if stream is not None:
+        plan.args.stream = stream
+    status = plan.fn(plan.ref)
+    if status:
+        _capi.library().check(status)
+    return o, lse
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.plans = {}
+
+
+local = _Local()
+
+
+def remember(key, plan):
+    """Stores a plan in this thread's plans (dropping the oldest when full)."""
+    plans = local.plans
+    if len(plans) >= MAX_PLANS:
+        del plans[next(iter(plans))]
+    plans[key] = plan
+    return plan

@@ -1,19 +1,55 @@
 """NumPy arrays for _core: the runtime's host path (ATTN_DEVICE_HOST)."""
+import functools
+import sys
+
 import numpy as np
 
-from . import _capi
+from . import _capi, _core
+
+ndarray = np.ndarray  # what attn_jit.attention dispatches here
+_FLOAT32 = np.dtype(np.float32)
+
+
+def attention(q, k, v, causal, scale, enable_gqa, return_lse):
+    """attn_jit.attention for NumPy arrays: through the plan of the call's
+    signature, validated and built on its first call."""
+    if not (type(q) is ndarray and type(k) is ndarray and type(v) is ndarray):
+        for name, x in (("q", q), ("k", k), ("v", v)):
+            if not isinstance(x, ndarray):
+                raise TypeError(f"attn_jit.attention takes NumPy arrays or torch tensors; {name} is a "
+                                f"{type(x).__name__}")
+    if scale is not None and type(scale) is not float:
+        scale = float(scale)
+    key = (q.shape, q.strides, q.dtype, k.shape, k.strides, k.dtype, v.shape, v.strides, v.dtype,
+           causal, scale, enable_gqa, return_lse)
+    plan = _core.local.plans.get(key)
+    if plan is None:
+        plan = _core.remember(key, _core.prepare(_self, q, k, v, causal, scale, enable_gqa, return_lse))
+    out = _core.launch(plan, q, k, v, None) if plan is not _core.GENERAL else None
+    o, lse = out or _core.forward(_self, q, k, v, causal, scale, enable_gqa, return_lse)
+    return (o, lse) if return_lse else o
+
+
+# --- the adapter of _core -------------------------------------------------
 
 
 def dtype_name(x):
-    return x.dtype.name
+    return _dtype_name(x.dtype)
 
 
-def describe(x):
-    """Element strides and data pointer; no strides for byte-swapped arrays or
-    strides that are not whole elements (the C API cannot read those)."""
+_dtype_name = functools.lru_cache(maxsize=64)(lambda dtype: dtype.name)  # NumPy's is slow
+
+
+def strides(x):
+    """Element strides; None for byte-swapped arrays or strides that are not
+    whole elements (the C API cannot read those)."""
     item = x.itemsize
     ok = x.dtype.isnative and all(s % item == 0 for s in x.strides)
-    return (tuple(s // item for s in x.strides) if ok else None), x.__array_interface__["data"][0]
+    return tuple(s // item for s in x.strides) if ok else None
+
+
+def ptr(x):
+    return x.ctypes.data
 
 
 def contiguous(x):
@@ -21,10 +57,20 @@ def contiguous(x):
     return np.array(x, dtype=x.dtype.newbyteorder("="), order="C", copy=True)
 
 
+def allocator(shape, order, like, lse):
+    dtype = _FLOAT32 if lse else like.dtype.newbyteorder("=")
+    memory = tuple(shape[i] for i in order)
+    if order == tuple(range(len(order))):
+        return functools.partial(np.empty, memory, dtype)
+    return lambda: np.empty(memory, dtype).transpose(order)
+
+
 def empty(shape, order, like, lse):
-    dtype = np.float32 if lse else like.dtype.newbyteorder("=")
-    return np.empty([shape[i] for i in order], dtype=dtype).transpose(order)
+    return allocator(shape, order, like, lse)()
 
 
 def device(q, k, v):
     return _capi.DEVICE_HOST, None
+
+
+_self = sys.modules[__name__]  # this module: the adapter _core calls back

@@ -2,9 +2,20 @@
 
 Imported only when torch is: by attn_jit's import when torch was imported
 first, else by the first call with a torch tensor. Only torch's Python API is
-used (data pointers, strides, the current stream): no C++ ABI coupling.
+used (data pointers, strides, the current stream, and a few of its private
+Python functions where present, each with a public fallback): no C++ ABI
+coupling.
+
+Two ways in. An eager call on plain tensors (not traced by torch.compile, no
+input needing autograd, no dispatch or function mode, no functorch
+transform) skips the op's dispatch: it runs the plan of its signature
+(_core.prepare and _core.launch) directly. Every other call goes through the
+custom op attn_jit::attention: torch.compile puts it in its graph, its fake
+implementation serves fake and meta tensors, its autograd registration
+raises on backward. The op's real implementation runs the same plans.
 """
 import sys
+from functools import partial
 from typing import Optional, Tuple
 
 import torch
@@ -14,6 +25,100 @@ from .errors import InvalidArgumentError, UnsupportedError
 
 Tensor = torch.Tensor  # what attn_jit.attention dispatches here
 
+
+def _torch_function(owner, name, fallback):
+    """torch's (private) function owner.name where this torch has it, else
+    fallback (public API doing the same, or a conservative answer)."""
+    f = getattr(owner, name, None)
+    return f if callable(f) else fallback
+
+
+_C = torch._C
+_is_compiling = torch.compiler.is_compiling
+# Without these queries every call is taken to need the op.
+_dispatch_modes = _torch_function(_C, "_len_torch_dispatch_stack", lambda: 1)
+_function_modes = _torch_function(_C, "_is_torch_function_mode_enabled", lambda: True)
+_functorch_transforms = _torch_function(_C, "_are_functorch_transforms_active", lambda: True)
+_current_device = _torch_function(_C, "_cuda_getDevice", lambda: torch.cuda.current_device())
+_raw_stream = _torch_function(_C, "_cuda_getCurrentRawStream",
+                              lambda index: torch.cuda.current_stream(index).cuda_stream)
+# What inductor's generated code allocates with: torch.empty_strided without
+# its argument parsing (the CUDA one allocates on the current device).
+_guards = getattr(getattr(_C, "_dynamo", None), "guards", None)
+_EMPTY_STRIDED = {"cuda": _torch_function(_guards, "_empty_strided_cuda", None),
+                  "cpu": _torch_function(_guards, "_empty_strided_cpu", None)}
+
+# A signature on devices the plans do not serve (meta, ...): the op's own
+# kernels take it (the fake implementation for meta).
+_OP = "op"
+
+
+def attention(q, k, v, causal, scale, enable_gqa, return_lse):
+    """attn_jit.attention for torch tensors: directly in eager calls, else
+    through the op (the OpOverload, which torch.compile puts in its graph as
+    it is). While torch.compile traces, is_compiling() is True, so it never
+    reads the direct path."""
+    if (_is_compiling() or type(q) is not Tensor or type(k) is not Tensor or type(v) is not Tensor
+            or q.requires_grad or k.requires_grad or v.requires_grad
+            or _dispatch_modes() or _function_modes() or _functorch_transforms()):
+        return _through_op(q, k, v, causal, scale, enable_gqa, return_lse)
+    out = _run(q, k, v, causal, scale, enable_gqa, return_lse)
+    if out is None:
+        return _through_op(q, k, v, causal, scale, enable_gqa, return_lse)
+    o, lse = out
+    return (o, lse) if return_lse else o
+
+
+def _through_op(q, k, v, causal, scale, enable_gqa, return_lse):
+    o, lse = torch.ops.attn_jit.attention.default(q, k, v, causal, scale, enable_gqa, return_lse)
+    return (o, lse) if return_lse else o
+
+
+def _run(q, k, v, causal, scale, enable_gqa, return_lse):
+    """(O, LSE or None) through the plan of the call's signature, validated and
+    built on its first call, or the general path where a plan cannot serve
+    (copies, another current device); None for devices that the op's other
+    kernels serve."""
+    if scale is not None and type(scale) is not float:
+        scale = float(scale)
+    key = (q.shape, q.stride(), q.dtype, q.device, k.shape, k.stride(), k.dtype, k.device,
+           v.shape, v.stride(), v.dtype, v.device, causal, scale, enable_gqa, return_lse)
+    plan = _core.local.plans.get(key)
+    if plan is None:
+        plan = _core.remember(key, _prepare(q, k, v, causal, scale, enable_gqa, return_lse))
+    if plan is _OP:
+        return None
+    if plan is not _core.GENERAL:
+        index = plan.device_index
+        if index < 0:
+            out = _core.launch(plan, q, k, v, None)
+        elif index == _current_device():
+            out = _core.launch(plan, q, k, v, _raw_stream(index))
+        else:
+            out = None
+        if out is not None:
+            return out
+    return _forward(q, k, v, causal, scale, enable_gqa, return_lse)
+
+
+def _prepare(q, k, v, causal, scale, enable_gqa, return_lse):
+    if not all(x.device.type in ("cpu", "cuda") for x in (q, k, v)):
+        return _OP
+    plan = _core.prepare(_self, q, k, v, causal, scale, enable_gqa, return_lse)
+    if plan is not _core.GENERAL and q.is_cuda:
+        plan.device_index = q.get_device()
+    return plan
+
+
+def _forward(q, k, v, causal, scale, enable_gqa, return_lse):
+    """_core.forward, in q's CUDA device: the runtime runs in the caller's
+    current CUDA context."""
+    if q.is_cuda and q.get_device() != _current_device():
+        with torch.cuda.device(q.device):
+            return _core.forward(_self, q, k, v, causal, scale, enable_gqa, return_lse)
+    return _core.forward(_self, q, k, v, causal, scale, enable_gqa, return_lse)
+
+
 # --- the adapter of _core -------------------------------------------------
 
 
@@ -21,8 +126,11 @@ def dtype_name(x):
     return str(x.dtype).rpartition(".")[2]
 
 
-def describe(x):
-    return x.stride(), x.data_ptr()
+def strides(x):
+    return x.stride()
+
+
+ptr = Tensor.data_ptr
 
 
 def contiguous(x):
@@ -36,32 +144,39 @@ def empty(shape, order, like, lse):
     return t.permute(order) if order == _core.BNHD else t
 
 
+def allocator(shape, order, like, lse):
+    """New tensors as empty() gives, by one empty_strided call."""
+    t = empty(shape, order, like, lse)
+    size, stride = tuple(t.shape), t.stride()
+    fast = _EMPTY_STRIDED.get(like.device.type)
+    if fast is not None:
+        return partial(fast, size, stride, t.dtype)
+    return partial(torch.empty_strided, size, stride, dtype=t.dtype, device=like.device)
+
+
 def device(q, k, v):
     if not q.device == k.device == v.device:
         raise InvalidArgumentError(f"q, k and v must be on one device; got {q.device}, {k.device}, "
                                    f"{v.device}")
     if q.device.type == "cuda":
-        return _capi.DEVICE_CUDA, torch.cuda.current_stream(q.device).cuda_stream
+        return _capi.DEVICE_CUDA, _raw_stream(q.get_device())
     if q.device.type == "cpu":
         return _capi.DEVICE_HOST, None
     raise UnsupportedError(f"tensors on {q.device} are not supported: CUDA or CPU")
 
 
+_self = sys.modules[__name__]  # this module: the adapter _core calls back
+
 # --- the custom op --------------------------------------------------------
-# Positional arguments only; attention() below gives the keyword interface.
+# Positional arguments only; attention() above gives the keyword interface.
 # LSE is always an output (an op's outputs are fixed); empty without return_lse.
 
 
 @torch.library.custom_op("attn_jit::attention", mutates_args=())
 def _op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, scale: Optional[float],
         enable_gqa: bool, return_lse: bool) -> Tuple[torch.Tensor, torch.Tensor]:
-    this = sys.modules[__name__]
-    if q.is_cuda and q.get_device() != torch.cuda.current_device():
-        # The runtime runs in the caller's current CUDA context: make it q's device's.
-        with torch.cuda.device(q.device):
-            o, lse = _core.forward(this, q, k, v, causal, scale, enable_gqa, return_lse)
-    else:
-        o, lse = _core.forward(this, q, k, v, causal, scale, enable_gqa, return_lse)
+    out = _run(q, k, v, causal, scale, enable_gqa, return_lse)
+    o, lse = out if out is not None else _forward(q, k, v, causal, scale, enable_gqa, return_lse)
     return o, (lse if return_lse else _no_lse(q))
 
 
@@ -71,7 +186,7 @@ def _fake(q, k, v, causal, scale, enable_gqa, return_lse):
     # torch.compile reports a bad call while tracing.
     dims, _dtype = _core.check(q.shape, k.shape, v.shape, map(dtype_name, (q, k, v)), enable_gqa)
     B, H, _hkv, Nq, _nk, D = dims
-    o = empty((B, H, Nq, D), _core.output_order(q.shape, q.stride()), q, False)
+    o = empty((B, H, Nq, D), _core.output_order(q.shape, strides(q)), q, False)
     return o, (empty((B, H, Nq), _core.BHND[:3], q, True) if return_lse else _no_lse(q))
 
 
@@ -87,10 +202,3 @@ def _no_backward(ctx, grad_o, grad_lse):
 
 
 _op.register_autograd(_no_backward, setup_context=lambda ctx, inputs, output: None)
-
-
-def attention(q, k, v, causal, scale, enable_gqa, return_lse):
-    """attn_jit.attention for torch tensors: one call of the op (the OpOverload,
-    which torch.compile puts in its graph as it is)."""
-    o, lse = torch.ops.attn_jit.attention.default(q, k, v, causal, scale, enable_gqa, return_lse)
-    return (o, lse) if return_lse else o

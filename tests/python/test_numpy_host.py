@@ -10,13 +10,14 @@ import os
 import random
 import subprocess
 import sys
+import threading
 import unittest
 from unittest import mock
 
 import numpy as np
 
 import attn_jit
-from attn_jit import _numpy
+from attn_jit import _core, _numpy
 
 SEED = int(os.environ.get("ATTN_TEST_SEED") or random.SystemRandom().randrange(1 << 31))
 TOL = {np.float32: 1e-5, np.float16: 2e-3}
@@ -77,6 +78,12 @@ class Case(unittest.TestCase):
         self.assertTrue((d <= 1e-3 + 3e-5 * np.abs(ref_lse[live])).all(),
                         f"{what}: LSE error {d.max() if d.size else 0:.2e} seed {SEED}")
         return o
+
+    def assertError(self, cls, pattern, q, k, v, **kw):
+        with self.assertRaisesRegex(cls, pattern) as ctx:
+            attn_jit.attention(q, k, v, **kw)
+        self.assertIsInstance(ctx.exception, attn_jit.AttnJitError)
+        return ctx.exception
 
 
 class Numerics(Case):
@@ -172,6 +179,158 @@ class Layouts(Case):
             self.assertEqual(copies, 1, name)
 
 
+class SignatureCache(Case):
+    """Calls of one signature (shapes, strides, dtypes, flags) share a plan
+    built on the first (_core.prepare); a call of another signature must not
+    be served by it."""
+
+    def setUp(self):
+        _core.local.plans.clear()
+
+    def test_one_plan_per_signature(self):
+        q, k, v = self.qkv(1, 2, 2, 9, 9, 16)
+        with mock.patch.object(_core, "prepare", wraps=_core.prepare) as prepare:
+            for _ in range(3):
+                self.assertClose(q, k, v)
+                self.assertClose(q, k, v, causal=True)
+        # with return_lse (assertClose's calls) and without: 2 x 2 signatures
+        for _ in range(2):
+            attn_jit.attention(q, k, v)
+            attn_jit.attention(q, k, v, causal=True)
+        self.assertEqual(prepare.call_count, 2)
+        self.assertEqual(len(_core.local.plans), 4)
+
+    def test_shapes_called_alternately(self):
+        a = self.qkv(1, 2, 2, 17, 23, 32)
+        b = self.qkv(2, 3, 3, 17, 40, 32)
+        c = self.qkv(2, 4, 2, 5, 23, 32)   # GQA
+        for _ in range(3):
+            self.assertClose(*a, what="a")
+            self.assertClose(*b, what="b")
+            self.assertClose(*c, enable_gqa=True, what="c")
+            self.assertEqual(attn_jit.attention(*a).shape, (1, 2, 17, 32))
+            self.assertEqual(attn_jit.attention(*c, enable_gqa=True).shape, (2, 4, 5, 32))
+
+    def test_flags_called_alternately(self):
+        q, k, v = self.qkv(1, 2, 2, 20, 20, 32)
+        outs = {}
+        for _ in range(2):
+            for causal in (False, True):
+                for scale in (None, 0.25, 0.0, -0.5):
+                    o = self.assertClose(q, k, v, causal=causal, scale=scale, what=f"{causal} {scale}")
+                    self.assertEqual(type(attn_jit.attention(q, k, v, causal=causal, scale=scale)),
+                                     np.ndarray)
+                    outs.setdefault((causal, scale), o)
+                    np.testing.assert_array_equal(o, outs[causal, scale])
+        self.assertFalse(np.array_equal(outs[False, None], outs[True, None]))
+
+    def test_layouts_and_dtypes_called_alternately(self):
+        # Each variant differs from the plain call in one operand only.
+        B, N, H, D = 2, 24, 3, 32
+        q, k, v = plain = self.qkv(B, H, H, N, N, D)
+
+        def bnhd(x):  # the same values in (B, N, H, D) memory
+            return np.ascontiguousarray(x.transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3)
+
+        def padded(x):  # the same values in rows padded to 2 D
+            y = np.zeros(x.shape[:3] + (2 * D,), x.dtype)
+            y[..., :D] = x
+            return y[..., :D]
+
+        variants = {"plain": plain, "q (B, N, H, D)": (bnhd(q), k, v), "k (B, N, H, D)": (q, bnhd(k), v),
+                    "v (B, N, H, D)": (q, k, bnhd(v)), "q padded": (padded(q), k, v),
+                    "k padded": (q, padded(k), v), "v padded": (q, k, padded(v)),
+                    # views: the strides of the plain call, other lengths
+                    "q shorter": (q[:, :, :N // 2], k, v), "k, v shorter": (q, k[:, :, 1:], v[:, :, 1:]),
+                    # the strides in bytes of the plain call, another dtype
+                    "q byte-swapped": (q.astype(">f4"), k, v), "k byte-swapped": (q, k.astype(">f4"), v),
+                    "v byte-swapped": (q, k, v.astype(">f4")),
+                    "float16": tuple(x.astype(np.float16) for x in plain)}
+        for _ in range(2):
+            for name, (q_, k_, v_) in variants.items():
+                o = self.assertClose(q_, k_, v_, causal=True, what=name)
+                if name == "q (B, N, H, D)":   # O in Q's memory order
+                    o = o.transpose(0, 2, 1, 3)
+                self.assertTrue(o.flags["C_CONTIGUOUS"], name)
+
+    def test_misaligned_call_of_a_cached_signature(self):
+        # The plan reads operands in place; a misaligned pointer (checked every
+        # call) takes the general path, which copies it.
+        q, k, v = self.qkv(1, 2, 2, 16, 16, 32)
+        bad = misaligned(q)
+        for _ in range(2):
+            with mock.patch.object(_numpy, "contiguous", wraps=_numpy.contiguous) as copy:
+                self.assertClose(q, k, v)
+                self.assertEqual(copy.call_count, 0)
+                self.assertClose(bad, k, v)
+                self.assertEqual(copy.call_count, 1)
+
+    def test_general_signature_copies_every_call(self):
+        q, k, v = self.qkv(1, 2, 2, 16, 16, 32)
+        strided = np.repeat(q, 2, axis=3)[..., ::2]   # innermost stride 2
+        with mock.patch.object(_numpy, "contiguous", wraps=_numpy.contiguous) as copy:
+            for n in (1, 2):
+                self.assertClose(strided, k, v)
+                self.assertEqual(copy.call_count, n)
+
+    def test_bad_signatures_raise_every_call(self):
+        # Views with the strides of a call already made, and bad shapes.
+        q, k, v = self.qkv(2, 2, 2, 8, 8, 32)
+        attn_jit.attention(q, k, v)
+        for _ in range(2):
+            self.assertError(ValueError, "q has batch 1, k and v have batch 2", q[:1], k, v)
+            self.assertError(ValueError, "q has head dim 16, k has 32", q[..., :16], k, v)
+            self.assertError(ValueError, "q has head dim 32, k has 16", q, k[..., :16], v)
+            self.assertError(attn_jit.UnsupportedError, "Dv != D", q, k, v[..., :16])
+            self.assertError(ValueError, r"must agree in \(B, Hkv, Nk\)", q, k, v[:, :, 1:])
+            self.assertError(ValueError, r"must agree in \(B, Hkv, Nk\)", q, k[:, :1], v)
+        q, k, v = self.qkv(1, 6, 4, 4, 4, 32)
+        for _ in range(2):
+            self.assertError(ValueError, "pass enable_gqa=True", q, k, v)
+            # Validated by the runtime: a plan is built, each of its calls fails.
+            self.assertError(attn_jit.InvalidArgumentError, "kv_heads = 4 with heads = 6", q, k, v,
+                             enable_gqa=True)
+            self.assertError(attn_jit.InvalidArgumentError, "must be finite", q, q, q, scale=float("inf"))
+        self.assertClose(q, q, q)
+
+    def test_oldest_plans_are_dropped(self):
+        with mock.patch.object(_core, "MAX_PLANS", 3):
+            shapes = [(1, 1, n, 8) for n in range(1, 7)]
+            for _ in range(2):
+                for shape in shapes:
+                    x = self.randn(*shape)
+                    self.assertClose(x, x, x, what=str(shape))
+                    self.assertLessEqual(len(_core.local.plans), 3)
+
+    def test_plans_are_per_thread(self):
+        # A plan's arguments are rewritten every call and attn_forward runs
+        # without the GIL: each thread builds and uses its own plans.
+        q, k, v = self.qkv(1, 2, 2, 24, 24, 16)
+        attn_jit.attention(q, k, v)
+        main = dict(_core.local.plans)
+        inputs = [tuple(x * (t + 1) for x in (q, k, v)) for t in range(3)]
+        expected = [reference(*x)[0] for x in inputs]
+        seen, errors = [], []
+
+        def work(t):
+            for _ in range(20):
+                o = attn_jit.attention(*inputs[t])
+                err = np.linalg.norm(o - expected[t]) / np.linalg.norm(expected[t])
+                if not err <= 1e-5:
+                    errors.append((t, err))
+            seen.append(dict(_core.local.plans))
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual([plans.keys() for plans in seen], [main.keys()] * 3)   # one signature
+        plans = [p for d in [main] + seen for p in d.values()]
+        self.assertEqual(len({id(p.args) for p in plans}), 4)
+
+
 def misaligned(x):
     """A copy of x whose data starts one byte past an element boundary."""
     buf = np.frombuffer(bytearray(x.nbytes + 1), dtype=np.uint8)[1:]
@@ -183,12 +342,6 @@ def misaligned(x):
 class Errors(Case):
     """Bad calls raise AttnJitError subclasses; the runtime's own checks carry
     its message and status."""
-
-    def assertError(self, cls, pattern, q, k, v, **kw):
-        with self.assertRaisesRegex(cls, pattern) as ctx:
-            attn_jit.attention(q, k, v, **kw)
-        self.assertIsInstance(ctx.exception, attn_jit.AttnJitError)
-        return ctx.exception
 
     def test_gqa_needs_enable_gqa(self):
         q, k, v = self.qkv(1, 8, 2, 4, 4, 32)
