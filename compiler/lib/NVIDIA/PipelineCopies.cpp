@@ -183,9 +183,7 @@ LogicalResult Pipeliner::run() {
     });
     NVVM::CpAsyncCommitGroupOp::create(nb, loc);
   };
-  // wgmma kernels issue the copies behind the first product (QKᵀ), after
-  // this iteration's barrier: their address arithmetic then runs while the
-  // tensor cores work instead of delaying that product.
+  // Copies behind QKᵀ (wgmma) or before the wait (mma.sync): header.
   bool behindProduct = config.isWgmma();
   if (behindProduct) {
     waitAndBarrier(nb, loc, 0);
@@ -211,9 +209,7 @@ LogicalResult Pipeliner::run() {
   }
   auto oldYield = cast<scf::YieldOp>(old->getTerminator());
   OpBuilder yb = OpBuilder::atBlockEnd(body);
-  // Two stages: the prefetch overwrites the stage of the tile before. Issued
-  // after this iteration's barrier, every product of that tile has retired
-  // (the plain schedule waits for each); otherwise a barrier ends the tile.
+  // The second barrier of two stages: header.
   if (stages < 3 && !(behindProduct && !pipelined))
     NVVM::Barrier0Op::create(yb, loc);
   scf::YieldOp::create(yb, loc, oldYield.getOperands());
