@@ -74,7 +74,8 @@ struct AttnCreateKernelPass
     auto sdpa = SdpaOp::create(
         b, loc, entry->getArgument(0), entry->getArgument(1),
         entry->getArgument(2), entry->getArgument(3), entry->getArgument(4),
-        entry->getArgument(5), MaskKindAttr::get(ctx, *kind));
+        entry->getArgument(5), /*captures=*/ValueRange(),
+        MaskKindAttr::get(ctx, *kind));
     sdpa.setPositiveScale(positiveScale);
     func::ReturnOp::create(b, loc);
   }

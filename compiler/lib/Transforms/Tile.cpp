@@ -7,6 +7,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <cmath>
 #include <limits>
@@ -100,11 +101,18 @@ LogicalResult tileSdpa(SdpaOp op) {
                                      kv, numKeys, Value());
         Value v = LoadTileOp::create(lb, ll, vTile, op.getValue(), bIdx,
                                      kvHead, kv, numKeys, Value());
+        bool mods = !op.getScoreMod().empty() || !op.getMaskMod().empty();
         auto step = OnlineAttentionOp::create(
             lb, ll, rowType, rowType, accType, q, k, v, state[0], state[1],
             state[2], row, kv, numQueries, numKeys, scale, rowsPerHead,
+            mods ? bIdx : Value(), mods ? qHead : Value(), op.getCaptures(),
             MaskKindAttr::get(lb.getContext(), op.getMask()),
             op.getPositiveScaleAttr());
+        // The variant travels with each step, cloned (it reads only its
+        // arguments).
+        IRMapping none;
+        op.getScoreMod().cloneInto(&step.getScoreMod(), none);
+        op.getMaskMod().cloneInto(&step.getMaskMod(), none);
         scf::YieldOp::create(lb, ll, step.getResults());
       });
   auto outTile = RankedTensorType::get({blockM, valueDim}, elementType);
