@@ -7,6 +7,7 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
@@ -255,9 +256,23 @@ static LogicalResult verifyMod(Operation *op, Region &region, StringRef name,
     return yield.emitOpError()
            << "in '" << name << "' must yield one " << result;
   WalkResult walk = region.walk([&](Operation *inner) {
-    if (!isPure(inner) || inner->getNumRegions() != 0) {
+    // Reads of a captured memref are the one effect allowed: a mod is
+    // cloned per element and may run any number of times.
+    bool captureLoad = false;
+    if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+      auto arg = dyn_cast<BlockArgument>(load.getMemRef());
+      captureLoad = arg && arg.getOwner() == &block &&
+                    arg.getArgNumber() >= leading.size();
+      if (!captureLoad) {
+        inner->emitOpError() << "in '" << name << "' must load from a "
+                             << "captured memref (a block argument)";
+        return WalkResult::interrupt();
+      }
+    }
+    if ((!captureLoad && !isPure(inner)) || inner->getNumRegions() != 0) {
       inner->emitOpError() << "is not allowed in '" << name
-                           << "': only pure ops without regions";
+                           << "': only pure ops without regions and loads "
+                           << "of captures";
       return WalkResult::interrupt();
     }
     for (Value operand : inner->getOperands())
@@ -551,10 +566,12 @@ LogicalResult MapOp::verifyRegions() {
     return emitOpError() << "body must yield one "
                          << getElementTypeOrSelf(getResult().getType())
                          << " (the result's element type)";
+  // Reads of memrefs (a mod's captures) are the one effect allowed: the
+  // body runs once per element, in any order.
   for (Operation &op : block.without_terminator())
-    if (!isMemoryEffectFree(&op))
-      return op.emitOpError()
-             << "has memory effects, but an attn.map body must be pure";
+    if (!isMemoryEffectFree(&op) && !isa<memref::LoadOp>(op))
+      return op.emitOpError() << "has memory effects, but an attn.map body "
+                                 "must be pure (memref.load aside)";
   return success();
 }
 

@@ -151,9 +151,11 @@ def Attn_MapTile : TensorRankOf<[AnyType], [1, 2]>;
 //===----------------------------------------------------------------------===//
 
 // Values the score and mask modifications may read besides their
-// coordinates: scalars for now (a window size, a softcap value), passed to
-// the kernel as arguments so that changing one never recompiles.
-def Attn_Capture : AnyTypeOf<[F32, I32, I64, Index]>;
+// coordinates: scalars (a window size, a softcap value) and memrefs of any
+// rank read with memref.load (ALiBi slopes, document ids, a bias table).
+// They are kernel arguments, so that changing one never recompiles.
+def Attn_Capture : AnyTypeOf<[F32, I32, I64, Index,
+                              MemRefOf<[F32, I32, I64, Index]>]>;
 
 def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
   let summary = "scaled-dot-product attention over whole tensors";
@@ -180,10 +182,10 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
     %kv_idx: index, captures...) -> f32`, before the softmax; `mask_mod`
     says whether query `%q_idx` sees key `%kv_idx`, `(%b, %h, %q_idx,
     %kv_idx: index, captures...) -> i1`, in addition to `mask` and the
-    bounds. Both end in `attn.yield` and may use only pure ops; they read
-    the `captures` operands (scalars) through their trailing block
-    arguments, never values from outside. The LSE is that of the modified
-    scores.
+    bounds. Both end in `attn.yield` and may use only pure ops and
+    `memref.load` of a captured memref; they read the `captures` operands
+    through their trailing block arguments, never values from outside. The
+    LSE is that of the modified scores.
 
     Example:
     ```mlir
