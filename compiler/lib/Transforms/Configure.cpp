@@ -4,6 +4,8 @@
 #include "attn/Compiler/TilePolicy.h"
 #include "attn/Transforms/Passes.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCONFIGURE
 #include "attn/Transforms/Passes.h.inc"
@@ -60,6 +62,13 @@ struct AttnConfigurePass
       config.stages = stages;
       config.positiveScale = op.getPositiveScale();
       config.packGqa = packGqa;
+      // The policy sizes tiles by what the mods cost per score, which it
+      // knows by the named variants' bits: a score_mod costs like a
+      // softcap, a mask_mod reading a capture like document ids.
+      bool maskReads = false;
+      op.getMaskMod().walk([&](memref::LoadOp) { maskReads = true; });
+      config.variants = (op.getScoreMod().empty() ? 0u : ::attn::abi::kSoftcap) |
+                        (maskReads ? ::attn::abi::kDocument : 0u);
       if (nvidia && op.getValue().getType().getDimSize(3) != config.headDim) {
         op.emitOpError("the NVIDIA mapping needs Dv = D");
         return WalkResult::interrupt();
