@@ -11,6 +11,8 @@
 #include "attn/Transforms/Mask.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
@@ -111,8 +113,10 @@ struct Linear {
 } // namespace
 
 struct MaskStructure::Cond {
-  enum Kind { Atom, And, Or, True, Unknown } kind = Unknown;
+  enum Kind { Atom, And, Or, True, Run, Unknown } kind = Unknown;
   Linear f; // Atom: f >= 0
+  // Run: queryIds[q] == keyIds[k], both non-decreasing (region values).
+  Value queryIds, keyIds;
   std::vector<Cond> kids; // std::vector: Cond is incomplete here
 };
 
@@ -220,6 +224,9 @@ public:
     auto cmp = dyn_cast<arith::CmpIOp>(def);
     if (!cmp)
       return result;
+    if (!negate && cmp.getPredicate() == arith::CmpIPredicate::eq)
+      if (std::optional<Cond> run = sameRun(cmp.getLhs(), cmp.getRhs()))
+        return *run;
     std::optional<Linear> l = linear(cmp.getLhs()), r = linear(cmp.getRhs());
     if (!l || !r)
       return result;
@@ -246,6 +253,36 @@ public:
     default: // unsigned: not a half-plane of signed positions
       return result;
     }
+  }
+
+  /// ids[position] of a non-decreasing 1-D capture, `position` the block
+  /// argument `which` (2: q_idx, 3: kv_idx); its memref, or null.
+  Value lookup(Value v, unsigned which) {
+    auto load = v.getDefiningOp<memref::LoadOp>();
+    if (!load || !load->hasAttr(kNonDecreasingAttr) ||
+        load.getIndices().size() != 1)
+      return {};
+    auto arg = dyn_cast<BlockArgument>(load.getIndices()[0]);
+    if (!arg || arg.getOwner() != &block || arg.getArgNumber() != which)
+      return {};
+    auto ids = dyn_cast<BlockArgument>(load.getMemRef());
+    if (!ids || ids.getOwner() != &block ||
+        ids.getArgNumber() < kMaskModArgs)
+      return {};
+    return ids;
+  }
+  std::optional<Cond> sameRun(Value lhs, Value rhs) {
+    for (auto [a, b] : {std::pair{lhs, rhs}, std::pair{rhs, lhs}}) {
+      Value queryIds = lookup(a, 2), keyIds = lookup(b, 3);
+      if (queryIds && keyIds) {
+        Cond c;
+        c.kind = Cond::Run;
+        c.queryIds = queryIds;
+        c.keyIds = keyIds;
+        return c;
+      }
+    }
+    return std::nullopt;
   }
 
 private:
@@ -275,6 +312,41 @@ struct Emitter {
     if (v.getType().isIndex())
       return v;
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  }
+  Value load(Value ids, Value position) {
+    return memref::LoadOp::create(b, loc, clone(ids), position);
+  }
+  /// The first position of the non-decreasing `ids` whose value is not
+  /// below (`upper`: is above) `value`: a binary search.
+  Value search(Value ids, Value value, bool upper) {
+    Value memref = clone(ids);
+    Value size = memref::DimOp::create(b, loc, memref, 0);
+    Type index = b.getIndexType();
+    auto loop = scf::WhileOp::create(
+        b, loc, TypeRange{index, index}, ValueRange{cst(0), size},
+        [&](OpBuilder &wb, Location wl, ValueRange range) {
+          Value more = arith::CmpIOp::create(wb, wl, arith::CmpIPredicate::slt,
+                                             range[0], range[1]);
+          scf::ConditionOp::create(wb, wl, more, range);
+        },
+        [&](OpBuilder &wb, Location wl, ValueRange range) {
+          Value mid = arith::DivUIOp::create(
+              wb, wl, arith::AddIOp::create(wb, wl, range[0], range[1]),
+              arith::ConstantIndexOp::create(wb, wl, 2));
+          Value at = memref::LoadOp::create(wb, wl, memref, mid);
+          Value right = arith::CmpIOp::create(
+              wb, wl,
+              upper ? arith::CmpIPredicate::sle : arith::CmpIPredicate::slt,
+              at, value);
+          Value next = arith::AddIOp::create(
+              wb, wl, mid, arith::ConstantIndexOp::create(wb, wl, 1));
+          scf::YieldOp::create(
+              wb, wl,
+              ValueRange{arith::SelectOp::create(wb, wl, right, next, range[0]),
+                         arith::SelectOp::create(wb, wl, right, range[1],
+                                                 mid)});
+        });
+    return loop.getResult(0);
   }
   Value add(Value x, Value y) {
     return x ? Value(arith::AddIOp::create(b, loc, x, y)) : y;
@@ -348,6 +420,12 @@ std::pair<Bound, Bound> keyBounds(Emitter &e, const Cond &c, Value q0,
     }
     return out;
   }
+  case Cond::Run: {
+    // Sorted ids: the keys of the first query's run to the last query's.
+    Value lo = e.search(c.keyIds, e.load(c.queryIds, q0), /*upper=*/false);
+    Value past = e.search(c.keyIds, e.load(c.queryIds, q1), /*upper=*/true);
+    return {lo, arith::SubIOp::create(e.b, e.loc, past, e.cst(1))};
+  }
   case Cond::True:
   case Cond::Unknown:
     return {};
@@ -374,6 +452,23 @@ Value allSeen(Emitter &e, const Cond &c, Value q0, Value q1, Value k0,
                 : Value(arith::OrIOp::create(e.b, e.loc, out, v));
     }
     return out;
+  }
+  case Cond::Run: {
+    // One run holds every query and every key: the ends' ids are equal.
+    Value size =
+        memref::DimOp::create(e.b, e.loc, e.clone(c.keyIds), 0);
+    Value lastKey = arith::MinSIOp::create(
+        e.b, e.loc, k1, arith::SubIOp::create(e.b, e.loc, size, e.cst(1)));
+    Value first = e.load(c.queryIds, q0);
+    auto eq = [&](Value x, Value y) {
+      return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::eq, x, y)
+          .getResult();
+    };
+    Value same = arith::AndIOp::create(
+        e.b, e.loc, eq(first, e.load(c.queryIds, q1)),
+        eq(first, e.load(c.keyIds, k0)));
+    return arith::AndIOp::create(e.b, e.loc, same,
+                                 eq(first, e.load(c.keyIds, lastKey)));
   }
   case Cond::True:
     return arith::ConstantIntOp::create(e.b, e.loc, e.b.getI1Type(), 1);

@@ -115,8 +115,12 @@ void mlir::attn::buildVariantMods(OpBuilder &b, Location loc, SdpaOp sdpa,
       sdpa.setMask(MaskKind::None);
     }
     if (variants & abi::kDocument) {
-      Value qDoc = memref::LoadOp::create(b, loc, cap("q_doc_ids"), q);
-      Value kvDoc = memref::LoadOp::create(b, loc, cap("kv_doc_ids"), k);
+      // Packed sequences: the ids never decrease (attn_jit.h), so each
+      // query tile visits only the keys of its documents.
+      auto qDoc = memref::LoadOp::create(b, loc, cap("q_doc_ids"), q);
+      auto kvDoc = memref::LoadOp::create(b, loc, cap("kv_doc_ids"), k);
+      for (Operation *load : {qDoc.getOperation(), kvDoc.getOperation()})
+        load->setAttr(kNonDecreasingAttr, b.getUnitAttr());
       both(cmp(arith::CmpIPredicate::eq, qDoc, kvDoc));
     }
     YieldOp::create(b, loc, seen);

@@ -237,3 +237,36 @@ func.func @document(%q: !t, %k: !t, %v: !t, %o: !t, %ids: !ids) attributes {attn
   } : !t, !t, !t -> !t
   return
 }
+
+// -----
+
+// Document ids marked non-decreasing (packed sequences): each query tile
+// visits the keys from the first key of its first query's document (a
+// binary search) to the last key of its last query's.
+#cfg = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!ids = memref<?xi32>
+
+// CHECK-LABEL: func.func @sorted_documents(
+// CHECK: attn.tile_grid
+// CHECK:   %[[ROW:.*]] = arith.muli
+// CHECK:   %[[FIRST:.*]] = memref.load %arg4[%[[ROW]]]
+// CHECK:   %[[LO:.*]]:2 = scf.while {{.*}} : (index, index) -> (index, index)
+// CHECK:     memref.load %arg4
+// CHECK:     arith.cmpi slt, %{{.*}}, %[[FIRST]] : i32
+// CHECK:   %[[LAST:.*]] = memref.load %arg4[
+// CHECK:   %[[HI:.*]]:2 = scf.while
+// CHECK:     arith.cmpi sle, %{{.*}}, %[[LAST]] : i32
+// CHECK:   %[[TILE:.*]] = arith.divui %{{.*}}, %{{.*}}
+// CHECK:   %[[LB:.*]] = arith.muli %[[TILE]]
+// CHECK:   scf.for %{{.*}} = %[[LB]] to %{{.*}} step %c32
+func.func @sorted_documents(%q: !t, %k: !t, %v: !t, %o: !t, %ids: !ids) attributes {attn.config = #cfg} {
+  attn.sdpa %q, %k, %v into %o captures(%ids : !ids) mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %d: !ids):
+    %x = memref.load %d[%i] {attn.non_decreasing} : !ids
+    %y = memref.load %d[%j] {attn.non_decreasing} : !ids
+    %same = arith.cmpi eq, %x, %y : i32
+    attn.yield %same : i1
+  } : !t, !t, !t -> !t
+  return
+}

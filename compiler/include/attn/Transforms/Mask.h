@@ -5,7 +5,8 @@
 // causal) are mask_mods of this library. Keys past Nk are hidden by the
 // tiling itself. MaskStructure reads the affine part of a mask_mod --
 // conjunctions and disjunctions of comparisons linear in q_idx and kv_idx,
-// with loop-invariant terms from captures -- so that the tiling visits only
+// with loop-invariant terms from captures, and equal non-decreasing ids
+// (documents) -- so that the tiling visits only
 // the K/V tiles a query tile can see and the decomposition masks only the
 // tiles that may hide a key. A part it cannot read (document ids) only
 // makes it conservative: every tile visited and masked.
@@ -20,6 +21,12 @@
 #include <memory>
 
 namespace mlir::attn {
+
+/// On a mod's memref.load of a 1-D capture at q_idx or kv_idx: the
+/// capture's values never decrease along it (document ids of packed
+/// sequences). `ids_q[q_idx] == ids_kv[kv_idx]` of two such loads is then a
+/// run of keys per query, which bounds the K/V loop by a binary search.
+inline constexpr const char *kNonDecreasingAttr = "attn.non_decreasing";
 
 /// Leading block arguments of a mask_mod (b, h, q_idx, kv_idx) and of a
 /// score_mod (score, b, h, q_idx, kv_idx); the captures follow.
