@@ -130,6 +130,8 @@ CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
   // A positive scale lets the kernel take the row max before scaling; any
   // other finite scale (negative) needs the general kernel.
   key.config.positiveScale = effectiveScale(args) > 0;
+  // Before resolving: a variant's tiles may differ (TilePolicy.h).
+  key.config.variants = args.variant.flags;
   if (target == Target::Cuda) {
     key.config.arch = arch;
     key.config.tensorCore = options_.tensorCore;
@@ -139,7 +141,6 @@ CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
   key.config = key.config.resolved(target == Target::Cuda);
   // Decoding with grouped-query attention: one query tile per K/V head (on
   // the host too, which runs the same tile program).
-  key.config.variants = args.variant.flags;
   key.config.packGqa =
       compiler::shouldPackGqa(args.heads, kvHeadsOf(args), args.seqlen_q,
                               key.config.blockM) &&
