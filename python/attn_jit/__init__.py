@@ -47,7 +47,9 @@ def attention(q, k, v, *, causal=False, scale=None, enable_gqa=False, return_lse
         window W: causal=True, window=(W - 1, 0).
       prefix_len: with causal=True, keys j < prefix_len are seen by every query.
       document_ids: key j is seen only when q_ids[i] == kv_ids[j]; one int32
-        array (Nq,) for both when Nq == Nk, or a tuple (q_ids, kv_ids).
+        array (Nq,) for both when Nq == Nk, or a tuple (q_ids, kv_ids). Packed
+        sequences: the ids must never decrease (each query tile visits only
+        its documents' keys; unsorted ids give wrong results).
       alibi_slopes: float32 (H,): score += alibi_slopes[h] * (j - i).
       bias: float32 (Nq, Nk), any strides, size-1 dims broadcast: score +=
         bias[i, j], the same for every batch and head.

@@ -94,3 +94,18 @@ class AttnJit(_capi.Library):
         except AttnJitError as ex:
             return ex.status, f"{STATUS_NAMES.get(ex.status, ex.status)}: {ex.message}"
         return ATTN_OK, ""
+
+
+def select_cases(cases, args, case_name):
+    """The cases a test driver's --only / --filter keep; with --list, prints
+    their names and returns None (the driver then exits 0)."""
+    if args.only:
+        keep = {int(x) for x in args.only.split(",")}
+        cases = [c for c in cases if c["idx"] in keep]
+    if args.filter:
+        cases = [c for c in cases if args.filter in case_name(c)]
+    if args.list:
+        for c in cases:
+            print(case_name(c))
+        return None
+    return cases

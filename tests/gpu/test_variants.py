@@ -483,14 +483,8 @@ def fmt(x, spec=".2e"):
 def main():
     args = parse_args()
     cases = make_cases(args.quick, args.full)
-    if args.only:
-        keep = {int(x) for x in args.only.split(",")}
-        cases = [c for c in cases if c["idx"] in keep]
-    if args.filter:
-        cases = [c for c in cases if args.filter in case_name(c)]
-    if args.list:
-        for c in cases:
-            print(case_name(c))
+    cases = aj.select_cases(cases, args, case_name)
+    if cases is None:
         return 0
     if NO_TORCH:
         print(f"SKIP: {NO_TORCH}")

@@ -24,7 +24,7 @@ import numpy as np
 
 import attn_jit
 from attn_jit import _capi, _core, _numpy
-from test_numpy_host import SEED, TOL, misaligned
+from test_numpy_host import SEED, TOL, misaligned, softmax_times
 
 SHAPES = [(2, 3, 3, 70, 70, 32), (1, 2, 2, 77, 133, 64), (1, 2, 2, 133, 77, 64)]   # B, H, Hkv, Nq, Nk, D
 
@@ -68,15 +68,7 @@ def reference(q, k, v, mask="none", scale=None, window=None, prefix_len=None, so
             seen &= d <= right
     if q_doc_ids is not None:
         seen &= np.asarray(q_doc_ids)[:, None] == np.asarray(kv_doc_ids)[None, :]
-    s = np.where(seen, s, -np.inf)
-    m = s.max(axis=-1, keepdims=True, initial=-np.inf)
-    m = np.where(np.isinf(m), 0, m)
-    p = np.exp(s - m)
-    l = p.sum(axis=-1, keepdims=True)
-    o = (p @ v) / np.where(l > 0, l, 1)
-    with np.errstate(divide="ignore"):
-        lse = np.where(l > 0, m + np.log(l), -np.inf)[..., 0]
-    return o, lse
+    return softmax_times(np.where(seen, s, -np.inf), v)
 
 
 def alibi(H):

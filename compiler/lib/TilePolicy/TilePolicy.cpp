@@ -35,10 +35,12 @@ bool scoresHeavy(unsigned variants) {
 
 std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
                                              unsigned variants) {
-  // A variant computing per score (ALiBi, bias, softcap, document ids) adds
-  // live values to the softmax: at D = 128 the 128-key tile, already at
-  // 255 registers, spills (ptxas -v); 64 keys do not.
-  if (wgmma && headDim == 128 && scoresHeavy(variants))
+  // A variant loading per score (a bias table, document ids) adds live
+  // values and load latency to the softmax: at D = 128 the 128-key tile
+  // spills and 64 keys measured faster (bias 1.51 vs 2.14 ms, document 0.96
+  // vs 1.02 on an H200); ALiBi and softcap measured faster with 128 keys
+  // (1.47 vs 1.54, 1.74 vs 1.98 ms), ALiBi's 236 spilled bytes included.
+  if (wgmma && headDim == 128 && (variants & (abi::kBias | abi::kDocument)))
     return {128, 64};
   // wgmma (sm_90a): two warpgroups of 64 rows, one CTA per SM. S takes
   // block-n / 2 registers a thread and O head-dim / 2: 128 keys fit at

@@ -63,12 +63,18 @@ struct AttnConfigurePass
       config.positiveScale = op.getPositiveScale();
       config.packGqa = packGqa;
       // The policy sizes tiles by what the mods cost per score, which it
-      // knows by the named variants' bits: a score_mod costs like a
-      // softcap, a mask_mod reading a capture like document ids.
-      bool maskReads = false;
+      // knows by the named variants' bits: a score_mod costs like a softcap,
+      // or like a bias table when it loads; a mask_mod that loads, like
+      // document ids.
+      bool maskReads = false, scoreReads = false;
       op.getMaskMod().walk([&](memref::LoadOp) { maskReads = true; });
-      config.variants = (op.getScoreMod().empty() ? 0u : ::attn::abi::kSoftcap) |
-                        (maskReads ? ::attn::abi::kDocument : 0u);
+      op.getScoreMod().walk([&](memref::LoadOp) { scoreReads = true; });
+      namespace abi = ::attn::abi;
+      config.variants =
+          (op.getScoreMod().empty() ? 0u
+           : scoreReads             ? unsigned(abi::kBias)
+                                    : unsigned(abi::kSoftcap)) |
+          (maskReads ? unsigned(abi::kDocument) : 0u);
       if (nvidia && op.getValue().getType().getDimSize(3) != config.headDim) {
         op.emitOpError("the NVIDIA mapping needs Dv = D");
         return WalkResult::interrupt();

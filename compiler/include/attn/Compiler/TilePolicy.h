@@ -36,8 +36,8 @@ int64_t defaultWarps(bool wgmma, int64_t blockM);
 std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
                                              unsigned variants = 0);
 
-/// Variants that compute per score (KernelABI.h bits): their kernels get
-/// narrower tiles and no two-CTA register cap.
+/// Variants that compute per score (KernelABI.h bits): their kernels get no
+/// two-CTA register cap (the capped D = 64 kernels spill).
 bool scoresHeavy(unsigned variants);
 
 /// Why the wgmma mapping cannot run tiles of block-m x block-n with this head
