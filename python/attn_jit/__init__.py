@@ -14,7 +14,7 @@ is passed.
 import importlib
 import sys
 
-from . import _capi
+from . import _capi, _core
 from .errors import (AttnJitError, CompileError, DeviceError, InternalError, InvalidArgumentError,
                      LibraryNotFoundError, UnsupportedError)
 
@@ -27,7 +27,8 @@ __all__ = ["attention", "version", "stats", "clear_memory_cache", "library_path"
            "LibraryNotFoundError"]
 
 
-def attention(q, k, v, *, causal=False, scale=None, enable_gqa=False, return_lse=False):
+def attention(q, k, v, *, causal=False, scale=None, enable_gqa=False, return_lse=False, window=None,
+              prefix_len=None, softcap=None, alibi_slopes=None, document_ids=None, bias=None):
     """softmax(scale * q kᵀ + mask) v, as torch.nn.functional.scaled_dot_product_attention.
 
     q: (B, H, Nq, D); k, v: (B, Hkv, Nk, D), with Hkv = H, or with
@@ -38,24 +39,48 @@ def attention(q, k, v, *, causal=False, scale=None, enable_gqa=False, return_lse
     scale: None for 1 / sqrt(D); any finite value, negative or 0 too.
     dtypes: float16 and bfloat16 on CUDA; float32 too on the CPU.
 
+    Variants (FlexAttention's score_mod / mask_mod, named; they combine).
+    Query i's score for key j is scale * q_i.k_j, plus the ALiBi and bias
+    terms, then soft-capped; masked keys are left out:
+      window=(left, right): key j is seen when -left <= j - i <= right; None
+        (or a negative bound) leaves that side unbounded. Mistral's sliding
+        window W: causal=True, window=(W - 1, 0).
+      prefix_len: with causal=True, keys j < prefix_len are seen by every query.
+      document_ids: key j is seen only when q_ids[i] == kv_ids[j]; one int32
+        array (Nq,) for both when Nq == Nk, or a tuple (q_ids, kv_ids). Packed
+        sequences: the ids must never decrease (each query tile visits only
+        its documents' keys; unsorted ids give wrong results).
+      alibi_slopes: float32 (H,): score += alibi_slopes[h] * (j - i).
+      bias: float32 (Nq, Nk), any strides, size-1 dims broadcast: score +=
+        bias[i, j], the same for every batch and head.
+      softcap: finite, > 0: score = softcap * tanh(score / softcap).
+    Arrays are on q's device: NumPy arrays (or sequences) with NumPy q, torch
+    tensors on q's device with torch q. The flags select the compiled kernel
+    (a new combination compiles once); values and arrays may change freely.
+
     Returns O, shaped (B, H, Nq, D) in Q's memory order, and with
     return_lse=True also (O, LSE): the natural-log log-sum-exp of each row's
-    scaled scores, (B, H, Nq) float32 (-inf for a row that sees no key).
-    NumPy arrays run on the CPU; torch tensors on their device, on the current
-    CUDA stream. Failures raise AttnJitError subclasses with the runtime's
-    message; InvalidArgumentError is a ValueError.
+    final scores, (B, H, Nq) float32. A row that sees no key gives O = 0
+    and LSE = -inf. NumPy arrays run on the CPU; torch tensors on their
+    device, on the current CUDA stream. Failures raise AttnJitError
+    subclasses with the runtime's message; InvalidArgumentError is a
+    ValueError.
     """
+    var = None
+    if (window is not None or prefix_len is not None or softcap is not None or alibi_slopes is not None
+            or document_ids is not None or bias is not None):
+        var = _core.variant(window, prefix_len, softcap, alibi_slopes, document_ids, bias)
     # A plain isinstance check once attn_jit._torch is loaded: what
     # torch.compile traces best (then this call is just the op in its graph).
     if _torch is not None and isinstance(q, _torch.Tensor):
-        return _torch.attention(q, k, v, causal, scale, enable_gqa, return_lse)
+        return _torch.attention(q, k, v, causal, scale, enable_gqa, return_lse, var)
     if type(q) is _ndarray:
-        return _numpy_attention(q, k, v, causal, scale, enable_gqa, return_lse)
+        return _numpy_attention(q, k, v, causal, scale, enable_gqa, return_lse, var)
     if type(q).__module__.startswith("torch"):  # torch was imported after attn_jit
-        return _load_torch().attention(q, k, v, causal, scale, enable_gqa, return_lse)
+        return _load_torch().attention(q, k, v, causal, scale, enable_gqa, return_lse, var)
     # The first NumPy array, a subclass of ndarray, or no array
     # (_numpy.attention raises the TypeError).
-    return _load_numpy()(q, k, v, causal, scale, enable_gqa, return_lse)
+    return _load_numpy()(q, k, v, causal, scale, enable_gqa, return_lse, var)
 
 
 def version():

@@ -13,9 +13,24 @@ ATTN_OK = 0
 DTYPE_BF16, DTYPE_F16, DTYPE_F32 = 0, 1, 2
 MASK_NONE, MASK_CAUSAL, MASK_CAUSAL_BOTTOM_RIGHT = 0, 1, 2
 DEVICE_CUDA, DEVICE_HOST = 0, 1
+# attn_variant_flags
+VARIANT_WINDOW, VARIANT_PREFIX_LM, VARIANT_DOCUMENT = 1 << 0, 1 << 1, 1 << 2
+VARIANT_ALIBI, VARIANT_BIAS, VARIANT_SOFTCAP = 1 << 3, 1 << 4, 1 << 5
+VARIANT_ALL = (1 << 6) - 1
 
 LIB_NAME = "libattn-jit.so"
 _HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class AttnVariant(ctypes.Structure):
+    _fields_ = [
+        ("flags", ctypes.c_uint32),
+        ("window_left", ctypes.c_int64), ("window_right", ctypes.c_int64),
+        ("prefix_len", ctypes.c_int64), ("softcap", ctypes.c_float),
+        ("alibi_slopes", ctypes.c_void_p), ("q_doc_ids", ctypes.c_void_p),
+        ("kv_doc_ids", ctypes.c_void_p), ("bias", ctypes.c_void_p),
+        ("bias_strides", ctypes.c_int64 * 2),
+    ]
 
 
 class AttnFwdArgs(ctypes.Structure):
@@ -30,6 +45,7 @@ class AttnFwdArgs(ctypes.Structure):
         ("dtype", ctypes.c_int), ("mask", ctypes.c_int), ("scale", ctypes.c_float),
         ("device", ctypes.c_int), ("stream", ctypes.c_void_p),
         ("block_m", ctypes.c_int64), ("block_n", ctypes.c_int64),
+        ("variant", AttnVariant),
     ]
 
 
@@ -41,8 +57,12 @@ class AttnStats(ctypes.Structure):
 
 # Offsets checked against the C header with gcc (x86-64): a mismatch here
 # would pass garbage to the library, so fail loudly instead.
-assert ctypes.sizeof(AttnFwdArgs) == 280, ctypes.sizeof(AttnFwdArgs)
+assert ctypes.sizeof(AttnFwdArgs) == 368, ctypes.sizeof(AttnFwdArgs)
 assert AttnFwdArgs.dtype.offset == 240 and AttnFwdArgs.stream.offset == 256
+assert AttnFwdArgs.variant.offset == 280 and ctypes.sizeof(AttnVariant) == 88
+assert [getattr(AttnVariant, n).offset for n in
+        ("window_left", "prefix_len", "softcap", "alibi_slopes", "bias", "bias_strides")] == \
+    [8, 24, 32, 40, 64, 72]
 assert ctypes.sizeof(AttnStats) == 56
 
 

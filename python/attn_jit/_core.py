@@ -23,8 +23,19 @@ Array kinds plug in through an adapter module (_numpy, _torch) with:
                         what empty() would (same shape, strides and dtype)
   device(q, k, v)       (attn_device, CUstream or None) of q; raises unless
                         k and v are on q's device
+  aux(x, name, dtype, q)  a variant's array x (alibi_slopes, document ids,
+                        bias) as an array of q's kind on q's device (NumPy
+                        converts sequences); raises InvalidArgumentError else
+
+Attention variants (window, prefix_len, softcap, alibi_slopes, document_ids,
+bias) travel as one Variant (None for plain attention). Their flags are part
+of a call's signature (they select the compiled kernel); their values and
+arrays are checked and written into attn_fwd_args every call.
 """
+import collections
 import ctypes
+import math
+import operator
 import struct
 import threading
 
@@ -141,12 +152,14 @@ def _operand(ad, x, align, cuda):
     return x, _c_strides(x.shape, ad.strides(x)), ad.ptr(x)
 
 
-def _setup(ad, a, q, k, v, causal, scale, enable_gqa, return_lse):
-    """Checks a call and fills all of `a` but the data pointers and the
-    stream. Returns (attn_device, stream, pointer alignment mask, O's
-    (shape, order), LSE's or None)."""
+def _setup(ad, a, q, k, v, causal, scale, enable_gqa, return_lse, var):
+    """Checks a call and fills all of `a` but the data pointers, the stream
+    and the variant's values (only its flags). Returns (attn_device, stream,
+    pointer alignment mask, O's (shape, order), LSE's or None)."""
     names = [ad.dtype_name(x) for x in (q, k, v)]
     (B, H, Hkv, Nq, Nk, D), dtype = check(q.shape, k.shape, v.shape, names, enable_gqa)
+    check_variant_flags(var, causal)
+    a.variant.flags = var.flags if var is not None else 0
     device, stream = ad.device(q, k, v)
     a.batch, a.heads, a.kv_heads = B, H, Hkv
     a.seqlen_q, a.seqlen_k, a.head_dim = Nq, Nk, D
@@ -168,13 +181,16 @@ def _set_output_strides(ad, a, o, lse):
         a.lse_strides[:] = _c_strides(lse.shape, ad.strides(lse))
 
 
-def forward(ad, q, k, v, causal, scale, enable_gqa, return_lse):
+def forward(ad, q, k, v, causal, scale, enable_gqa, return_lse, var=None):
     """The general path: O (B, H, Nq, D), and the natural-log LSE (B, H, Nq)
     float32 or None."""
     a = _capi.AttnFwdArgs()
     device, stream, align, o_spec, lse_spec = _setup(ad, a, q, k, v, causal, scale, enable_gqa,
-                                                      return_lse)
+                                                      return_lse, var)
     cuda = device == _capi.DEVICE_CUDA
+    # The variant's arrays (and copies of them) stay alive until the call returns.
+    if var is not None:
+        aux = fill_variant(ad, a.variant, var, q, a.heads, a.seqlen_q, a.seqlen_k)  # noqa: F841
     o = ad.empty(*o_spec, q, False)
     lse = ad.empty(*lse_spec, q, True) if lse_spec else None
     _set_output_strides(ad, a, o, lse)
@@ -199,9 +215,10 @@ class Plan:
     and v's pointers must have clear for the in-place reading that the
     strides in args describe; new_o, new_lse: the outputs' allocators
     (new_lse None without return_lse); device_index: the adapter's (torch:
-    the CUDA device; -1 on the host)."""
+    the CUDA device; -1 on the host); ad: the adapter. The variant's flags
+    are in args; its values are written by each launch."""
 
-    __slots__ = ("args", "ref", "buf", "fn", "ptr", "align", "new_o", "new_lse", "device_index")
+    __slots__ = ("args", "ref", "buf", "fn", "ptr", "align", "new_o", "new_lse", "device_index", "ad")
 
 
 # The five data pointers lead attn_fwd_args: one pack_into writes them.
@@ -209,12 +226,13 @@ assert [getattr(_capi.AttnFwdArgs, n).offset for n in "q k v o lse".split()] == 
 _PACK_POINTERS = struct.Struct("=5Q").pack_into
 
 
-def prepare(ad, q, k, v, causal, scale, enable_gqa, return_lse):
-    """The Plan of the call's signature, or GENERAL when an operand's strides
-    need a copy. Raises as forward does for a bad call."""
+def prepare(ad, q, k, v, causal, scale, enable_gqa, return_lse, var=None):
+    """The Plan of the call's signature (its variant flags included), or
+    GENERAL when an operand's strides need a copy. Raises as forward does for
+    a bad signature; the variant's arrays are checked by each launch."""
     a = _capi.AttnFwdArgs()
     device, _stream, align, o_spec, lse_spec = _setup(ad, a, q, k, v, causal, scale, enable_gqa,
-                                                       return_lse)
+                                                       return_lse, var)
     cuda = device == _capi.DEVICE_CUDA
     strides = [_in_place(ad, x, cuda) for x in (q, k, v)]
     if None in strides:
@@ -226,18 +244,22 @@ def prepare(ad, q, k, v, causal, scale, enable_gqa, return_lse):
     _set_output_strides(ad, a, p.new_o(), p.new_lse() if lse_spec else None)
     lib = _capi.library()
     p.args, p.ref, p.buf, p.fn = a, ctypes.byref(a), memoryview(a).cast("B"), lib.lib.attn_forward
-    p.ptr, p.align, p.device_index = ad.ptr, align, -1
+    p.ptr, p.align, p.device_index, p.ad = ad.ptr, align, -1, ad
     return p
 
 
-def launch(plan, q, k, v, stream):
+def launch(plan, q, k, v, stream, var=None):
     """One call through a plan: (O, LSE or None), as forward. None when q, k
     or v's data pointer is not aligned as in-place reading needs: the caller
-    then takes forward, which copies it."""
+    then takes forward, which copies it. var: the call's Variant, of the
+    plan's flags (its values and arrays are checked and written here)."""
     ptr = plan.ptr
     qp, kp, vp = ptr(q), ptr(k), ptr(v)
     if (qp | kp | vp) & plan.align:
         return None
+    if var is not None:
+        a = plan.args
+        aux = fill_variant(plan.ad, a.variant, var, q, a.heads, a.seqlen_q, a.seqlen_k)  # noqa: F841
     o = plan.new_o()
     if plan.new_lse is None:
         _PACK_POINTERS(plan.buf, 0, qp, kp, vp, ptr(o), 0)
@@ -268,3 +290,147 @@ def remember(key, plan):
         del plans[next(iter(plans))]
     plans[key] = plan
     return plan
+
+
+# --- attention variants ---------------------------------------------------
+
+
+# The variant arguments of one call (see variant()): flags (attn_variant
+# flags), window_left, window_right (-1: unbounded), prefix_len, softcap (0.0
+# when unused), and the arrays as given (None when unused; q_doc_ids is
+# kv_doc_ids when one array was given for both). A named tuple: what
+# torch.compile traces without a graph break.
+Variant = collections.namedtuple("Variant", ["flags", "window_left", "window_right", "prefix_len", "softcap",
+                                             "alibi_slopes", "q_doc_ids", "kv_doc_ids", "bias"])
+_ARRAYS = ("alibi_slopes", "q_doc_ids", "kv_doc_ids", "bias")
+
+
+def variant_arrays(var):
+    """(name, array) of the arrays a Variant was given."""
+    return [(n, getattr(var, n)) for n in _ARRAYS if getattr(var, n) is not None]
+
+
+def _int(x, name):
+    if isinstance(x, int):
+        return int(x)
+    if hasattr(x, "__index__"):   # NumPy integers
+        return operator.index(x)
+    raise InvalidArgumentError(f"{name} must be an int; got {type(x).__name__}")
+
+
+def variant(window=None, prefix_len=None, softcap=None, alibi_slopes=None, document_ids=None,
+            bias=None):
+    """The Variant of attention()'s variant keywords, its scalars checked
+    (the arrays are checked against the operands by check_variant); None
+    when all are None. A window with both sides unbounded is no window."""
+    if (window is None and prefix_len is None and softcap is None and alibi_slopes is None
+            and document_ids is None and bias is None):
+        return None
+    flags = 0
+    left = right = -1
+    if window is not None:
+        if not isinstance(window, (tuple, list)) or len(window) != 2:
+            raise InvalidArgumentError(f"window must be a pair (left, right); got {window!r}")
+        left = -1 if window[0] is None else max(_int(window[0], "window's left bound"), -1)
+        right = -1 if window[1] is None else max(_int(window[1], "window's right bound"), -1)
+        if left >= 0 or right >= 0:
+            flags |= _capi.VARIANT_WINDOW
+    prefix = 0
+    if prefix_len is not None:
+        prefix = _int(prefix_len, "prefix_len")
+        if prefix < 0:
+            raise InvalidArgumentError(f"prefix_len = {prefix}: must be >= 0")
+        flags |= _capi.VARIANT_PREFIX_LM
+    cap = 0.0
+    if softcap is not None:
+        if not isinstance(softcap, (int, float)) and not hasattr(softcap, "__float__"):
+            raise InvalidArgumentError(f"softcap must be a number; got {type(softcap).__name__}")
+        cap = float(softcap)
+        if not (cap > 0 and cap < math.inf):   # NaN fails both
+            raise InvalidArgumentError(f"softcap = {cap}: must be finite and > 0")
+        flags |= _capi.VARIANT_SOFTCAP
+    if alibi_slopes is not None:
+        flags |= _capi.VARIANT_ALIBI
+    q_ids = kv_ids = None
+    if document_ids is not None:
+        if isinstance(document_ids, tuple):
+            if len(document_ids) != 2 or document_ids[0] is None or document_ids[1] is None:
+                raise InvalidArgumentError("document_ids must be one array (Nq == Nk) or a tuple of "
+                                           f"two, (q_ids, kv_ids); got a tuple of {len(document_ids)}")
+            q_ids, kv_ids = document_ids
+        else:
+            q_ids = kv_ids = document_ids
+        flags |= _capi.VARIANT_DOCUMENT
+    if bias is not None:
+        flags |= _capi.VARIANT_BIAS
+    return Variant(flags, left, right, prefix, cap, alibi_slopes, q_ids, kv_ids, bias)
+
+
+def check_variant_flags(var, causal):
+    """What the flags ask of the signature: a prefix-LM needs the causal mask."""
+    if var is not None and var.flags & _capi.VARIANT_PREFIX_LM and not causal:
+        raise InvalidArgumentError("prefix_len needs causal=True: keys j < prefix_len are seen by "
+                                   "every query in addition to the causal mask")
+
+
+# name -> (dtype name, whether size-1 dims broadcast (2-D bias))
+_AUX = {"alibi_slopes": ("float32", False), "q_doc_ids": ("int32", False),
+        "kv_doc_ids": ("int32", False), "bias": ("float32", True)}
+
+
+def check_variant(ad, var, q, H, Nq, Nk):
+    """The variant's arrays of a call as ad.aux gives them, checked for
+    dtype and shape (what fake tensors show too): [(name, array, shape)]."""
+    out = []
+    if var.q_doc_ids is not None and var.q_doc_ids is var.kv_doc_ids and Nq != Nk:
+        raise InvalidArgumentError(f"document_ids: one array serves Nq == Nk only (here Nq = {Nq}, "
+                                   f"Nk = {Nk}): pass a tuple (q_ids, kv_ids)")
+    shapes = {"alibi_slopes": (H,), "q_doc_ids": (Nq,), "kv_doc_ids": (Nk,), "bias": (Nq, Nk)}
+    for name, x in variant_arrays(var):
+        dtype, bcast = _AUX[name]
+        shown = "document_ids" if name.endswith("doc_ids") and var.q_doc_ids is var.kv_doc_ids else name
+        x = ad.aux(x, shown, dtype, q)
+        got = ad.dtype_name(x)
+        if got != dtype:
+            raise InvalidArgumentError(f"{shown} must be {dtype}; got {got}")
+        shape, want = tuple(x.shape), shapes[name]
+        if len(shape) != len(want) or any(n != w and not (bcast and n == 1) for n, w in zip(shape, want)):
+            raise InvalidArgumentError(
+                f"{shown} has shape {shape}; expected {want}" + (" (or size 1 to broadcast)" if bcast else ""))
+        out.append((name, x, shape))
+    return out
+
+
+def _aux_strides(ad, x, shape, itemsize):
+    """x's element strides as the C API takes them, or None when x needs a
+    copy: 1-D arrays contiguous, the bias with strides >= 0 (0 along a
+    broadcast size-1 dim), the pointer element-aligned."""
+    s = ad.strides(x)
+    if s is None or ad.ptr(x) % itemsize:
+        return None
+    if len(shape) == 1:
+        return s if shape[0] <= 1 or s[0] == 1 else None
+    s = [0 if n == 1 else st for n, st in zip(shape, s)]
+    return s if min(s) >= 0 else None
+
+
+def fill_variant(ad, v, var, q, H, Nq, Nk):
+    """Checks the call's variant arrays against its sizes and writes the
+    variant's values into v (an AttnVariant), flags included. Returns the
+    arrays the call reads (the caller keeps them alive until it returns)."""
+    v.flags = var.flags
+    v.window_left, v.window_right = var.window_left, var.window_right
+    v.prefix_len, v.softcap = var.prefix_len, var.softcap
+    v.alibi_slopes = v.q_doc_ids = v.kv_doc_ids = v.bias = None
+    v.bias_strides[:] = (0, 0)
+    keep = []
+    for name, x, shape in check_variant(ad, var, q, H, Nq, Nk):
+        strides = _aux_strides(ad, x, shape, 4)
+        if strides is None:
+            x = ad.contiguous(x)
+            strides = _aux_strides(ad, x, shape, 4)
+        keep.append(x)
+        setattr(v, name, ad.ptr(x))
+        if name == "bias":
+            v.bias_strides[:] = strides
+    return keep

@@ -5,14 +5,16 @@ import sys
 import numpy as np
 
 from . import _capi, _core
+from .errors import InvalidArgumentError
 
 ndarray = np.ndarray  # what attn_jit.attention dispatches here
 _FLOAT32 = np.dtype(np.float32)
 
 
-def attention(q, k, v, causal, scale, enable_gqa, return_lse):
+def attention(q, k, v, causal, scale, enable_gqa, return_lse, var=None):
     """attn_jit.attention for NumPy arrays: through the plan of the call's
-    signature, validated and built on its first call."""
+    signature (the variant's flags included), validated and built on its
+    first call. var: the call's _core.Variant or None."""
     if not (type(q) is ndarray and type(k) is ndarray and type(v) is ndarray):
         for name, x in (("q", q), ("k", k), ("v", v)):
             if not isinstance(x, ndarray):
@@ -21,12 +23,13 @@ def attention(q, k, v, causal, scale, enable_gqa, return_lse):
     if scale is not None and type(scale) is not float:
         scale = float(scale)
     key = (q.shape, q.strides, q.dtype, k.shape, k.strides, k.dtype, v.shape, v.strides, v.dtype,
-           causal, scale, enable_gqa, return_lse)
+           causal, scale, enable_gqa, return_lse, var.flags if var is not None else 0)
     plan = _core.local.plans.get(key)
     if plan is None:
-        plan = _core.remember(key, _core.prepare(_self, q, k, v, causal, scale, enable_gqa, return_lse))
-    out = _core.launch(plan, q, k, v, None) if plan is not _core.GENERAL else None
-    o, lse = out or _core.forward(_self, q, k, v, causal, scale, enable_gqa, return_lse)
+        plan = _core.remember(key, _core.prepare(_self, q, k, v, causal, scale, enable_gqa, return_lse,
+                                                 var))
+    out = _core.launch(plan, q, k, v, None, var) if plan is not _core.GENERAL else None
+    o, lse = out or _core.forward(_self, q, k, v, causal, scale, enable_gqa, return_lse, var)
     return (o, lse) if return_lse else o
 
 
@@ -71,6 +74,23 @@ def empty(shape, order, like, lse):
 
 def device(q, k, v):
     return _capi.DEVICE_HOST, None
+
+
+def aux(x, name, dtype, q):
+    """A variant's array: NumPy arrays as they are; sequences converted
+    (integers to int32, numbers to float32 when dtype asks); torch tensors
+    refused (q is a host array)."""
+    if isinstance(x, ndarray):
+        return x
+    if type(x).__module__.split(".")[0] == "torch":
+        raise InvalidArgumentError(f"{name} is a torch tensor and q a NumPy array: pass a NumPy array")
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError) as ex:
+        raise InvalidArgumentError(f"{name}: not an array ({ex})") from None
+    if a.dtype.kind in ("iu" if dtype == "int32" else "iuf"):
+        a = a.astype(dtype)
+    return a
 
 
 _self = sys.modules[__name__]  # this module: the adapter _core calls back

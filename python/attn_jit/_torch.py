@@ -53,28 +53,60 @@ _EMPTY_STRIDED = {"cuda": _torch_function(_guards, "_empty_strided_cuda", None),
 _OP = "op"
 
 
-def attention(q, k, v, causal, scale, enable_gqa, return_lse):
+def attention(q, k, v, causal, scale, enable_gqa, return_lse, var=None):
     """attn_jit.attention for torch tensors: directly in eager calls, else
     through the op (the OpOverload, which torch.compile puts in its graph as
     it is). While torch.compile traces, is_compiling() is True, so it never
-    reads the direct path."""
+    reads the direct path. var: the call's _core.Variant or None; a variant
+    tensor needing autograd, or of a subclass, takes the op too."""
     if (_is_compiling() or type(q) is not Tensor or type(k) is not Tensor or type(v) is not Tensor
             or q.requires_grad or k.requires_grad or v.requires_grad
-            or _dispatch_modes() or _function_modes() or _functorch_transforms()):
-        return _through_op(q, k, v, causal, scale, enable_gqa, return_lse)
-    out = _run(q, k, v, causal, scale, enable_gqa, return_lse)
+            or _dispatch_modes() or _function_modes() or _functorch_transforms()
+            or (var is not None and _variant_needs_op(var))):
+        return _through_op(q, k, v, causal, scale, enable_gqa, return_lse, var)
+    out = _run(q, k, v, causal, scale, enable_gqa, return_lse, var)
     if out is None:
-        return _through_op(q, k, v, causal, scale, enable_gqa, return_lse)
+        return _through_op(q, k, v, causal, scale, enable_gqa, return_lse, var)
     o, lse = out
     return (o, lse) if return_lse else o
 
 
-def _through_op(q, k, v, causal, scale, enable_gqa, return_lse):
-    o, lse = torch.ops.attn_jit.attention.default(q, k, v, causal, scale, enable_gqa, return_lse)
+def _variant_needs_op(var):
+    return any(isinstance(x, Tensor) and (type(x) is not Tensor or x.requires_grad)
+               for _, x in _core.variant_arrays(var))
+
+
+def _through_op(q, k, v, causal, scale, enable_gqa, return_lse, var=None):
+    op = torch.ops.attn_jit.attention.default
+    if var is None:
+        o, lse = op(q, k, v, causal, scale, enable_gqa, return_lse)
+    else:
+        for name, x in _core.variant_arrays(var):   # the dispatcher's TypeError names no argument
+            if not isinstance(x, Tensor):
+                raise InvalidArgumentError(f"{name} must be a torch tensor on q's device ({q.device}); "
+                                           f"got {type(x).__name__}")
+        o, lse = op(q, k, v, causal, scale, enable_gqa, return_lse, *_op_variant_args(var))
     return (o, lse) if return_lse else o
 
 
-def _run(q, k, v, causal, scale, enable_gqa, return_lse):
+def _op_variant_args(var):
+    """The op's variant arguments (after return_lse) of a Variant."""
+    f = var.flags
+    window = (var.window_left, var.window_right) if f & _capi.VARIANT_WINDOW else (None, None)
+    return (*window, var.prefix_len if f & _capi.VARIANT_PREFIX_LM else None,
+            var.softcap if f & _capi.VARIANT_SOFTCAP else None, var.alibi_slopes, var.q_doc_ids,
+            var.kv_doc_ids, var.bias)
+
+
+def _variant_of_op(window_left, window_right, prefix_len, softcap, alibi_slopes, q_doc_ids, kv_doc_ids,
+                   bias):
+    """The Variant (or None) of the op's variant arguments."""
+    window = None if window_left is None and window_right is None else (window_left, window_right)
+    docs = None if q_doc_ids is None and kv_doc_ids is None else (q_doc_ids, kv_doc_ids)
+    return _core.variant(window, prefix_len, softcap, alibi_slopes, docs, bias)
+
+
+def _run(q, k, v, causal, scale, enable_gqa, return_lse, var=None):
     """(O, LSE or None) through the plan of the call's signature, validated and
     built on its first call, or the general path where a plan cannot serve
     (copies, another current device); None for devices that the op's other
@@ -82,41 +114,42 @@ def _run(q, k, v, causal, scale, enable_gqa, return_lse):
     if scale is not None and type(scale) is not float:
         scale = float(scale)
     key = (q.shape, q.stride(), q.dtype, q.device, k.shape, k.stride(), k.dtype, k.device,
-           v.shape, v.stride(), v.dtype, v.device, causal, scale, enable_gqa, return_lse)
+           v.shape, v.stride(), v.dtype, v.device, causal, scale, enable_gqa, return_lse,
+           var.flags if var is not None else 0)
     plan = _core.local.plans.get(key)
     if plan is None:
-        plan = _core.remember(key, _prepare(q, k, v, causal, scale, enable_gqa, return_lse))
+        plan = _core.remember(key, _prepare(q, k, v, causal, scale, enable_gqa, return_lse, var))
     if plan is _OP:
         return None
     if plan is not _core.GENERAL:
         index = plan.device_index
         if index < 0:
-            out = _core.launch(plan, q, k, v, None)
+            out = _core.launch(plan, q, k, v, None, var)
         elif index == _current_device():
-            out = _core.launch(plan, q, k, v, _raw_stream(index))
+            out = _core.launch(plan, q, k, v, _raw_stream(index), var)
         else:
             out = None
         if out is not None:
             return out
-    return _forward(q, k, v, causal, scale, enable_gqa, return_lse)
+    return _forward(q, k, v, causal, scale, enable_gqa, return_lse, var)
 
 
-def _prepare(q, k, v, causal, scale, enable_gqa, return_lse):
+def _prepare(q, k, v, causal, scale, enable_gqa, return_lse, var):
     if not all(x.device.type in ("cpu", "cuda") for x in (q, k, v)):
         return _OP
-    plan = _core.prepare(_self, q, k, v, causal, scale, enable_gqa, return_lse)
+    plan = _core.prepare(_self, q, k, v, causal, scale, enable_gqa, return_lse, var)
     if plan is not _core.GENERAL and q.is_cuda:
         plan.device_index = q.get_device()
     return plan
 
 
-def _forward(q, k, v, causal, scale, enable_gqa, return_lse):
+def _forward(q, k, v, causal, scale, enable_gqa, return_lse, var=None):
     """_core.forward, in q's CUDA device: the runtime runs in the caller's
     current CUDA context."""
     if q.is_cuda and q.get_device() != _current_device():
         with torch.cuda.device(q.device):
-            return _core.forward(_self, q, k, v, causal, scale, enable_gqa, return_lse)
-    return _core.forward(_self, q, k, v, causal, scale, enable_gqa, return_lse)
+            return _core.forward(_self, q, k, v, causal, scale, enable_gqa, return_lse, var)
+    return _core.forward(_self, q, k, v, causal, scale, enable_gqa, return_lse, var)
 
 
 # --- the adapter of _core -------------------------------------------------
@@ -165,27 +198,53 @@ def device(q, k, v):
     raise UnsupportedError(f"tensors on {q.device} are not supported: CUDA or CPU")
 
 
+def aux(x, name, dtype, q):
+    """A variant's tensor, which must be on q's device."""
+    if not isinstance(x, Tensor):
+        raise InvalidArgumentError(f"{name} must be a torch tensor on q's device ({q.device}); "
+                                   f"got {type(x).__name__}")
+    if x.device != q.device:
+        raise InvalidArgumentError(f"{name} is on {x.device} and q on {q.device}: pass it on q's device")
+    return x
+
+
 _self = sys.modules[__name__]  # this module: the adapter _core calls back
 
 # --- the custom op --------------------------------------------------------
-# Positional arguments only; attention() above gives the keyword interface.
-# LSE is always an output (an op's outputs are fixed); empty without return_lse.
+# Positional arguments; attention() above gives the keyword interface. The
+# variant arguments default to None (plain attention): window_left and
+# window_right (None or -1: unbounded; both None: no window), prefix_len,
+# softcap, and the tensors alibi_slopes, q_doc_ids, kv_doc_ids (both or
+# neither), bias. LSE is always an output (an op's outputs are fixed); empty
+# without return_lse.
 
 
 @torch.library.custom_op("attn_jit::attention", mutates_args=())
 def _op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, scale: Optional[float],
-        enable_gqa: bool, return_lse: bool) -> Tuple[torch.Tensor, torch.Tensor]:
-    out = _run(q, k, v, causal, scale, enable_gqa, return_lse)
-    o, lse = out if out is not None else _forward(q, k, v, causal, scale, enable_gqa, return_lse)
+        enable_gqa: bool, return_lse: bool, window_left: Optional[int] = None,
+        window_right: Optional[int] = None, prefix_len: Optional[int] = None,
+        softcap: Optional[float] = None, alibi_slopes: Optional[torch.Tensor] = None,
+        q_doc_ids: Optional[torch.Tensor] = None, kv_doc_ids: Optional[torch.Tensor] = None,
+        bias: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    var = _variant_of_op(window_left, window_right, prefix_len, softcap, alibi_slopes, q_doc_ids,
+                         kv_doc_ids, bias)
+    out = _run(q, k, v, causal, scale, enable_gqa, return_lse, var)
+    o, lse = out if out is not None else _forward(q, k, v, causal, scale, enable_gqa, return_lse, var)
     return o, (lse if return_lse else _no_lse(q))
 
 
 @_op.register_fake
-def _fake(q, k, v, causal, scale, enable_gqa, return_lse):
+def _fake(q, k, v, causal, scale, enable_gqa, return_lse, window_left=None, window_right=None,
+          prefix_len=None, softcap=None, alibi_slopes=None, q_doc_ids=None, kv_doc_ids=None, bias=None):
     # The same checks and output layouts as the real call, so that
     # torch.compile reports a bad call while tracing.
     dims, _dtype = _core.check(q.shape, k.shape, v.shape, map(dtype_name, (q, k, v)), enable_gqa)
-    B, H, _hkv, Nq, _nk, D = dims
+    B, H, _hkv, Nq, Nk, D = dims
+    var = _variant_of_op(window_left, window_right, prefix_len, softcap, alibi_slopes, q_doc_ids,
+                         kv_doc_ids, bias)
+    if var is not None:
+        _core.check_variant_flags(var, causal)
+        _core.check_variant(_self, var, q, H, Nq, Nk)
     o = empty((B, H, Nq, D), _core.output_order(q.shape, strides(q)), q, False)
     return o, (empty((B, H, Nq), _core.BHND[:3], q, True) if return_lse else _no_lse(q))
 

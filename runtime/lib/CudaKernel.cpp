@@ -1,6 +1,7 @@
 //===- CudaKernel.cpp - Loading PTX and launching the attention kernel ----===//
 
 #include "CudaKernel.h"
+#include "Variant.h"
 #include "Error.h"
 #include "Validate.h"
 
@@ -140,6 +141,37 @@ ForwardParams::ForwardParams(const attn_fwd_args &args, float scale)
   for (int i = 0; i < kTensorValues; ++i)
     pointers[i] = &values[i];
   pointers[kTensorValues] = &this->scale;
+  // The variant's captures: a scalar is one parameter, a tensor its
+  // pointer, sizes and strides, like the tensors above.
+  int p = kTensorValues + abi::kForwardScalarCount, c = 0;
+  std::vector<abi::CaptureValue> values = captureValues(args);
+  size_t next = 0;
+  for (const abi::CaptureArg &arg : abi::kCaptureArgs) {
+    if (!(args.variant.flags & arg.variant))
+      continue;
+    const abi::CaptureValue &value = values[next++];
+    if (arg.rank == 0 && arg.element == abi::CaptureArg::F32) {
+      captureF32[c] = value.f32;
+      pointers[p++] = &captureF32[c++];
+      continue;
+    }
+    if (arg.rank == 0) {
+      captures[c] = value.i64;
+      pointers[p++] = &captures[c++];
+      continue;
+    }
+    captures[c] =
+        static_cast<int64_t>(reinterpret_cast<uintptr_t>(value.data));
+    pointers[p++] = &captures[c++];
+    for (int i = 0; i < arg.rank; ++i) {
+      captures[c] = value.sizes[i];
+      pointers[p++] = &captures[c++];
+    }
+    for (int i = 0; i < arg.rank; ++i) {
+      captures[c] = value.strides[i];
+      pointers[p++] = &captures[c++];
+    }
+  }
 }
 
 Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,

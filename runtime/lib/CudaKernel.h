@@ -39,7 +39,14 @@ Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
 /// (what cuLaunchKernel takes) point into this object, so it does not move.
 struct ForwardParams {
   static constexpr int kTensorValues = abi::forwardTensorParams();
-  static constexpr int kCount = kTensorValues + abi::kForwardScalarCount;
+  static constexpr int kCaptureValues = [] {
+    int n = 0;
+    for (const abi::CaptureArg &c : abi::kCaptureArgs)
+      n += abi::paramsOf(c);
+    return n;
+  }();
+  static constexpr int kMaxCount =
+      kTensorValues + abi::kForwardScalarCount + kCaptureValues;
 
   ForwardParams(const attn_fwd_args &args, float scale);
   ForwardParams(const ForwardParams &) = delete;
@@ -47,7 +54,11 @@ struct ForwardParams {
 
   int64_t values[kTensorValues];
   float scale;
-  void *pointers[kCount];
+  /// The variant's capture parameters (KernelABI.h): 64-bit words, an f32
+  /// scalar in the low half of its word.
+  int64_t captures[kCaptureValues];
+  float captureF32[kCaptureValues];
+  void *pointers[kMaxCount];
 };
 
 /// Launches `kernel` on args.stream: grid (ceil(Nq / blockM), H, B), or

@@ -4,6 +4,7 @@
 #include "Error.h"
 #include "KernelBlob.h"
 #include "Validate.h"
+#include "Variant.h"
 
 #include "attn/Compiler/TilePolicy.h"
 
@@ -129,6 +130,8 @@ CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
   // A positive scale lets the kernel take the row max before scaling; any
   // other finite scale (negative) needs the general kernel.
   key.config.positiveScale = effectiveScale(args) > 0;
+  // Before resolving: a variant's tiles may differ (TilePolicy.h).
+  key.config.variants = args.variant.flags;
   if (target == Target::Cuda) {
     key.config.arch = arch;
     key.config.tensorCore = options_.tensorCore;
@@ -138,8 +141,10 @@ CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
   key.config = key.config.resolved(target == Target::Cuda);
   // Decoding with grouped-query attention: one query tile per K/V head (on
   // the host too, which runs the same tile program).
-  key.config.packGqa = compiler::shouldPackGqa(
-      args.heads, kvHeadsOf(args), args.seqlen_q, key.config.blockM);
+  key.config.packGqa =
+      compiler::shouldPackGqa(args.heads, kvHeadsOf(args), args.seqlen_q,
+                              key.config.blockM) &&
+      !(args.variant.flags & kVariantsReadingTensors);
   return key;
 }
 
@@ -363,6 +368,7 @@ Status Engine::forwardHost(const attn_fwd_args &args) {
   for (int i = 0; i < 3; ++i)
     host.lseStrides[i] = args.lse ? args.lse_strides[i] : 0;
   host.scale = effectiveScale(args);
+  host.captures = captureValues(args);
   (*entry)->kernel->run(host);
   ++launches_;
   return Status();

@@ -2,6 +2,7 @@
 
 #include "Validate.h"
 #include "Error.h"
+#include "Variant.h"
 
 #include <algorithm>
 #include <array>
@@ -297,6 +298,8 @@ Status validateForward(const attn_fwd_args *argsPtr) {
       return s;
   }
 
+  if (Status s = validateVariant(args); !s.ok())
+    return s;
   // Empty tensors may come with null pointers (as PyTorch's do).
   if (isEmptyForward(args))
     return Status();

@@ -13,7 +13,8 @@ try:
 except ImportError:
     sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 from attn_jit import _capi  # noqa: E402
-from attn_jit._capi import ATTN_OK, DEVICE_CUDA, DEVICE_HOST, AttnFwdArgs, AttnStats  # noqa: E402,F401
+from attn_jit._capi import (ATTN_OK, DEVICE_CUDA, DEVICE_HOST, AttnFwdArgs, AttnStats,  # noqa: E402,F401
+                            AttnVariant)
 from attn_jit.errors import AttnJitError  # noqa: E402
 
 STATUS_NAMES = {0: "OK", 1: "INVALID_ARGUMENT", 2: "UNSUPPORTED", 3: "NO_DRIVER",
@@ -21,6 +22,41 @@ STATUS_NAMES = {0: "OK", 1: "INVALID_ARGUMENT", 2: "UNSUPPORTED", 3: "NO_DRIVER"
 DTYPES = {"bf16": _capi.DTYPE_BF16, "f16": _capi.DTYPE_F16, "f32": _capi.DTYPE_F32}
 MASKS = {"none": _capi.MASK_NONE, "causal": _capi.MASK_CAUSAL,
          "bottom_right": _capi.MASK_CAUSAL_BOTTOM_RIGHT}
+VARIANTS = {"window": _capi.VARIANT_WINDOW, "prefix_lm": _capi.VARIANT_PREFIX_LM,
+            "document": _capi.VARIANT_DOCUMENT, "alibi": _capi.VARIANT_ALIBI, "bias": _capi.VARIANT_BIAS,
+            "softcap": _capi.VARIANT_SOFTCAP}
+
+
+def make_variant(window=None, prefix_len=None, softcap=None, alibi_slopes=None, q_doc_ids=None,
+                 kv_doc_ids=None, bias=None, flags=None):
+    """An attn_variant from torch tensors (which the caller keeps alive):
+    the flag of each value given is set (window: (left, right), -1 for
+    unbounded; document: both id tensors). flags, when given, replaces the
+    flags (e.g. a flag whose pointer is left NULL)."""
+    a = AttnVariant()
+    f = 0
+    if window is not None:
+        f |= _capi.VARIANT_WINDOW
+        a.window_left, a.window_right = window
+    if prefix_len is not None:
+        f |= _capi.VARIANT_PREFIX_LM
+        a.prefix_len = prefix_len
+    if softcap is not None:
+        f |= _capi.VARIANT_SOFTCAP
+        a.softcap = softcap
+    if alibi_slopes is not None:
+        f |= _capi.VARIANT_ALIBI
+        a.alibi_slopes = alibi_slopes.data_ptr()
+    if q_doc_ids is not None or kv_doc_ids is not None:
+        f |= _capi.VARIANT_DOCUMENT
+        a.q_doc_ids = q_doc_ids.data_ptr() if q_doc_ids is not None else None
+        a.kv_doc_ids = kv_doc_ids.data_ptr() if kv_doc_ids is not None else None
+    if bias is not None:
+        f |= _capi.VARIANT_BIAS
+        a.bias = bias.data_ptr()
+        a.bias_strides[:] = list(bias.stride())
+    a.flags = f if flags is None else flags
+    return a
 
 
 def default_lib_path():
@@ -34,10 +70,11 @@ def default_lib_path():
 
 class AttnJit(_capi.Library):
     def forward(self, q, k, v, o, lse, dtype, mask, scale=0.0, stream=None, device=DEVICE_CUDA,
-                kv_heads=None):
+                kv_heads=None, variant=None):
         """q, o: (B, H, Nq, D) and k, v: (B, Hkv, Nk, D) torch tensors (any
         strides, last one 1); lse: (B, H, Nq) float32 or None; kv_heads: None
-        for k's head count (the header allows 0 for H). Returns (status, message)."""
+        for k's head count (the header allows 0 for H); variant: an
+        AttnVariant (make_variant) or None. Returns (status, message)."""
         B, H, Nq, D = q.shape
         a = AttnFwdArgs()
         a.q, a.k, a.v, a.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr()
@@ -50,8 +87,25 @@ class AttnJit(_capi.Library):
         a.lse_strides[:] = list(lse.stride()) if lse is not None else [0, 0, 0]
         a.dtype, a.mask, a.scale = DTYPES[dtype], MASKS[mask], float(scale)
         a.device, a.stream = device, stream
+        if variant is not None:
+            a.variant = variant
         try:
             super().forward(a)
         except AttnJitError as ex:
             return ex.status, f"{STATUS_NAMES.get(ex.status, ex.status)}: {ex.message}"
         return ATTN_OK, ""
+
+
+def select_cases(cases, args, case_name):
+    """The cases a test driver's --only / --filter keep; with --list, prints
+    their names and returns None (the driver then exits 0)."""
+    if args.only:
+        keep = {int(x) for x in args.only.split(",")}
+        cases = [c for c in cases if c["idx"] in keep]
+    if args.filter:
+        cases = [c for c in cases if args.filter in case_name(c)]
+    if args.list:
+        for c in cases:
+            print(case_name(c))
+        return None
+    return cases

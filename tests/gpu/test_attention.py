@@ -391,14 +391,8 @@ def main():
     main_cases = make_cases(args.quick, args.device)
     gqa_cases = make_gqa_cases(args.quick, args.device, len(main_cases))
     cases = ([] if args.gqa else main_cases) + ([] if args.no_gqa else gqa_cases)
-    if args.only:
-        keep = {int(x) for x in args.only.split(",")}
-        cases = [c for c in cases if c["idx"] in keep]
-    if args.filter:
-        cases = [c for c in cases if args.filter in case_name(c)]
-    if args.list:
-        for c in cases:
-            print(case_name(c))
+    cases = aj.select_cases(cases, args, case_name)
+    if cases is None:
         return 0
     try:
         import torch

@@ -40,6 +40,12 @@ def reference(q, k, v, causal=False, scale=None):
     if causal:
         nq, nk = s.shape[-2:]
         s = np.where(np.arange(nk)[None, :] <= np.arange(nq)[:, None], s, -np.inf)
+    return softmax_times(s, v)
+
+
+def softmax_times(s, v):
+    """float64 softmax(s) @ v and the log-sum-exp of scores `s` whose hidden
+    keys are -inf; a row that sees no key gives O = 0, LSE = -inf."""
     m = s.max(axis=-1, keepdims=True, initial=-np.inf)
     m = np.where(np.isinf(m), 0, m)
     p = np.exp(s - m)

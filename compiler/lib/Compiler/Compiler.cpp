@@ -45,6 +45,8 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
                   "positive-scale={} pack-gqa={}",
                   headDim, toString(dtype), toString(mask), blockM, blockN,
                   positiveScale ? 1 : 0, packGqa ? 1 : 0);
+  if (variants)
+    opts += " variants=" + variantNames(variants);
   if (nvidia)
     opts += fmt::format(" arch={} warps={} stages={} tensor-core={}", arch,
                         warps, stages, tensorCore);
@@ -95,6 +97,7 @@ void setKernelOptions(Options &options, const KernelConfig &config) {
   options.blockN = config.blockN;
   options.positiveScale = config.positiveScale;
   options.packGqa = config.packGqa;
+  options.variants = variantNames(config.variants);
 }
 
 
@@ -168,16 +171,23 @@ template <int Rank> struct Descriptor {
   int64_t strides[Rank];
 };
 
-using HostFn = void (*)(Descriptor<4> *, Descriptor<4> *, Descriptor<4> *,
-                        Descriptor<4> *, Descriptor<3> *, float);
+/// The packed interface of the C wrapper: one pointer per argument (a
+/// memref's is a pointer to its descriptor's pointer, a scalar's to it).
+using HostFn = void (*)(void **);
+
+/// A capture's memref descriptor, any rank up to 2: {allocated, aligned,
+/// offset, sizes[rank], strides[rank]}.
+struct RawDescriptor {
+  int64_t words[3 + 2 * 2];
+};
 
 class JitHostKernel : public HostKernel {
 public:
   JitHostKernel(std::unique_ptr<Session> session,
                 std::unique_ptr<ExecutionEngine> engine, HostFn fn,
-                int64_t headDim, const CompileTimes &times)
+                int64_t headDim, unsigned variants, const CompileTimes &times)
       : session(std::move(session)), engine(std::move(engine)), fn(fn),
-        headDim(headDim) {
+        headDim(headDim), variants(variants) {
     times_ = times;
   }
 
@@ -214,7 +224,42 @@ public:
     float scale = a.scale != 0
                       ? a.scale
                       : 1.0f / std::sqrt(static_cast<float>(headDim));
-    fn(&q, &k, &v, &o, &lse, scale);
+    Descriptor<4> *tensors4[] = {&q, &k, &v, &o};
+    Descriptor<3> *lsePtrValue = &lse;
+    std::vector<void *> packed;
+    for (Descriptor<4> *&t : tensors4)
+      packed.push_back(&t);
+    packed.push_back(&lsePtrValue);
+    packed.push_back(&scale);
+    // Captures: scalars by value, tensors as descriptors (pointers to them
+    // kept alive in `descriptors`).
+    std::vector<RawDescriptor> descriptors(a.captures.size());
+    std::vector<void *> descriptorPtrs(a.captures.size());
+    size_t i = 0;
+    for (const abi::CaptureArg &arg : abi::kCaptureArgs) {
+      if (!(variants & arg.variant))
+        continue;
+      const abi::CaptureValue &value = a.captures.at(i);
+      if (arg.rank == 0) {
+        packed.push_back(const_cast<void *>(
+            arg.element == abi::CaptureArg::F32
+                ? static_cast<const void *>(&value.f32)
+                : static_cast<const void *>(&value.i64)));
+      } else {
+        RawDescriptor &d = descriptors[i];
+        d.words[0] = d.words[1] =
+            static_cast<int64_t>(reinterpret_cast<uintptr_t>(value.data));
+        d.words[2] = 0;
+        for (int r = 0; r < arg.rank; ++r) {
+          d.words[3 + r] = value.sizes[r];
+          d.words[3 + arg.rank + r] = value.strides[r];
+        }
+        descriptorPtrs[i] = &d;
+        packed.push_back(&descriptorPtrs[i]);
+      }
+      ++i;
+    }
+    fn(packed.data());
   }
 
 private:
@@ -222,6 +267,7 @@ private:
   std::unique_ptr<ExecutionEngine> engine;
   HostFn fn;
   int64_t headDim;
+  unsigned variants;
 };
 
 /// compileHost, where an LLVM fatal error would end the process.
@@ -254,16 +300,16 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
             s->diagnostics;
     return nullptr;
   }
-  auto sym = (*engine)->lookup(std::string("_mlir_ciface_") +
-                               abi::kForwardKernel);
+  auto sym = (*engine)->lookupPacked(std::string("_mlir_ciface_") +
+                                     abi::kForwardKernel);
   if (!sym) {
     error = "host JIT has no kernel: " + llvm::toString(sym.takeError());
     return nullptr;
   }
   times.codegen = msSince(start);
   return std::make_unique<JitHostKernel>(std::move(s), std::move(*engine),
-                                         reinterpret_cast<HostFn>(*sym),
-                                         config.headDim, times);
+                                         *sym, config.headDim,
+                                         config.variants, times);
 }
 
 } // namespace

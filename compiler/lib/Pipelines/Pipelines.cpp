@@ -37,7 +37,7 @@ template <typename Options>
 static void buildTiledAttention(OpPassManager &pm, const Options &options,
                                 AttnConfigureOptions configure) {
   pm.addPass(createAttnCreateKernel(AttnCreateKernelOptions{
-      options.headDim, options.dtype, options.maskName(),
+      options.headDim, options.dtype, options.maskName(), options.variants,
       options.positiveScale}));
   configure.blockM = options.blockM;
   configure.blockN = options.blockN;

@@ -29,7 +29,19 @@ int64_t defaultWarps(bool wgmma, int64_t blockM) {
   return wgmma ? blockM / 16 : 4;
 }
 
-std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma) {
+bool scoresHeavy(unsigned variants) {
+  return variants & (abi::kAlibi | abi::kBias | abi::kSoftcap | abi::kDocument);
+}
+
+std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
+                                             unsigned variants) {
+  // A variant loading per score (a bias table, document ids) adds live
+  // values and load latency to the softmax: at D = 128 the 128-key tile
+  // spills and 64 keys measured faster (bias 1.51 vs 2.14 ms, document 0.96
+  // vs 1.02 on an H200); ALiBi and softcap measured faster with 128 keys
+  // (1.47 vs 1.54, 1.74 vs 1.98 ms), ALiBi's 236 spilled bytes included.
+  if (wgmma && headDim == 128 && (variants & (abi::kBias | abi::kDocument)))
+    return {128, 64};
   // wgmma (sm_90a): two warpgroups of 64 rows, one CTA per SM. S takes
   // block-n / 2 registers a thread and O head-dim / 2: 128 keys fit at
   // D = 128, 64 at D = 256. At D = 64, 64 keys measured best on an H200
@@ -180,8 +192,13 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // (D = 64) must also leave it the registers: 128 a thread for 256
   // threads. Without the cap ptxas took 137 at D = 64 and the SM ran one
   // CTA. mma.sync CTAs (128 threads) get up to 255 either way.
+  // Not with a variant that computes per score (scoresHeavy): the 128
+  // registers of two CTAs spill its extra values.
   plan.minCtasPerSm =
-      wgmma && plan.sharedBytes <= kSharedPerCtaPair ? 2 : 1;
+      wgmma && plan.sharedBytes <= kSharedPerCtaPair &&
+              !scoresHeavy(r.variants)
+          ? 2
+          : 1;
   // Q's A fragments take 4 registers per 16 columns and m tile.
   plan.qInRegisters = !wgmma && mTiles * paddedDim <= 128;
   // wgmma with three stages: the K/V loop is software-pipelined, a P·V
@@ -210,7 +227,8 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   // Default tiles for the mapping auto would pick; then the mapping the
   // plan takes for those tiles.
   auto [defM, defN] =
-      defaultTileSizes(headDim, nvidia && tilesForWgmma(tensorCore, arch));
+      defaultTileSizes(headDim, nvidia && tilesForWgmma(tensorCore, arch),
+                       variants);
   if (r.blockM == 0)
     r.blockM = defM;
   if (r.blockN == 0)

@@ -4,6 +4,8 @@
 #include "attn/Compiler/TilePolicy.h"
 #include "attn/Transforms/Passes.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCONFIGURE
 #include "attn/Transforms/Passes.h.inc"
@@ -60,6 +62,19 @@ struct AttnConfigurePass
       config.stages = stages;
       config.positiveScale = op.getPositiveScale();
       config.packGqa = packGqa;
+      // The policy sizes tiles by what the mods cost per score, which it
+      // knows by the named variants' bits: a score_mod costs like a softcap,
+      // or like a bias table when it loads; a mask_mod that loads, like
+      // document ids.
+      bool maskReads = false, scoreReads = false;
+      op.getMaskMod().walk([&](memref::LoadOp) { maskReads = true; });
+      op.getScoreMod().walk([&](memref::LoadOp) { scoreReads = true; });
+      namespace abi = ::attn::abi;
+      config.variants =
+          (op.getScoreMod().empty() ? 0u
+           : scoreReads             ? unsigned(abi::kBias)
+                                    : unsigned(abi::kSoftcap)) |
+          (maskReads ? unsigned(abi::kDocument) : 0u);
       if (nvidia && op.getValue().getType().getDimSize(3) != config.headDim) {
         op.emitOpError("the NVIDIA mapping needs Dv = D");
         return WalkResult::interrupt();

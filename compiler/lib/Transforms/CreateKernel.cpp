@@ -3,6 +3,7 @@
 #include "attn/Compiler/KernelABI.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/Variants.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -66,6 +67,35 @@ struct AttnCreateKernelPass
     static_assert(::attn::abi::kForwardScalarCount == 1,
                   "the scale is the only scalar");
     argTypes.push_back(b.getF32Type());
+    // The variants' capture arguments.
+    std::optional<unsigned> variantBits = parseVariants(variants);
+    if (!variantBits)
+      return (void)(emitError(loc) << "variants must be a comma-separated "
+                                      "list of window, prefix_lm, document, "
+                                      "alibi, bias, softcap, got '"
+                                   << variants << "'"),
+             signalPassFailure();
+    if ((*variantBits & ::attn::abi::kPrefixLm) && *kind == MaskKind::None)
+      return (void)(emitError(loc) << "the prefix_lm variant needs a causal "
+                                      "mask"),
+             signalPassFailure();
+    unsigned firstCapture = argTypes.size();
+    for (const ::attn::abi::CaptureArg &arg : ::attn::abi::kCaptureArgs) {
+      if (!(*variantBits & arg.variant))
+        continue;
+      Type element = arg.element == ::attn::abi::CaptureArg::F32
+                         ? Type(b.getF32Type())
+                     : arg.element == ::attn::abi::CaptureArg::I32
+                         ? Type(b.getI32Type())
+                         : Type(b.getI64Type());
+      if (arg.rank == 0) {
+        argTypes.push_back(element);
+        continue;
+      }
+      SmallVector<int64_t> shape(arg.rank, dyn), strides(arg.rank, dyn);
+      argTypes.push_back(MemRefType::get(
+          shape, element, StridedLayoutAttr::get(ctx, dyn, strides)));
+    }
     auto fn = func::FuncOp::create(b, loc, ::attn::abi::kForwardKernel,
                                    b.getFunctionType(argTypes, {}));
     fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
@@ -74,8 +104,11 @@ struct AttnCreateKernelPass
     auto sdpa = SdpaOp::create(
         b, loc, entry->getArgument(0), entry->getArgument(1),
         entry->getArgument(2), entry->getArgument(3), entry->getArgument(4),
-        entry->getArgument(5), MaskKindAttr::get(ctx, *kind));
+        entry->getArgument(5), /*captures=*/ValueRange(),
+        MaskKindAttr::get(ctx, *kind));
     sdpa.setPositiveScale(positiveScale);
+    buildVariantMods(b, loc, sdpa, *variantBits,
+                     entry->getArguments().drop_front(firstCapture));
     func::ReturnOp::create(b, loc);
   }
 };

@@ -21,8 +21,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <cmath>
 #include <limits>
@@ -71,6 +73,19 @@ Value sub(OpBuilder &b, Location loc, Value x, Value y, bool contract = false) {
   return arith::SubFOp::create(b, loc, x, y, fm);
 }
 
+/// The mod's body cloned at the builder with its block arguments bound to
+/// `leading` then `captures`; returns the value it yields.
+Value inlineMod(OpBuilder &b, Region &mod, ValueRange leading,
+                ValueRange captures) {
+  Block &block = mod.front();
+  IRMapping mapping;
+  mapping.map(block.getArguments().take_front(leading.size()), leading);
+  mapping.map(block.getArguments().drop_front(leading.size()), captures);
+  for (Operation &inner : block.without_terminator())
+    b.clone(inner, mapping);
+  return mapping.lookup(cast<YieldOp>(block.getTerminator()).getValues()[0]);
+}
+
 void decompose(OnlineAttentionOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -82,28 +97,112 @@ void decompose(OnlineAttentionOp op) {
   auto scoreType = RankedTensorType::get({blockM, blockN}, b.getF32Type());
   auto probType =
       RankedTensorType::get({blockM, blockN}, qType.getElementType());
-  bool positive = op.getPositiveScale();
+  Region &scoreMod = op.getScoreMod();
+  // A score_mod sees the real scaled score: scale first.
+  bool positive = op.getPositiveScale() && scoreMod.empty();
+
+  // Hand-written steps may still carry a built-in mask kind.
+  if (op.getMask() != MaskKind::None) {
+    appendBuiltinMask(b, loc, op.getMask(),
+                      buildDiagonalShift(b, loc, op.getMask(),
+                                         op.getNumQueries(), op.getNumKeys()),
+                      scoreMod, op.getMaskMod(), op.getCapturesMutable());
+    op.setMask(MaskKind::None);
+  }
+  Region &maskMod = op.getMaskMod();
+  ValueRange captures = op.getCaptures();
+  // Packed rows: row p is query p mod rows_per_head of head head + p / rows.
+  Value rowsPerHead = op.getRowsPerHead();
+  // A mod that reads memory sees clamped positions: a tile's rows and keys
+  // past the bounds are computed (then dropped or masked) but must not
+  // read past a capture.
+  auto readsMemory = [](Region &mod) {
+    return !mod.empty() &&
+           llvm::any_of(mod.front(), [](Operation &inner) {
+             return isa<memref::LoadOp>(inner);
+           });
+  };
+  bool clamp = readsMemory(scoreMod) || readsMemory(op.getMaskMod());
+  Value lastRow, lastCol;
+  if (clamp) {
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    lastRow = arith::SubIOp::create(b, loc, op.getNumQueries(), one);
+    lastCol = arith::SubIOp::create(b, loc, op.getNumKeys(), one);
+  }
+  auto key = [&](OpBuilder &nb, Location nl, Value col) -> Value {
+    return clamp ? Value(arith::MinSIOp::create(nb, nl, col, lastCol)) : col;
+  };
+  auto position = [&](OpBuilder &nb, Location nl,
+                      Value row) -> std::pair<Value, Value> {
+    if (!rowsPerHead)
+      return {clamp ? Value(arith::MinSIOp::create(nb, nl, row, lastRow))
+                    : row,
+              op.getHead()};
+    // Without a head operand (a hand-written step with a built-in mask
+    // only) no mod reads the head.
+    if (!op.getHead())
+      return {arith::RemUIOp::create(nb, nl, row, rowsPerHead), Value()};
+    Value head = arith::AddIOp::create(
+        nb, nl, op.getHead(),
+        arith::DivUIOp::create(nb, nl, row, rowsPerHead));
+    return {arith::RemUIOp::create(nb, nl, row, rowsPerHead), head};
+  };
+  SmallVector<Value, 2> at{op.getRow(), op.getCol()};
 
   // One multiplier: the softmax scale and the change of base to 2.
-  Value c = arith::MulFOp::create(b, loc, op.getScale(),
-                                  t.f32(static_cast<float>(M_LOG2E)));
+  Value log2e = t.f32(static_cast<float>(M_LOG2E));
+  Value c = arith::MulFOp::create(b, loc, op.getScale(), log2e);
   Value s = MatmulOp::create(b, loc, op.getQuery(), op.getKey(),
                              t.splat(scoreType, 0.0f), /*transposeLhs=*/false,
                              /*transposeRhs=*/true);
-  if (!positive)
+  if (!scoreMod.empty())
+    s = t.map(
+        scoreType, s,
+        [&](OpBuilder &nb, Location nl, ValueRange ij, ValueRange e) {
+          auto [query, head] = position(nb, nl, ij[0]);
+          Value scaled = mul(nb, nl, e[0], op.getScale());
+          Value modded = inlineMod(
+              nb, scoreMod,
+              {scaled, op.getBatch(), head, query, key(nb, nl, ij[1])},
+              captures);
+          return mul(nb, nl, modded, log2e);
+        },
+        at);
+  else if (!positive)
     s = t.map(scoreType, s, [&](OpBuilder &nb, Location nl, ValueRange,
                                 ValueRange e) { return mul(nb, nl, e[0], c); });
 
-  // The mask, on tiles that may hold a hidden key only.
-  Value shift = buildDiagonalShift(b, loc, op.getMask(), op.getNumQueries(),
-                                   op.getNumKeys());
-  // A packed tile may hold query 0 of a head in any row.
-  Value rowsPerHead = op.getRowsPerHead();
-  Value firstQuery =
-      rowsPerHead ? Value(arith::ConstantIndexOp::create(b, loc, 0))
-                  : Value(op.getRow());
-  Value needsMask = buildTileNeedsMask(b, loc, firstQuery, op.getCol(),
-                                       blockN, op.getNumKeys(), shift);
+  // The mask, on tiles that may hide a key: past the keys, or not seen by
+  // the mask_mod everywhere (Mask.h).
+  Value blockNValue = arith::ConstantIndexOp::create(b, loc, blockN);
+  Value tileEnd = arith::AddIOp::create(b, loc, op.getCol(), blockNValue);
+  Value needsMask = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                          tileEnd, op.getNumKeys());
+  if (!maskMod.empty()) {
+    // A packed tile may hold any query of its heads.
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value firstQuery =
+        rowsPerHead ? Value(arith::ConstantIndexOp::create(b, loc, 0))
+                    : op.getRow();
+    Value lastQuery = arith::SubIOp::create(
+        b, loc,
+        rowsPerHead ? op.getNumQueries()
+                    : Value(arith::MinSIOp::create(
+                          b, loc,
+                          arith::AddIOp::create(
+                              b, loc, op.getRow(),
+                              arith::ConstantIndexOp::create(b, loc, blockM)),
+                          op.getNumQueries())),
+        one);
+    Value lastKey = arith::SubIOp::create(b, loc, tileEnd, one);
+    Value allSeen = MaskStructure(maskMod, captures)
+                        .tileAllSeen(b, loc, firstQuery, lastQuery,
+                                     op.getCol(), lastKey);
+    Value notAllSeen = arith::XOrIOp::create(
+        b, loc, allSeen,
+        arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+    needsMask = arith::OrIOp::create(b, loc, needsMask, notAllSeen);
+  }
   Value negInf = t.f32(kNegInf);
   auto ifOp = scf::IfOp::create(
       b, loc, needsMask,
@@ -112,15 +211,22 @@ void decompose(OnlineAttentionOp op) {
         Value masked = tt.map(
             scoreType, s,
             [&](OpBuilder &nb, Location nl, ValueRange ij, ValueRange e) {
-              Value query = ij[0];
-              if (rowsPerHead)
-                query = arith::RemUIOp::create(nb, nl, query, rowsPerHead);
-              Value hidden =
-                  buildKeyHidden(nb, nl, query, ij[1], op.getNumKeys(), shift);
+              Value hidden = buildKeyPastEnd(nb, nl, ij[1], op.getNumKeys());
+              if (!maskMod.empty()) {
+                auto [query, head] = position(nb, nl, ij[0]);
+                Value seen = inlineMod(
+                    nb, maskMod,
+                    {op.getBatch(), head, query, key(nb, nl, ij[1])},
+                    captures);
+                Value unseen = arith::XOrIOp::create(
+                    nb, nl, seen,
+                    arith::ConstantIntOp::create(nb, nl, nb.getI1Type(), 1));
+                hidden = arith::OrIOp::create(nb, nl, hidden, unseen);
+              }
               return arith::SelectOp::create(nb, nl, hidden, negInf, e[0])
                   .getResult();
             },
-            ValueRange{op.getRow(), op.getCol()});
+            at);
         scf::YieldOp::create(tb, tl, masked);
       },
       [&](OpBuilder &eb, Location el) { scf::YieldOp::create(eb, el, s); });

@@ -1,8 +1,22 @@
-//===- Mask.cpp - The one definition of the attention masks ---------------===//
+//===- Mask.cpp - The one definition of which keys a query sees -----------===//
+//
+// MaskStructure turns the mask_mod's result into a condition tree whose
+// leaves are half-planes f(q, k) = a·q + b·k + c >= 0 (a, b integers, c
+// invariant: constants and captures). Over a rectangle of queries and keys
+// a half-plane's extremes lie on its corners, which gives both the tiles a
+// query tile must visit and the tiles that need no per-element mask.
+//
+//===----------------------------------------------------------------------===//
 
 #include "attn/Transforms/Mask.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -20,41 +34,501 @@ Value mlir::attn::buildDiagonalShift(OpBuilder &b, Location loc, MaskKind kind,
   return {};
 }
 
-Value mlir::attn::buildKeyHidden(OpBuilder &b, Location loc, Value query,
-                                 Value key, Value numKeys, Value shift) {
-  Value hidden =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, key, numKeys);
-  if (!shift)
-    return hidden;
+Value mlir::attn::buildCausalSeen(OpBuilder &b, Location loc, Value query,
+                                  Value key, Value shift) {
   Value limit = arith::AddIOp::create(b, loc, query, shift);
-  Value above =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, key, limit);
-  return arith::OrIOp::create(b, loc, hidden, above);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, key, limit);
 }
 
-Value mlir::attn::buildKeyEnd(OpBuilder &b, Location loc, Value rowEnd,
-                              Value numKeys, Value shift) {
-  if (!shift)
-    return numKeys;
-  Value end = arith::AddIOp::create(b, loc, rowEnd, shift);
-  end = arith::MaxSIOp::create(b, loc, end,
-                               arith::ConstantIndexOp::create(b, loc, 0));
-  return arith::MinSIOp::create(b, loc, numKeys, end);
+Value mlir::attn::buildKeyPastEnd(OpBuilder &b, Location loc, Value key,
+                                  Value numKeys) {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, key,
+                               numKeys);
 }
 
-Value mlir::attn::buildTileNeedsMask(OpBuilder &b, Location loc, Value row,
-                                     Value col, int64_t blockN, Value numKeys,
-                                     Value shift) {
-  Value tileEnd = arith::AddIOp::create(
-      b, loc, col, arith::ConstantIndexOp::create(b, loc, blockN));
-  Value needed = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                       tileEnd, numKeys);
-  if (!shift)
-    return needed;
-  Value lastKey = arith::SubIOp::create(
-      b, loc, tileEnd, arith::ConstantIndexOp::create(b, loc, 1));
-  Value firstLimit = arith::AddIOp::create(b, loc, row, shift);
-  Value crosses = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                        lastKey, firstLimit);
-  return arith::OrIOp::create(b, loc, needed, crosses);
+void mlir::attn::appendBuiltinMask(OpBuilder &b, Location loc, MaskKind kind,
+                                   Value shift, Region &scoreMod,
+                                   Region &maskMod,
+                                   MutableOperandRange captures) {
+  if (kind == MaskKind::None)
+    return;
+  unsigned numCaptures = captures.size();
+  captures.append(shift);
+  Type index = b.getIndexType();
+  if (!scoreMod.empty())
+    scoreMod.front().addArgument(index, loc);
+  OpBuilder::InsertionGuard guard(b);
+  if (maskMod.empty()) {
+    Block *block = b.createBlock(&maskMod);
+    SmallVector<Type> types(kMaskModArgs, index);
+    for (Value c : captures.getAsOperandRange().take_front(numCaptures))
+      types.push_back(c.getType());
+    for (Type t : types)
+      block->addArgument(t, loc);
+    b.setInsertionPointToEnd(block);
+    YieldOp::create(b, loc, ValueRange{arith::ConstantIntOp::create(
+                                b, loc, b.getI1Type(), 1)});
+  }
+  Block &block = maskMod.front();
+  Value shiftArg = block.addArgument(index, loc);
+  auto yield = cast<YieldOp>(block.getTerminator());
+  b.setInsertionPoint(yield);
+  Value below = buildCausalSeen(b, loc, block.getArgument(2),
+                                block.getArgument(3), shiftArg);
+  Value seen = arith::AndIOp::create(b, loc, yield.getValues()[0], below);
+  yield.getValuesMutable().assign(seen);
+}
+
+//===----------------------------------------------------------------------===//
+// MaskStructure
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// a·q + b·k + sum(coef · term): terms are invariant values of the region.
+struct Linear {
+  int64_t q = 0, k = 0;
+  SmallVector<std::pair<int64_t, Value>> terms;
+
+  Linear scaled(int64_t by) const {
+    Linear out{q * by, k * by, {}};
+    for (auto [c, t] : terms)
+      out.terms.push_back({c * by, t});
+    return out;
+  }
+  Linear plus(const Linear &o) const {
+    Linear out = *this;
+    out.q += o.q;
+    out.k += o.k;
+    out.terms.append(o.terms.begin(), o.terms.end());
+    return out;
+  }
+  Linear plusConstant(int64_t c, Value one) const {
+    Linear out = *this;
+    out.terms.push_back({c, one});
+    return out;
+  }
+};
+
+} // namespace
+
+struct MaskStructure::Cond {
+  enum Kind { Atom, And, Or, True, Run, Unknown } kind = Unknown;
+  Linear f; // Atom: f >= 0
+  // Run: queryIds[q] == keyIds[k], both non-decreasing (region values).
+  Value queryIds, keyIds;
+  std::vector<Cond> kids; // std::vector: Cond is incomplete here
+};
+
+namespace {
+
+using Cond = MaskStructure::Cond;
+
+/// Reads a mask_mod's values; `one` marks constant terms (a null Value).
+class Reader {
+public:
+  explicit Reader(Block &block) : block(block) {}
+
+  /// Whether `v` depends on none of (b, h, q_idx, kv_idx).
+  bool invariant(Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return arg.getOwner() != &block || arg.getArgNumber() >= kMaskModArgs;
+    Operation *def = v.getDefiningOp();
+    if (def->getNumRegions() != 0)
+      return false;
+    return llvm::all_of(def->getOperands(),
+                        [&](Value o) { return invariant(o); });
+  }
+
+  std::optional<Linear> linear(Value v) {
+    if (!v.getType().isIntOrIndex())
+      return std::nullopt;
+    if (auto arg = dyn_cast<BlockArgument>(v);
+        arg && arg.getOwner() == &block) {
+      if (arg.getArgNumber() == 2)
+        return Linear{1, 0, {}};
+      if (arg.getArgNumber() == 3)
+        return Linear{0, 1, {}};
+    }
+    if (invariant(v))
+      return Linear{0, 0, {{1, v}}};
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return std::nullopt;
+    // Integer casts: the analysis assumes positions do not overflow.
+    if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+            arith::ExtUIOp, arith::TruncIOp>(def))
+      return linear(def->getOperand(0));
+    if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def)) {
+      std::optional<Linear> l = linear(def->getOperand(0));
+      std::optional<Linear> r = linear(def->getOperand(1));
+      if (!l || !r)
+        return std::nullopt;
+      if (isa<arith::AddIOp>(def))
+        return l->plus(*r);
+      if (isa<arith::SubIOp>(def))
+        return l->plus(r->scaled(-1));
+      // A product needs a constant factor.
+      APInt c;
+      if (matchPattern(def->getOperand(1), m_ConstantInt(&c)))
+        return l->scaled(c.getSExtValue());
+      if (matchPattern(def->getOperand(0), m_ConstantInt(&c)))
+        return r->scaled(c.getSExtValue());
+    }
+    return std::nullopt;
+  }
+
+  static Cond atom(Linear f) {
+    Cond c;
+    c.kind = Cond::Atom;
+    c.f = std::move(f);
+    return c;
+  }
+  static Cond combine(Cond::Kind kind, Cond a, Cond b) {
+    Cond c;
+    c.kind = kind;
+    c.kids.push_back(std::move(a));
+    c.kids.push_back(std::move(b));
+    return c;
+  }
+
+  /// `negate`: the condition of !v.
+  Cond cond(Value v, bool negate) {
+    Cond result;
+    APInt c;
+    if (matchPattern(v, m_ConstantInt(&c))) {
+      bool value = c.getBoolValue() != negate;
+      // False: an atom that never holds.
+      if (value) {
+        result.kind = Cond::True;
+        return result;
+      }
+      return atom(Linear{}.plusConstant(-1, Value()));
+    }
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return result;
+    if (isa<arith::AndIOp, arith::OrIOp>(def)) {
+      bool isAnd = isa<arith::AndIOp>(def) != negate;
+      return combine(isAnd ? Cond::And : Cond::Or,
+                     cond(def->getOperand(0), negate),
+                     cond(def->getOperand(1), negate));
+    }
+    if (auto x = dyn_cast<arith::XOrIOp>(def)) {
+      if (matchPattern(x.getRhs(), m_One()))
+        return cond(x.getLhs(), !negate);
+      if (matchPattern(x.getLhs(), m_One()))
+        return cond(x.getRhs(), !negate);
+      return result;
+    }
+    auto cmp = dyn_cast<arith::CmpIOp>(def);
+    if (!cmp)
+      return result;
+    if (!negate && cmp.getPredicate() == arith::CmpIPredicate::eq)
+      if (std::optional<Cond> run = sameRun(cmp.getLhs(), cmp.getRhs()))
+        return *run;
+    std::optional<Linear> l = linear(cmp.getLhs()), r = linear(cmp.getRhs());
+    if (!l || !r)
+      return result;
+    Linear d = l->plus(r->scaled(-1)); // lhs - rhs
+    using P = arith::CmpIPredicate;
+    P pred = cmp.getPredicate();
+    if (negate)
+      pred = arith::invertPredicate(pred);
+    Linear ge = d, gt = d.plusConstant(-1, Value()), le = d.scaled(-1),
+           lt = d.scaled(-1).plusConstant(-1, Value());
+    switch (pred) {
+    case P::sge:
+      return atom(ge);
+    case P::sgt:
+      return atom(gt);
+    case P::sle:
+      return atom(le);
+    case P::slt:
+      return atom(lt);
+    case P::eq:
+      return combine(Cond::And, atom(ge), atom(le));
+    case P::ne:
+      return combine(Cond::Or, atom(gt), atom(lt));
+    default: // unsigned: not a half-plane of signed positions
+      return result;
+    }
+  }
+
+  /// ids[position] of a non-decreasing 1-D capture, `position` the block
+  /// argument `which` (2: q_idx, 3: kv_idx); its memref, or null.
+  Value lookup(Value v, unsigned which) {
+    auto load = v.getDefiningOp<memref::LoadOp>();
+    if (!load || !load->hasAttr(kNonDecreasingAttr) ||
+        load.getIndices().size() != 1)
+      return {};
+    auto arg = dyn_cast<BlockArgument>(load.getIndices()[0]);
+    if (!arg || arg.getOwner() != &block || arg.getArgNumber() != which)
+      return {};
+    auto ids = dyn_cast<BlockArgument>(load.getMemRef());
+    if (!ids || ids.getOwner() != &block ||
+        ids.getArgNumber() < kMaskModArgs)
+      return {};
+    return ids;
+  }
+  std::optional<Cond> sameRun(Value lhs, Value rhs) {
+    for (auto [a, b] : {std::pair{lhs, rhs}, std::pair{rhs, lhs}}) {
+      Value queryIds = lookup(a, 2), keyIds = lookup(b, 3);
+      if (queryIds && keyIds) {
+        Cond c;
+        c.kind = Cond::Run;
+        c.queryIds = queryIds;
+        c.keyIds = keyIds;
+        return c;
+      }
+    }
+    return std::nullopt;
+  }
+
+private:
+  Block &block;
+};
+
+/// Builds index arithmetic for the bounds, the region's invariant values
+/// cloned with their capture arguments replaced by the captures.
+struct Emitter {
+  OpBuilder &b;
+  Location loc;
+  IRMapping mapping;
+
+  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  /// `v` (a region value) rebuilt where the bounds are, as an index.
+  Value materialize(Value v) { return v ? toIndex(clone(v)) : cst(1); }
+  Value clone(Value v) {
+    if (Value mapped = mapping.lookupOrNull(v))
+      return mapped;
+    Operation *def = v.getDefiningOp();
+    for (Value operand : def->getOperands())
+      clone(operand);
+    Operation *copy = b.clone(*def, mapping);
+    return copy->getResult(cast<OpResult>(v).getResultNumber());
+  }
+  Value toIndex(Value v) {
+    if (v.getType().isIndex())
+      return v;
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  }
+  Value load(Value ids, Value position) {
+    return memref::LoadOp::create(b, loc, clone(ids), position);
+  }
+  /// The first position of the non-decreasing `ids` whose value is not
+  /// below (`upper`: is above) `value`: a binary search.
+  Value search(Value ids, Value value, bool upper) {
+    Value memref = clone(ids);
+    Value size = memref::DimOp::create(b, loc, memref, 0);
+    Type index = b.getIndexType();
+    auto loop = scf::WhileOp::create(
+        b, loc, TypeRange{index, index}, ValueRange{cst(0), size},
+        [&](OpBuilder &wb, Location wl, ValueRange range) {
+          Value more = arith::CmpIOp::create(wb, wl, arith::CmpIPredicate::slt,
+                                             range[0], range[1]);
+          scf::ConditionOp::create(wb, wl, more, range);
+        },
+        [&](OpBuilder &wb, Location wl, ValueRange range) {
+          Value mid = arith::DivUIOp::create(
+              wb, wl, arith::AddIOp::create(wb, wl, range[0], range[1]),
+              arith::ConstantIndexOp::create(wb, wl, 2));
+          Value at = memref::LoadOp::create(wb, wl, memref, mid);
+          Value right = arith::CmpIOp::create(
+              wb, wl,
+              upper ? arith::CmpIPredicate::sle : arith::CmpIPredicate::slt,
+              at, value);
+          Value next = arith::AddIOp::create(
+              wb, wl, mid, arith::ConstantIndexOp::create(wb, wl, 1));
+          scf::YieldOp::create(
+              wb, wl,
+              ValueRange{arith::SelectOp::create(wb, wl, right, next, range[0]),
+                         arith::SelectOp::create(wb, wl, right, range[1],
+                                                 mid)});
+        });
+    return loop.getResult(0);
+  }
+  Value add(Value x, Value y) {
+    return x ? Value(arith::AddIOp::create(b, loc, x, y)) : y;
+  }
+  Value scaled(int64_t c, Value v) {
+    if (c == 1)
+      return v;
+    return arith::MulIOp::create(b, loc, v, cst(c));
+  }
+  /// sum(coef · term)
+  Value invariantPart(const Linear &f) {
+    Value sum;
+    for (auto [c, t] : f.terms)
+      sum = add(sum, scaled(c, materialize(t)));
+    return sum ? sum : cst(0);
+  }
+  /// f at (q, k).
+  Value at(const Linear &f, Value q, Value k) {
+    Value sum = invariantPart(f);
+    if (f.q)
+      sum = add(sum, scaled(f.q, q));
+    if (f.k)
+      sum = add(sum, scaled(f.k, k));
+    return sum;
+  }
+};
+
+using Bound = Value; // null: unbounded
+
+Value minOrMax(Emitter &e, Value x, Value y, bool max) {
+  if (max)
+    return arith::MaxSIOp::create(e.b, e.loc, x, y);
+  return arith::MinSIOp::create(e.b, e.loc, x, y);
+}
+
+/// The keys' [lo, hi] (inclusive, either unbounded) the queries
+/// [q0, q1] may see under `c`.
+std::pair<Bound, Bound> keyBounds(Emitter &e, const Cond &c, Value q0,
+                                  Value q1) {
+  switch (c.kind) {
+  case Cond::Atom: {
+    const Linear &f = c.f;
+    if (f.k != 1 && f.k != -1)
+      return {};
+    // The q term's extreme over [q0, q1] in the direction that widens.
+    Linear rest = f;
+    rest.k = 0;
+    if (f.k == 1) // k >= -(a·q + c): smallest at the largest a·q
+      return {arith::SubIOp::create(
+                  e.b, e.loc, e.cst(0),
+                  e.at(rest, f.q > 0 ? q1 : q0, Value())),
+              Bound()};
+    // k <= a·q + c: largest at the largest a·q
+    return {Bound(), e.at(rest, f.q > 0 ? q1 : q0, Value())};
+  }
+  case Cond::And:
+  case Cond::Or: {
+    bool isAnd = c.kind == Cond::And;
+    std::pair<Bound, Bound> out = keyBounds(e, c.kids[0], q0, q1);
+    for (const Cond &kid : ArrayRef(c.kids).drop_front()) {
+      auto [lo, hi] = keyBounds(e, kid, q0, q1);
+      // And: the tighter of two bounds, either one alone; or: the looser,
+      // unbounded when either is.
+      auto merge = [&](Bound x, Bound y, bool max) -> Bound {
+        if (x && y)
+          return minOrMax(e, x, y, max);
+        return isAnd ? (x ? x : y) : Bound();
+      };
+      out.first = merge(out.first, lo, isAnd);
+      out.second = merge(out.second, hi, !isAnd);
+    }
+    return out;
+  }
+  case Cond::Run: {
+    // Sorted ids: the keys of the first query's run to the last query's.
+    Value lo = e.search(c.keyIds, e.load(c.queryIds, q0), /*upper=*/false);
+    Value past = e.search(c.keyIds, e.load(c.queryIds, q1), /*upper=*/true);
+    return {lo, arith::SubIOp::create(e.b, e.loc, past, e.cst(1))};
+  }
+  case Cond::True:
+  case Cond::Unknown:
+    return {};
+  }
+  return {};
+}
+
+/// i1: `c` holds on all of [q0, q1] x [k0, k1].
+Value allSeen(Emitter &e, const Cond &c, Value q0, Value q1, Value k0,
+              Value k1) {
+  switch (c.kind) {
+  case Cond::Atom: {
+    Value min = e.at(c.f, c.f.q > 0 ? q0 : q1, c.f.k > 0 ? k0 : k1);
+    return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::sge, min,
+                                 e.cst(0));
+  }
+  case Cond::And:
+  case Cond::Or: {
+    Value out = allSeen(e, c.kids[0], q0, q1, k0, k1);
+    for (const Cond &kid : ArrayRef(c.kids).drop_front()) {
+      Value v = allSeen(e, kid, q0, q1, k0, k1);
+      out = c.kind == Cond::And
+                ? Value(arith::AndIOp::create(e.b, e.loc, out, v))
+                : Value(arith::OrIOp::create(e.b, e.loc, out, v));
+    }
+    return out;
+  }
+  case Cond::Run: {
+    // One run holds every query and every key: the ends' ids are equal.
+    Value size =
+        memref::DimOp::create(e.b, e.loc, e.clone(c.keyIds), 0);
+    Value lastKey = arith::MinSIOp::create(
+        e.b, e.loc, k1, arith::SubIOp::create(e.b, e.loc, size, e.cst(1)));
+    Value first = e.load(c.queryIds, q0);
+    auto eq = [&](Value x, Value y) {
+      return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::eq, x, y)
+          .getResult();
+    };
+    Value same = arith::AndIOp::create(
+        e.b, e.loc, eq(first, e.load(c.queryIds, q1)),
+        eq(first, e.load(c.keyIds, k0)));
+    return arith::AndIOp::create(e.b, e.loc, same,
+                                 eq(first, e.load(c.keyIds, lastKey)));
+  }
+  case Cond::True:
+    return arith::ConstantIntOp::create(e.b, e.loc, e.b.getI1Type(), 1);
+  case Cond::Unknown:
+    return arith::ConstantIntOp::create(e.b, e.loc, e.b.getI1Type(), 0);
+  }
+  return {};
+}
+
+} // namespace
+
+MaskStructure::MaskStructure(Region &maskMod, ValueRange captures)
+    : cond(std::make_unique<Cond>()), region(&maskMod),
+      captures(captures.begin(), captures.end()) {
+  cond->kind = Cond::True;
+  if (maskMod.empty())
+    return;
+  Block &block = maskMod.front();
+  Reader reader(block);
+  *cond = reader.cond(cast<YieldOp>(block.getTerminator()).getValues()[0],
+                      /*negate=*/false);
+}
+
+MaskStructure::~MaskStructure() = default;
+
+static Emitter emitterFor(OpBuilder &b, Location loc, Region *region,
+                          ArrayRef<Value> captures) {
+  Emitter e{b, loc, {}};
+  if (!region->empty())
+    for (auto [arg, value] : llvm::zip(
+             region->front().getArguments().drop_front(kMaskModArgs),
+             captures))
+      e.mapping.map(arg, value);
+  return e;
+}
+
+std::pair<Value, Value>
+MaskStructure::keyRange(OpBuilder &b, Location loc, Value firstQuery,
+                        Value lastQuery, Value numKeys, int64_t blockN) const {
+  Emitter e = emitterFor(b, loc, region, captures);
+  auto [lo, hi] = keyBounds(e, *cond, firstQuery, lastQuery);
+  Value begin = e.cst(0), end = numKeys;
+  if (lo) {
+    // Rounded down to a tile: tiles start at multiples of blockN.
+    lo = arith::MaxSIOp::create(b, loc, lo, e.cst(0));
+    begin = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, lo, e.cst(blockN)),
+        e.cst(blockN));
+  }
+  if (hi) {
+    Value past = arith::AddIOp::create(b, loc, hi, e.cst(1));
+    past = arith::MaxSIOp::create(b, loc, past, e.cst(0));
+    end = arith::MinSIOp::create(b, loc, numKeys, past);
+  }
+  return {begin, end};
+}
+
+Value MaskStructure::tileAllSeen(OpBuilder &b, Location loc, Value firstQuery,
+                                 Value lastQuery, Value firstKey,
+                                 Value lastKey) const {
+  Emitter e = emitterFor(b, loc, region, captures);
+  return allSeen(e, *cond, firstQuery, lastQuery, firstKey, lastKey);
 }

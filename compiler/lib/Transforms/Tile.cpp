@@ -7,6 +7,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <cmath>
 #include <limits>
@@ -55,8 +56,13 @@ LogicalResult tileSdpa(SdpaOp op) {
   if (!scale)
     scale = arith::ConstantOp::create(
         b, loc, b.getF32FloatAttr(1.0f / std::sqrt(float(headDim))));
-  Value shift =
-      buildDiagonalShift(b, loc, op.getMask(), numQueries, numKeys);
+  // The built-in mask becomes part of the mask_mod: one mechanism from here.
+  appendBuiltinMask(b, loc, op.getMask(),
+                    buildDiagonalShift(b, loc, op.getMask(), numQueries,
+                                       numKeys),
+                    op.getScoreMod(), op.getMaskMod(), op.getCapturesMutable());
+  op.setMask(MaskKind::None);
+  MaskStructure mask(op.getMaskMod(), op.getCaptures());
 
   // With packing (decoding with grouped-query attention) a query tile holds
   // the rows of the `group` query heads of one K/V head, end to end: the
@@ -70,6 +76,14 @@ LogicalResult tileSdpa(SdpaOp op) {
     gridHeads = kvHeads;
   }
   Value queryBound = pack ? packedRows : numQueries;
+  // Padding rows of a packed tile belong to no head: a mod indexing a
+  // capture by head would read past it.
+  bool modsReadMemory = false;
+  for (Region *mod : {&op.getScoreMod(), &op.getMaskMod()})
+    mod->walk([&](memref::LoadOp) { modsReadMemory = true; });
+  if (pack && modsReadMemory)
+    return op.emitOpError("cannot pack query heads (pack_gqa) with a "
+                          "score_mod or mask_mod that reads a capture");
 
   auto grid = TileGridOp::create(b, loc, batch, gridHeads, queryTiles);
   b.setInsertionPointToStart(&grid.getBodyBlock());
@@ -89,22 +103,38 @@ LogicalResult tileSdpa(SdpaOp op) {
   Value l0 = splat(b, loc, rowType, 0.0f);
   Value acc0 = splat(b, loc, accType, 0.0f);
 
-  // Keys past the last one any row of this tile may see are never visited
-  // (a packed tile may hold any query).
-  Value rowEnd = pack ? numQueries : arith::AddIOp::create(b, loc, row, cBlockM);
-  Value upper = buildKeyEnd(b, loc, rowEnd, numKeys, shift);
+  // Only the K/V tiles some query of this tile may see are visited (a
+  // packed tile may hold any query).
+  Value one = cst(1);
+  Value firstQuery = pack ? zero : row;
+  Value lastQuery = arith::SubIOp::create(
+      b, loc,
+      pack ? numQueries
+           : Value(arith::MinSIOp::create(
+                 b, loc, arith::AddIOp::create(b, loc, row, cBlockM),
+                 numQueries)),
+      one);
+  auto [lower, upper] =
+      mask.keyRange(b, loc, firstQuery, lastQuery, numKeys, blockN);
   auto loop = scf::ForOp::create(
-      b, loc, zero, upper, cBlockN, ValueRange{m0, l0, acc0},
+      b, loc, lower, upper, cBlockN, ValueRange{m0, l0, acc0},
       [&](OpBuilder &lb, Location ll, Value kv, ValueRange state) {
         Value k = LoadTileOp::create(lb, ll, kTile, op.getKey(), bIdx, kvHead,
                                      kv, numKeys, Value());
         Value v = LoadTileOp::create(lb, ll, vTile, op.getValue(), bIdx,
                                      kvHead, kv, numKeys, Value());
+        bool mods = !op.getScoreMod().empty() || !op.getMaskMod().empty();
         auto step = OnlineAttentionOp::create(
             lb, ll, rowType, rowType, accType, q, k, v, state[0], state[1],
             state[2], row, kv, numQueries, numKeys, scale, rowsPerHead,
-            MaskKindAttr::get(lb.getContext(), op.getMask()),
+            mods ? bIdx : Value(), mods ? qHead : Value(), op.getCaptures(),
+            MaskKindAttr::get(lb.getContext(), MaskKind::None),
             op.getPositiveScaleAttr());
+        // The variant travels with each step, cloned (it reads only its
+        // arguments).
+        IRMapping none;
+        op.getScoreMod().cloneInto(&step.getScoreMod(), none);
+        op.getMaskMod().cloneInto(&step.getMaskMod(), none);
         scf::YieldOp::create(lb, ll, step.getResults());
       });
   auto outTile = RankedTensorType::get({blockM, valueDim}, elementType);

@@ -48,6 +48,45 @@ typedef enum attn_device {
   ATTN_DEVICE_HOST = 1  /* pointers are host pointers; runs on the CPU */
 } attn_device;
 
+/* Attention variants (FlexAttention's score_mod / mask_mod, named): flags that
+ * combine. Query i and key j are positions in Q and K; the diagonal of query
+ * i is key i + shift, shift = Nk - Nq with ATTN_MASK_CAUSAL_BOTTOM_RIGHT and
+ * 0 otherwise. The parameters are kernel arguments: changing a value never
+ * recompiles, changing the flags does (once). Pointers are on the device of
+ * the call. */
+typedef enum attn_variant_flags {
+  /* key j is seen when -window_left <= j - (i + shift) <= window_right; a
+   * negative bound is unbounded on that side (Mistral: left W - 1, causal) */
+  ATTN_VARIANT_WINDOW = 1 << 0,
+  /* with a causal mask, keys j < prefix_len are seen by every query too */
+  ATTN_VARIANT_PREFIX_LM = 1 << 1,
+  /* key j is seen only when q_doc_ids[i] == kv_doc_ids[j]: packed sequences,
+   * so the ids must never decrease along the sequence (each query tile visits
+   * only the keys of its documents, found by binary search); kv_doc_ids NULL
+   * with Nq = Nk: q_doc_ids for both */
+  ATTN_VARIANT_DOCUMENT = 1 << 2,
+  /* score += alibi_slopes[h] * (j - i) (h: the query head) */
+  ATTN_VARIANT_ALIBI = 1 << 3,
+  /* score += bias[i * bias_strides[0] + j * bias_strides[1]], every B and H */
+  ATTN_VARIANT_BIAS = 1 << 4,
+  /* score = softcap * tanh(score / softcap), after the additive terms */
+  ATTN_VARIANT_SOFTCAP = 1 << 5
+} attn_variant_flags;
+
+/* The score is scale * q.k plus the additive terms, soft-capped; masked keys
+ * are excluded; a row that sees no key gives O = 0 and LSE = -inf. */
+typedef struct attn_variant {
+  uint32_t flags;                    /* attn_variant_flags; 0: plain */
+  int64_t window_left, window_right; /* ATTN_VARIANT_WINDOW */
+  int64_t prefix_len;                /* ATTN_VARIANT_PREFIX_LM, >= 0 */
+  float softcap;                     /* ATTN_VARIANT_SOFTCAP, finite, > 0 */
+  const float *alibi_slopes;         /* ATTN_VARIANT_ALIBI: (H) f32 */
+  const int32_t *q_doc_ids;          /* ATTN_VARIANT_DOCUMENT: (Nq) int32 */
+  const int32_t *kv_doc_ids;         /* (Nk) int32 */
+  const float *bias;                 /* ATTN_VARIANT_BIAS: (Nq, Nk) f32 */
+  int64_t bias_strides[2];           /* in elements, >= 0 */
+} attn_variant;
+
 /* Forward attention O = softmax(scale * Q K^T + mask) V, per (batch, head).
  * Strides are in elements, for the (batch, head, seq, dim) index order, so
  * both the (B, H, N, D) and the (B, N, H, D) layouts are expressed by them;
@@ -77,6 +116,7 @@ typedef struct attn_fwd_args {
   /* Tile sizes, 0: the default for the head dim. On CUDA block_m must be
    * 16 x 4 (64) and block_n a multiple of 16; the host takes any size. */
   int64_t block_m, block_n;
+  attn_variant variant; /* zero: plain attention */
 } attn_fwd_args;
 
 /* Fills the strides of a contiguous (B, H, N, D) layout into `args`, from

@@ -79,25 +79,34 @@ func.func @positive_scale(%q: tensor<64x64xbf16>, %k: tensor<32x64xbf16>, %v: te
 // rounded. The causal mask hides keys past the diagonal too.
 // CHECK-LABEL: func.func @general_scale(
 // CHECK-SAME: %[[Q:[^:]*]]: tensor<64x64xf32>, %[[K:[^:]*]]: tensor<32x64xf32>, %[[V:[^:]*]]: tensor<32x64xf32>, %[[M:[^:]*]]: tensor<64xf32>, %[[L:[^:]*]]: tensor<64xf32>, %[[ACC:[^:]*]]: tensor<64x64xf32>, %[[ROW:[^:]*]]: index, %[[COL:[^:]*]]: index, %[[NQ:[^:]*]]: index, %[[NK:[^:]*]]: index, %[[SCALE:[^:]*]]: f32)
+// CHECK: %[[SHIFT:.*]] = arith.constant 0 : index
 // CHECK: %[[C:.*]] = arith.mulf %[[SCALE]], %{{.*}} : f32
 // CHECK: %[[S:.*]] = attn.matmul %[[Q]], %[[K]], %{{.*}} transpose_rhs
 // CHECK: %[[CS:.*]] = attn.map(%[[S]] : tensor<64x32xf32>) -> tensor<64x32xf32> {
 // CHECK:   arith.mulf %{{.*}}, %[[C]] : f32
-// A tile needs the mask past the last key or when its last key is past the
-// diagonal of its first query.
-// CHECK: %[[SHIFT:.*]] = arith.constant 0 : index
+// The causal mask becomes the library's mask_mod (key j seen when j <= i +
+// shift, shift = 0). A tile needs the mask past the last key or where the
+// mod's structure does not see all of it: f = i + shift - j is smallest at
+// the first query and the last key.
 // CHECK: %[[END:.*]] = arith.addi %[[COL]], %c32
 // CHECK: %[[PAST:.*]] = arith.cmpi sgt, %[[END]], %[[NK]]
 // CHECK: %[[LAST:.*]] = arith.subi %[[END]], %c1
-// CHECK: %[[LIMIT:.*]] = arith.addi %[[ROW]], %[[SHIFT]]
-// CHECK: %[[CROSSES:.*]] = arith.cmpi sgt, %[[LAST]], %[[LIMIT]]
-// CHECK: %[[NEEDS:.*]] = arith.ori %[[PAST]], %[[CROSSES]]
+// CHECK: %[[FIRST:.*]] = arith.addi %[[SHIFT]], %[[ROW]]
+// CHECK: %[[NEGLAST:.*]] = arith.muli %[[LAST]], %c-1
+// CHECK: %[[F:.*]] = arith.addi %[[FIRST]], %[[NEGLAST]]
+// CHECK: %[[ALL:.*]] = arith.cmpi sge, %[[F]], %{{.*}}
+// CHECK: %[[SEEN:.*]] = arith.andi %true, %[[ALL]]
+// CHECK: %[[NOTALL:.*]] = arith.xori %[[SEEN]], %{{.*}}
+// CHECK: %[[NEEDS:.*]] = arith.ori %[[PAST]], %[[NOTALL]]
 // CHECK: %[[T:.*]] = scf.if %[[NEEDS]] -> (tensor<64x32xf32>) {
 // CHECK:   attn.map(%[[CS]] : tensor<64x32xf32>) at [%[[ROW]], %[[COL]]] -> tensor<64x32xf32> {
 // CHECK:   ^bb0(%[[I:.*]]: index, %[[J:.*]]: index, %[[X:.*]]: f32):
 // CHECK-NEXT: %[[H1:.*]] = arith.cmpi sge, %[[J]], %[[NK]] : index
-// CHECK-NEXT: %[[DIAG:.*]] = arith.addi %[[I]], %[[SHIFT]] : index
-// CHECK-NEXT: %[[H2:.*]] = arith.cmpi sgt, %[[J]], %[[DIAG]] : index
+// The mod, inlined: its yield negated.
+// CHECK:      %[[DIAG:.*]] = arith.addi %[[I]], %[[SHIFT]] : index
+// CHECK-NEXT: %[[SEES:.*]] = arith.cmpi sle, %[[J]], %[[DIAG]] : index
+// CHECK-NEXT: %[[Y:.*]] = arith.andi %{{.*}}, %[[SEES]] : i1
+// CHECK:      %[[H2:.*]] = arith.xori %[[Y]], %{{.*}} : i1
 // CHECK-NEXT: %[[H:.*]] = arith.ori %[[H1]], %[[H2]] : i1
 // CHECK-NEXT: arith.select %[[H]], %{{.*}}, %[[X]] : f32
 // CHECK: } else {
@@ -131,18 +140,19 @@ func.func @general_scale(%q: tensor<64x64xf32>, %k: tensor<32x64xf32>, %v: tenso
 // CHECK-LABEL: func.func @packed_rows(
 // CHECK-SAME: %[[ROW:[^:]*]]: index, %[[COL:[^:]*]]: index, %[[NQ:[^:]*]]: index, %[[NK:[^:]*]]: index, %[[SCALE:[^:]*]]: f32, %[[RPH:[^:]*]]: index)
 // CHECK: %[[SHIFT:.*]] = arith.subi %[[NK]], %[[NQ]]
-// CHECK: %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK: %[[END:.*]] = arith.addi %[[COL]], %c32
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK: %[[LAST:.*]] = arith.subi %[[END]], %c1
-// CHECK: %[[LIMIT:.*]] = arith.addi %[[ZERO]], %[[SHIFT]]
-// CHECK: arith.cmpi sgt, %[[LAST]], %[[LIMIT]]
+// CHECK: %[[FIRST:.*]] = arith.addi %[[SHIFT]], %[[ZERO]]
+// CHECK: %[[NEGLAST:.*]] = arith.muli %[[LAST]], %c-1
+// CHECK: arith.addi %[[FIRST]], %[[NEGLAST]]
 // CHECK: scf.if
 // CHECK:   attn.map(%{{.*}} : tensor<64x32xf32>) at [%[[ROW]], %[[COL]]] -> tensor<64x32xf32> {
 // CHECK:   ^bb0(%[[I:.*]]: index, %[[J:.*]]: index, %[[X:.*]]: f32):
-// CHECK-NEXT: %[[QUERY:.*]] = arith.remui %[[I]], %[[RPH]] : index
 // CHECK-NEXT: arith.cmpi sge, %[[J]], %[[NK]] : index
-// CHECK-NEXT: %[[DIAG:.*]] = arith.addi %[[QUERY]], %[[SHIFT]] : index
-// CHECK-NEXT: arith.cmpi sgt, %[[J]], %[[DIAG]] : index
+// CHECK-NEXT: %[[QUERY:.*]] = arith.remui %[[I]], %[[RPH]] : index
+// CHECK:      %[[DIAG:.*]] = arith.addi %[[QUERY]], %[[SHIFT]] : index
+// CHECK-NEXT: arith.cmpi sle, %[[J]], %[[DIAG]] : index
 func.func @packed_rows(%q: tensor<64x64xf16>, %k: tensor<32x64xf16>, %v: tensor<32x64xf16>,
                        %m: tensor<64xf32>, %l: tensor<64xf32>, %acc: tensor<64x64xf32>,
                        %row: index, %col: index, %nq: index, %nk: index, %scale: f32, %rph: index)

@@ -44,25 +44,34 @@ func.func @dense(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !lse, %s: f32) attributes
 // -----
 
 // A causal loop stops at the diagonal: tiles wholly above it are skipped.
-// Query i sees keys j <= i, so the tile of rows [row, row + 64) needs keys
-// [0, row + 64).
+// The causal mask becomes the library's mask_mod (key j seen by query i when
+// j <= i + shift, shift = 0 a capture), whose structure gives the bound:
+// the tile's last query, min(row + 64, Nq) - 1, sees keys up to itself.
 #cfg = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 
 // CHECK-LABEL: func.func @causal(
+// CHECK-DAG: %[[NQ:.*]] = memref.dim %arg0, %c2
 // CHECK-DAG: %[[NK:.*]] = memref.dim %arg1, %c2
 // CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
 // No scale operand: 1/sqrt(64).
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant 1.250000e-01 : f32
+// CHECK: %[[SHIFT:.*]] = arith.constant 0 : index
 // CHECK: attn.tile_grid
 // CHECK:   %[[ROW:.*]] = arith.muli %{{.*}}, %[[C64]]
 // CHECK:   %[[ROWEND:.*]] = arith.addi %[[ROW]], %[[C64]]
-// The diagonal's shift is 0.
-// CHECK:   %[[END:.*]] = arith.addi %[[ROWEND]], %c0
-// CHECK:   %[[CLAMP:.*]] = arith.maxsi %[[END]], %{{.*}}
+// CHECK:   %[[LASTROW:.*]] = arith.minsi %[[ROWEND]], %[[NQ]]
+// CHECK:   %[[LAST:.*]] = arith.subi %[[LASTROW]], %{{.*}}
+// CHECK:   %[[HI:.*]] = arith.addi %[[SHIFT]], %[[LAST]]
+// CHECK:   %[[PAST:.*]] = arith.addi %[[HI]], %{{.*}}
+// CHECK:   %[[CLAMP:.*]] = arith.maxsi %[[PAST]], %{{.*}}
 // CHECK:   %[[UB:.*]] = arith.minsi %[[NK]], %[[CLAMP]]
 // CHECK:   scf.for %{{.*}} = %{{.*}} to %[[UB]] step %c32
-// CHECK:     attn.online_attention {{.*}} scale %[[SCALE]] mask <causal> :
+// CHECK:     attn.online_attention {{.*}} scale %[[SCALE]] batch %{{.*}} head %{{.*}} captures(%[[SHIFT]] : index) mask_mod {
+// CHECK:     ^bb0(%{{.*}}: index, %{{.*}}: index, %[[I:.*]]: index, %[[J:.*]]: index, %[[S:.*]]: index):
+// CHECK:       %[[DIAG:.*]] = arith.addi %[[I]], %[[S]]
+// CHECK:       arith.cmpi sle, %[[J]], %[[DIAG]]
+// CHECK-NOT: mask <causal>
 // No LSE operand: no LSE store.
 // CHECK:   attn.store_tile %{{.*}}, %arg3
 // CHECK-NOT: attn.store_tile
@@ -83,13 +92,13 @@ func.func @causal(%q: !t, %k: !t, %v: !t, %o: !t) attributes {attn.config = #cfg
 // CHECK-DAG: %[[NK:.*]] = memref.dim %arg1, %c2
 // CHECK: %[[SHIFT:.*]] = arith.subi %[[NK]], %[[NQ]]
 // CHECK: attn.tile_grid
-// CHECK:   %[[ROW:.*]] = arith.muli
-// CHECK:   %[[ROWEND:.*]] = arith.addi %[[ROW]], %c64
-// CHECK:   %[[END:.*]] = arith.addi %[[ROWEND]], %[[SHIFT]]
-// CHECK:   %[[CLAMP:.*]] = arith.maxsi %[[END]], %{{.*}}
+// CHECK:   %[[LAST:.*]] = arith.subi %{{.*}}, %{{.*}}
+// CHECK:   %[[HI:.*]] = arith.addi %[[SHIFT]], %[[LAST]]
+// CHECK:   %[[PAST:.*]] = arith.addi %[[HI]], %{{.*}}
+// CHECK:   %[[CLAMP:.*]] = arith.maxsi %[[PAST]], %{{.*}}
 // CHECK:   %[[UB:.*]] = arith.minsi %[[NK]], %[[CLAMP]]
 // CHECK:   scf.for %{{.*}} = %{{.*}} to %[[UB]] step %c32
-// CHECK:     attn.online_attention {{.*}} mask <causal_bottom_right> :
+// CHECK:     attn.online_attention {{.*}} captures(%[[SHIFT]] : index) mask_mod {
 func.func @causal_bottom_right(%q: !t, %k: !t, %v: !t, %o: !t) attributes {attn.config = #cfg} {
   attn.sdpa %q, %k, %v into %o mask <causal_bottom_right> : !t, !t, !t -> !t
   return
@@ -139,13 +148,15 @@ func.func @value_dim(%q: !qk, %k: !qk, %v: !vo, %o: !vo, %s: f32) attributes {at
 // CHECK:   %[[QH:.*]] = arith.muli %[[KVH]], %[[GROUP]]
 // CHECK:   %[[ROW:.*]] = arith.muli %[[TI]], %c64
 // CHECK:   %[[Q:.*]] = attn.load_tile %arg0[%[[BI]], %[[QH]], %[[ROW]]] rows_per_head %[[NQ]] bounds %[[ROWS]] : {{.*}} -> tensor<64x64xbf16>
-// CHECK:   %[[END:.*]] = arith.addi %[[NQ]], %{{.*}}
-// CHECK:   %[[CLAMP:.*]] = arith.maxsi %[[END]], %{{.*}}
+// CHECK:   %[[LAST:.*]] = arith.subi %[[NQ]], %{{.*}}
+// CHECK:   %[[HI:.*]] = arith.addi %{{.*}}, %[[LAST]]
+// CHECK:   %[[PAST:.*]] = arith.addi %[[HI]], %{{.*}}
+// CHECK:   %[[CLAMP:.*]] = arith.maxsi %[[PAST]], %{{.*}}
 // CHECK:   %[[UB:.*]] = arith.minsi %[[NK]], %[[CLAMP]]
 // CHECK:   scf.for %[[KV:.*]] = %{{.*}} to %[[UB]] step %c32
 // CHECK:     attn.load_tile %arg1[%[[BI]], %[[KVH]], %[[KV]]] bounds %[[NK]]
 // CHECK:     attn.load_tile %arg2[%[[BI]], %[[KVH]], %[[KV]]] bounds %[[NK]]
-// CHECK:     attn.online_attention %[[Q]], {{.*}} at [%[[ROW]], %[[KV]]] rows_per_head %[[NQ]] bounds [%[[NQ]], %[[NK]]] scale %arg5 mask <causal> positive_scale :
+// CHECK:     attn.online_attention %[[Q]], {{.*}} at [%[[ROW]], %[[KV]]] rows_per_head %[[NQ]] bounds [%[[NQ]], %[[NK]]] scale %arg5 positive_scale batch %[[BI]] head %[[QH]] captures({{.*}}) mask_mod {
 // CHECK:   attn.store_tile %{{.*}}, %arg3[%[[BI]], %[[QH]], %[[ROW]]] rows_per_head %[[NQ]] bounds %[[ROWS]] : tensor<64x64xbf16>
 // CHECK:   attn.store_tile %{{.*}}, %arg4[%[[BI]], %[[QH]], %[[ROW]]] rows_per_head %[[NQ]] bounds %[[ROWS]] : tensor<64xf32>
 func.func @packed(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !lse, %s: f32) attributes {attn.config = #pack} {
@@ -166,4 +177,96 @@ module attributes {attn.config = #attn.config<mapping = "host", chip = "", block
     attn.sdpa %q, %k, %v into %o : !t, !t, !t -> !t
     return
   }
+}
+
+// -----
+
+// A sliding window as a mask_mod (Mistral: query i sees keys i - w .. i):
+// its structure bounds the loop on both sides, so the tiles left of the
+// window are never visited either: from the first query's lowest key,
+// rounded down to a tile, to the last query's highest key.
+#cfg = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @window(
+// CHECK: attn.tile_grid
+// CHECK:   %[[ROW:.*]] = arith.muli
+// The lowest key of the first query: -(w - row), then at least 0, rounded
+// down to a tile.
+// CHECK:   %[[NEGROW:.*]] = arith.muli %[[ROW]], %c-1
+// CHECK:   %[[F:.*]] = arith.addi %arg4, %[[NEGROW]]
+// CHECK:   %[[LO:.*]] = arith.subi %{{.*}}, %[[F]]
+// CHECK:   %[[LO0:.*]] = arith.maxsi %[[LO]], %{{.*}}
+// CHECK:   %[[TILE:.*]] = arith.divui %[[LO0]], %{{.*}}
+// CHECK:   %[[LB:.*]] = arith.muli %[[TILE]], %{{.*}}
+// CHECK:   %[[UB:.*]] = arith.minsi %{{.*}}, %{{.*}}
+// CHECK:   scf.for %{{.*}} = %[[LB]] to %[[UB]] step %c32
+func.func @window(%q: !t, %k: !t, %v: !t, %o: !t, %w: index) attributes {attn.config = #cfg} {
+  attn.sdpa %q, %k, %v into %o captures(%w : index) mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %n: index):
+    %lo = arith.subi %i, %n : index
+    %in = arith.cmpi sge, %j, %lo : index
+    %below = arith.cmpi sle, %j, %i : index
+    %seen = arith.andi %in, %below : i1
+    attn.yield %seen : i1
+  } : !t, !t, !t -> !t
+  return
+}
+
+// -----
+
+// A mask the structure cannot read (document ids) leaves every tile
+// visited: [0, Nk).
+#cfg = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!ids = memref<?xi32>
+
+// CHECK-LABEL: func.func @document(
+// CHECK: %[[NK:.*]] = memref.dim %arg1, %c2
+// CHECK: attn.tile_grid
+// CHECK:   scf.for %{{.*}} = %c0{{.*}} to %[[NK]] step %c32
+// CHECK:     attn.online_attention {{.*}} captures(%arg4 : memref<?xi32>) mask_mod {
+// CHECK:       memref.load
+func.func @document(%q: !t, %k: !t, %v: !t, %o: !t, %ids: !ids) attributes {attn.config = #cfg} {
+  attn.sdpa %q, %k, %v into %o captures(%ids : !ids) mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %d: !ids):
+    %x = memref.load %d[%i] : !ids
+    %y = memref.load %d[%j] : !ids
+    %same = arith.cmpi eq, %x, %y : i32
+    attn.yield %same : i1
+  } : !t, !t, !t -> !t
+  return
+}
+
+// -----
+
+// Document ids marked non-decreasing (packed sequences): each query tile
+// visits the keys from the first key of its first query's document (a
+// binary search) to the last key of its last query's.
+#cfg = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!ids = memref<?xi32>
+
+// CHECK-LABEL: func.func @sorted_documents(
+// CHECK: attn.tile_grid
+// CHECK:   %[[ROW:.*]] = arith.muli
+// CHECK:   %[[FIRST:.*]] = memref.load %arg4[%[[ROW]]]
+// CHECK:   %[[LO:.*]]:2 = scf.while {{.*}} : (index, index) -> (index, index)
+// CHECK:     memref.load %arg4
+// CHECK:     arith.cmpi slt, %{{.*}}, %[[FIRST]] : i32
+// CHECK:   %[[LAST:.*]] = memref.load %arg4[
+// CHECK:   %[[HI:.*]]:2 = scf.while
+// CHECK:     arith.cmpi sle, %{{.*}}, %[[LAST]] : i32
+// CHECK:   %[[TILE:.*]] = arith.divui %{{.*}}, %{{.*}}
+// CHECK:   %[[LB:.*]] = arith.muli %[[TILE]]
+// CHECK:   scf.for %{{.*}} = %[[LB]] to %{{.*}} step %c32
+func.func @sorted_documents(%q: !t, %k: !t, %v: !t, %o: !t, %ids: !ids) attributes {attn.config = #cfg} {
+  attn.sdpa %q, %k, %v into %o captures(%ids : !ids) mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %d: !ids):
+    %x = memref.load %d[%i] {attn.non_decreasing} : !ids
+    %y = memref.load %d[%j] {attn.non_decreasing} : !ids
+    %same = arith.cmpi eq, %x, %y : i32
+    attn.yield %same : i1
+  } : !t, !t, !t -> !t
+  return
 }

@@ -27,7 +27,14 @@ TEST(CacheKeyTest, TextNamesEveryField) {
   EXPECT_EQ(baseKey().str(),
             "attn-jit-kernel;compiler=v1;target=cuda;arch=sm_90a;dtype=bf16;"
             "head_dim=128;mask=none;block_m=0;block_n=0;warps=0;stages=0;"
-            "tensor_core=auto;positive_scale=1;pack_gqa=0");
+            "tensor_core=auto;positive_scale=1;pack_gqa=0;variants=");
+}
+
+// The variant flags, never their parameters, are part of the key.
+TEST(CacheKeyTest, NamesVariantsByFlag) {
+  CacheKey key = baseKey();
+  key.config.variants = attn::abi::kWindow | attn::abi::kSoftcap;
+  EXPECT_NE(key.str().find(";variants=window,softcap"), std::string::npos);
 }
 
 TEST(CacheKeyTest, EveryCodeChangingFieldChangesTheKey) {
@@ -46,6 +53,8 @@ TEST(CacheKeyTest, EveryCodeChangingFieldChangesTheKey) {
       [](CacheKey &k) { k.config.warps = 8; },
       [](CacheKey &k) { k.config.stages = 2; },
       [](CacheKey &k) { k.config.tensorCore = "mma.sync"; },
+      [](CacheKey &k) { k.config.variants = attn::abi::kWindow; },
+      [](CacheKey &k) { k.config.variants = attn::abi::kDocument; },
       [](CacheKey &k) { k.config.positiveScale = false; },
       [](CacheKey &k) { k.config.packGqa = true; },
   };

@@ -222,6 +222,33 @@ TEST_F(EngineCudaTest, ExplicitDefaultsShareTheDefaultKernel) {
   EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
 }
 
+TEST_F(EngineCudaTest, VariantsAreKeyedByFlagsAndSizeTheirTiles) {
+  // A variant loading per score (a bias table) gets 64-key tiles at D = 128
+  // (TilePolicy); a window keeps the default. A new bias (pointer, strides)
+  // reuses the kernel.
+  float tables[2][256] = {};
+  for (float *table : tables) {
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 128);
+    call.args.variant.flags = ATTN_VARIANT_BIAS;
+    call.args.variant.bias = table;
+    call.args.variant.bias_strides[0] = 16;
+    call.args.variant.bias_strides[1] = 1;
+    ASSERT_TRUE(engine().forward(&call.args).ok());
+  }
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_EQ(fakeCompiler().lastConfig.variants, unsigned(ATTN_VARIANT_BIAS));
+    EXPECT_EQ(fakeCompiler().lastConfig.blockN, 64);
+  }
+  ForwardFixture window(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 128);
+  window.args.variant.flags = ATTN_VARIANT_WINDOW;
+  ASSERT_TRUE(engine().forward(&window.args).ok());
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
+  std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+  EXPECT_EQ(fakeCompiler().lastConfig.blockN, 128);
+}
+
 TEST_F(EngineCudaTest, TensorCoreSettingIsPartOfTheKey) {
   options.tensorCore = "mma.sync";
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 128);

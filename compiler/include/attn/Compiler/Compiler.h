@@ -8,9 +8,13 @@
 #ifndef ATTN_COMPILER_COMPILER_H
 #define ATTN_COMPILER_COMPILER_H
 
+#include "attn/Compiler/KernelABI.h"
+
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace attn::compiler {
 
@@ -63,6 +67,9 @@ struct KernelConfig {
   /// K/V heads), so K and V are read once per group: what decoding with
   /// grouped-query attention wants.
   bool packGqa = false;
+  /// Named variants (abi::Variant bits); their parameters are kernel
+  /// arguments (abi::kCaptureArgs).
+  unsigned variants = 0;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;
@@ -113,7 +120,18 @@ struct HostArgs {
   int64_t qStrides[4] = {}, kStrides[4] = {}, vStrides[4] = {},
           oStrides[4] = {}, lseStrides[3] = {};
   float scale = 0; // 0: 1/sqrt(D)
+  /// The capture arguments of the kernel's variants, in kCaptureArgs order.
+  std::vector<abi::CaptureValue> captures;
 };
+
+/// "window,softcap"-style names of variant bits (pipeline options, keys).
+inline std::string variantNames(unsigned variants) {
+  std::string names;
+  for (unsigned i = 0; i < std::size(abi::kVariantNames); ++i)
+    if (variants & (1u << i))
+      names += (names.empty() ? "" : ",") + std::string(abi::kVariantNames[i]);
+  return names;
+}
 
 /// A kernel compiled for the CPU through MLIR's ExecutionEngine: the same
 /// tiling and online softmax as the NVIDIA kernel.

@@ -37,8 +37,57 @@ inline constexpr int kForwardTensorCount = 5;
 inline constexpr const char *kForwardScalars[] = {"scale"};
 inline constexpr int kForwardScalarCount = 1;
 
+/// Attention variants a kernel may be compiled with (a bit set, the
+/// runtime's attn_variant flags). Each adds the capture arguments of
+/// kCaptureArgs that name it, after the scalars; their values are kernel
+/// arguments, so a new window size or softcap never recompiles.
+enum Variant : unsigned {
+  kWindow = 1u << 0,   // d = j - (i + shift) in [-window_left, window_right]
+  kPrefixLm = 1u << 1, // keys j < prefix_len seen by every query (causal)
+  kDocument = 1u << 2, // q_doc_ids[i] == kv_doc_ids[j]
+  kAlibi = 1u << 3,    // score += alibi_slopes[h] * (j - i)
+  kBias = 1u << 4,     // score += bias[i, j]
+  kSoftcap = 1u << 5,  // score = softcap * tanh(score / softcap), last
+};
+inline constexpr unsigned kAllVariants = (1u << 6) - 1;
+/// Their names, bit i first (pipeline options, cache keys).
+inline constexpr const char *kVariantNames[] = {
+    "window", "prefix_lm", "document", "alibi", "bias", "softcap"};
+
+/// A capture argument: an i64 or f32 scalar (rank 0) or a tensor of `rank`
+/// dynamic sizes and strides (f32 or i32), passed as a TensorArg is.
+struct CaptureArg {
+  const char *name;
+  unsigned variant;
+  enum Element { I64, F32, I32 } element;
+  int rank;
+};
+/// In kernel-argument order: a kernel has those whose variant it has.
+inline constexpr CaptureArg kCaptureArgs[] = {
+    {"window_left", kWindow, CaptureArg::I64, 0},
+    {"window_right", kWindow, CaptureArg::I64, 0},
+    {"prefix_len", kPrefixLm, CaptureArg::I64, 0},
+    {"softcap", kSoftcap, CaptureArg::F32, 0},
+    {"alibi_slopes", kAlibi, CaptureArg::F32, 1},
+    {"q_doc_ids", kDocument, CaptureArg::I32, 1},
+    {"kv_doc_ids", kDocument, CaptureArg::I32, 1},
+    {"bias", kBias, CaptureArg::F32, 2}};
+
+/// The value of one capture argument at a call: a scalar, or a tensor's
+/// data, sizes and strides (elements).
+struct CaptureValue {
+  int64_t i64 = 0;
+  float f32 = 0;
+  const void *data = nullptr;
+  int64_t sizes[2] = {}, strides[2] = {};
+};
+
 /// Kernel parameters of one tensor argument.
 constexpr int paramsOf(const TensorArg &t) { return 1 + 2 * t.rank; }
+/// Kernel parameters of one capture argument (a scalar is one).
+constexpr int paramsOf(const CaptureArg &c) {
+  return c.rank == 0 ? 1 : 1 + 2 * c.rank;
+}
 
 /// 64-bit parameters of all tensors together.
 constexpr int forwardTensorParams() {

@@ -33,7 +33,12 @@ int64_t defaultWarps(bool wgmma, int64_t blockM);
 
 /// Default tile sizes (block-m, block-n) for a head dim, for the mma.sync or
 /// the wgmma (sm_90a) mapping.
-std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma);
+std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
+                                             unsigned variants = 0);
+
+/// Variants that compute per score (KernelABI.h bits): their kernels get no
+/// two-CTA register cap (the capped D = 64 kernels spill).
+bool scoresHeavy(unsigned variants);
 
 /// Why the wgmma mapping cannot run tiles of block-m x block-n with this head
 /// dim and `warps` warps (0: automatic) on `chip`; empty when it can.

@@ -32,6 +32,11 @@ struct KernelPipelineOptions : public PassPipelineOptions<Derived> {
       *this, "mask",
       llvm::cl::desc("Mask: none, causal or causal_bottom_right"),
       llvm::cl::init("none")};
+  ::mlir::detail::PassOptions::Option<std::string> variants{
+      *this, "variants",
+      llvm::cl::desc("Named variants, comma-separated: window, prefix_lm, "
+                     "document, alibi, bias, softcap"),
+      llvm::cl::init("")};
   ::mlir::detail::PassOptions::Option<int64_t> blockM{
       *this, "block-m", llvm::cl::desc("Query rows per tile (0: default)"),
       llvm::cl::init(0)};

@@ -1,10 +1,15 @@
-//===- Mask.h - The one definition of the attention masks -------*- C++ -*-===//
+//===- Mask.h - The one definition of which keys a query sees ---*- C++ -*-===//
 //
-// Which keys a query sees, as IR: the per-element predicate (used by the
-// decomposition's mask map), the last key a range of queries can see (the
-// tiling's loop bound, so tiles wholly above the diagonal are never
-// visited), and whether a tile can hold any hidden key (so the mask runs
-// only on tiles that cross the diagonal or the end of the keys).
+// A mask is a mask_mod region, `(b, h, q_idx, kv_idx: index, captures...)
+// -> i1` (true: the key is seen); the built-in kinds (causal, bottom-right
+// causal) are mask_mods of this library. Keys past Nk are hidden by the
+// tiling itself. MaskStructure reads the affine part of a mask_mod --
+// conjunctions and disjunctions of comparisons linear in q_idx and kv_idx,
+// with loop-invariant terms from captures, and equal non-decreasing ids
+// (documents) -- so that the tiling visits only
+// the K/V tiles a query tile can see and the decomposition masks only the
+// tiles that may hide a key. A part it cannot read (document ids) only
+// makes it conservative: every tile visited and masked.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,29 +18,70 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include <memory>
+
 namespace mlir::attn {
 
-/// The shift of the diagonal: key j is visible to query i when
-/// j <= i + shift: 0 for `causal` (top-left), Nk - Nq for
+/// On a mod's memref.load of a 1-D capture at q_idx or kv_idx: the
+/// capture's values never decrease along it (document ids of packed
+/// sequences). `ids_q[q_idx] == ids_kv[kv_idx]` of two such loads is then a
+/// run of keys per query, which bounds the K/V loop by a binary search.
+inline constexpr const char *kNonDecreasingAttr = "attn.non_decreasing";
+
+/// Leading block arguments of a mask_mod (b, h, q_idx, kv_idx) and of a
+/// score_mod (score, b, h, q_idx, kv_idx); the captures follow.
+inline constexpr unsigned kMaskModArgs = 4;
+inline constexpr unsigned kScoreModArgs = 5;
+
+/// The shift of the diagonal: key j is on query i's diagonal at
+/// j = i + shift: 0 for `causal` (top-left), Nk - Nq for
 /// `causal_bottom_right`. Null for `none`.
 Value buildDiagonalShift(OpBuilder &b, Location loc, MaskKind kind,
                          Value numQueries, Value numKeys);
 
-/// i1: key `key` is hidden from query `query` (index values): past the keys,
-/// or above the diagonal (`shift` from buildDiagonalShift, null for none).
-Value buildKeyHidden(OpBuilder &b, Location loc, Value query, Value key,
-                     Value numKeys, Value shift);
+/// i1: the causal mask sees key `key` from query `query`: key <= query +
+/// shift (index values).
+Value buildCausalSeen(OpBuilder &b, Location loc, Value query, Value key,
+                      Value shift);
 
-/// The end of the keys that queries [0, rowEnd) can see: Nk, or for causal
-/// masks min(Nk, max(rowEnd + shift, 0)).
-Value buildKeyEnd(OpBuilder &b, Location loc, Value rowEnd, Value numKeys,
-                  Value shift);
+/// The built-in mask of `kind` as a mask_mod: appends `shift`
+/// (buildDiagonalShift) to `captures` and a block argument for it to both
+/// regions (creating an empty-bodied mask_mod if there is none), and ands
+/// the mask_mod's result with `kv_idx <= q_idx + shift`. Nothing for none.
+void appendBuiltinMask(OpBuilder &b, Location loc, MaskKind kind, Value shift,
+                       Region &scoreMod, Region &maskMod,
+                       MutableOperandRange captures);
 
-/// i1: the tile of queries from `row` and keys [col, col + blockN) may hold
-/// a hidden key: it reaches past the keys, or its last key lies above the
-/// diagonal of its first query.
-Value buildTileNeedsMask(OpBuilder &b, Location loc, Value row, Value col,
-                         int64_t blockN, Value numKeys, Value shift);
+/// i1: key `key` lies past the keys.
+Value buildKeyPastEnd(OpBuilder &b, Location loc, Value key, Value numKeys);
+
+/// The affine structure of a mask_mod (see the file comment).
+class MaskStructure {
+public:
+  /// Reads `maskMod` (empty: every key seen); `captures` are the values its
+  /// capture arguments stand for where the bounds are built.
+  MaskStructure(Region &maskMod, ValueRange captures);
+  ~MaskStructure();
+
+  /// Keys [begin, end) that queries [firstQuery, lastQuery] may see, begin a
+  /// multiple of `blockN` (tiles stay aligned), end <= numKeys.
+  std::pair<Value, Value> keyRange(OpBuilder &b, Location loc,
+                                   Value firstQuery, Value lastQuery,
+                                   Value numKeys, int64_t blockN) const;
+
+  /// i1: the mod sees every key of queries [firstQuery, lastQuery] x keys
+  /// [firstKey, lastKey] (the tile needs no per-element mask, keys past Nk
+  /// aside). False where the mod has a part it cannot read.
+  Value tileAllSeen(OpBuilder &b, Location loc, Value firstQuery,
+                    Value lastQuery, Value firstKey, Value lastKey) const;
+
+  struct Cond;
+
+private:
+  std::unique_ptr<Cond> cond;
+  Region *region;
+  SmallVector<Value> captures;
+};
 
 } // namespace mlir::attn
 

@@ -28,6 +28,9 @@ def AttnCreateKernel : Pass<"attn-create-kernel", "ModuleOp"> {
     Option<"dtype", "dtype", "std::string", "\"bf16\"", "Element type: bf16, f16 or f32">,
     Option<"mask", "mask", "std::string", "\"none\"",
            "Mask: none, causal or causal_bottom_right">,
+    Option<"variants", "variants", "std::string", "\"\"",
+           "Named variants, comma-separated: window, prefix_lm, document, "
+           "alibi, bias, softcap (their parameters become kernel arguments)">,
     Option<"positiveScale", "positive-scale", "bool", "true",
            "The kernel is called with a scale > 0 (the runtime picks the "
            "kernel without this for other scales)">,

@@ -267,7 +267,8 @@ struct ConvertAttnNVToNVVMPass
       return llvm::none_of(op->getResultTypes(), isTile);
     });
     // Inside kernels only: a host function keeps its math.
-    target.addDynamicallyLegalOp<math::Exp2Op, math::Log2Op, arith::MaxNumFOp>(
+    target.addDynamicallyLegalOp<math::Exp2Op, math::Log2Op, math::TanhOp,
+                                 arith::MaxNumFOp, memref::LoadOp>(
         [](Operation *op) { return !op->getParentOfType<gpu::GPUModuleOp>(); });
     target.addDynamicallyLegalOp<func::FuncOp>([](func::FuncOp fn) {
       auto config = fn->getAttrOfType<ConfigAttr>(ConfigAttr::getAttrName());

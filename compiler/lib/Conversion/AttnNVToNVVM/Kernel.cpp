@@ -5,7 +5,7 @@
 // strides), then the scalars -- the kernel ABI of KernelABI.h. The launch
 // (threads, query rows per CTA, dynamic shared memory) is recorded on the
 // gpu.func itself. attn.tile_grid is the CTA grid: x = query tile,
-// y = head, z = batch.
+// y = head, z = batch. A mod's memref.load reads a kernel argument.
 //
 //===----------------------------------------------------------------------===//
 
@@ -139,10 +139,48 @@ struct MemRefDim : OpConversionPattern<memref::DimOp> {
   }
 };
 
+/// An element of a kernel argument (a captured memref read by a mod):
+/// pointer + sum(index · stride), read through the read-only cache (the
+/// kernel never writes captures).
+struct MemRefLoad : OpConversionPattern<memref::LoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(memref::LoadOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MemRefType type = op.getMemRefType();
+    ValueRange params = adaptor.getMemref();
+    if (params.size() != size_t(1 + 2 * type.getRank()))
+      return op.emitOpError("unsupported in an attn kernel: the memref must "
+                            "be a kernel argument");
+    Location loc = op.getLoc();
+    Type i64 = rewriter.getI64Type();
+    Value offset = LLVM::ConstantOp::create(rewriter, loc, i64,
+                                            rewriter.getI64IntegerAttr(0));
+    for (auto [i, index] : llvm::enumerate(adaptor.getIndices())) {
+      Value idx = arith::IndexCastOp::create(rewriter, loc, i64, index.front());
+      Value stride = params[1 + type.getRank() + i];
+      offset = LLVM::AddOp::create(
+          rewriter, loc, offset, LLVM::MulOp::create(rewriter, loc, idx, stride));
+    }
+    Type element = type.getElementType();
+    if (element.isIndex())
+      return op.emitOpError("index memrefs cannot be kernel arguments");
+    Value ptr = LLVM::GEPOp::create(rewriter, loc, params[0].getType(),
+                                    element, params[0], ValueRange{offset});
+    auto load = LLVM::LoadOp::create(
+        rewriter, loc, element, ptr,
+        element.getIntOrFloatBitWidth() / 8, /*isVolatile=*/false,
+        /*isNonTemporal=*/false, /*isInvariant=*/true);
+    rewriter.replaceOp(op, load.getResult());
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::attn::nv::populateKernelPatterns(TileTypeConverter &converter,
                                             RewritePatternSet &patterns) {
-  patterns.add<KernelFunc, KernelReturn, TileGrid, MemRefDim>(
+  patterns.add<KernelFunc, KernelReturn, TileGrid, MemRefDim, MemRefLoad>(
       converter, patterns.getContext());
 }

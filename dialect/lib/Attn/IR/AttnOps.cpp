@@ -7,6 +7,7 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
@@ -218,6 +219,104 @@ LogicalResult SdpaOp::verify() {
   for (auto [name, type] : all)
     if (failed(checkUnitInnerStride(op, name, type)))
       return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// score_mod / mask_mod regions
+//===----------------------------------------------------------------------===//
+
+/// A mod region: one block whose arguments are `leading` then one per
+/// capture (of its type), pure ops only, no value from outside, ending in
+/// an attn.yield of one `result`.
+static LogicalResult verifyMod(Operation *op, Region &region, StringRef name,
+                               ArrayRef<Type> leading, StringRef leadingText,
+                               TypeRange captures, Type result) {
+  if (region.empty())
+    return success();
+  Block &block = region.front();
+  size_t expected = leading.size() + captures.size();
+  if (block.getNumArguments() != expected)
+    return op->emitOpError() << "'" << name << "' must take " << expected
+                             << " arguments (" << leadingText << ", then one "
+                             << "per capture), got "
+                             << block.getNumArguments();
+  for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
+    Type want = i < leading.size() ? leading[i] : captures[i - leading.size()];
+    if (arg.getType() != want)
+      return op->emitOpError()
+             << "'" << name << "' argument #" << i << " must be " << want
+             << ", got " << arg.getType();
+  }
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return op->emitOpError() << "'" << name << "' must end in attn.yield";
+  if (yield.getValues().size() != 1 ||
+      yield.getValues().front().getType() != result)
+    return yield.emitOpError()
+           << "in '" << name << "' must yield one " << result;
+  WalkResult walk = region.walk([&](Operation *inner) {
+    // Reads of a captured memref are the one effect allowed: a mod is
+    // cloned per element and may run any number of times.
+    bool captureLoad = false;
+    if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+      auto arg = dyn_cast<BlockArgument>(load.getMemRef());
+      captureLoad = arg && arg.getOwner() == &block &&
+                    arg.getArgNumber() >= leading.size();
+      if (!captureLoad) {
+        inner->emitOpError() << "in '" << name << "' must load from a "
+                             << "captured memref (a block argument)";
+        return WalkResult::interrupt();
+      }
+    }
+    if ((!captureLoad && !isPure(inner)) || inner->getNumRegions() != 0) {
+      inner->emitOpError() << "is not allowed in '" << name
+                           << "': only pure ops without regions and loads "
+                           << "of captures";
+      return WalkResult::interrupt();
+    }
+    for (Value operand : inner->getOperands())
+      if (!region.isAncestor(operand.getParentRegion())) {
+        inner->emitOpError() << "in '" << name << "' uses a value defined "
+                             << "outside it: pass it as a capture";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+/// Both regions of an op with `captures`.
+static LogicalResult verifyMods(Operation *op, Region &scoreMod,
+                                Region &maskMod, TypeRange captures) {
+  Builder b(op->getContext());
+  Type index = b.getIndexType(), f32 = b.getF32Type();
+  if (failed(verifyMod(op, scoreMod, "score_mod",
+                       {f32, index, index, index, index},
+                       "score: f32, b, h, q_idx, kv_idx: index", captures,
+                       f32)) ||
+      failed(verifyMod(op, maskMod, "mask_mod", {index, index, index, index},
+                       "b, h, q_idx, kv_idx: index", captures, b.getI1Type())))
+    return failure();
+  if (!captures.empty() && scoreMod.empty() && maskMod.empty())
+    return op->emitOpError("has captures but no score_mod or mask_mod to "
+                           "read them");
+  return success();
+}
+
+LogicalResult SdpaOp::verifyRegions() {
+  return verifyMods(*this, getScoreMod(), getMaskMod(),
+                    getCaptures().getTypes());
+}
+
+LogicalResult OnlineAttentionOp::verifyRegions() {
+  if (failed(verifyMods(*this, getScoreMod(), getMaskMod(),
+                        getCaptures().getTypes())))
+    return failure();
+  bool mods = !getScoreMod().empty() || !getMaskMod().empty();
+  if (mods != (getBatch() && getHead()))
+    return emitOpError("needs 'batch' and 'head' exactly when it has a "
+                       "score_mod or mask_mod");
   return success();
 }
 
@@ -467,10 +566,12 @@ LogicalResult MapOp::verifyRegions() {
     return emitOpError() << "body must yield one "
                          << getElementTypeOrSelf(getResult().getType())
                          << " (the result's element type)";
+  // Reads of memrefs (a mod's captures) are the one effect allowed: the
+  // body runs once per element, in any order.
   for (Operation &op : block.without_terminator())
-    if (!isMemoryEffectFree(&op))
-      return op.emitOpError()
-             << "has memory effects, but an attn.map body must be pure";
+    if (!isMemoryEffectFree(&op) && !isa<memref::LoadOp>(op))
+      return op.emitOpError() << "has memory effects, but an attn.map body "
+                                 "must be pure (memref.load aside)";
   return success();
 }
 

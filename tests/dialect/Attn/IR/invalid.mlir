@@ -902,8 +902,9 @@ func.func @map_foreign_terminator() {
 func.func @map_impure_body(%buf: memref<f32>) {
   %0 = attn.map -> tensor<64xf32> {
   ^bb0(%r: index):
-    // expected-error @+1 {{'memref.load' op has memory effects, but an attn.map body must be pure}}
-    %x = memref.load %buf[] : memref<f32>
+    %x = arith.constant 1.0 : f32
+    // expected-error @+1 {{'memref.store' op has memory effects, but an attn.map body must be pure (memref.load aside)}}
+    memref.store %x, %buf[] : memref<f32>
     attn.yield %x : f32
   }
   return
@@ -968,7 +969,7 @@ func.func @yield_none() {
 // -----
 
 func.func @yield_parent(%x: f32) {
-  // expected-error @+1 {{'attn.yield' op expects parent op 'attn.map'}}
+  // expected-error @+1 {{'attn.yield' op expects parent op to be one of 'attn.map, attn.sdpa, attn.online_attention'}}
   attn.yield %x : f32
 }
 
@@ -983,5 +984,131 @@ func.func @config_pipelined_two_stages() attributes {attn.config = #attn.config<
 
 // expected-error @+1 {{q_in_registers needs mapping mma.sync (wgmma reads Q from shared memory)}}
 func.func @config_wgmma_q_in_registers() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = true, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @mod_arity(%q: !t, %w: index, %c: f32, %buf: memref<f32>) {
+  // expected-error @+1 {{'attn.sdpa' op 'mask_mod' must take 5 arguments (b, h, q_idx, kv_idx: index, then one per capture), got 4}}
+  attn.sdpa %q, %q, %q into %q captures(%w : index) mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %t = arith.constant true
+    attn.yield %t : i1
+  } : !t, !t, !t -> !t
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @mod_arg_type(%q: !t, %w: index, %c: f32, %buf: memref<f32>) {
+  // expected-error @+1 {{'attn.sdpa' op 'score_mod' argument #0 must be 'f32', got 'f16'}}
+  attn.sdpa %q, %q, %q into %q score_mod {
+  ^bb0(%s: f16, %b: index, %h: index, %i: index, %j: index):
+    %x = arith.extf %s : f16 to f32
+    attn.yield %x : f32
+  } : !t, !t, !t -> !t
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @mod_terminator(%q: !t, %w: index, %c: f32, %buf: memref<f32>) {
+  // expected-error @+1 {{'attn.sdpa' op 'mask_mod' must end in attn.yield}}
+  attn.sdpa %q, %q, %q into %q mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    llvm.unreachable
+  } : !t, !t, !t -> !t
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @mod_yield_type(%q: !t, %w: index, %c: f32, %buf: memref<f32>) {
+  attn.sdpa %q, %q, %q into %q mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %x = arith.constant 1.0 : f32
+    // expected-error @+1 {{'attn.yield' op in 'mask_mod' must yield one 'i1'}}
+    attn.yield %x : f32
+  } : !t, !t, !t -> !t
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @mod_impure(%q: !t, %w: index, %c: f32, %buf: memref<f32>) {
+  attn.sdpa %q, %q, %q into %q captures(%buf : memref<f32>) score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %m: memref<f32>):
+    // expected-error @+1 {{'memref.store' op is not allowed in 'score_mod': only pure ops without regions and loads of captures}}
+    memref.store %s, %m[] : memref<f32>
+    attn.yield %s : f32
+  } : !t, !t, !t -> !t
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @mod_region(%q: !t, %w: index, %c: f32, %buf: memref<f32>) {
+  attn.sdpa %q, %q, %q into %q score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{'scf.execute_region' op is not allowed in 'score_mod': only pure ops without regions and loads of captures}}
+    %x = scf.execute_region -> f32 {
+      scf.yield %s : f32
+    }
+    attn.yield %x : f32
+  } : !t, !t, !t -> !t
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @mod_load_not_capture(%q: !t, %w: index, %c: f32, %buf: memref<f32>) {
+  attn.sdpa %q, %q, %q into %q score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{'memref.load' op in 'score_mod' must load from a captured memref (a block argument)}}
+    %x = memref.load %buf[] : memref<f32>
+    attn.yield %x : f32
+  } : !t, !t, !t -> !t
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @mod_outside_value(%q: !t, %w: index, %c: f32, %buf: memref<f32>) {
+  attn.sdpa %q, %q, %q into %q score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{'arith.mulf' op in 'score_mod' uses a value defined outside it: pass it as a capture}}
+    %x = arith.mulf %s, %c : f32
+    attn.yield %x : f32
+  } : !t, !t, !t -> !t
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @captures_without_mods(%q: !t, %w: index, %c: f32, %buf: memref<f32>) {
+  // expected-error @+1 {{'attn.sdpa' op has captures but no score_mod or mask_mod to read them}}
+  attn.sdpa %q, %q, %q into %q captures(%w : index) : !t, !t, !t -> !t
+  return
+}
+
+// -----
+
+func.func @online_mods_need_batch_head(%q: tensor<64x64xbf16>, %k: tensor<32x64xbf16>, %m: tensor<64xf32>, %acc: tensor<64x64xf32>, %i: index, %s: f32) {
+  // expected-error @+1 {{'attn.online_attention' op needs 'batch' and 'head' exactly when it has a score_mod or mask_mod}}
+  %m1, %l1, %a1 = attn.online_attention %q, %k, %k, %m, %m, %acc at [%i, %i] bounds [%i, %i] scale %s mask_mod {
+  ^bb0(%b: index, %h: index, %x: index, %y: index):
+    %t = arith.constant true
+    attn.yield %t : i1
+  } : tensor<64x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<64xf32>, tensor<64x64xf32>
   return
 }

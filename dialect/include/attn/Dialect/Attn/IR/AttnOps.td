@@ -150,6 +150,13 @@ def Attn_MapTile : TensorRankOf<[AnyType], [1, 2]>;
 // High-level op
 //===----------------------------------------------------------------------===//
 
+// Values the score and mask modifications may read besides their
+// coordinates: scalars (a window size, a softcap value) and memrefs of any
+// rank read with memref.load (ALiBi slopes, document ids, a bias table).
+// They are kernel arguments, so that changing one never recompiles.
+def Attn_Capture : AnyTypeOf<[F32, I32, I64, Index,
+                              MemRefOf<[F32, I32, I64, Index]>]>;
+
 def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
   let summary = "scaled-dot-product attention over whole tensors";
   let description = [{
@@ -170,6 +177,16 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
     expressed through strides: Q, K, V and O need a unit innermost stride; the
     LSE may have any strides.
 
+    Variants (FlexAttention's score_mod and mask_mod) are regions:
+    `score_mod` maps each scaled score, `(%score: f32, %b, %h, %q_idx,
+    %kv_idx: index, captures...) -> f32`, before the softmax; `mask_mod`
+    says whether query `%q_idx` sees key `%kv_idx`, `(%b, %h, %q_idx,
+    %kv_idx: index, captures...) -> i1`, in addition to `mask` and the
+    bounds. Both end in `attn.yield` and may use only pure ops and
+    `memref.load` of a captured memref; they read the `captures` operands
+    through their trailing block arguments, never values from outside. The
+    LSE is that of the modified scores.
+
     Example:
     ```mlir
     attn.sdpa %q, %k, %v into %o lse %lse scale %s mask <causal>
@@ -179,6 +196,26 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
        -> memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>,
           memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
     ```
+    A soft-capped sliding window (Gemma 2), capping at `%cap` and showing
+    each query the `%w` keys up to itself:
+    ```mlir
+    attn.sdpa %q, %k, %v into %o mask <causal> captures(%cap, %w : f32, index)
+        score_mod {
+        ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %c: f32, %n: index):
+          %x = arith.divf %s, %c : f32
+          %t = math.tanh %x : f32
+          %y = arith.mulf %t, %c : f32
+          attn.yield %y : f32
+        } mask_mod {
+        ^bb0(%b: index, %h: index, %i: index, %j: index, %c: f32, %n: index):
+          %d = arith.subi %i, %j : index
+          %in = arith.cmpi slt, %d, %n : index
+          attn.yield %in : i1
+        } : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+            memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+            memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+         -> memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+    ```
   }];
   let arguments = (ins
       Arg<Attn_Tensor4D, "queries", [MemRead]>:$query,
@@ -187,15 +224,21 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
       Arg<Attn_Tensor4D, "output", [MemWrite]>:$output,
       Arg<Optional<Attn_LseMemRef>, "log-sum-exp", [MemWrite]>:$lse,
       Optional<F32>:$scale,
+      Variadic<Attn_Capture>:$captures,
       DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::None">:$mask,
       UnitAttr:$positiveScale);
+  let regions = (region MaxSizedRegion<1>:$scoreMod,
+                        MaxSizedRegion<1>:$maskMod);
   let assemblyFormat = [{
     $query `,` $key `,` $value `into` $output (`lse` $lse^)?
     (`scale` $scale^)? (`mask` $mask^)? (`positive_scale` $positiveScale^)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)?
+    (`score_mod` $scoreMod^)? (`mask_mod` $maskMod^)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
     type($output) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -297,7 +340,8 @@ def Attn_StoreTileOp : Attn_Op<"store_tile"> {
 }
 
 def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
-    Pure, AllTypesMatch<["max", "sum", "newMax", "newSum"]>,
+    Pure, AttrSizedOperandSegments,
+    AllTypesMatch<["max", "sum", "newMax", "newSum"]>,
     AllTypesMatch<["acc", "newAcc"]>]> {
   let summary = "one online-attention step of a query tile against a K/V tile";
   let description = [{
@@ -313,8 +357,12 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
 
     `positive_scale` promises scale > 0. With `rows_per_head` the query tile
     packs heads (see `attn.load_tile`): the query of packed row p is
-    p mod rows_per_head. `attn-decompose` expands the op into generic tile
-    ops (`attn.matmul`, `attn.map`, `attn.reduce`).
+    p mod rows_per_head, its head `head + p / rows_per_head`.
+    `score_mod`, `mask_mod` and `captures` are those of `attn.sdpa`; with a
+    region, `batch` and `head` (the tile's first query head) say which
+    (batch, head) the tile belongs to. `attn-decompose` expands the op into
+    generic tile ops (`attn.matmul`, `attn.map`, `attn.reduce`), the regions
+    inlined into the maps over the scores.
 
     Example:
     ```mlir
@@ -328,18 +376,26 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
                        Attn_RowTile:$max, Attn_RowTile:$sum, Attn_AccTile:$acc,
                        Index:$row, Index:$col, Index:$numQueries, Index:$numKeys,
                        F32:$scale, Optional<Index>:$rowsPerHead,
+                       Optional<Index>:$batch, Optional<Index>:$head,
+                       Variadic<Attn_Capture>:$captures,
                        DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::None">:$mask,
                        UnitAttr:$positiveScale);
   let results = (outs Attn_RowTile:$newMax, Attn_RowTile:$newSum,
                       Attn_AccTile:$newAcc);
+  let regions = (region MaxSizedRegion<1>:$scoreMod,
+                        MaxSizedRegion<1>:$maskMod);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $max `,` $sum `,` $acc
     `at` ` ` `[` $row `,` $col `]` (`rows_per_head` $rowsPerHead^)?
     `bounds` ` ` `[` $numQueries `,` $numKeys `]`
-    `scale` $scale (`mask` $mask^)? (`positive_scale` $positiveScale^)? attr-dict
+    `scale` $scale (`mask` $mask^)? (`positive_scale` $positiveScale^)?
+    (`batch` $batch^)? (`head` $head^)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)?
+    (`score_mod` $scoreMod^)? (`mask_mod` $maskMod^)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($max) `,` type($acc)
   }];
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 def Attn_FinalizeOp : Attn_Op<"finalize", [
@@ -487,11 +543,12 @@ def Attn_ReduceOp : Attn_Op<"reduce", [Pure, AllTypesMatch<["init", "result"]>]>
 }
 
 def Attn_YieldOp : Attn_Op<"yield", [
-    Pure, Terminator, ReturnLike, HasParent<"MapOp">]> {
-  let summary = "yields the element computed by an attn.map body";
+    Pure, Terminator, ReturnLike,
+    ParentOneOf<["MapOp", "SdpaOp", "OnlineAttentionOp"]>]> {
+  let summary = "yields the element computed by an attn.map body or a mod";
   let description = [{
     Terminates the body of `attn.map` with one scalar of the result's element
-    type.
+    type, and a `score_mod` (f32) or `mask_mod` (i1) region.
 
     Example:
     ```mlir

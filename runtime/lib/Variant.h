@@ -1,0 +1,39 @@
+//===- Variant.h - attn_variant: checks and kernel arguments ----*- C++ -*-===//
+//
+// The runtime's side of the named variants: what a valid attn_variant is,
+// and the capture arguments (KernelABI.h) a kernel compiled for its flags
+// takes, built once here for both the CUDA launch and the host call.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_VARIANT_H
+#define ATTN_RUNTIME_VARIANT_H
+
+#include "attn-jit/Runtime.h"
+#include "attn/Compiler/KernelABI.h"
+
+#include <vector>
+
+namespace attn::rt {
+
+/// A negative window bound (unbounded) is passed as this many keys: more
+/// than any sequence a call may have, so the window compares stay exact.
+inline constexpr int64_t kUnboundedWindow = int64_t(1) << 40;
+
+/// Checks args.variant against the rest of the call (flags known, causal
+/// mask for prefix-LM, a finite positive softcap, pointers present and
+/// aligned for non-empty calls).
+Status validateVariant(const attn_fwd_args &args);
+
+/// The capture values of args.variant, in kCaptureArgs order (only those
+/// of its flags).
+std::vector<abi::CaptureValue> captureValues(const attn_fwd_args &args);
+
+/// The flags whose mods read a captured tensor by head or position: such a
+/// kernel cannot pack query heads (padding rows belong to no head).
+inline constexpr unsigned kVariantsReadingTensors =
+    abi::kAlibi | abi::kDocument | abi::kBias;
+
+} // namespace attn::rt
+
+#endif // ATTN_RUNTIME_VARIANT_H
