@@ -22,6 +22,14 @@ LIB_NAME = "libattn-jit.so"
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+class AttnCapture(ctypes.Structure):
+    """attn_capture: one value of a user's mods' captures."""
+    _fields_ = [
+        ("f32", ctypes.c_float), ("i64", ctypes.c_int64), ("data", ctypes.c_void_p),
+        ("sizes", ctypes.c_int64 * 4), ("strides", ctypes.c_int64 * 4),
+    ]
+
+
 class AttnVariant(ctypes.Structure):
     _fields_ = [
         ("flags", ctypes.c_uint32),
@@ -30,6 +38,10 @@ class AttnVariant(ctypes.Structure):
         ("alibi_slopes", ctypes.c_void_p), ("q_doc_ids", ctypes.c_void_p),
         ("kv_doc_ids", ctypes.c_void_p), ("bias", ctypes.c_void_p),
         ("bias_strides", ctypes.c_int64 * 2),
+        # A user's own mods (MLIR text) and their captures; the package does
+        # not pass them yet (NULL, 0).
+        ("mods", ctypes.c_char_p), ("captures", ctypes.POINTER(AttnCapture)),
+        ("num_captures", ctypes.c_int64),
     ]
 
 
@@ -57,9 +69,11 @@ class AttnStats(ctypes.Structure):
 
 # Offsets checked against the C header with gcc (x86-64): a mismatch here
 # would pass garbage to the library, so fail loudly instead.
-assert ctypes.sizeof(AttnFwdArgs) == 368, ctypes.sizeof(AttnFwdArgs)
+assert ctypes.sizeof(AttnFwdArgs) == 392, ctypes.sizeof(AttnFwdArgs)
 assert AttnFwdArgs.dtype.offset == 240 and AttnFwdArgs.stream.offset == 256
-assert AttnFwdArgs.variant.offset == 280 and ctypes.sizeof(AttnVariant) == 88
+assert AttnFwdArgs.variant.offset == 280 and ctypes.sizeof(AttnVariant) == 112
+assert AttnVariant.mods.offset == 88 and AttnVariant.num_captures.offset == 104
+assert ctypes.sizeof(AttnCapture) == 88
 assert [getattr(AttnVariant, n).offset for n in
         ("window_left", "prefix_len", "softcap", "alibi_slopes", "bias", "bias_strides")] == \
     [8, 24, 32, 40, 64, 72]

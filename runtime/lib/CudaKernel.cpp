@@ -117,7 +117,8 @@ static_assert(abi::kForwardScalarCount == 1 &&
 
 } // namespace
 
-ForwardParams::ForwardParams(const attn_fwd_args &args, float scale)
+ForwardParams::ForwardParams(const attn_fwd_args &args, float scale,
+                             const compiler::UserModsInfo *user)
     : scale(scale) {
   int64_t B = args.batch, H = args.heads, Hkv = kvHeadsOf(args),
           Nq = args.seqlen_q, Nk = args.seqlen_k, D = args.head_dim;
@@ -141,41 +142,44 @@ ForwardParams::ForwardParams(const attn_fwd_args &args, float scale)
   for (int i = 0; i < kTensorValues; ++i)
     pointers[i] = &values[i];
   pointers[kTensorValues] = &this->scale;
-  // The variant's captures: a scalar is one parameter, a tensor its
-  // pointer, sizes and strides, like the tensors above.
+  // The variant's captures: a scalar is one parameter (of its own width),
+  // a tensor its pointer, sizes and strides, like the tensors above.
   int p = kTensorValues + abi::kForwardScalarCount, c = 0;
-  std::vector<abi::CaptureValue> values = captureValues(args);
-  size_t next = 0;
-  for (const abi::CaptureArg &arg : abi::kCaptureArgs) {
-    if (!(args.variant.flags & arg.variant))
-      continue;
-    const abi::CaptureValue &value = values[next++];
-    if (arg.rank == 0 && arg.element == abi::CaptureArg::F32) {
-      captureF32[c] = value.f32;
-      pointers[p++] = &captureF32[c++];
-      continue;
-    }
-    if (arg.rank == 0) {
-      captures[c] = value.i64;
-      pointers[p++] = &captures[c++];
+  std::vector<abi::CaptureValue> values = captureValues(args, user);
+  std::vector<abi::UserCapture> kinds = captureKinds(args.variant.flags, user);
+  for (size_t i = 0; i < kinds.size() && i < values.size(); ++i) {
+    const abi::UserCapture &kind = kinds[i];
+    const abi::CaptureValue &value = values[i];
+    if (kind.rank == 0) {
+      if (kind.element == abi::CaptureArg::F32) {
+        captureF32[c] = value.f32;
+        pointers[p++] = &captureF32[c++];
+      } else if (kind.element == abi::CaptureArg::I32) {
+        captureI32[c] = static_cast<int32_t>(value.i64);
+        pointers[p++] = &captureI32[c++];
+      } else {
+        captures[c] = value.i64;
+        pointers[p++] = &captures[c++];
+      }
       continue;
     }
     captures[c] =
         static_cast<int64_t>(reinterpret_cast<uintptr_t>(value.data));
     pointers[p++] = &captures[c++];
-    for (int i = 0; i < arg.rank; ++i) {
-      captures[c] = value.sizes[i];
+    for (int r = 0; r < kind.rank; ++r) {
+      captures[c] = value.sizes[r];
       pointers[p++] = &captures[c++];
     }
-    for (int i = 0; i < arg.rank; ++i) {
-      captures[c] = value.strides[i];
+    for (int r = 0; r < kind.rank; ++r) {
+      captures[c] = value.strides[r];
       pointers[p++] = &captures[c++];
     }
   }
 }
 
 Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
-                     const attn_fwd_args &args, float scale) {
+                     const attn_fwd_args &args, float scale,
+                     const compiler::UserModsInfo *user) {
   int64_t kvHeads = kvHeadsOf(args);
   int64_t rows = kernel.packGqa ? args.heads / kvHeads * args.seqlen_q
                                 : args.seqlen_q;
@@ -186,7 +190,7 @@ Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
                      "seqlen_q = {} needs {} query blocks, more than the grid "
                      "allows ({})",
                      args.seqlen_q, blocks, INT_MAX);
-  ForwardParams params(args, scale);
+  ForwardParams params(args, scale, user);
   CUresult result = driver.cuLaunchKernel(
       kernel.function, static_cast<unsigned>(blocks),
       static_cast<unsigned>(gridHeads), static_cast<unsigned>(args.batch),

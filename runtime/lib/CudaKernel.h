@@ -43,12 +43,16 @@ struct ForwardParams {
     int n = 0;
     for (const abi::CaptureArg &c : abi::kCaptureArgs)
       n += abi::paramsOf(c);
-    return n;
+    return n + abi::kMaxUserCaptures *
+                   abi::paramsOf(abi::UserCapture{
+                       abi::CaptureArg::F32, abi::kMaxUserCaptureRank});
   }();
   static constexpr int kMaxCount =
       kTensorValues + abi::kForwardScalarCount + kCaptureValues;
 
-  ForwardParams(const attn_fwd_args &args, float scale);
+  /// `user`: the user's mods of the call, if any (their captures follow).
+  ForwardParams(const attn_fwd_args &args, float scale,
+                const compiler::UserModsInfo *user = nullptr);
   ForwardParams(const ForwardParams &) = delete;
   ForwardParams &operator=(const ForwardParams &) = delete;
 
@@ -58,13 +62,15 @@ struct ForwardParams {
   /// scalar in the low half of its word.
   int64_t captures[kCaptureValues];
   float captureF32[kCaptureValues];
+  int32_t captureI32[kCaptureValues];
   void *pointers[kMaxCount];
 };
 
 /// Launches `kernel` on args.stream: grid (ceil(Nq / blockM), H, B), or
 /// (ceil(H / Hkv · Nq / blockM), Hkv, B) when it packs query heads.
 Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
-                     const attn_fwd_args &args, float scale);
+                     const attn_fwd_args &args, float scale,
+                     const compiler::UserModsInfo *user = nullptr);
 
 } // namespace attn::rt
 

@@ -70,12 +70,37 @@ void Engine::addCompileTime(Clock::duration time) {
 
 Status Engine::forward(const attn_fwd_args *args) {
   Status status = validateForward(args);
+  std::shared_ptr<const UserModsEntry> user;
+  if (status.ok() && args->variant.mods) {
+    Expected<std::shared_ptr<const UserModsEntry>> mods = userMods(*args);
+    if (mods)
+      user = *mods;
+    status = mods ? validateUserCaptures(*args, user->info) : mods.status();
+  }
+  const compiler::UserModsInfo *info = user ? &user->info : nullptr;
   if (status.ok() && !isEmptyForward(*args))
-    status = args->device == ATTN_DEVICE_HOST ? forwardHost(*args)
-                                              : forwardCuda(*args);
+    status = args->device == ATTN_DEVICE_HOST ? forwardHost(*args, info)
+                                              : forwardCuda(*args, info);
   if (!status.ok() && logging(LogLevel::Info))
     logLine("attn_forward failed: {}", status.toString());
   return status;
+}
+
+Expected<std::shared_ptr<const Engine::UserModsEntry>>
+Engine::userMods(const attn_fwd_args &args) {
+  // Parsed and verified once per text (a cached call must not parse);
+  // a text that fails is an argument error with the diagnostics, and is
+  // inspected again next time (it is not cached).
+  std::string text = args.variant.mods;
+  return userMods_.get(
+      text, [&]() -> Expected<std::shared_ptr<const UserModsEntry>> {
+        auto entry = std::make_shared<UserModsEntry>();
+        std::string error;
+        if (!compiler::inspectUserMods(text, entry->info, error))
+          return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                           "variant.mods does not compile:\n{}", error);
+        return std::shared_ptr<const UserModsEntry>(std::move(entry));
+      });
 }
 
 Expected<Engine::CudaState *> Engine::cuda() {
@@ -118,7 +143,8 @@ DiskCache *Engine::disk() {
 }
 
 CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
-                         const std::string &arch) const {
+                         const std::string &arch,
+                         const compiler::UserModsInfo *user) const {
   CacheKey key;
   key.target = target;
   key.compilerVersion = compilerVersion_;
@@ -132,6 +158,8 @@ CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
   key.config.positiveScale = effectiveScale(args) > 0;
   // Before resolving: a variant's tiles may differ (TilePolicy.h).
   key.config.variants = args.variant.flags;
+  if (user)
+    key.config.userMods = user->canonical;
   if (target == Target::Cuda) {
     key.config.arch = arch;
     key.config.tensorCore = options_.tensorCore;
@@ -144,11 +172,12 @@ CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
   key.config.packGqa =
       compiler::shouldPackGqa(args.heads, kvHeadsOf(args), args.seqlen_q,
                               key.config.blockM) &&
-      !(args.variant.flags & kVariantsReadingTensors);
+      !(args.variant.flags & kVariantsReadingTensors) && !user;
   return key;
 }
 
-Status Engine::forwardCuda(const attn_fwd_args &args) {
+Status Engine::forwardCuda(const attn_fwd_args &args,
+                           const compiler::UserModsInfo *user) {
   Expected<CudaState *> state = cuda();
   if (!state)
     return state.status();
@@ -170,7 +199,7 @@ Status Engine::forwardCuda(const attn_fwd_args &args) {
                      "or wgmma",
                      options_.tensorCore);
 
-  CacheKey key = makeKey(Target::Cuda, args, device.arch);
+  CacheKey key = makeKey(Target::Cuda, args, device.arch, user);
   std::string keyText = key.str();
   // Modules belong to a context: the same key loads once per context.
   std::string memoryKey = fmt::format("{}|{}", context->id, keyText);
@@ -185,7 +214,8 @@ Status Engine::forwardCuda(const attn_fwd_args &args) {
     if (logging(LogLevel::Verbose))
       logLine("memory hit {}", keyText);
   }
-  Status status = launchForward(driver, **kernel, args, effectiveScale(args));
+  Status status =
+      launchForward(driver, **kernel, args, effectiveScale(args), user);
   if (status.ok())
     ++launches_;
   return status;
@@ -313,8 +343,9 @@ Engine::buildPtx(const CacheKey &key) {
   return std::shared_ptr<const PtxEntry>(std::move(entry));
 }
 
-Status Engine::forwardHost(const attn_fwd_args &args) {
-  CacheKey key = makeKey(Target::Host, args, "");
+Status Engine::forwardHost(const attn_fwd_args &args,
+                           const compiler::UserModsInfo *user) {
+  CacheKey key = makeKey(Target::Host, args, "", user);
   std::string keyText = key.str();
   SingleFlight<HostEntry>::Outcome outcome;
   auto build = [&]() -> Expected<std::shared_ptr<const HostEntry>> {
@@ -368,7 +399,7 @@ Status Engine::forwardHost(const attn_fwd_args &args) {
   for (int i = 0; i < 3; ++i)
     host.lseStrides[i] = args.lse ? args.lse_strides[i] : 0;
   host.scale = effectiveScale(args);
-  host.captures = captureValues(args);
+  host.captures = captureValues(args, user);
   (*entry)->kernel->run(host);
   ++launches_;
   return Status();

@@ -78,12 +78,22 @@ private:
     std::unique_ptr<CudaContexts> contexts;
   };
 
-  Status forwardCuda(const attn_fwd_args &args);
-  Status forwardHost(const attn_fwd_args &args);
+  /// A user's mods as the compiler inspected them (once per text).
+  struct UserModsEntry {
+    compiler::UserModsInfo info;
+  };
+
+  Status forwardCuda(const attn_fwd_args &args,
+                     const compiler::UserModsInfo *user);
+  Status forwardHost(const attn_fwd_args &args,
+                     const compiler::UserModsInfo *user);
+  Expected<std::shared_ptr<const UserModsEntry>>
+  userMods(const attn_fwd_args &args);
   Expected<CudaState *> cuda();
   DiskCache *disk();
   CacheKey makeKey(Target target, const attn_fwd_args &args,
-                   const std::string &arch) const;
+                   const std::string &arch,
+                   const compiler::UserModsInfo *user) const;
   Expected<std::shared_ptr<const PtxEntry>> buildPtx(const CacheKey &key);
   Expected<std::shared_ptr<const LoadedKernel>>
   loadCudaKernel(const CudaDriver &driver, const ContextInfo &context,
@@ -106,6 +116,7 @@ private:
   SingleFlight<PtxEntry> ptxKernels_;       // by key
   SingleFlight<LoadedKernel> cudaKernels_;  // by context and key
   SingleFlight<HostEntry> hostKernels_;     // by key
+  SingleFlight<UserModsEntry> userMods_;    // by the mods' text
 
   std::atomic<uint64_t> compiles_{0}, memoryHits_{0}, diskHits_{0},
       diskMisses_{0}, diskRejected_{0}, launches_{0}, compileNanos_{0};

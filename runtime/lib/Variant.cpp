@@ -56,6 +56,14 @@ Status validateVariant(const attn_fwd_args &args) {
     return makeError(ATTN_ERROR_INVALID_ARGUMENT,
                      "variant.bias_strides = ({}, {}): must not be negative",
                      v.bias_strides[0], v.bias_strides[1]);
+  if (v.num_captures < 0 || v.num_captures > abi::kMaxUserCaptures)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "variant.num_captures = {}: must be in [0, {}]",
+                     v.num_captures, abi::kMaxUserCaptures);
+  if (v.num_captures > 0 && !v.mods)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "variant.num_captures = {} without variant.mods",
+                     v.num_captures);
   if ((v.flags & ATTN_VARIANT_DOCUMENT) && !v.kv_doc_ids &&
       args.seqlen_q != args.seqlen_k)
     return makeError(ATTN_ERROR_INVALID_ARGUMENT,
@@ -87,7 +95,48 @@ Status validateVariant(const attn_fwd_args &args) {
   return Status();
 }
 
-std::vector<abi::CaptureValue> captureValues(const attn_fwd_args &args) {
+Status validateUserCaptures(const attn_fwd_args &args,
+                            const compiler::UserModsInfo &user) {
+  const attn_variant &v = args.variant;
+  if (v.num_captures != static_cast<int64_t>(user.captures.size()))
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "variant.num_captures = {}: the mods take {} captures",
+                     v.num_captures, user.captures.size());
+  if (v.num_captures > 0 && !v.captures)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "variant.captures is a null pointer ({} captures)",
+                     v.num_captures);
+  for (size_t i = 0; i < user.captures.size(); ++i) {
+    const abi::UserCapture &kind = user.captures[i];
+    const attn_capture &c = v.captures[i];
+    if (kind.rank == 0)
+      continue;
+    for (int r = 0; r < kind.rank; ++r)
+      if (c.sizes[r] < 0 || c.strides[r] < 0)
+        return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                         "variant.captures[{}]: sizes and strides must not "
+                         "be negative (dim {}: size {}, stride {})",
+                         i, r, c.sizes[r], c.strides[r]);
+    if (Status s = checkArray(c.data, "captures[].data", "a memref capture");
+        !s.ok())
+      return s;
+  }
+  return Status();
+}
+
+std::vector<abi::UserCapture> captureKinds(unsigned flags,
+                                           const compiler::UserModsInfo *user) {
+  std::vector<abi::UserCapture> kinds;
+  for (const abi::CaptureArg &arg : abi::kCaptureArgs)
+    if (flags & arg.variant)
+      kinds.push_back({arg.element, arg.rank});
+  if (user)
+    kinds.insert(kinds.end(), user->captures.begin(), user->captures.end());
+  return kinds;
+}
+
+std::vector<abi::CaptureValue>
+captureValues(const attn_fwd_args &args, const compiler::UserModsInfo *user) {
   const attn_variant &v = args.variant;
   auto window = [](int64_t bound) {
     return bound < 0 ? kUnboundedWindow : bound;
@@ -118,6 +167,19 @@ std::vector<abi::CaptureValue> captureValues(const attn_fwd_args &args) {
            {v.bias_strides[0], v.bias_strides[1]}};
     out.push_back(c);
   }
+  if (user)
+    for (size_t i = 0; i < user->captures.size(); ++i) {
+      const attn_capture &in = v.captures[i];
+      abi::CaptureValue c;
+      c.f32 = in.f32;
+      c.i64 = in.i64;
+      c.data = in.data;
+      for (int r = 0; r < user->captures[i].rank; ++r) {
+        c.sizes[r] = in.sizes[r];
+        c.strides[r] = in.strides[r];
+      }
+      out.push_back(c);
+    }
   return out;
 }
 

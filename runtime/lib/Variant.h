@@ -10,6 +10,7 @@
 #define ATTN_RUNTIME_VARIANT_H
 
 #include "attn-jit/Runtime.h"
+#include "attn/Compiler/Compiler.h"
 #include "attn/Compiler/KernelABI.h"
 
 #include <vector>
@@ -25,9 +26,20 @@ inline constexpr int64_t kUnboundedWindow = int64_t(1) << 40;
 /// aligned for non-empty calls).
 Status validateVariant(const attn_fwd_args &args);
 
-/// The capture values of args.variant, in kCaptureArgs order (only those
-/// of its flags).
-std::vector<abi::CaptureValue> captureValues(const attn_fwd_args &args);
+/// The capture values of args.variant, in kernel-argument order: those of
+/// kCaptureArgs its flags select, then `user`'s (a user's mods), if any.
+std::vector<abi::CaptureValue>
+captureValues(const attn_fwd_args &args,
+              const compiler::UserModsInfo *user = nullptr);
+
+/// Checks args.variant.captures against what the user's mods declare.
+Status validateUserCaptures(const attn_fwd_args &args,
+                            const compiler::UserModsInfo &user);
+
+/// The kinds of all capture arguments of a kernel: the named variants'
+/// (of `flags`), then the user's.
+std::vector<abi::UserCapture>
+captureKinds(unsigned flags, const compiler::UserModsInfo *user);
 
 /// The flags whose mods read a captured tensor by head or position: such a
 /// kernel cannot pack query heads (padding rows belong to no head).

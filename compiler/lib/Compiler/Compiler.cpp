@@ -13,6 +13,7 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/PTX.h"
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/UserMods.h"
 #include "AttnVersion.inc"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -79,12 +80,28 @@ struct Session {
     handler = std::make_unique<ScopedDiagnosticHandler>(
         context.get(), [this](Diagnostic &diag) {
           llvm::raw_string_ostream os(diagnostics);
-          os << diag.getLocation() << ": " << diag << "\n";
+          // "file:line:col: error: ..." where the location is in a text
+          // (a user's mods), as compilers print it.
+          if (auto file = dyn_cast<FileLineColLoc>(diag.getLocation()))
+            os << file.getFilename().getValue() << ":" << file.getLine()
+               << ":" << file.getColumn() << ": "
+               << (diag.getSeverity() == DiagnosticSeverity::Error ? "error"
+                                                                   : "note")
+               << ": " << diag << "\n";
+          else
+            os << diag.getLocation() << ": " << diag << "\n";
           for (Diagnostic &note : diag.getNotes())
             os << "  note: " << note << "\n";
           return success();
         });
     module = ModuleOp::create(UnknownLoc::get(context.get()));
+  }
+
+  /// Hands a user's mods to attn-create-kernel (UserMods.h).
+  void setUserMods(const std::string &text) {
+    if (!text.empty())
+      (*module)->setAttr(mlir::attn::kUserModsAttr,
+                         StringAttr::get(context.get(), text));
   }
 };
 
@@ -101,11 +118,47 @@ void setKernelOptions(Options &options, const KernelConfig &config) {
 }
 
 
+/// inspectUserMods, where an LLVM fatal error would end the process.
+bool inspectUserModsUnguarded(const std::string &text, UserModsInfo &info,
+                              std::string &error) {
+  Session s;
+  FailureOr<mlir::attn::UserMods> mods =
+      mlir::attn::parseUserMods(text, s.context.get());
+  if (failed(mods)) {
+    error = s.diagnostics;
+    return false;
+  }
+  // Building the kernel function (any head dim) runs the region verifier
+  // on the mods as they will be compiled.
+  s.setUserMods(text);
+  PassManager pm(s.context.get());
+  pm.addPass(mlir::attn::createAttnCreateKernel(
+      mlir::attn::AttnCreateKernelOptions{64, "f32", "none", "", true}));
+  if (failed(pm.run(*s.module))) {
+    error = s.diagnostics;
+    return false;
+  }
+  info.canonical = mlir::attn::canonicalUserMods(*mods);
+  info.captures.clear();
+  for (Type t : mods->captures) {
+    auto memref = dyn_cast<MemRefType>(t);
+    Type element = memref ? memref.getElementType() : t;
+    abi::CaptureArg::Element kind =
+        element.isF32()          ? abi::CaptureArg::F32
+        : element.isInteger(32)  ? abi::CaptureArg::I32
+                                 : abi::CaptureArg::I64; // i64, index
+    info.captures.push_back(
+        {kind, memref ? static_cast<int>(memref.getRank()) : 0});
+  }
+  return true;
+}
+
 /// compilePtx, where an LLVM fatal error would end the process.
 bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
                          std::string &error) {
   auto start = Clock::now();
   Session s;
+  s.setUserMods(config.userMods);
   out.times.buildIR = msSince(start);
 
   start = Clock::now();
@@ -178,16 +231,19 @@ using HostFn = void (*)(void **);
 /// A capture's memref descriptor, any rank up to 2: {allocated, aligned,
 /// offset, sizes[rank], strides[rank]}.
 struct RawDescriptor {
-  int64_t words[3 + 2 * 2];
+  int64_t words[3 + 2 * abi::kMaxUserCaptureRank];
 };
 
 class JitHostKernel : public HostKernel {
 public:
   JitHostKernel(std::unique_ptr<Session> session,
                 std::unique_ptr<ExecutionEngine> engine, HostFn fn,
-                int64_t headDim, unsigned variants, const CompileTimes &times)
+                int64_t headDim, unsigned variants,
+                std::vector<abi::UserCapture> userCaptures,
+                const CompileTimes &times)
       : session(std::move(session)), engine(std::move(engine)), fn(fn),
-        headDim(headDim), variants(variants) {
+        headDim(headDim), variants(variants),
+        userCaptures(std::move(userCaptures)) {
     times_ = times;
   }
 
@@ -233,31 +289,39 @@ public:
     packed.push_back(&scale);
     // Captures: scalars by value, tensors as descriptors (pointers to them
     // kept alive in `descriptors`).
-    std::vector<RawDescriptor> descriptors(a.captures.size());
-    std::vector<void *> descriptorPtrs(a.captures.size());
-    size_t i = 0;
-    for (const abi::CaptureArg &arg : abi::kCaptureArgs) {
-      if (!(variants & arg.variant))
+    // The captures' kinds: the named variants', then the user's.
+    std::vector<abi::UserCapture> kinds;
+    for (const abi::CaptureArg &arg : abi::kCaptureArgs)
+      if (variants & arg.variant)
+        kinds.push_back({arg.element, arg.rank});
+    kinds.insert(kinds.end(), userCaptures.begin(), userCaptures.end());
+    if (kinds.size() != a.captures.size())
+      return; // the runtime passes exactly these (Variant.cpp)
+    std::vector<RawDescriptor> descriptors(kinds.size());
+    std::vector<void *> descriptorPtrs(kinds.size());
+    std::vector<int32_t> i32s(kinds.size());
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      const abi::UserCapture &kind = kinds[i];
+      const abi::CaptureValue &value = a.captures[i];
+      if (kind.rank == 0) {
+        i32s[i] = static_cast<int32_t>(value.i64);
+        const void *p = kind.element == abi::CaptureArg::F32 ? &value.f32
+                        : kind.element == abi::CaptureArg::I32
+                            ? static_cast<const void *>(&i32s[i])
+                            : static_cast<const void *>(&value.i64);
+        packed.push_back(const_cast<void *>(p));
         continue;
-      const abi::CaptureValue &value = a.captures.at(i);
-      if (arg.rank == 0) {
-        packed.push_back(const_cast<void *>(
-            arg.element == abi::CaptureArg::F32
-                ? static_cast<const void *>(&value.f32)
-                : static_cast<const void *>(&value.i64)));
-      } else {
-        RawDescriptor &d = descriptors[i];
-        d.words[0] = d.words[1] =
-            static_cast<int64_t>(reinterpret_cast<uintptr_t>(value.data));
-        d.words[2] = 0;
-        for (int r = 0; r < arg.rank; ++r) {
-          d.words[3 + r] = value.sizes[r];
-          d.words[3 + arg.rank + r] = value.strides[r];
-        }
-        descriptorPtrs[i] = &d;
-        packed.push_back(&descriptorPtrs[i]);
       }
-      ++i;
+      RawDescriptor &d = descriptors[i];
+      d.words[0] = d.words[1] =
+          static_cast<int64_t>(reinterpret_cast<uintptr_t>(value.data));
+      d.words[2] = 0;
+      for (int r = 0; r < kind.rank; ++r) {
+        d.words[3 + r] = value.sizes[r];
+        d.words[3 + kind.rank + r] = value.strides[r];
+      }
+      descriptorPtrs[i] = &d;
+      packed.push_back(&descriptorPtrs[i]);
     }
     fn(packed.data());
   }
@@ -268,6 +332,7 @@ private:
   HostFn fn;
   int64_t headDim;
   unsigned variants;
+  std::vector<abi::UserCapture> userCaptures;
 };
 
 /// compileHost, where an LLVM fatal error would end the process.
@@ -276,6 +341,14 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
   CompileTimes times;
   auto start = Clock::now();
   auto s = std::make_unique<Session>();
+  s->setUserMods(config.userMods);
+  std::vector<abi::UserCapture> userCaptures;
+  if (!config.userMods.empty()) {
+    UserModsInfo info;
+    if (!inspectUserModsUnguarded(config.userMods, info, error))
+      return nullptr;
+    userCaptures = info.captures;
+  }
   times.buildIR = msSince(start);
 
   start = Clock::now();
@@ -309,7 +382,8 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
   times.codegen = msSince(start);
   return std::make_unique<JitHostKernel>(std::move(s), std::move(*engine),
                                          *sym, config.headDim,
-                                         config.variants, times);
+                                         config.variants,
+                                         std::move(userCaptures), times);
 }
 
 } // namespace
@@ -319,6 +393,18 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
 // application that is never acceptable, so both compiles run recovering them
 // (RecoverFatalErrors.h). Targets are initialised before, outside the
 // recovery: a fatal error must never leave a std::call_once half done.
+
+bool inspectUserMods(const std::string &text, UserModsInfo &info,
+                     std::string &error) {
+  bool ok = false;
+  std::string fatal;
+  if (!runRecoveringFatalErrors(
+          [&] { ok = inspectUserModsUnguarded(text, info, error); }, fatal)) {
+    error = "user mods: " + fatal;
+    return false;
+  }
+  return ok;
+}
 
 bool compilePtx(const KernelConfig &config, PtxKernel &out,
                 std::string &error) {

@@ -3,6 +3,7 @@
 #include "attn/Compiler/KernelABI.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/UserMods.h"
 #include "attn/Transforms/Variants.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -96,6 +97,16 @@ struct AttnCreateKernelPass
       argTypes.push_back(MemRefType::get(
           shape, element, StridedLayoutAttr::get(ctx, dyn, strides)));
     }
+    // A user's own mods (UserMods.h): their captures follow the named ones.
+    std::optional<UserMods> user;
+    unsigned firstUserCapture = argTypes.size();
+    if (auto text = module->getAttrOfType<StringAttr>(kUserModsAttr)) {
+      FailureOr<UserMods> parsed = parseUserMods(text.getValue(), ctx);
+      if (failed(parsed))
+        return signalPassFailure();
+      user = std::move(*parsed);
+      argTypes.append(user->captures.begin(), user->captures.end());
+    }
     auto fn = func::FuncOp::create(b, loc, ::attn::abi::kForwardKernel,
                                    b.getFunctionType(argTypes, {}));
     fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
@@ -108,7 +119,13 @@ struct AttnCreateKernelPass
         MaskKindAttr::get(ctx, *kind));
     sdpa.setPositiveScale(positiveScale);
     buildVariantMods(b, loc, sdpa, *variantBits,
-                     entry->getArguments().drop_front(firstCapture));
+                     entry->getArguments()
+                         .drop_front(firstCapture)
+                         .take_front(firstUserCapture - firstCapture));
+    if (user && failed(attachUserMods(
+                    b, sdpa, *user,
+                    entry->getArguments().drop_front(firstUserCapture))))
+      return signalPassFailure();
     func::ReturnOp::create(b, loc);
   }
 };

@@ -73,6 +73,17 @@ typedef enum attn_variant_flags {
   ATTN_VARIANT_SOFTCAP = 1 << 5
 } attn_variant_flags;
 
+/* The value of one capture of a user's mods (attn_variant.mods), of the type
+ * its functions declare: a scalar (f32: f32; i32, i64 or index: i64) or a
+ * memref of f32 or int32 elements of rank 1 to 4 (data, sizes, strides in
+ * elements, on the device of the call). */
+typedef struct attn_capture {
+  float f32;
+  int64_t i64;
+  const void *data;
+  int64_t sizes[4], strides[4];
+} attn_capture;
+
 /* The score is scale * q.k plus the additive terms, soft-capped; masked keys
  * are excluded; a row that sees no key gives O = 0 and LSE = -inf. */
 typedef struct attn_variant {
@@ -85,6 +96,21 @@ typedef struct attn_variant {
   const int32_t *kv_doc_ids;         /* (Nk) int32 */
   const float *bias;                 /* ATTN_VARIANT_BIAS: (Nq, Nk) f32 */
   int64_t bias_strides[2];           /* in elements, >= 0 */
+  /* A user's own variant as MLIR text, compiled on the first call (and
+   * cached by its canonical form, never by a capture's value):
+   *   func.func @score_mod(%score: f32, %b: index, %h: index, %q_idx: index,
+   *                        %kv_idx: index, <captures>) -> f32
+   *   func.func @mask_mod(%b: index, %h: index, %q_idx: index,
+   *                       %kv_idx: index, <captures>) -> i1   (true: seen)
+   * either or both, with the same captures (f32, i32, i64, index; memref<?x
+   * f32 or i32, strided<[?...], offset: ?>> of rank 1 to 4), pure arith/math
+   * ops and memref.load of a capture. A mask_mod combines with the named
+   * masks (and); a score_mod excludes the named score variants. Text that
+   * does not parse or verify: ATTN_ERROR_INVALID_ARGUMENT with the
+   * diagnostics. NULL: none. */
+  const char *mods;
+  const attn_capture *captures; /* num_captures values, in argument order */
+  int64_t num_captures;         /* at most 16 */
 } attn_variant;
 
 /* Forward attention O = softmax(scale * Q K^T + mask) V, per (batch, head).

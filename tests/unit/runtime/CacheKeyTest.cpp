@@ -27,7 +27,7 @@ TEST(CacheKeyTest, TextNamesEveryField) {
   EXPECT_EQ(baseKey().str(),
             "attn-jit-kernel;compiler=v1;target=cuda;arch=sm_90a;dtype=bf16;"
             "head_dim=128;mask=none;block_m=0;block_n=0;warps=0;stages=0;"
-            "tensor_core=auto;positive_scale=1;pack_gqa=0;variants=");
+            "tensor_core=auto;positive_scale=1;pack_gqa=0;variants=;user_mods=");
 }
 
 // The variant flags, never their parameters, are part of the key.
@@ -55,6 +55,7 @@ TEST(CacheKeyTest, EveryCodeChangingFieldChangesTheKey) {
       [](CacheKey &k) { k.config.tensorCore = "mma.sync"; },
       [](CacheKey &k) { k.config.variants = attn::abi::kWindow; },
       [](CacheKey &k) { k.config.variants = attn::abi::kDocument; },
+      [](CacheKey &k) { k.config.userMods = "mods"; },
       [](CacheKey &k) { k.config.positiveScale = false; },
       [](CacheKey &k) { k.config.packGqa = true; },
   };

@@ -249,6 +249,42 @@ TEST_F(EngineCudaTest, VariantsAreKeyedByFlagsAndSizeTheirTiles) {
   EXPECT_EQ(fakeCompiler().lastConfig.blockN, 128);
 }
 
+TEST_F(EngineCudaTest, UserModsAreInspectedOnceAndKeyedByTheirText) {
+  // The fake compiler accepts kFakeUserMods (one f32 capture). Capture
+  // values are arguments: a new value reuses the kernel.
+  float gains[] = {0.5f, 2.0f};
+  for (float gain : gains) {
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 64);
+    attn_capture capture{};
+    capture.f32 = gain;
+    call.args.variant.mods = attn::testing::kFakeUserMods;
+    call.args.variant.captures = &capture;
+    call.args.variant.num_captures = 1;
+    ASSERT_TRUE(engine().forward(&call.args).ok());
+  }
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_EQ(fakeCompiler().lastConfig.userMods,
+              std::string("canonical(") + attn::testing::kFakeUserMods + ")");
+  }
+  ForwardFixture bad(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 64);
+  bad.args.variant.mods = "not mods";
+  Status status = engine().forward(&bad.args);
+  EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(status.message().find("user-mods:1:1: error: fake parse failure"),
+            std::string::npos)
+      << status.message();
+  ForwardFixture count(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 64);
+  count.args.variant.mods = attn::testing::kFakeUserMods;
+  status = engine().forward(&count.args);
+  EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(status.message().find("the mods take 1 captures"),
+            std::string::npos)
+      << status.message();
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+}
+
 TEST_F(EngineCudaTest, TensorCoreSettingIsPartOfTheKey) {
   options.tensorCore = "mma.sync";
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 128);

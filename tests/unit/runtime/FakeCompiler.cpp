@@ -185,6 +185,19 @@ std::unique_ptr<HostKernel> compileHost(const KernelConfig &config,
   return std::make_unique<attn::testing::NaiveHostKernel>(config);
 }
 
+// The fake understands one user mod text, kFakeUserMods (one f32
+// capture); any other text fails to "parse".
+bool inspectUserMods(const std::string &text, UserModsInfo &info,
+                     std::string &error) {
+  if (text != attn::testing::kFakeUserMods) {
+    error = "user-mods:1:1: error: fake parse failure";
+    return false;
+  }
+  info.canonical = "canonical(" + text + ")";
+  info.captures = {{abi::CaptureArg::F32, 0}};
+  return true;
+}
+
 const char *compilerVersion() { return attn::testing::kFakeVersion; }
 
 } // namespace attn::compiler

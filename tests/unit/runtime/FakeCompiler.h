@@ -17,6 +17,9 @@
 
 namespace attn::testing {
 
+/// The one user-mods text the fake compiler accepts (inspectUserMods).
+inline constexpr const char *kFakeUserMods = "fake mods";
+
 struct FakeCompilerState {
   std::atomic<int> ptxCompiles{0}, hostCompiles{0};
   /// Milliseconds each compile sleeps.

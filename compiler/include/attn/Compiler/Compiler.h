@@ -70,6 +70,9 @@ struct KernelConfig {
   /// Named variants (abi::Variant bits); their parameters are kernel
   /// arguments (abi::kCaptureArgs).
   unsigned variants = 0;
+  /// A user's own mods (UserMods.h), as canonicalUserMods prints them; ""
+  /// for none. Their captures are kernel arguments after the variants'.
+  std::string userMods;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;
@@ -86,6 +89,17 @@ struct KernelConfig {
 struct CompileTimes {
   double buildIR = 0, passes = 0, codegen = 0;
 };
+
+/// What the runtime needs to know of a user's mods.
+struct UserModsInfo {
+  std::string canonical;                  // the cache key's text
+  std::vector<abi::UserCapture> captures; // in kernel-argument order
+};
+
+/// Parses and verifies a user's mods (UserMods.h): on failure returns false
+/// and sets `error` to the diagnostics (located in the text).
+bool inspectUserMods(const std::string &text, UserModsInfo &info,
+                     std::string &error);
 
 /// A compiled NVIDIA kernel and how to launch it.
 ///

@@ -76,16 +76,29 @@ inline constexpr CaptureArg kCaptureArgs[] = {
 /// The value of one capture argument at a call: a scalar, or a tensor's
 /// data, sizes and strides (elements).
 struct CaptureValue {
-  int64_t i64 = 0;
+  int64_t i64 = 0; // i64 and index scalars; an i32 scalar's value too
   float f32 = 0;
   const void *data = nullptr;
-  int64_t sizes[2] = {}, strides[2] = {};
+  int64_t sizes[4] = {}, strides[4] = {};
 };
+
+/// A user's mods (UserMods.h) take captures of their own, after the named
+/// variants' ones: scalars (an index is passed as an i64) and tensors of
+/// rank 1 to 4, like kCaptureArgs' entries.
+struct UserCapture {
+  CaptureArg::Element element;
+  int rank;
+};
+inline constexpr int kMaxUserCaptures = 16;
+inline constexpr int kMaxUserCaptureRank = 4;
 
 /// Kernel parameters of one tensor argument.
 constexpr int paramsOf(const TensorArg &t) { return 1 + 2 * t.rank; }
 /// Kernel parameters of one capture argument (a scalar is one).
 constexpr int paramsOf(const CaptureArg &c) {
+  return c.rank == 0 ? 1 : 1 + 2 * c.rank;
+}
+constexpr int paramsOf(const UserCapture &c) {
   return c.rank == 0 ? 1 : 1 + 2 * c.rank;
 }
 
