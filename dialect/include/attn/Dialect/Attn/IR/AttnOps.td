@@ -185,7 +185,10 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
     bounds. Both end in `attn.yield` and may use only pure ops and
     `memref.load` of a captured memref; they read the `captures` operands
     through their trailing block arguments, never values from outside. The
-    LSE is that of the modified scores.
+    LSE is that of the modified scores. A `memref.load` of a 1-D capture at
+    `%q_idx` or `%kv_idx` may carry `attn.non_decreasing` (the capture's
+    values never decrease: document ids of packed sequences); an equality
+    of two such loads then bounds the K/V loop by binary search.
 
     Example:
     ```mlir
