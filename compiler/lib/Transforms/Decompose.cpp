@@ -11,8 +11,11 @@
 //   b = m' unless m' = −inf (no key seen yet), then 0, so no −inf − −inf;
 //   alpha = 2^(m − b);  l' = alpha · l + rowsum(P);
 //   acc' = alpha · acc + round(P) · V.
-// The mask runs only on tiles that can hold a hidden key (an scf.if), as an
-// elementwise map over each score's (query, key) coordinates.
+// A score_mod forces the second form with T = log2(e) · score_mod(scale · S)
+// (it must see the real scaled score). The mask -- past Nk, or not seen by
+// the mask_mod -- runs only on tiles that can hold a hidden key (an scf.if
+// on MaskStructure's "all seen"), as an elementwise map over each score's
+// (query, key) coordinates with the mask_mod inlined.
 //
 //===----------------------------------------------------------------------===//
 

@@ -74,11 +74,14 @@ def AttnTile : Pass<"attn-tile"> {
     `attn.tile_grid` owns `block_m` query rows of one (batch, head) and walks
     the keys `block_n` at a time in an `scf.for` that carries the
     online-softmax state (m, l, acc), one `attn.online_attention` per step.
-    The N×N score matrix is never formed. With a causal mask the loop's
-    upper bound stops at the diagonal, so tiles wholly above it are skipped
-    rather than computed and masked. With grouped-query attention the K/V
-    tiles come from head h / (H / Hkv). Tile sizes come from the
-    function's `attn.config` (attn-configure).
+    The N×N score matrix is never formed. The built-in mask becomes the
+    library's mask_mod (one mechanism, Mask.h), and the mask_mod's structure
+    bounds the loop on both sides per query tile: tiles above a causal
+    diagonal or left of a sliding window, and keys outside a query tile's
+    documents, are skipped rather than computed and masked. The mods travel
+    with each step. With grouped-query attention the K/V tiles come from
+    head h / (H / Hkv). Tile sizes come from the function's `attn.config`
+    (attn-configure).
   }];
   let dependentDialects = ["::mlir::attn::AttnDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
@@ -90,8 +93,9 @@ def AttnDecompose : Pass<"attn-decompose"> {
   let description = [{
     The one definition of the mask, the online softmax and the epilogue:
     `attn.online_attention` becomes QKᵀ (`attn.matmul`), the scale and the
-    mask (`attn.map`s over each element's coordinates; the mask only on
-    tiles that can hold a hidden key, under an `scf.if`), the running max
+    mask (`attn.map`s over each element's coordinates, the score_mod and
+    mask_mod inlined into them; the mask only on tiles that can hold a
+    hidden key, under an `scf.if`), the running max
     and sum (`attn.reduce`) and P·V (`attn.matmul`); `attn.finalize` becomes
     `attn.map`s. Both mappings lower these generic ops, so the mathematics is
     written once. Scores are taken to base 2 (the scale times log2(e) is one
