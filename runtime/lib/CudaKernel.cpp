@@ -146,7 +146,9 @@ ForwardParams::ForwardParams(const attn_fwd_args &args, float scale,
   // a tensor its pointer, sizes and strides, like the tensors above.
   int p = kTensorValues + abi::kForwardScalarCount, c = 0;
   std::vector<abi::CaptureValue> values = captureValues(args, user);
-  std::vector<abi::UserCapture> kinds = captureKinds(args.variant.flags, user);
+  std::vector<abi::UserCapture> kinds =
+      user ? abi::captureKinds(args.variant.flags, user->captures)
+           : abi::captureKinds(args.variant.flags);
   for (size_t i = 0; i < kinds.size() && i < values.size(); ++i) {
     const abi::UserCapture &kind = kinds[i];
     const abi::CaptureValue &value = values[i];

@@ -124,17 +124,6 @@ Status validateUserCaptures(const attn_fwd_args &args,
   return Status();
 }
 
-std::vector<abi::UserCapture> captureKinds(unsigned flags,
-                                           const compiler::UserModsInfo *user) {
-  std::vector<abi::UserCapture> kinds;
-  for (const abi::CaptureArg &arg : abi::kCaptureArgs)
-    if (flags & arg.variant)
-      kinds.push_back({arg.element, arg.rank});
-  if (user)
-    kinds.insert(kinds.end(), user->captures.begin(), user->captures.end());
-  return kinds;
-}
-
 std::vector<abi::CaptureValue>
 captureValues(const attn_fwd_args &args, const compiler::UserModsInfo *user) {
   const attn_variant &v = args.variant;

@@ -36,10 +36,6 @@ captureValues(const attn_fwd_args &args,
 Status validateUserCaptures(const attn_fwd_args &args,
                             const compiler::UserModsInfo &user);
 
-/// The kinds of all capture arguments of a kernel: the named variants'
-/// (of `flags`), then the user's.
-std::vector<abi::UserCapture>
-captureKinds(unsigned flags, const compiler::UserModsInfo *user);
 
 /// The flags whose mods read a captured tensor by head or position: such a
 /// kernel cannot pack query heads (padding rows belong to no head).

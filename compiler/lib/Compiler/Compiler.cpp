@@ -238,12 +238,10 @@ class JitHostKernel : public HostKernel {
 public:
   JitHostKernel(std::unique_ptr<Session> session,
                 std::unique_ptr<ExecutionEngine> engine, HostFn fn,
-                int64_t headDim, unsigned variants,
-                std::vector<abi::UserCapture> userCaptures,
+                int64_t headDim, std::vector<abi::UserCapture> kinds,
                 const CompileTimes &times)
       : session(std::move(session)), engine(std::move(engine)), fn(fn),
-        headDim(headDim), variants(variants),
-        userCaptures(std::move(userCaptures)) {
+        headDim(headDim), kinds(std::move(kinds)) {
     times_ = times;
   }
 
@@ -289,12 +287,6 @@ public:
     packed.push_back(&scale);
     // Captures: scalars by value, tensors as descriptors (pointers to them
     // kept alive in `descriptors`).
-    // The captures' kinds: the named variants', then the user's.
-    std::vector<abi::UserCapture> kinds;
-    for (const abi::CaptureArg &arg : abi::kCaptureArgs)
-      if (variants & arg.variant)
-        kinds.push_back({arg.element, arg.rank});
-    kinds.insert(kinds.end(), userCaptures.begin(), userCaptures.end());
     if (kinds.size() != a.captures.size())
       return; // the runtime passes exactly these (Variant.cpp)
     std::vector<RawDescriptor> descriptors(kinds.size());
@@ -331,8 +323,8 @@ private:
   std::unique_ptr<ExecutionEngine> engine;
   HostFn fn;
   int64_t headDim;
-  unsigned variants;
-  std::vector<abi::UserCapture> userCaptures;
+  /// The kernel's capture arguments (abi::captureKinds).
+  std::vector<abi::UserCapture> kinds;
 };
 
 /// compileHost, where an LLVM fatal error would end the process.
@@ -382,8 +374,9 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
   times.codegen = msSince(start);
   return std::make_unique<JitHostKernel>(std::move(s), std::move(*engine),
                                          *sym, config.headDim,
-                                         config.variants,
-                                         std::move(userCaptures), times);
+                                         abi::captureKinds(config.variants,
+                                                           userCaptures),
+                                         times);
 }
 
 } // namespace

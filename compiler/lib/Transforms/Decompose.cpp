@@ -183,21 +183,10 @@ void decompose(OnlineAttentionOp op) {
                                           tileEnd, op.getNumKeys());
   if (!maskMod.empty()) {
     // A packed tile may hold any query of its heads.
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    Value firstQuery =
-        rowsPerHead ? Value(arith::ConstantIndexOp::create(b, loc, 0))
-                    : op.getRow();
-    Value lastQuery = arith::SubIOp::create(
-        b, loc,
-        rowsPerHead ? op.getNumQueries()
-                    : Value(arith::MinSIOp::create(
-                          b, loc,
-                          arith::AddIOp::create(
-                              b, loc, op.getRow(),
-                              arith::ConstantIndexOp::create(b, loc, blockM)),
-                          op.getNumQueries())),
-        one);
-    Value lastKey = arith::SubIOp::create(b, loc, tileEnd, one);
+    auto [firstQuery, lastQuery] = buildQueryRange(
+        b, loc, op.getRow(), blockM, op.getNumQueries(), bool(rowsPerHead));
+    Value lastKey = arith::SubIOp::create(
+        b, loc, tileEnd, arith::ConstantIndexOp::create(b, loc, 1));
     Value allSeen = MaskStructure(maskMod, captures)
                         .tileAllSeen(b, loc, firstQuery, lastQuery,
                                      op.getCol(), lastKey);

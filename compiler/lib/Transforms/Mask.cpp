@@ -40,6 +40,22 @@ Value mlir::attn::buildCausalSeen(OpBuilder &b, Location loc, Value query,
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, key, limit);
 }
 
+std::pair<Value, Value> mlir::attn::buildQueryRange(OpBuilder &b, Location loc,
+                                                    Value row, int64_t blockM,
+                                                    Value numQueries,
+                                                    bool packed) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  if (packed)
+    return {arith::ConstantIndexOp::create(b, loc, 0),
+            arith::SubIOp::create(b, loc, numQueries, one)};
+  Value end = arith::MinSIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, row,
+                            arith::ConstantIndexOp::create(b, loc, blockM)),
+      numQueries);
+  return {row, arith::SubIOp::create(b, loc, end, one)};
+}
+
 Value mlir::attn::buildKeyPastEnd(OpBuilder &b, Location loc, Value key,
                                   Value numKeys) {
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, key,

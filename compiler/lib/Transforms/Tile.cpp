@@ -105,15 +105,8 @@ LogicalResult tileSdpa(SdpaOp op) {
 
   // Only the K/V tiles some query of this tile may see are visited (a
   // packed tile may hold any query).
-  Value one = cst(1);
-  Value firstQuery = pack ? zero : row;
-  Value lastQuery = arith::SubIOp::create(
-      b, loc,
-      pack ? numQueries
-           : Value(arith::MinSIOp::create(
-                 b, loc, arith::AddIOp::create(b, loc, row, cBlockM),
-                 numQueries)),
-      one);
+  auto [firstQuery, lastQuery] =
+      buildQueryRange(b, loc, row, blockM, numQueries, pack);
   auto [lower, upper] =
       mask.keyRange(b, loc, firstQuery, lastQuery, numKeys, blockN);
   auto loop = scf::ForOp::create(

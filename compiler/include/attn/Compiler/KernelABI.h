@@ -11,6 +11,7 @@
 #define ATTN_COMPILER_KERNELABI_H
 
 #include <cstdint>
+#include <vector>
 
 namespace attn::abi {
 
@@ -91,6 +92,18 @@ struct UserCapture {
 };
 inline constexpr int kMaxUserCaptures = 16;
 inline constexpr int kMaxUserCaptureRank = 4;
+
+/// The kinds of all capture arguments of a kernel, in argument order: the
+/// named variants' (of `variants`), then a user's mods' `user`.
+inline std::vector<UserCapture>
+captureKinds(unsigned variants, const std::vector<UserCapture> &user = {}) {
+  std::vector<UserCapture> kinds;
+  for (const CaptureArg &arg : kCaptureArgs)
+    if (variants & arg.variant)
+      kinds.push_back({arg.element, arg.rank});
+  kinds.insert(kinds.end(), user.begin(), user.end());
+  return kinds;
+}
 
 /// Kernel parameters of one tensor argument.
 constexpr int paramsOf(const TensorArg &t) { return 1 + 2 * t.rank; }

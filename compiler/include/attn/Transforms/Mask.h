@@ -52,6 +52,13 @@ void appendBuiltinMask(OpBuilder &b, Location loc, MaskKind kind, Value shift,
                        Region &scoreMod, Region &maskMod,
                        MutableOperandRange captures);
 
+/// The first and last query (index values) a query tile from `row` of
+/// `blockM` rows may hold: [row, min(row + blockM, Nq) - 1], or any query,
+/// [0, Nq - 1], when the tile packs several heads' rows.
+std::pair<Value, Value> buildQueryRange(OpBuilder &b, Location loc, Value row,
+                                        int64_t blockM, Value numQueries,
+                                        bool packed);
+
 /// i1: key `key` lies past the keys.
 Value buildKeyPastEnd(OpBuilder &b, Location loc, Value key, Value numKeys);
 
