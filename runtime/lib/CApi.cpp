@@ -77,6 +77,32 @@ attn_status attn_forward(const attn_fwd_args *args) {
   }
 }
 
+void attn_set_bwd_strides_like_fwd(attn_bwd_args *args) {
+  if (!args)
+    return;
+  for (int i = 0; i < 4; ++i) {
+    args->do_strides[i] = args->fwd.o_strides[i];
+    args->dq_strides[i] = args->fwd.q_strides[i];
+    args->dk_strides[i] = args->fwd.k_strides[i];
+    args->dv_strides[i] = args->fwd.v_strides[i];
+  }
+}
+
+attn_status attn_backward(const attn_bwd_args *args) {
+  try {
+    Status status = Engine::global().backward(args);
+    return status.ok() ? ATTN_OK : fail(status);
+  } catch (const std::exception &e) {
+    return fail(Status(ATTN_ERROR_INTERNAL,
+                       std::string("attn_backward threw an exception: ") +
+                           e.what()));
+  } catch (...) {
+    return fail(Status(ATTN_ERROR_INTERNAL,
+                       "attn_backward threw an exception that is not a "
+                       "std::exception"));
+  }
+}
+
 const char *attn_last_error(void) { return lastError.c_str(); }
 
 const char *attn_status_string(attn_status status) {

@@ -68,21 +68,63 @@ void Engine::addCompileTime(Clock::duration time) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(time).count());
 }
 
+Expected<const compiler::UserModsInfo *>
+Engine::userModsOf(const attn_fwd_args &args,
+                   std::shared_ptr<const UserModsEntry> &holder) {
+  if (!args.variant.mods)
+    return static_cast<const compiler::UserModsInfo *>(nullptr);
+  Expected<std::shared_ptr<const UserModsEntry>> mods = userMods(args);
+  if (!mods)
+    return mods.takeStatus();
+  holder = *mods;
+  if (Status status = validateUserCaptures(args, holder->info); !status.ok())
+    return status;
+  return &holder->info;
+}
+
 Status Engine::forward(const attn_fwd_args *args) {
   Status status = validateForward(args);
-  std::shared_ptr<const UserModsEntry> user;
-  if (status.ok() && args->variant.mods) {
-    Expected<std::shared_ptr<const UserModsEntry>> mods = userMods(*args);
-    if (mods)
-      user = *mods;
-    status = mods ? validateUserCaptures(*args, user->info) : mods.status();
+  std::shared_ptr<const UserModsEntry> holder;
+  const compiler::UserModsInfo *info = nullptr;
+  if (status.ok()) {
+    Expected<const compiler::UserModsInfo *> user = userModsOf(*args, holder);
+    if (user)
+      info = *user;
+    else
+      status = user.takeStatus();
   }
-  const compiler::UserModsInfo *info = user ? &user->info : nullptr;
   if (status.ok() && !isEmptyForward(*args))
     status = args->device == ATTN_DEVICE_HOST ? forwardHost(*args, info)
                                               : forwardCuda(*args, info);
   if (!status.ok() && logging(LogLevel::Info))
     logLine("attn_forward failed: {}", status.toString());
+  return status;
+}
+
+Status Engine::backward(const attn_bwd_args *args) {
+  Status status = validateBackward(args);
+  std::shared_ptr<const UserModsEntry> holder;
+  const compiler::UserModsInfo *info = nullptr;
+  if (status.ok()) {
+    Expected<const compiler::UserModsInfo *> user =
+        userModsOf(args->fwd, holder);
+    if (user)
+      info = *user;
+    else
+      status = user.takeStatus();
+  }
+  if (status.ok() && info && !info->notDifferentiable.empty())
+    status = makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                       "variant.mods has no backward pass: {}",
+                       info->notDifferentiable);
+  if (status.ok() && args->fwd.device != ATTN_DEVICE_HOST)
+    status = makeError(ATTN_ERROR_UNSUPPORTED,
+                       "the backward pass runs on ATTN_DEVICE_HOST only in "
+                       "this version (its NVIDIA mapping is not built yet)");
+  if (status.ok() && args->fwd.batch > 0 && args->fwd.heads > 0)
+    status = backwardHost(*args, info);
+  if (!status.ok() && logging(LogLevel::Info))
+    logLine("attn_backward failed: {}", status.toString());
   return status;
 }
 
@@ -343,9 +385,8 @@ Engine::buildPtx(const CacheKey &key) {
   return std::shared_ptr<const PtxEntry>(std::move(entry));
 }
 
-Status Engine::forwardHost(const attn_fwd_args &args,
-                           const compiler::UserModsInfo *user) {
-  CacheKey key = makeKey(Target::Host, args, "", user);
+Expected<std::shared_ptr<const Engine::HostEntry>>
+Engine::hostKernel(const CacheKey &key) {
   std::string keyText = key.str();
   SingleFlight<HostEntry>::Outcome outcome;
   auto build = [&]() -> Expected<std::shared_ptr<const HostEntry>> {
@@ -371,14 +412,17 @@ Status Engine::forwardHost(const attn_fwd_args &args,
   };
   Expected<std::shared_ptr<const HostEntry>> entry =
       hostKernels_.get(keyText, build, &outcome);
-  if (!entry)
-    return entry.takeStatus();
-  if (outcome != SingleFlight<HostEntry>::Outcome::Built) {
+  if (entry && outcome != SingleFlight<HostEntry>::Outcome::Built) {
     ++memoryHits_;
     if (logging(LogLevel::Verbose))
       logLine("memory hit {}", keyText);
   }
+  return entry;
+}
 
+/// The forward's host arguments of a call.
+static compiler::HostArgs hostArgsOf(const attn_fwd_args &args,
+                                     const compiler::UserModsInfo *user) {
   compiler::HostArgs host;
   host.q = const_cast<void *>(args.q);
   host.k = const_cast<void *>(args.k);
@@ -400,6 +444,40 @@ Status Engine::forwardHost(const attn_fwd_args &args,
     host.lseStrides[i] = args.lse ? args.lse_strides[i] : 0;
   host.scale = effectiveScale(args);
   host.captures = captureValues(args, user);
+  return host;
+}
+
+Status Engine::forwardHost(const attn_fwd_args &args,
+                           const compiler::UserModsInfo *user) {
+  Expected<std::shared_ptr<const HostEntry>> entry =
+      hostKernel(makeKey(Target::Host, args, "", user));
+  if (!entry)
+    return entry.takeStatus();
+  (*entry)->kernel->run(hostArgsOf(args, user));
+  ++launches_;
+  return Status();
+}
+
+Status Engine::backwardHost(const attn_bwd_args &args,
+                            const compiler::UserModsInfo *user) {
+  CacheKey key = makeKey(Target::Host, args.fwd, "", user);
+  // The backward's tiles are its own; packing query heads is the forward's.
+  key.config.backward = true;
+  key.config.packGqa = false;
+  Expected<std::shared_ptr<const HostEntry>> entry = hostKernel(key);
+  if (!entry)
+    return entry.takeStatus();
+  compiler::HostArgs host = hostArgsOf(args.fwd, user);
+  host.dO = args.d_o;
+  host.dq = args.dq;
+  host.dk = args.dk;
+  host.dv = args.dv;
+  for (int i = 0; i < 4; ++i) {
+    host.dOStrides[i] = args.do_strides[i];
+    host.dqStrides[i] = args.dq_strides[i];
+    host.dkStrides[i] = args.dk_strides[i];
+    host.dvStrides[i] = args.dv_strides[i];
+  }
   (*entry)->kernel->run(host);
   ++launches_;
   return Status();

@@ -52,6 +52,8 @@ public:
 
   /// attn_forward. Logs failures when logging is on.
   Status forward(const attn_fwd_args *args);
+  /// attn_backward.
+  Status backward(const attn_bwd_args *args);
   attn_stats stats() const;
   /// Forgets kernels held in memory; the disk cache stays.
   void clearMemoryCache();
@@ -87,6 +89,14 @@ private:
                      const compiler::UserModsInfo *user);
   Status forwardHost(const attn_fwd_args &args,
                      const compiler::UserModsInfo *user);
+  Status backwardHost(const attn_bwd_args &args,
+                      const compiler::UserModsInfo *user);
+  /// The host kernel of `key`, compiled on first use.
+  Expected<std::shared_ptr<const HostEntry>> hostKernel(const CacheKey &key);
+  /// The user's mods of a call (null without), inspected once per text.
+  Expected<const compiler::UserModsInfo *>
+  userModsOf(const attn_fwd_args &args,
+             std::shared_ptr<const UserModsEntry> &holder);
   Expected<std::shared_ptr<const UserModsEntry>>
   userMods(const attn_fwd_args &args);
   Expected<CudaState *> cuda();

@@ -321,4 +321,59 @@ Status validateForward(const attn_fwd_args *argsPtr) {
   return Status();
 }
 
+Status validateBackward(const attn_bwd_args *argsPtr) {
+  if (!argsPtr)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT, "args is a null pointer");
+  const attn_bwd_args &args = *argsPtr;
+  const attn_fwd_args &fwd = args.fwd;
+  if (Status s = validateForward(&fwd); !s.ok())
+    return s;
+  if (!fwd.lse && fwd.seqlen_q > 0)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "fwd.lse is a null pointer: the backward pass needs the "
+                     "forward's log-sum-exp");
+  bool cuda = fwd.device == ATTN_DEVICE_CUDA;
+  int64_t kvHeads = kvHeadsOf(fwd);
+  TensorView dO{"d_o", "do_strides", args.d_o, 4,
+                {fwd.batch, fwd.heads, fwd.seqlen_q, fwd.head_dim},
+                args.do_strides};
+  TensorView dq{"dq", "dq_strides", args.dq, 4,
+                {fwd.batch, fwd.heads, fwd.seqlen_q, fwd.head_dim},
+                args.dq_strides};
+  TensorView dk{"dk", "dk_strides", args.dk, 4,
+                {fwd.batch, kvHeads, fwd.seqlen_k, fwd.head_dim},
+                args.dk_strides};
+  TensorView dv{"dv", "dv_strides", args.dv, 4,
+                {fwd.batch, kvHeads, fwd.seqlen_k, fwd.head_dim},
+                args.dv_strides};
+  size_t bytes = elementSize(fwd.dtype);
+  for (const TensorView *tensor : {&dO, &dq, &dk, &dv}) {
+    if (Status s = checkStrides(*tensor, cuda); !s.ok())
+      return s;
+    if (Status s = checkExtent(*tensor, bytes); !s.ok())
+      return s;
+  }
+  for (const TensorView *tensor : {&dq, &dk, &dv})
+    if (Status s = checkNoOverlap(*tensor); !s.ok())
+      return s;
+  size_t alignment = cuda ? 16 : bytes;
+  const char *why = cuda ? "CUDA kernels copy 16-byte pieces"
+                         : "the host kernel loads whole elements";
+  if (fwd.batch == 0 || fwd.heads == 0)
+    return Status();
+  if (fwd.seqlen_q > 0)
+    for (const TensorView *tensor : {&dO, &dq})
+      if (Status s = checkPointer(*tensor, alignment, why); !s.ok())
+        return s;
+  // With no keys there is no dK or dV to write; with keys K and V are read
+  // even without queries (their gradients are then zeros).
+  TensorView k{"k", "k_strides", fwd.k, 4, {}, fwd.k_strides};
+  TensorView v{"v", "v_strides", fwd.v, 4, {}, fwd.v_strides};
+  if (fwd.seqlen_k > 0)
+    for (const TensorView *tensor : {&k, &v, &dk, &dv})
+      if (Status s = checkPointer(*tensor, alignment, why); !s.ok())
+        return s;
+  return Status();
+}
+
 } // namespace attn::rt

@@ -21,6 +21,9 @@ inline constexpr int64_t kMaxHostHeadDim = 512;
 inline constexpr int64_t kMaxGridYZ = 65535;
 
 Status validateForward(const attn_fwd_args *args);
+/// The forward's checks on args->fwd (its LSE required), then dO, dQ, dK,
+/// dV as O, Q, K, V.
+Status validateBackward(const attn_bwd_args *args);
 
 /// Whether there is nothing to compute (batch, heads or seqlen_q is 0).
 bool isEmptyForward(const attn_fwd_args &args);

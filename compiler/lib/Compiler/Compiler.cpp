@@ -48,6 +48,8 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
                   positiveScale ? 1 : 0, packGqa ? 1 : 0);
   if (variants)
     opts += " variants=" + variantNames(variants);
+  if (backward)
+    opts += " backward=1";
   if (nvidia)
     opts += fmt::format(" arch={} warps={} stages={} tensor-core={}", arch,
                         warps, stages, tensorCore);
@@ -115,6 +117,7 @@ void setKernelOptions(Options &options, const KernelConfig &config) {
   options.positiveScale = config.positiveScale;
   options.packGqa = config.packGqa;
   options.variants = variantNames(config.variants);
+  options.backward = config.backward;
 }
 
 
@@ -138,6 +141,17 @@ bool inspectUserModsUnguarded(const std::string &text, UserModsInfo &info,
     error = s.diagnostics;
     return false;
   }
+  // The backward kernel verifies that the score_mod is differentiable; its
+  // failure only rules out attn_backward.
+  Session grad;
+  grad.setUserMods(text);
+  PassManager gradPm(grad.context.get());
+  gradPm.addPass(mlir::attn::createAttnCreateKernel(
+      mlir::attn::AttnCreateKernelOptions{64, "f32", "none", "", true,
+                                          /*backward=*/true}));
+  info.notDifferentiable.clear();
+  if (failed(gradPm.run(*grad.module)))
+    info.notDifferentiable = grad.diagnostics;
   info.canonical = mlir::attn::canonicalUserMods(*mods);
   info.captures.clear();
   for (Type t : mods->captures) {
@@ -238,10 +252,10 @@ class JitHostKernel : public HostKernel {
 public:
   JitHostKernel(std::unique_ptr<Session> session,
                 std::unique_ptr<ExecutionEngine> engine, HostFn fn,
-                int64_t headDim, std::vector<abi::UserCapture> kinds,
-                const CompileTimes &times)
+                int64_t headDim, bool backward,
+                std::vector<abi::UserCapture> kinds, const CompileTimes &times)
       : session(std::move(session)), engine(std::move(engine)), fn(fn),
-        headDim(headDim), kinds(std::move(kinds)) {
+        headDim(headDim), backward(backward), kinds(std::move(kinds)) {
     times_ = times;
   }
 
@@ -278,12 +292,36 @@ public:
     float scale = a.scale != 0
                       ? a.scale
                       : 1.0f / std::sqrt(static_cast<float>(headDim));
-    Descriptor<4> *tensors4[] = {&q, &k, &v, &o};
-    Descriptor<3> *lsePtrValue = &lse;
     std::vector<void *> packed;
-    for (Descriptor<4> *&t : tensors4)
-      packed.push_back(&t);
-    packed.push_back(&lsePtrValue);
+    // Pointers to the descriptors, which the packed interface points to.
+    std::vector<void *> slots;
+    slots.reserve(16);
+    auto pass = [&](void *descriptor) {
+      slots.push_back(descriptor);
+      packed.push_back(&slots.back());
+    };
+    Descriptor<4> dO, dq, dk, dv;
+    Descriptor<3> delta;
+    std::vector<float> deltaScratch;
+    if (!backward) {
+      for (void *t : {(void *)&q, (void *)&k, (void *)&v, (void *)&o})
+        pass(t);
+      pass(&lse);
+    } else {
+      dO = tensor(a.dO, a.heads, a.numQueries, a.dOStrides);
+      dq = tensor(a.dq, a.heads, a.numQueries, a.dqStrides);
+      dk = tensor(a.dk, kvHeads, a.numKeys, a.dkStrides);
+      dv = tensor(a.dv, kvHeads, a.numKeys, a.dvStrides);
+      // The row terms rowsum(dO ∘ O): the kernel's workspace.
+      deltaScratch.resize(static_cast<size_t>(a.batch * a.heads * a.numQueries));
+      delta = Descriptor<3>{deltaScratch.data(), deltaScratch.data(), 0,
+                            {a.batch, a.heads, a.numQueries},
+                            {a.heads * a.numQueries, a.numQueries, 1}};
+      for (void *t : {(void *)&q, (void *)&k, (void *)&v, (void *)&o,
+                      (void *)&dO, (void *)&lse, (void *)&dq, (void *)&dk,
+                      (void *)&dv, (void *)&delta})
+        pass(t);
+    }
     packed.push_back(&scale);
     // Captures: scalars by value, tensors as descriptors (pointers to them
     // kept alive in `descriptors`).
@@ -323,6 +361,7 @@ private:
   std::unique_ptr<ExecutionEngine> engine;
   HostFn fn;
   int64_t headDim;
+  bool backward;
   /// The kernel's capture arguments (abi::captureKinds).
   std::vector<abi::UserCapture> kinds;
 };
@@ -365,8 +404,9 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
             s->diagnostics;
     return nullptr;
   }
-  auto sym = (*engine)->lookupPacked(std::string("_mlir_ciface_") +
-                                     abi::kForwardKernel);
+  auto sym = (*engine)->lookupPacked(
+      std::string("_mlir_ciface_") +
+      (config.backward ? abi::kBackwardKernel : abi::kForwardKernel));
   if (!sym) {
     error = "host JIT has no kernel: " + llvm::toString(sym.takeError());
     return nullptr;
@@ -374,6 +414,7 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
   times.codegen = msSince(start);
   return std::make_unique<JitHostKernel>(std::move(s), std::move(*engine),
                                          *sym, config.headDim,
+                                         config.backward,
                                          abi::captureKinds(config.variants,
                                                            userCaptures),
                                          times);

@@ -54,7 +54,10 @@ struct AttnCreateKernelPass
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     int64_t dyn = ShapedType::kDynamic;
     SmallVector<Type> argTypes;
-    for (const ::attn::abi::TensorArg &arg : ::attn::abi::kForwardTensors) {
+    ArrayRef<::attn::abi::TensorArg> tensors =
+        backward ? ArrayRef(::attn::abi::kBackwardTensors)
+                 : ArrayRef(::attn::abi::kForwardTensors);
+    for (const ::attn::abi::TensorArg &arg : tensors) {
       SmallVector<int64_t> shape(arg.rank, dyn), strides(arg.rank, dyn);
       Type type = Float32Type::get(ctx);
       if (arg.rank == 4) {
@@ -107,24 +110,36 @@ struct AttnCreateKernelPass
       user = std::move(*parsed);
       argTypes.append(user->captures.begin(), user->captures.end());
     }
-    auto fn = func::FuncOp::create(b, loc, ::attn::abi::kForwardKernel,
+    const char *name = backward ? ::attn::abi::kBackwardKernel
+                                : ::attn::abi::kForwardKernel;
+    auto fn = func::FuncOp::create(b, loc, name,
                                    b.getFunctionType(argTypes, {}));
     fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
     Block *entry = fn.addEntryBlock();
     b.setInsertionPointToStart(entry);
-    auto sdpa = SdpaOp::create(
-        b, loc, entry->getArgument(0), entry->getArgument(1),
-        entry->getArgument(2), entry->getArgument(3), entry->getArgument(4),
-        entry->getArgument(5), /*captures=*/ValueRange(),
-        MaskKindAttr::get(ctx, *kind));
-    sdpa.setPositiveScale(positiveScale);
-    buildVariantMods(b, loc, sdpa, *variantBits,
-                     entry->getArguments()
-                         .drop_front(firstCapture)
-                         .take_front(firstUserCapture - firstCapture));
-    if (user && failed(attachUserMods(
-                    b, sdpa, *user,
-                    entry->getArguments().drop_front(firstUserCapture))))
+    auto args = entry->getArguments();
+    Value scale = args[tensors.size()];
+    auto captures = args.drop_front(firstCapture)
+                        .take_front(firstUserCapture - firstCapture);
+    auto userCaptures = args.drop_front(firstUserCapture);
+    auto attach = [&](auto op) -> LogicalResult {
+      op.setPositiveScale(positiveScale);
+      buildVariantMods(b, loc, op, *variantBits, captures);
+      if (user && failed(attachUserMods(b, op, *user, userCaptures)))
+        return failure();
+      return success();
+    };
+    LogicalResult built = success();
+    if (backward)
+      built = attach(SdpaBackwardOp::create(
+          b, loc, args[0], args[1], args[2], args[3], args[4], args[5],
+          args[6], args[7], args[8], args[9], scale, ValueRange(),
+          MaskKindAttr::get(ctx, *kind)));
+    else
+      built = attach(SdpaOp::create(b, loc, args[0], args[1], args[2], args[3],
+                                    args[4], scale, ValueRange(),
+                                    MaskKindAttr::get(ctx, *kind)));
+    if (failed(built))
       return signalPassFailure();
     func::ReturnOp::create(b, loc);
   }

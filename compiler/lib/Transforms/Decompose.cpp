@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Dialect/Attn/IR/ScoreModGrad.h"
 #include "attn/Transforms/Mask.h"
 #include "attn/Transforms/Passes.h"
 
@@ -89,6 +90,190 @@ Value inlineMod(OpBuilder &b, Region &mod, ValueRange leading,
   return mapping.lookup(cast<YieldOp>(block.getTerminator()).getValues()[0]);
 }
 
+/// The probabilities' exponentials 2^(T - base) of a tile of base-2 scores
+/// T (with `positive`, c · T: one fused multiply-add), `base` a row tile
+/// (the running max; the LSE in the backward) broadcast along it.
+Value exponentials(TileBuilder &t, RankedTensorType type, Value scores,
+                   Value base, Value c, bool positive) {
+  return t.map(type, {scores, base},
+               [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
+                 Value x = positive ? mul(nb, nl, e[0], c, /*contract=*/true)
+                                    : e[0];
+                 return math::Exp2Op::create(
+                            nb, nl, sub(nb, nl, x, e[1], /*contract=*/true))
+                     .getResult();
+               });
+}
+
+/// Where a score tile lies and what decides its elements: the mods, their
+/// captures, the bounds. Shared by the forward step and the backward's
+/// (score_grad), so that the mask and the score_mod have one lowering.
+/// Queries-major tiles hold queries along the rows; keys-major ones
+/// (the backward's dK/dV loop) along the columns.
+struct ScoreSpace {
+  Region &scoreMod, &maskMod;
+  ValueRange captures;
+  Value batch, head, rowsPerHead;
+  Value row, col; // first query, first key
+  Value numQueries, numKeys, scale;
+  int64_t blockM, blockN; // queries, keys
+  bool keysMajor;
+  bool clamp = false;
+  Value lastRow, lastCol;
+
+  /// The map offsets of a score tile.
+  SmallVector<Value, 2> at() const {
+    return keysMajor ? SmallVector<Value, 2>{col, row}
+                     : SmallVector<Value, 2>{row, col};
+  }
+  /// (query, key) of an element's coordinates.
+  std::pair<Value, Value> queryKey(ValueRange ij) const {
+    return keysMajor ? std::pair{ij[1], ij[0]} : std::pair{ij[0], ij[1]};
+  }
+
+  /// A mod that reads memory sees clamped positions: a tile's queries and
+  /// keys past the bounds are computed (then dropped or masked) but must
+  /// not read past a capture.
+  void prepare(OpBuilder &b, Location loc) {
+    auto readsMemory = [](Region &mod) {
+      return !mod.empty() &&
+             llvm::any_of(mod.front(), [](Operation &inner) {
+               return isa<memref::LoadOp>(inner);
+             });
+    };
+    clamp = readsMemory(scoreMod) || readsMemory(maskMod);
+    if (clamp) {
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      lastRow = arith::SubIOp::create(b, loc, numQueries, one);
+      lastCol = arith::SubIOp::create(b, loc, numKeys, one);
+    }
+  }
+  Value key(OpBuilder &nb, Location nl, Value k) const {
+    return clamp ? Value(arith::MinSIOp::create(nb, nl, k, lastCol)) : k;
+  }
+  /// Packed rows: row p is query p mod rows_per_head of head head + p /
+  /// rows.
+  std::pair<Value, Value> position(OpBuilder &nb, Location nl,
+                                   Value query) const {
+    if (!rowsPerHead)
+      return {clamp ? Value(arith::MinSIOp::create(nb, nl, query, lastRow))
+                    : query,
+              head};
+    // Without a head operand (a hand-written step with a built-in mask
+    // only) no mod reads the head.
+    if (!head)
+      return {arith::RemUIOp::create(nb, nl, query, rowsPerHead), Value()};
+    Value h = arith::AddIOp::create(
+        nb, nl, head, arith::DivUIOp::create(nb, nl, query, rowsPerHead));
+    return {arith::RemUIOp::create(nb, nl, query, rowsPerHead), h};
+  }
+  /// The score_mod's leading arguments for the element at `ij`.
+  SmallVector<Value, 5> modArgs(OpBuilder &nb, Location nl, ValueRange ij,
+                                Value scaled) const {
+    auto [q, k] = queryKey(ij);
+    auto [query, h] = position(nb, nl, q);
+    return {scaled, batch, h, query, key(nb, nl, k)};
+  }
+
+  /// i1: the tile may hide an element: it reaches past the keys (with
+  /// keys_major, past the queries too) or the mask_mod may not see all of
+  /// it (Mask.h).
+  Value needsMask(OpBuilder &b, Location loc) const {
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value tileEnd = arith::AddIOp::create(
+        b, loc, col, arith::ConstantIndexOp::create(b, loc, blockN));
+    Value needs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                        tileEnd, numKeys);
+    if (keysMajor) {
+      Value rowsEnd = arith::AddIOp::create(
+          b, loc, row, arith::ConstantIndexOp::create(b, loc, blockM));
+      needs = arith::OrIOp::create(
+          b, loc, needs,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, rowsEnd,
+                                numQueries));
+    }
+    if (maskMod.empty())
+      return needs;
+    // A packed tile may hold any query of its heads.
+    auto [firstQuery, lastQuery] = buildQueryRange(
+        b, loc, row, blockM, numQueries, bool(rowsPerHead));
+    Value lastKey = arith::SubIOp::create(b, loc, tileEnd, one);
+    Value allSeen = MaskStructure(maskMod, captures)
+                        .tileAllSeen(b, loc, firstQuery, lastQuery, col,
+                                     lastKey);
+    Value notAllSeen = arith::XOrIOp::create(
+        b, loc, allSeen,
+        arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+    return arith::OrIOp::create(b, loc, needs, notAllSeen);
+  }
+
+  /// i1: the element at `ij` is hidden.
+  Value hidden(OpBuilder &nb, Location nl, ValueRange ij) const {
+    auto [q, k] = queryKey(ij);
+    Value hide = buildKeyPastEnd(nb, nl, k, numKeys);
+    if (keysMajor)
+      hide = arith::OrIOp::create(nb, nl, hide,
+                                  buildKeyPastEnd(nb, nl, q, numQueries));
+    if (maskMod.empty())
+      return hide;
+    auto [query, h] = position(nb, nl, q);
+    Value seen = inlineMod(nb, maskMod, {batch, h, query, key(nb, nl, k)},
+                           captures);
+    Value unseen = arith::XOrIOp::create(
+        nb, nl, seen, arith::ConstantIntOp::create(nb, nl, nb.getI1Type(), 1));
+    return arith::OrIOp::create(nb, nl, hide, unseen);
+  }
+
+  /// The scores in the base-2 domain: log2(e) · score_mod(scale · S) with
+  /// a score_mod; c · S (c = scale · log2 e) without, unless `positive`
+  /// (then S itself: the caller folds c into its exponent).
+  Value modded(TileBuilder &t, Value s, Value c, bool positive) const {
+    auto type = cast<RankedTensorType>(s.getType());
+    if (!scoreMod.empty()) {
+      Value log2e = t.f32(static_cast<float>(M_LOG2E));
+      return t.map(
+          type, s,
+          [&](OpBuilder &nb, Location nl, ValueRange ij, ValueRange e) {
+            Value scaled = mul(nb, nl, e[0], scale);
+            Value modded = inlineMod(nb, scoreMod,
+                                     modArgs(nb, nl, ij, scaled), captures);
+            return mul(nb, nl, modded, log2e);
+          },
+          at());
+    }
+    if (positive)
+      return s;
+    return t.map(type, s,
+                 [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
+                   return mul(nb, nl, e[0], c);
+                 });
+  }
+
+  /// `t` with its hidden elements -inf, on tiles that may hide one; and
+  /// the -inf constant.
+  std::pair<Value, Value> masked(OpBuilder &b, Location loc, Value t) const {
+    auto type = cast<RankedTensorType>(t.getType());
+    Value needs = needsMask(b, loc);
+    Value negInf = TileBuilder{b, loc}.f32(kNegInf);
+    auto ifOp = scf::IfOp::create(
+        b, loc, needs,
+        [&](OpBuilder &tb, Location tl) {
+          TileBuilder tt{tb, tl};
+          Value m = tt.map(
+              type, t,
+              [&](OpBuilder &nb, Location nl, ValueRange ij, ValueRange e) {
+                return arith::SelectOp::create(nb, nl, hidden(nb, nl, ij),
+                                               negInf, e[0])
+                    .getResult();
+              },
+              at());
+          scf::YieldOp::create(tb, tl, m);
+        },
+        [&](OpBuilder &eb, Location el) { scf::YieldOp::create(eb, el, t); });
+    return {ifOp.getResult(0), negInf};
+  }
+};
+
 void decompose(OnlineAttentionOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -112,45 +297,12 @@ void decompose(OnlineAttentionOp op) {
                       scoreMod, op.getMaskMod(), op.getCapturesMutable());
     op.setMask(MaskKind::None);
   }
-  Region &maskMod = op.getMaskMod();
-  ValueRange captures = op.getCaptures();
-  // Packed rows: row p is query p mod rows_per_head of head head + p / rows.
-  Value rowsPerHead = op.getRowsPerHead();
-  // A mod that reads memory sees clamped positions: a tile's rows and keys
-  // past the bounds are computed (then dropped or masked) but must not
-  // read past a capture.
-  auto readsMemory = [](Region &mod) {
-    return !mod.empty() &&
-           llvm::any_of(mod.front(), [](Operation &inner) {
-             return isa<memref::LoadOp>(inner);
-           });
-  };
-  bool clamp = readsMemory(scoreMod) || readsMemory(op.getMaskMod());
-  Value lastRow, lastCol;
-  if (clamp) {
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    lastRow = arith::SubIOp::create(b, loc, op.getNumQueries(), one);
-    lastCol = arith::SubIOp::create(b, loc, op.getNumKeys(), one);
-  }
-  auto key = [&](OpBuilder &nb, Location nl, Value col) -> Value {
-    return clamp ? Value(arith::MinSIOp::create(nb, nl, col, lastCol)) : col;
-  };
-  auto position = [&](OpBuilder &nb, Location nl,
-                      Value row) -> std::pair<Value, Value> {
-    if (!rowsPerHead)
-      return {clamp ? Value(arith::MinSIOp::create(nb, nl, row, lastRow))
-                    : row,
-              op.getHead()};
-    // Without a head operand (a hand-written step with a built-in mask
-    // only) no mod reads the head.
-    if (!op.getHead())
-      return {arith::RemUIOp::create(nb, nl, row, rowsPerHead), Value()};
-    Value head = arith::AddIOp::create(
-        nb, nl, op.getHead(),
-        arith::DivUIOp::create(nb, nl, row, rowsPerHead));
-    return {arith::RemUIOp::create(nb, nl, row, rowsPerHead), head};
-  };
-  SmallVector<Value, 2> at{op.getRow(), op.getCol()};
+  ScoreSpace space{scoreMod,         op.getMaskMod(),    op.getCaptures(),
+                   op.getBatch(),    op.getHead(),       op.getRowsPerHead(),
+                   op.getRow(),      op.getCol(),        op.getNumQueries(),
+                   op.getNumKeys(),  op.getScale(),      blockM,
+                   blockN,           /*keysMajor=*/false};
+  space.prepare(b, loc);
 
   // One multiplier: the softmax scale and the change of base to 2.
   Value log2e = t.f32(static_cast<float>(M_LOG2E));
@@ -158,71 +310,9 @@ void decompose(OnlineAttentionOp op) {
   Value s = MatmulOp::create(b, loc, op.getQuery(), op.getKey(),
                              t.splat(scoreType, 0.0f), /*transposeLhs=*/false,
                              /*transposeRhs=*/true);
-  if (!scoreMod.empty())
-    s = t.map(
-        scoreType, s,
-        [&](OpBuilder &nb, Location nl, ValueRange ij, ValueRange e) {
-          auto [query, head] = position(nb, nl, ij[0]);
-          Value scaled = mul(nb, nl, e[0], op.getScale());
-          Value modded = inlineMod(
-              nb, scoreMod,
-              {scaled, op.getBatch(), head, query, key(nb, nl, ij[1])},
-              captures);
-          return mul(nb, nl, modded, log2e);
-        },
-        at);
-  else if (!positive)
-    s = t.map(scoreType, s, [&](OpBuilder &nb, Location nl, ValueRange,
-                                ValueRange e) { return mul(nb, nl, e[0], c); });
-
-  // The mask, on tiles that may hide a key: past the keys, or not seen by
-  // the mask_mod everywhere (Mask.h).
-  Value blockNValue = arith::ConstantIndexOp::create(b, loc, blockN);
-  Value tileEnd = arith::AddIOp::create(b, loc, op.getCol(), blockNValue);
-  Value needsMask = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                          tileEnd, op.getNumKeys());
-  if (!maskMod.empty()) {
-    // A packed tile may hold any query of its heads.
-    auto [firstQuery, lastQuery] = buildQueryRange(
-        b, loc, op.getRow(), blockM, op.getNumQueries(), bool(rowsPerHead));
-    Value lastKey = arith::SubIOp::create(
-        b, loc, tileEnd, arith::ConstantIndexOp::create(b, loc, 1));
-    Value allSeen = MaskStructure(maskMod, captures)
-                        .tileAllSeen(b, loc, firstQuery, lastQuery,
-                                     op.getCol(), lastKey);
-    Value notAllSeen = arith::XOrIOp::create(
-        b, loc, allSeen,
-        arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-    needsMask = arith::OrIOp::create(b, loc, needsMask, notAllSeen);
-  }
-  Value negInf = t.f32(kNegInf);
-  auto ifOp = scf::IfOp::create(
-      b, loc, needsMask,
-      [&](OpBuilder &tb, Location tl) {
-        TileBuilder tt{tb, tl};
-        Value masked = tt.map(
-            scoreType, s,
-            [&](OpBuilder &nb, Location nl, ValueRange ij, ValueRange e) {
-              Value hidden = buildKeyPastEnd(nb, nl, ij[1], op.getNumKeys());
-              if (!maskMod.empty()) {
-                auto [query, head] = position(nb, nl, ij[0]);
-                Value seen = inlineMod(
-                    nb, maskMod,
-                    {op.getBatch(), head, query, key(nb, nl, ij[1])},
-                    captures);
-                Value unseen = arith::XOrIOp::create(
-                    nb, nl, seen,
-                    arith::ConstantIntOp::create(nb, nl, nb.getI1Type(), 1));
-                hidden = arith::OrIOp::create(nb, nl, hidden, unseen);
-              }
-              return arith::SelectOp::create(nb, nl, hidden, negInf, e[0])
-                  .getResult();
-            },
-            at);
-        scf::YieldOp::create(tb, tl, masked);
-      },
-      [&](OpBuilder &eb, Location el) { scf::YieldOp::create(eb, el, s); });
-  Value scores = ifOp.getResult(0);
+  s = space.modded(t, s, c, positive);
+  // The mask, on tiles that may hide a key.
+  auto [scores, negInf] = space.masked(b, loc, s);
 
   // m' = max(m, rowmax): with a positive scale over the unscaled scores.
   Value max = op.getMax();
@@ -254,15 +344,7 @@ void decompose(OnlineAttentionOp op) {
               return math::Exp2Op::create(nb, nl, sub(nb, nl, e[0], e[1]))
                   .getResult();
             });
-  Value probs =
-      t.map(scoreType, {scores, base},
-            [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
-              Value x = positive ? mul(nb, nl, e[0], c, /*contract=*/true)
-                                 : e[0];
-              return math::Exp2Op::create(
-                         nb, nl, sub(nb, nl, x, e[1], /*contract=*/true))
-                  .getResult();
-            });
+  Value probs = exponentials(t, scoreType, scores, base, c, positive);
   Value rowSum = ReduceOp::create(b, loc, ReduceKind::Add, probs,
                                   t.splat(rowType, 0.0f));
   Value newSum =
@@ -336,17 +418,103 @@ void decompose(FinalizeOp op) {
   op.erase();
 }
 
+
+/// The backward step (attn.score_grad): P recomputed from the LSE, in the
+/// base-2 domain as the forward's (P = 2^(T − log2(e) · lse) with T the
+/// step's scores), and dS = P ∘ (dP − delta) ∘ ∂S'/∂S.
+void decompose(ScoreGradOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  TileBuilder t{b, loc};
+  auto qType = cast<RankedTensorType>(op.getQuery().getType());
+  auto kType = cast<RankedTensorType>(op.getKey().getType());
+  int64_t blockM = qType.getDimSize(0), blockN = kType.getDimSize(0);
+  bool keysMajor = op.getKeysMajor();
+  auto resultType = cast<RankedTensorType>(op.getProbs().getType());
+  auto scoreType =
+      RankedTensorType::get(resultType.getShape(), b.getF32Type());
+  Region &scoreMod = op.getScoreMod();
+  bool positive = op.getPositiveScale() && scoreMod.empty();
+  ScoreSpace space{scoreMod,        op.getMaskMod(), op.getCaptures(),
+                   op.getBatch(),   op.getHead(),    Value(),
+                   op.getRow(),     op.getCol(),     op.getNumQueries(),
+                   op.getNumKeys(), op.getScale(),   blockM,
+                   blockN,          keysMajor};
+  space.prepare(b, loc);
+
+  Value log2e = t.f32(static_cast<float>(M_LOG2E));
+  Value c = arith::MulFOp::create(b, loc, op.getScale(), log2e);
+  Value zero = t.splat(scoreType, 0.0f);
+  // Keys-major tiles are the transposed products: K Qᵀ and V dOᵀ.
+  auto product = [&](Value queriesSide, Value keysSide) {
+    return keysMajor
+               ? MatmulOp::create(b, loc, keysSide, queriesSide, zero, false,
+                                  true)
+               : MatmulOp::create(b, loc, queriesSide, keysSide, zero, false,
+                                  true);
+  };
+  Value s = product(op.getQuery(), op.getKey());
+  Value scores = space.masked(b, loc, space.modded(t, s, c, positive)).first;
+  // The LSE in base 2; a row that saw no key (LSE = -inf) has every key
+  // hidden: +inf makes its P 0, not NaN.
+  auto rowTermsType = cast<RankedTensorType>(op.getLse().getType());
+  Value lse2 =
+      t.map(rowTermsType, op.getLse(),
+            [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
+              Value empty = arith::CmpFOp::create(
+                  nb, nl, arith::CmpFPredicate::OEQ, e[0], t.f32(kNegInf));
+              return arith::SelectOp::create(nb, nl, empty,
+                                             t.f32(-kNegInf),
+                                             mul(nb, nl, e[0], log2e))
+                  .getResult();
+            });
+  Value probs = exponentials(t, scoreType, scores, lse2, c, positive);
+  Value dp = product(op.getGradOutput(), op.getValue());
+  // dS = P (dP - delta), times the score_mod's derivative at the element.
+  SmallVector<Value> inputs{probs, dp, op.getDelta()};
+  if (!scoreMod.empty())
+    inputs.push_back(s);
+  Value grad = t.map(
+      scoreType, inputs,
+      [&](OpBuilder &nb, Location nl, ValueRange ij, ValueRange e) {
+        Value g = mul(nb, nl, e[0], sub(nb, nl, e[1], e[2]));
+        if (scoreMod.empty())
+          return g;
+        Value scaled = mul(nb, nl, e[3], op.getScale());
+        auto [modded, derivative] = buildScoreModWithDerivative(
+            nb, nl, scoreMod, space.modArgs(nb, nl, ij, scaled),
+            op.getCaptures());
+        (void)modded;
+        return mul(nb, nl, g, derivative);
+      },
+      space.at());
+  Type element = qType.getElementType();
+  auto rounded = [&](Value x) {
+    if (element.isF32())
+      return x;
+    return t.map(resultType, x,
+                 [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
+                   return arith::TruncFOp::create(nb, nl, element, e[0])
+                       .getResult();
+                 });
+  };
+  op.replaceAllUsesWith(ValueRange{rounded(probs), rounded(grad)});
+  op.erase();
+}
+
 struct AttnDecomposePass
     : mlir::attn::impl::AttnDecomposeBase<AttnDecomposePass> {
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
-      if (isa<OnlineAttentionOp, FinalizeOp>(op))
+      if (isa<OnlineAttentionOp, FinalizeOp, ScoreGradOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
       if (auto step = dyn_cast<OnlineAttentionOp>(op))
         decompose(step);
+      else if (auto grad = dyn_cast<ScoreGradOp>(op))
+        decompose(grad);
       else
         decompose(cast<FinalizeOp>(op));
     }

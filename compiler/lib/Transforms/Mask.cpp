@@ -398,32 +398,33 @@ Value minOrMax(Emitter &e, Value x, Value y, bool max) {
   return arith::MinSIOp::create(e.b, e.loc, x, y);
 }
 
-/// The keys' [lo, hi] (inclusive, either unbounded) the queries
-/// [q0, q1] may see under `c`.
-std::pair<Bound, Bound> keyBounds(Emitter &e, const Cond &c, Value q0,
-                                  Value q1) {
+/// The keys' [lo, hi] (inclusive, either unbounded) the queries [x0, x1]
+/// may see under `c`; with `forQueries` the roles swap: the queries that
+/// may see a key of [x0, x1].
+std::pair<Bound, Bound> bounds(Emitter &e, const Cond &c, Value x0, Value x1,
+                               bool forQueries) {
   switch (c.kind) {
   case Cond::Atom: {
     const Linear &f = c.f;
-    if (f.k != 1 && f.k != -1)
+    int64_t self = forQueries ? f.q : f.k, other = forQueries ? f.k : f.q;
+    if (self != 1 && self != -1)
       return {};
-    // The q term's extreme over [q0, q1] in the direction that widens.
+    // The other term's extreme over [x0, x1] in the direction that widens:
+    // x >= -(a·y + c) is loosest at the largest a·y, x <= a·y + c too.
     Linear rest = f;
-    rest.k = 0;
-    if (f.k == 1) // k >= -(a·q + c): smallest at the largest a·q
-      return {arith::SubIOp::create(
-                  e.b, e.loc, e.cst(0),
-                  e.at(rest, f.q > 0 ? q1 : q0, Value())),
-              Bound()};
-    // k <= a·q + c: largest at the largest a·q
-    return {Bound(), e.at(rest, f.q > 0 ? q1 : q0, Value())};
+    (forQueries ? rest.q : rest.k) = 0;
+    Value y = other > 0 ? x1 : x0;
+    Value restAt = forQueries ? e.at(rest, Value(), y) : e.at(rest, y, Value());
+    if (self == 1)
+      return {arith::SubIOp::create(e.b, e.loc, e.cst(0), restAt), Bound()};
+    return {Bound(), restAt};
   }
   case Cond::And:
   case Cond::Or: {
     bool isAnd = c.kind == Cond::And;
-    std::pair<Bound, Bound> out = keyBounds(e, c.kids[0], q0, q1);
+    std::pair<Bound, Bound> out = bounds(e, c.kids[0], x0, x1, forQueries);
     for (const Cond &kid : ArrayRef(c.kids).drop_front()) {
-      auto [lo, hi] = keyBounds(e, kid, q0, q1);
+      auto [lo, hi] = bounds(e, kid, x0, x1, forQueries);
       // And: the tighter of two bounds, either one alone; or: the looser,
       // unbounded when either is.
       auto merge = [&](Bound x, Bound y, bool max) -> Bound {
@@ -437,9 +438,11 @@ std::pair<Bound, Bound> keyBounds(Emitter &e, const Cond &c, Value q0,
     return out;
   }
   case Cond::Run: {
-    // Sorted ids: the keys of the first query's run to the last query's.
-    Value lo = e.search(c.keyIds, e.load(c.queryIds, q0), /*upper=*/false);
-    Value past = e.search(c.keyIds, e.load(c.queryIds, q1), /*upper=*/true);
+    // Sorted ids: the positions of the first one's run to the last one's.
+    Value from = forQueries ? c.keyIds : c.queryIds;
+    Value to = forQueries ? c.queryIds : c.keyIds;
+    Value lo = e.search(to, e.load(from, x0), /*upper=*/false);
+    Value past = e.search(to, e.load(from, x1), /*upper=*/true);
     return {lo, arith::SubIOp::create(e.b, e.loc, past, e.cst(1))};
   }
   case Cond::True:
@@ -521,25 +524,42 @@ static Emitter emitterFor(OpBuilder &b, Location loc, Region *region,
   return e;
 }
 
+/// [begin, end) of the positions in [lo, hi] (either null: unbounded),
+/// begin rounded down to a multiple of `block`, end <= `count`.
+static std::pair<Value, Value> alignedRange(Emitter &e, Bound lo, Bound hi,
+                                            Value count, int64_t block) {
+  OpBuilder &b = e.b;
+  Value begin = e.cst(0), end = count;
+  if (lo) {
+    // Rounded down to a tile: tiles start at multiples of the block.
+    lo = arith::MaxSIOp::create(b, e.loc, lo, e.cst(0));
+    begin = arith::MulIOp::create(
+        b, e.loc, arith::DivUIOp::create(b, e.loc, lo, e.cst(block)),
+        e.cst(block));
+  }
+  if (hi) {
+    Value past = arith::AddIOp::create(b, e.loc, hi, e.cst(1));
+    past = arith::MaxSIOp::create(b, e.loc, past, e.cst(0));
+    end = arith::MinSIOp::create(b, e.loc, count, past);
+  }
+  return {begin, end};
+}
+
 std::pair<Value, Value>
 MaskStructure::keyRange(OpBuilder &b, Location loc, Value firstQuery,
                         Value lastQuery, Value numKeys, int64_t blockN) const {
   Emitter e = emitterFor(b, loc, region, captures);
-  auto [lo, hi] = keyBounds(e, *cond, firstQuery, lastQuery);
-  Value begin = e.cst(0), end = numKeys;
-  if (lo) {
-    // Rounded down to a tile: tiles start at multiples of blockN.
-    lo = arith::MaxSIOp::create(b, loc, lo, e.cst(0));
-    begin = arith::MulIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, lo, e.cst(blockN)),
-        e.cst(blockN));
-  }
-  if (hi) {
-    Value past = arith::AddIOp::create(b, loc, hi, e.cst(1));
-    past = arith::MaxSIOp::create(b, loc, past, e.cst(0));
-    end = arith::MinSIOp::create(b, loc, numKeys, past);
-  }
-  return {begin, end};
+  auto [lo, hi] = bounds(e, *cond, firstQuery, lastQuery, /*forQueries=*/false);
+  return alignedRange(e, lo, hi, numKeys, blockN);
+}
+
+std::pair<Value, Value>
+MaskStructure::queryRange(OpBuilder &b, Location loc, Value firstKey,
+                          Value lastKey, Value numQueries,
+                          int64_t blockM) const {
+  Emitter e = emitterFor(b, loc, region, captures);
+  auto [lo, hi] = bounds(e, *cond, firstKey, lastKey, /*forQueries=*/true);
+  return alignedRange(e, lo, hi, numQueries, blockM);
 }
 
 Value MaskStructure::tileAllSeen(OpBuilder &b, Location loc, Value firstQuery,

@@ -28,6 +28,32 @@ Value splat(OpBuilder &b, Location loc, RankedTensorType type, float value) {
       b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(value)));
 }
 
+/// The sizes both tilings read off the whole tensors, and the scale.
+struct Sizes {
+  Value batch, heads, numQueries, kvHeads, numKeys;
+  Value group; // query heads per K/V head
+  Value scale; // the op's, or 1/sqrt(D)
+};
+
+Sizes buildSizes(OpBuilder &b, Location loc, Value query, Value key,
+                 Value scale) {
+  Sizes s;
+  s.batch = memref::DimOp::create(b, loc, query, 0);
+  s.heads = memref::DimOp::create(b, loc, query, 1);
+  s.numQueries = memref::DimOp::create(b, loc, query, 2);
+  s.kvHeads = memref::DimOp::create(b, loc, key, 1);
+  s.numKeys = memref::DimOp::create(b, loc, key, 2);
+  // Grouped-query attention: query heads [g·G, (g + 1)·G) share K/V head g.
+  s.group = arith::DivUIOp::create(b, loc, s.heads, s.kvHeads);
+  s.scale = scale;
+  if (!s.scale) {
+    int64_t headDim = cast<MemRefType>(query.getType()).getDimSize(3);
+    s.scale = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(1.0f / std::sqrt(float(headDim))));
+  }
+  return s;
+}
+
 LogicalResult tileSdpa(SdpaOp op) {
   ConfigAttr config = ConfigAttr::lookup(op);
   if (!config)
@@ -43,19 +69,10 @@ LogicalResult tileSdpa(SdpaOp op) {
   Type elementType = qType.getElementType();
   Type f32 = b.getF32Type();
   auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  Value batch = memref::DimOp::create(b, loc, op.getQuery(), 0);
-  Value heads = memref::DimOp::create(b, loc, op.getQuery(), 1);
-  Value numQueries = memref::DimOp::create(b, loc, op.getQuery(), 2);
-  Value kvHeads = memref::DimOp::create(b, loc, op.getKey(), 1);
-  Value numKeys = memref::DimOp::create(b, loc, op.getKey(), 2);
-  Value cBlockM = cst(blockM), cBlockN = cst(blockN), zero = cst(0);
+  auto [batch, heads, numQueries, kvHeads, numKeys, group, scale] =
+      buildSizes(b, loc, op.getQuery(), op.getKey(), op.getScale());
+  Value cBlockM = cst(blockM), cBlockN = cst(blockN);
   Value queryTiles = arith::CeilDivSIOp::create(b, loc, numQueries, cBlockM);
-  // Grouped-query attention: query heads [g·G, (g + 1)·G) share K/V head g.
-  Value group = arith::DivUIOp::create(b, loc, heads, kvHeads);
-  Value scale = op.getScale();
-  if (!scale)
-    scale = arith::ConstantOp::create(
-        b, loc, b.getF32FloatAttr(1.0f / std::sqrt(float(headDim))));
   // The built-in mask becomes part of the mask_mod: one mechanism from here.
   appendBuiltinMask(b, loc, op.getMask(),
                     buildDiagonalShift(b, loc, op.getMask(), numQueries,
@@ -142,13 +159,209 @@ LogicalResult tileSdpa(SdpaOp op) {
   return success();
 }
 
+
+/// attn.sdpa_backward as two grids (FlashAttention-2's backward without
+/// atomics, so the result is the same from run to run):
+///  1. per query tile: the row terms delta = rowsum(dO ∘ O), stored to the
+///     workspace, then dQ = scale · Σ dS K over the K/V tiles it sees;
+///  2. per K/V tile: dK = scale · Σ dSᵀ Q and dV = Σ Pᵀ dO over the query
+///     tiles that see it, of every query head of its group (GQA sums them
+///     here), with keys-major score tiles so that both are plain products.
+LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
+  ConfigAttr config = ConfigAttr::lookup(op);
+  if (!config)
+    return op.emitOpError("has no attn.config on its function: run "
+                          "attn-configure first");
+  int64_t blockM = config.getBlockM(), blockN = config.getBlockN();
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  MemRefType qType = op.getQuery().getType();
+  int64_t headDim = qType.getDimSize(3);
+  int64_t valueDim = op.getValue().getType().getDimSize(3);
+  Type element = qType.getElementType();
+  Type f32 = b.getF32Type();
+  auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  auto [batch, heads, numQueries, kvHeads, numKeys, group, scale] =
+      buildSizes(b, loc, op.getQuery(), op.getKey(), op.getScale());
+  Value cBlockM = cst(blockM), cBlockN = cst(blockN), one = cst(1);
+  appendBuiltinMask(b, loc, op.getMask(),
+                    buildDiagonalShift(b, loc, op.getMask(), numQueries,
+                                       numKeys),
+                    op.getScoreMod(), op.getMaskMod(), op.getCapturesMutable());
+  op.setMask(MaskKind::None);
+  MaskStructure mask(op.getMaskMod(), op.getCaptures());
+  bool mods = !op.getScoreMod().empty() || !op.getMaskMod().empty();
+
+  auto qTile = RankedTensorType::get({blockM, headDim}, element);
+  auto doTile = RankedTensorType::get({blockM, valueDim}, element);
+  auto kTile = RankedTensorType::get({blockN, headDim}, element);
+  auto vTile = RankedTensorType::get({blockN, valueDim}, element);
+  auto rowType = RankedTensorType::get({blockM}, f32);
+  auto colType = RankedTensorType::get({1, blockM}, f32);
+  auto scoreType = RankedTensorType::get({blockM, blockN}, element);
+  auto scoreTypeT = RankedTensorType::get({blockN, blockM}, element);
+  auto accQ = RankedTensorType::get({blockM, headDim}, f32);
+  auto accK = RankedTensorType::get({blockN, headDim}, f32);
+  auto accV = RankedTensorType::get({blockN, valueDim}, f32);
+
+  // One backward step; its regions are the op's, cloned.
+  auto step = [&](OpBuilder &sb, Location sl, Type result, Value q, Value k,
+                  Value v, Value dO, Value lse, Value delta, Value row,
+                  Value kv, Value bIdx, Value head, bool keysMajor) {
+    auto grad = ScoreGradOp::create(
+        sb, sl, result, result, q, k, v, dO, lse, delta, row, kv, numQueries,
+        numKeys, scale, mods ? bIdx : Value(), mods ? head : Value(),
+        op.getCaptures(), op.getPositiveScaleAttr(),
+        keysMajor ? sb.getUnitAttr() : UnitAttr());
+    IRMapping none;
+    op.getScoreMod().cloneInto(&grad.getScoreMod(), none);
+    op.getMaskMod().cloneInto(&grad.getMaskMod(), none);
+    return grad;
+  };
+  // x · scale (dQ, dK: the products summed dS, the gradient of the scaled
+  // scores), rounded to the element type.
+  auto finish = [&](OpBuilder &fb, Location fl, Value acc, bool scaled) {
+    auto accType = cast<RankedTensorType>(acc.getType());
+    auto out = RankedTensorType::get(accType.getShape(), element);
+    return MapOp::create(
+        fb, fl, out, acc, ValueRange(),
+        [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
+          Value x = e[0];
+          if (scaled)
+            x = arith::MulFOp::create(nb, nl, x, scale);
+          if (element.isF32())
+            return x;
+          return arith::TruncFOp::create(nb, nl, element, x).getResult();
+        });
+  };
+
+  // 1. Query tiles: delta, then dQ.
+  {
+    Value queryTiles = arith::CeilDivSIOp::create(b, loc, numQueries, cBlockM);
+    auto grid = TileGridOp::create(b, loc, batch, heads, queryTiles);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&grid.getBodyBlock());
+    Value bIdx = grid.getBatchIndex(), hIdx = grid.getHeadIndex();
+    Value kvHead = arith::DivUIOp::create(b, loc, hIdx, group);
+    Value row = arith::MulIOp::create(b, loc, grid.getTileIndex(), cBlockM);
+    Value q = LoadTileOp::create(b, loc, qTile, op.getQuery(), bIdx, hIdx, row,
+                                 numQueries, Value());
+    Value dO = LoadTileOp::create(b, loc, doTile, op.getGradOutput(), bIdx,
+                                  hIdx, row, numQueries, Value());
+    Value o = LoadTileOp::create(b, loc, doTile, op.getOutput(), bIdx, hIdx,
+                                 row, numQueries, Value());
+    Value lse = LoadTileOp::create(b, loc, rowType, op.getLse(), bIdx, hIdx,
+                                   row, numQueries, Value());
+    auto product = MapOp::create(
+        b, loc, RankedTensorType::get({blockM, valueDim}, f32),
+        ValueRange{dO, o}, ValueRange(),
+        [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
+          auto ext = [&](Value x) {
+            return x.getType().isF32()
+                       ? x
+                       : Value(arith::ExtFOp::create(nb, nl, f32, x));
+          };
+          return arith::MulFOp::create(nb, nl, ext(e[0]), ext(e[1]))
+              .getResult();
+        });
+    Value delta = ReduceOp::create(b, loc, ReduceKind::Add, product,
+                                   splat(b, loc, rowType, 0.0f));
+    StoreTileOp::create(b, loc, delta, op.getDelta(), bIdx, hIdx, row,
+                        numQueries, Value());
+    auto [firstQuery, lastQuery] =
+        buildQueryRange(b, loc, row, blockM, numQueries, false);
+    auto [lower, upper] =
+        mask.keyRange(b, loc, firstQuery, lastQuery, numKeys, blockN);
+    auto loop = scf::ForOp::create(
+        b, loc, lower, upper, cBlockN, ValueRange{splat(b, loc, accQ, 0.0f)},
+        [&](OpBuilder &lb, Location ll, Value kv, ValueRange state) {
+          Value k = LoadTileOp::create(lb, ll, kTile, op.getKey(), bIdx,
+                                       kvHead, kv, numKeys, Value());
+          Value v = LoadTileOp::create(lb, ll, vTile, op.getValue(), bIdx,
+                                       kvHead, kv, numKeys, Value());
+          auto grad = step(lb, ll, scoreType, q, k, v, dO, lse, delta, row, kv,
+                           bIdx, hIdx, /*keysMajor=*/false);
+          Value acc = MatmulOp::create(lb, ll, grad.getGradScores(), k,
+                                       state[0], false, false);
+          scf::YieldOp::create(lb, ll, acc);
+        });
+    StoreTileOp::create(b, loc, finish(b, loc, loop.getResult(0), true),
+                        op.getGradQuery(), bIdx, hIdx, row, numQueries,
+                        Value());
+  }
+
+  // 2. K/V tiles: dK and dV over the query tiles of the group's heads.
+  {
+    Value keyTiles = arith::CeilDivSIOp::create(b, loc, numKeys, cBlockN);
+    auto grid = TileGridOp::create(b, loc, batch, kvHeads, keyTiles);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&grid.getBodyBlock());
+    Value bIdx = grid.getBatchIndex(), kvHead = grid.getHeadIndex();
+    Value kv = arith::MulIOp::create(b, loc, grid.getTileIndex(), cBlockN);
+    Value k = LoadTileOp::create(b, loc, kTile, op.getKey(), bIdx, kvHead, kv,
+                                 numKeys, Value());
+    Value v = LoadTileOp::create(b, loc, vTile, op.getValue(), bIdx, kvHead,
+                                 kv, numKeys, Value());
+    Value lastKey = arith::SubIOp::create(
+        b, loc, arith::MinSIOp::create(
+                    b, loc, arith::AddIOp::create(b, loc, kv, cBlockN),
+                    numKeys),
+        one);
+    auto [lower, upper] =
+        mask.queryRange(b, loc, kv, lastKey, numQueries, blockM);
+    Value firstHead = arith::MulIOp::create(b, loc, kvHead, group);
+    Value endHead = arith::AddIOp::create(b, loc, firstHead, group);
+    auto heads = scf::ForOp::create(
+        b, loc, firstHead, endHead, one,
+        ValueRange{splat(b, loc, accK, 0.0f), splat(b, loc, accV, 0.0f)},
+        [&](OpBuilder &hb, Location hl, Value h, ValueRange outer) {
+          auto rows = scf::ForOp::create(
+              hb, hl, lower, upper, cBlockM, outer,
+              [&](OpBuilder &lb, Location ll, Value row, ValueRange state) {
+                Value q = LoadTileOp::create(lb, ll, qTile, op.getQuery(),
+                                             bIdx, h, row, numQueries, Value());
+                Value dO =
+                    LoadTileOp::create(lb, ll, doTile, op.getGradOutput(),
+                                       bIdx, h, row, numQueries, Value());
+                Value lse = LoadTileOp::create(lb, ll, colType, op.getLse(),
+                                               bIdx, h, row, numQueries,
+                                               Value());
+                Value delta =
+                    LoadTileOp::create(lb, ll, colType, op.getDelta(), bIdx, h,
+                                       row, numQueries, Value());
+                auto grad = step(lb, ll, scoreTypeT, q, k, v, dO, lse, delta,
+                                 row, kv, bIdx, h, /*keysMajor=*/true);
+                Value dk = MatmulOp::create(lb, ll, grad.getGradScores(), q,
+                                            state[0], false, false);
+                Value dv = MatmulOp::create(lb, ll, grad.getProbs(), dO,
+                                            state[1], false, false);
+                scf::YieldOp::create(lb, ll, ValueRange{dk, dv});
+              });
+          scf::YieldOp::create(hb, hl, rows.getResults());
+        });
+    StoreTileOp::create(b, loc, finish(b, loc, heads.getResult(0), true),
+                        op.getGradKey(), bIdx, kvHead, kv, numKeys, Value());
+    StoreTileOp::create(b, loc, finish(b, loc, heads.getResult(1), false),
+                        op.getGradValue(), bIdx, kvHead, kv, numKeys, Value());
+  }
+  op.erase();
+  return success();
+}
+
 struct AttnTilePass : mlir::attn::impl::AttnTileBase<AttnTilePass> {
   void runOnOperation() override {
-    SmallVector<SdpaOp> ops;
-    getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
-    for (SdpaOp op : ops)
-      if (failed(tileSdpa(op)))
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<SdpaOp, SdpaBackwardOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      LogicalResult tiled = isa<SdpaOp>(op)
+                                ? tileSdpa(cast<SdpaOp>(op))
+                                : tileSdpaBackward(cast<SdpaBackwardOp>(op));
+      if (failed(tiled))
         return signalPassFailure();
+    }
   }
 };
 

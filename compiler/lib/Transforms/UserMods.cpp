@@ -121,7 +121,8 @@ std::string mlir::attn::canonicalUserMods(const UserMods &mods) {
   return text;
 }
 
-LogicalResult mlir::attn::attachUserMods(OpBuilder &b, SdpaOp sdpa,
+template <typename OpTy>
+LogicalResult mlir::attn::attachUserMods(OpBuilder &b, OpTy sdpa,
                                          const UserMods &mods,
                                          ValueRange args) {
   Location loc = sdpa.getLoc();
@@ -182,3 +183,10 @@ LogicalResult mlir::attn::attachUserMods(OpBuilder &b, SdpaOp sdpa,
   }
   return success();
 }
+
+template LogicalResult mlir::attn::attachUserMods(OpBuilder &, SdpaOp,
+                                                  const UserMods &,
+                                                  ValueRange);
+template LogicalResult mlir::attn::attachUserMods(OpBuilder &, SdpaBackwardOp,
+                                                  const UserMods &,
+                                                  ValueRange);

@@ -49,7 +49,8 @@ Block &modBlock(OpBuilder &b, Location loc, Region &region, unsigned leading,
 
 } // namespace
 
-void mlir::attn::buildVariantMods(OpBuilder &b, Location loc, SdpaOp sdpa,
+template <typename OpTy>
+void mlir::attn::buildVariantMods(OpBuilder &b, Location loc, OpTy sdpa,
                                   unsigned variants, ValueRange args) {
   if (!variants)
     return;
@@ -164,3 +165,9 @@ void mlir::attn::buildVariantMods(OpBuilder &b, Location loc, SdpaOp sdpa,
     YieldOp::create(b, loc, s);
   }
 }
+
+template void mlir::attn::buildVariantMods(OpBuilder &, Location, SdpaOp,
+                                           unsigned, ValueRange);
+template void mlir::attn::buildVariantMods(OpBuilder &, Location,
+                                           SdpaBackwardOp, unsigned,
+                                           ValueRange);

@@ -110,6 +110,14 @@ inline Status forward(const attn_fwd_args &args) {
   return Status(code, attn_last_error());
 }
 
+/// Runs the backward pass (see attn_backward).
+inline Status backward(const attn_bwd_args &args) {
+  attn_status code = attn_backward(&args);
+  if (code == ATTN_OK)
+    return Status();
+  return Status(code, attn_last_error());
+}
+
 inline Expected<attn_stats> getStats() {
   attn_stats stats{};
   attn_status code = attn_get_stats(&stats);

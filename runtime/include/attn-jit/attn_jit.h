@@ -153,6 +153,32 @@ ATTN_JIT_API void attn_set_bnhd_strides(attn_fwd_args *args);
 
 ATTN_JIT_API attn_status attn_forward(const attn_fwd_args *args);
 
+/* Gradients of attn_forward: given dO, the gradient of a loss with respect to
+ * O, writes dQ, dK and dV (dK and dV of a K/V head sum the gradients of the
+ * query heads that share it). `fwd` holds the forward call's arguments: Q, K,
+ * V, its output O and log-sum-exp LSE (required, as attn_forward wrote them),
+ * sizes, strides, dtype, mask, scale and variant; the probabilities are
+ * recomputed from the LSE, so no N x N matrix is ever stored. The result is
+ * deterministic: the same inputs give bit-identical gradients (no atomics).
+ * The row terms rowsum(dO * O) need B * H * Nq floats of workspace, which the
+ * runtime allocates. A user score_mod must be differentiable by the compiler
+ * (arith add/sub/mul/div/neg/max/min/select, math tanh/exp/exp2/log/log2/
+ * sqrt/absf on the score); otherwise ATTN_ERROR_INVALID_ARGUMENT. This
+ * version runs the backward on ATTN_DEVICE_HOST only; CUDA returns
+ * ATTN_ERROR_UNSUPPORTED. */
+typedef struct attn_bwd_args {
+  attn_fwd_args fwd;
+  const void *d_o; /* (B, H, Nq, D), the dtype of Q */
+  void *dq;        /* (B, H, Nq, D) */
+  void *dk, *dv;   /* (B, Hkv, Nk, D) */
+  int64_t do_strides[4], dq_strides[4], dk_strides[4], dv_strides[4];
+} attn_bwd_args;
+
+/* Sets dO's, dQ's, dK's and dV's strides to those of O, Q, K and V. */
+ATTN_JIT_API void attn_set_bwd_strides_like_fwd(attn_bwd_args *args);
+
+ATTN_JIT_API attn_status attn_backward(const attn_bwd_args *args);
+
 /* Message of the last failure on this thread ("" if none). */
 ATTN_JIT_API const char *attn_last_error(void);
 ATTN_JIT_API const char *attn_status_string(attn_status status);

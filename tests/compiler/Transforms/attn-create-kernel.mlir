@@ -1,12 +1,21 @@
 // RUN: attn-opt %s --split-input-file --attn-create-kernel="head-dim=96 dtype=f16 mask=causal_bottom_right" | FileCheck %s
 // RUN: attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 positive-scale=false" | FileCheck %s --check-prefix=ANYSCALE
 // RUN: attn-opt %s --split-input-file --attn-create-kernel | FileCheck %s --check-prefix=NONE
+// RUN: attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 mask=causal variants=softcap backward=1" | FileCheck %s --check-prefix=BACKWARD
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 dtype=f64" 2>&1 | FileCheck %s --check-prefix=DTYPE
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 mask=sliding" 2>&1 | FileCheck %s --check-prefix=MASK
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=-3" 2>&1 | FileCheck %s --check-prefix=HEADDIM
 
 // The kernel ABI: Q, K, V, O (B, H, N, D; dynamic sizes and strides, unit
 // innermost stride), the LSE (B, H, N) and the scale.
+// The backward kernel: Q, K, V, O, dO, the LSE, dQ, dK, dV, the row terms'
+// workspace, the scale, then the variants' captures; one sdpa_backward with
+// the forward's mods.
+// BACKWARD-LABEL: func.func @attn_bwd
+// BACKWARD-SAME: (%arg0: memref<?x?x?x64xbf16, {{.*}}>, %arg1: memref<?x?x?x64xbf16, {{.*}}>, %arg2: memref<?x?x?x64xbf16, {{.*}}>, %arg3: memref<?x?x?x64xbf16, {{.*}}>, %arg4: memref<?x?x?x64xbf16, {{.*}}>, %arg5: memref<?x?x?xf32, {{.*}}>, %arg6: memref<?x?x?x64xbf16, {{.*}}>, %arg7: memref<?x?x?x64xbf16, {{.*}}>, %arg8: memref<?x?x?x64xbf16, {{.*}}>, %arg9: memref<?x?x?xf32, {{.*}}>, %arg10: f32, %arg11: f32)
+// BACKWARD: attn.sdpa_backward %arg0, %arg1, %arg2, %arg3, %arg4, %arg5 into %arg6, %arg7, %arg8 delta %arg9 scale %arg10 mask <causal> positive_scale captures(%arg11, %{{.*}} : f32, index) score_mod {
+// BACKWARD: math.tanh
+
 // CHECK-LABEL: func.func @attn_fwd
 // CHECK-SAME: (%arg0: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>, %arg1: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>, %arg2: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>, %arg3: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK-SAME: %arg4: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, %arg5: f32)

@@ -236,3 +236,48 @@ func.func @in_loop(%q: tensor<64x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32
   %o, %lse = attn.finalize %r#2, %r#0, %r#1 : tensor<64x64xf32>, tensor<64xf32> -> tensor<64x64xbf16>
   return %o, %lse : tensor<64x64xbf16>, tensor<64xf32>
 }
+
+// -----
+
+// The backward step, keys-major (the dK/dV loop): Sᵀ = K Qᵀ, the soft-cap
+// score_mod in base 2, the mask on tiles past either bound, P = 2^(T − lse2)
+// with the row terms broadcast along the rows (1x16), dPᵀ = V dOᵀ, and
+// dS = P (dP − delta) times the derivative the compiler formed from the
+// region: (1/c)(1 − tanh²)·c. P and dS are rounded to bf16.
+// CHECK-LABEL: func.func @score_grad_keys_major
+// CHECK: %[[S:.*]] = attn.matmul %arg1, %arg0, %{{.*}} transpose_rhs : tensor<32x64xbf16>, tensor<16x64xbf16>, tensor<32x16xf32>
+// CHECK: %[[T:.*]] = attn.map(%[[S]] : tensor<32x16xf32>) at [%arg7, %arg6]
+// CHECK:   math.tanh
+// CHECK: %[[PASTKEYS:.*]] = arith.cmpi sgt, %{{.*}}, %arg9 : index
+// CHECK: %[[PASTQUERIES:.*]] = arith.cmpi sgt, %{{.*}}, %arg8 : index
+// CHECK: %[[NEEDS:.*]] = arith.ori %[[PASTKEYS]], %[[PASTQUERIES]] : i1
+// CHECK: %[[MASKED:.*]] = scf.if %[[NEEDS]]
+// CHECK: %[[LSE2:.*]] = attn.map(%arg4 : tensor<1x16xf32>) -> tensor<1x16xf32>
+// CHECK:   arith.cmpf oeq
+// CHECK:   arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: %[[P:.*]] = attn.map(%[[MASKED]], %[[LSE2]] : tensor<32x16xf32>, tensor<1x16xf32>) -> tensor<32x16xf32>
+// CHECK:   math.exp2
+// CHECK: %[[DP:.*]] = attn.matmul %arg2, %arg3, %{{.*}} transpose_rhs : tensor<32x64xbf16>, tensor<16x64xbf16>, tensor<32x16xf32>
+// CHECK: %[[DS:.*]] = attn.map(%[[P]], %[[DP]], %arg5, %[[S]] : tensor<32x16xf32>, tensor<32x16xf32>, tensor<1x16xf32>, tensor<32x16xf32>) at [%arg7, %arg6]
+// CHECK: ^bb0(%{{.*}}: index, %{{.*}}: index, %[[PE:.*]]: f32, %[[DPE:.*]]: f32, %[[DE:.*]]: f32, %[[SE:.*]]: f32):
+// CHECK:   %[[DIFF:.*]] = arith.subf %[[DPE]], %[[DE]]
+// CHECK:   %[[G:.*]] = arith.mulf %[[PE]], %[[DIFF]]
+// CHECK:   %[[TANH:.*]] = math.tanh
+// CHECK:   %[[SQ:.*]] = arith.mulf %[[TANH]], %[[TANH]]
+// CHECK:   %[[ONEMINUS:.*]] = arith.subf %{{.*}}, %[[SQ]]
+// CHECK:   %[[DER:.*]] = arith.mulf %{{.*}}, %[[ONEMINUS]]
+// CHECK:   %[[DERC:.*]] = arith.mulf %[[DER]], %arg11
+// CHECK:   %[[R:.*]] = arith.mulf %[[G]], %[[DERC]]
+// CHECK:   attn.yield %[[R]]
+// CHECK: attn.map(%[[P]] : tensor<32x16xf32>) -> tensor<32x16xbf16>
+// CHECK: attn.map(%[[DS]] : tensor<32x16xf32>) -> tensor<32x16xbf16>
+func.func @score_grad_keys_major(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>, %do: tensor<16x64xbf16>, %lse: tensor<1x16xf32>, %delta: tensor<1x16xf32>, %row: index, %kv: index, %nq: index, %nk: index, %s: f32, %cap: f32) -> (tensor<32x16xbf16>, tensor<32x16xbf16>) {
+  %p, %ds = attn.score_grad %q, %k, %v, %do, %lse, %delta at [%row, %kv] bounds [%nq, %nk] scale %s keys_major batch %row head %row captures(%cap : f32) score_mod {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index, %c: f32):
+    %y = arith.divf %x, %c : f32
+    %t = math.tanh %y : f32
+    %z = arith.mulf %t, %c : f32
+    attn.yield %z : f32
+  } : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16x64xbf16>, tensor<1x16xf32> -> tensor<32x16xbf16>
+  return %p, %ds : tensor<32x16xbf16>, tensor<32x16xbf16>
+}

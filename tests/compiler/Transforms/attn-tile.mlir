@@ -16,9 +16,9 @@
 // CHECK-DAG: %[[NK:.*]] = memref.dim %arg1, %c2
 // CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
-// CHECK: %[[TILES:.*]] = arith.ceildivsi %[[NQ]], %[[C64]]
 // Grouped-query attention: query heads [g·G, (g + 1)·G) share K/V head g.
-// CHECK: %[[GROUP:.*]] = arith.divui %[[H]], %[[HKV]]
+// CHECK-DAG: %[[GROUP:.*]] = arith.divui %[[H]], %[[HKV]]
+// CHECK-DAG: %[[TILES:.*]] = arith.ceildivsi %[[NQ]], %[[C64]]
 // CHECK: attn.tile_grid (%[[BI:.*]], %[[HI:.*]], %[[TI:.*]]) in (%[[B]], %[[H]], %[[TILES]]) {
 // CHECK:   %[[KVH:.*]] = arith.divui %[[HI]], %[[GROUP]]
 // CHECK:   %[[ROW:.*]] = arith.muli %[[TI]], %[[C64]]
@@ -268,5 +268,96 @@ func.func @sorted_documents(%q: !t, %k: !t, %v: !t, %o: !t, %ids: !ids) attribut
     %same = arith.cmpi eq, %x, %y : i32
     attn.yield %same : i1
   } : !t, !t, !t -> !t
+  return
+}
+
+// -----
+
+// The backward pass: two grids. Per query tile the row terms rowsum(dO ∘ O)
+// go to the workspace, then dQ sums dS·K over the K/V tiles the causal mask
+// lets it see; per K/V tile dK and dV sum over the query heads of its group
+// and the query tiles that see it (causal: from the tile's first key, down
+// to a multiple of block_m), with keys-major steps (1xR row terms).
+#cfg = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+
+// CHECK-LABEL: func.func @backward(
+// CHECK: attn.tile_grid (%[[B:.*]], %[[H:.*]], %[[T:.*]]) in
+// CHECK:   %[[ROW:.*]] = arith.muli %[[T]], %{{.*}}
+// CHECK:   %[[Q:.*]] = attn.load_tile %arg0[%[[B]], %[[H]], %[[ROW]]] {{.*}} -> tensor<64x64xbf16>
+// CHECK:   %[[DO:.*]] = attn.load_tile %arg4[%[[B]], %[[H]], %[[ROW]]] {{.*}} -> tensor<64x64xbf16>
+// CHECK:   %[[O:.*]] = attn.load_tile %arg3[%[[B]], %[[H]], %[[ROW]]] {{.*}} -> tensor<64x64xbf16>
+// CHECK:   %[[LSE:.*]] = attn.load_tile %arg5[%[[B]], %[[H]], %[[ROW]]] {{.*}} -> tensor<64xf32>
+// CHECK:   %[[PROD:.*]] = attn.map(%[[DO]], %[[O]] : tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>
+// CHECK:   %[[DELTA:.*]] = attn.reduce <add> %[[PROD]]
+// CHECK:   attn.store_tile %[[DELTA]], %arg9[%[[B]], %[[H]], %[[ROW]]]
+// CHECK:   %[[DQ:.*]] = scf.for %[[KV:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<64x64xf32>)
+// CHECK:     %[[K:.*]] = attn.load_tile %arg1
+// CHECK:     %[[V:.*]] = attn.load_tile %arg2
+// CHECK:     %{{.*}}, %[[DS:.*]] = attn.score_grad %[[Q]], %[[K]], %[[V]], %[[DO]], %[[LSE]], %[[DELTA]] at [%[[ROW]], %[[KV]]] {{.*}} positive_scale batch %[[B]] head %[[H]] {{.*}} mask_mod
+// CHECK:     attn.matmul %[[DS]], %[[K]], %[[ACC]] : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32>
+// CHECK:   attn.map(%[[DQ]] : tensor<64x64xf32>) -> tensor<64x64xbf16>
+// CHECK:     arith.mulf %{{.*}}, %arg10
+// CHECK:   attn.store_tile %{{.*}}, %arg6[%[[B]], %[[H]], %[[ROW]]]
+// CHECK: attn.tile_grid (%[[B2:.*]], %[[G:.*]], %[[T2:.*]]) in
+// CHECK:   %[[KV2:.*]] = arith.muli %[[T2]], %{{.*}}
+// CHECK:   %[[K2:.*]] = attn.load_tile %arg1[%[[B2]], %[[G]], %[[KV2]]]
+// CHECK:   %[[V2:.*]] = attn.load_tile %arg2[%[[B2]], %[[G]], %[[KV2]]]
+// CHECK:   %[[FIRST:.*]] = arith.muli %[[G]], %[[GROUP:.*]] : index
+// CHECK:   %[[END:.*]] = arith.addi %[[FIRST]], %[[GROUP]] : index
+// CHECK:   %[[KD:.*]]:2 = scf.for %[[HH:.*]] = %[[FIRST]] to %[[END]]
+// CHECK:     scf.for %[[QR:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[DK:.*]] = %{{.*}}, %[[DV:.*]] = %{{.*}})
+// CHECK:       %[[Q2:.*]] = attn.load_tile %arg0[%[[B2]], %[[HH]], %[[QR]]]
+// CHECK:       %[[DO2:.*]] = attn.load_tile %arg4[%[[B2]], %[[HH]], %[[QR]]]
+// CHECK:       %[[LSE2:.*]] = attn.load_tile %arg5[%[[B2]], %[[HH]], %[[QR]]] {{.*}} -> tensor<1x64xf32>
+// CHECK:       %[[DELTA2:.*]] = attn.load_tile %arg9[%[[B2]], %[[HH]], %[[QR]]] {{.*}} -> tensor<1x64xf32>
+// CHECK:       %[[P:.*]], %[[DST:.*]] = attn.score_grad %[[Q2]], %[[K2]], %[[V2]], %[[DO2]], %[[LSE2]], %[[DELTA2]] at [%[[QR]], %[[KV2]]] {{.*}} keys_major
+// CHECK:       attn.matmul %[[DST]], %[[Q2]], %[[DK]] : tensor<32x64xbf16>, tensor<64x64xbf16>, tensor<32x64xf32>
+// CHECK:       attn.matmul %[[P]], %[[DO2]], %[[DV]] : tensor<32x64xbf16>, tensor<64x64xbf16>, tensor<32x64xf32>
+// CHECK:   attn.store_tile %{{.*}}, %arg7[%[[B2]], %[[G]], %[[KV2]]]
+// CHECK:   attn.store_tile %{{.*}}, %arg8[%[[B2]], %[[G]], %[[KV2]]]
+// CHECK-NOT: attn.sdpa_backward
+func.func @backward(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !lse, %dq: !t, %dk: !t, %dv: !t, %delta: !lse, %s: f32) attributes {attn.config = #cfg} {
+  attn.sdpa_backward %q, %k, %v, %o, %do, %lse into %dq, %dk, %dv delta %delta scale %s mask <causal> positive_scale
+      : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
+  return
+}
+
+// -----
+
+// A window (keys i - 8 .. i + 4) bounds the backward's query loop on both
+// sides: queries k - 4 .. k + 8 of a key tile's keys k.
+#cfg = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+
+// CHECK-LABEL: func.func @backward_window(
+// CHECK: attn.tile_grid
+// CHECK: attn.tile_grid (%{{.*}}, %{{.*}}, %[[T:.*]]) in
+// CHECK:   %[[KV:.*]] = arith.muli %[[T]], %{{.*}}
+// CHECK:   %[[LAST:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+// The upper bound from the last key (k + 8), the lower from the first
+// (-(4 - k)).
+// CHECK:   %[[C8:.*]] = arith.constant 8 : index
+// CHECK:   arith.addi %[[C8]], %[[LAST]]
+// CHECK:   %[[C4:.*]] = arith.constant 4 : index
+// CHECK:   %[[NEG:.*]] = arith.muli %[[KV]], %{{.*}}
+// CHECK:   arith.addi %[[C4]], %[[NEG]]
+// CHECK:   scf.for
+// CHECK:     scf.for
+// CHECK:       attn.score_grad {{.*}} keys_major
+func.func @backward_window(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !lse, %dq: !t, %dk: !t, %dv: !t, %delta: !lse, %s: f32) attributes {attn.config = #cfg} {
+  attn.sdpa_backward %q, %k, %v, %o, %do, %lse into %dq, %dk, %dv delta %delta scale %s mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c8 = arith.constant 8 : index
+    %c4 = arith.constant 4 : index
+    %lo = arith.subi %i, %c8 : index
+    %hi = arith.addi %i, %c4 : index
+    %a = arith.cmpi sge, %j, %lo : index
+    %z = arith.cmpi sle, %j, %hi : index
+    %in = arith.andi %a, %z : i1
+    attn.yield %in : i1
+  } : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
   return
 }

@@ -73,6 +73,9 @@ struct KernelConfig {
   /// A user's own mods (UserMods.h), as canonicalUserMods prints them; ""
   /// for none. Their captures are kernel arguments after the variants'.
   std::string userMods;
+  /// The backward pass of this attention (dQ, dK, dV; KernelABI.h's
+  /// kBackwardTensors) instead of the forward.
+  bool backward = false;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;
@@ -94,6 +97,9 @@ struct CompileTimes {
 struct UserModsInfo {
   std::string canonical;                  // the cache key's text
   std::vector<abi::UserCapture> captures; // in kernel-argument order
+  /// Why the backward pass cannot take these mods (a score_mod with an op
+  /// the compiler cannot differentiate); "" when it can.
+  std::string notDifferentiable;
 };
 
 /// Parses and verifies a user's mods (UserMods.h): on failure returns false
@@ -136,6 +142,14 @@ struct HostArgs {
   float scale = 0; // 0: 1/sqrt(D)
   /// The capture arguments of the kernel's variants, in kCaptureArgs order.
   std::vector<abi::CaptureValue> captures;
+
+  /// The backward kernel's (config.backward): O and the LSE above are the
+  /// forward's (inputs, the LSE required); dO is shaped as O, dQ, dK, dV as
+  /// Q, K, V. The row terms' workspace is the kernel's own.
+  const void *dO = nullptr;
+  void *dq = nullptr, *dk = nullptr, *dv = nullptr;
+  int64_t dOStrides[4] = {}, dqStrides[4] = {}, dkStrides[4] = {},
+          dvStrides[4] = {};
 };
 
 /// "window,softcap"-style names of variant bits (pipeline options, keys).

@@ -34,6 +34,14 @@ inline constexpr TensorArg kForwardTensors[] = {
     {"q", 4, false}, {"k", 4, false}, {"v", 4, false},
     {"o", 4, false}, {"lse", 3, true}};
 inline constexpr int kForwardTensorCount = 5;
+/// The backward kernel: the forward's inputs, O and dO (B, H, Nq, Dv), the
+/// LSE, then dQ, dK, dV (shaped as Q, K, V) and the row terms' f32
+/// workspace (B, H, Nq), then the same scalars and captures as the forward.
+inline constexpr const char *kBackwardKernel = "attn_bwd";
+inline constexpr TensorArg kBackwardTensors[] = {
+    {"q", 4, false},  {"k", 4, false},  {"v", 4, false}, {"o", 4, false},
+    {"do", 4, false}, {"lse", 3, false}, {"dq", 4, false}, {"dk", 4, false},
+    {"dv", 4, false}, {"delta", 3, false}};
 /// Scalars after the tensors: the f32 softmax scale.
 inline constexpr const char *kForwardScalars[] = {"scale"};
 inline constexpr int kForwardScalarCount = 1;

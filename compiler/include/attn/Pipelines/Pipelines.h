@@ -54,6 +54,12 @@ struct KernelPipelineOptions : public PassPipelineOptions<Derived> {
                      "tile (grouped-query decoding)"),
       llvm::cl::init(false)};
 
+  ::mlir::detail::PassOptions::Option<bool> backward{
+      *this, "backward",
+      llvm::cl::desc("The canonical kernel is the backward pass (dQ, dK, "
+                     "dV) of the configuration"),
+      llvm::cl::init(false)};
+
   std::string maskName() const { return causal ? "causal" : mask.getValue(); }
 };
 

@@ -76,6 +76,13 @@ public:
                                    Value firstQuery, Value lastQuery,
                                    Value numKeys, int64_t blockN) const;
 
+  /// Queries [begin, end) that may see a key of [firstKey, lastKey] (the
+  /// backward's loop over query tiles), begin a multiple of `blockM`, end
+  /// <= numQueries.
+  std::pair<Value, Value> queryRange(OpBuilder &b, Location loc,
+                                     Value firstKey, Value lastKey,
+                                     Value numQueries, int64_t blockM) const;
+
   /// i1: the mod sees every key of queries [firstQuery, lastQuery] x keys
   /// [firstKey, lastKey] (the tile needs no per-element mask, keys past Nk
   /// aside). False where the mod has a part it cannot read.

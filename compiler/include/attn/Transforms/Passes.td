@@ -20,8 +20,10 @@ def AttnCreateKernel : Pass<"attn-create-kernel", "ModuleOp"> {
     arguments of the kernel ABI (attn/Compiler/KernelABI.h): `@attn_fwd`
     taking Q, K, V, O (B, H, N, D memrefs with dynamic sizes and strides;
     K and V may have fewer heads), LSE and the scale, whose body is one
-    `attn.sdpa`. It does nothing when `head-dim` is 0 or the module already
-    holds a function.
+    `attn.sdpa`. With `backward`, `@attn_bwd` instead: Q, K, V, O, dO, LSE,
+    dQ, dK, dV and the row-terms workspace, then the scale, whose body is one
+    `attn.sdpa_backward`. It does nothing when `head-dim` is 0 or the module
+    already holds a function.
   }];
   let options = [
     Option<"headDim", "head-dim", "int64_t", "0", "Head dim D (= Dv); 0: keep the input">,
@@ -34,6 +36,8 @@ def AttnCreateKernel : Pass<"attn-create-kernel", "ModuleOp"> {
     Option<"positiveScale", "positive-scale", "bool", "true",
            "The kernel is called with a scale > 0 (the runtime picks the "
            "kernel without this for other scales)">,
+    Option<"backward", "backward", "bool", "false",
+           "Build the backward kernel (dQ, dK, dV) instead of the forward">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect", "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect"];

@@ -47,8 +47,10 @@ std::string canonicalUserMods(const UserMods &mods);
 
 /// Appends `args` (one per capture) to sdpa's captures and clones the mods
 /// into its regions (its existing regions get the new block arguments). A
-/// region the named variants already wrote is a diagnostic.
-LogicalResult attachUserMods(OpBuilder &b, SdpaOp sdpa, const UserMods &mods,
+/// region the named variants already wrote is a diagnostic. For attn.sdpa
+/// and attn.sdpa_backward.
+template <typename OpTy>
+LogicalResult attachUserMods(OpBuilder &b, OpTy sdpa, const UserMods &mods,
                              ValueRange args);
 
 } // namespace mlir::attn

@@ -23,8 +23,10 @@ std::optional<unsigned> parseVariants(StringRef names);
 /// Gives `sdpa` the mods of `variants`, reading `args` (the kernel's capture
 /// arguments, in kCaptureArgs order, only those of `variants`). With the
 /// prefix-LM variant the causal mask moves into the mask_mod (it is or-ed
-/// with the prefix), so the sdpa's mask becomes none.
-void buildVariantMods(OpBuilder &b, Location loc, SdpaOp sdpa,
+/// with the prefix), so the sdpa's mask becomes none. For attn.sdpa and
+/// attn.sdpa_backward (the same mods, so the gradients are the forward's).
+template <typename OpTy>
+void buildVariantMods(OpBuilder &b, Location loc, OpTy sdpa,
                       unsigned variants, ValueRange args);
 
 } // namespace mlir::attn

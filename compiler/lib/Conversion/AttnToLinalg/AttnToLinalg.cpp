@@ -80,12 +80,18 @@ Value lowerLoad(OpBuilder &b, LoadTileOp op) {
   Location loc = op.getLoc();
   auto type = cast<RankedTensorType>(op.getResult().getType());
   Value numRows = op.getBound();
+  // A rank-3 source (row terms) gives a row tile (R) or a 1xR tile: the
+  // row is the tile's last index; a rank-4 source an R x D tile.
+  bool rowTerms = cast<MemRefType>(op.getSource().getType()).getRank() == 3;
+  int64_t rank = type.getRank();
   auto gen = tensor::GenerateOp::create(b, loc, type, ValueRange{});
-  Block *block = b.createBlock(&gen.getBody(), {}, {b.getIndexType(), b.getIndexType()},
-                               {loc, loc});
+  SmallVector<Type> indexTypes(rank, b.getIndexType());
+  SmallVector<Location> locs(rank, loc);
+  Block *block = b.createBlock(&gen.getBody(), {}, indexTypes, locs);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(block);
-  Value row = arith::AddIOp::create(b, loc, op.getRow(), block->getArgument(0));
+  Value tileRow = block->getArgument(rowTerms ? rank - 1 : 0);
+  Value row = arith::AddIOp::create(b, loc, op.getRow(), tileRow);
   Value inBounds = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                          row, numRows);
   Type elementType = type.getElementType();
@@ -94,9 +100,10 @@ Value lowerLoad(OpBuilder &b, LoadTileOp op) {
       [&](OpBuilder &tb, Location tl) {
         auto [head, seq] = getPackedRowPosition(tb, tl, op.getHead(), row,
                                                 op.getRowsPerHead());
-        Value v = memref::LoadOp::create(
-            tb, tl, op.getSource(),
-            ValueRange{op.getBatch(), head, seq, block->getArgument(1)});
+        SmallVector<Value, 4> indices{op.getBatch(), head, seq};
+        if (!rowTerms)
+          indices.push_back(block->getArgument(1));
+        Value v = memref::LoadOp::create(tb, tl, op.getSource(), indices);
         scf::YieldOp::create(tb, tl, v);
       },
       [&](OpBuilder &eb, Location el) {
@@ -171,10 +178,14 @@ Value lowerMap(OpBuilder &b, MapOp op, const Maps &m) {
   int64_t rank = type.getRank();
   AffineMap id = rank == 2 ? m.get(2, {m.d0, m.d1}) : m.get(1, {m.d0});
   SmallVector<AffineMap> maps;
-  for (Value input : op.getInputs())
-    maps.push_back(cast<RankedTensorType>(input.getType()).getRank() == rank
-                       ? id
-                       : m.get(2, {m.d0}));
+  // Row tiles broadcast along the columns, 1xC tiles along the rows.
+  AffineExpr zero = getAffineConstantExpr(0, m.ctx);
+  for (Value input : op.getInputs()) {
+    auto inputType = cast<RankedTensorType>(input.getType());
+    maps.push_back(inputType.getShape() == type.getShape() ? id
+                   : inputType.getRank() == 1         ? m.get(2, {m.d0})
+                                                      : m.get(2, {zero, m.d1}));
+  }
   maps.push_back(id);
   SmallVector<utils::IteratorType> iterators(rank, kPar);
   Value init = emptyLike(b, loc, type.getShape(), type.getElementType());

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/ScoreModGrad.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -222,6 +223,65 @@ LogicalResult SdpaOp::verify() {
   return success();
 }
 
+LogicalResult SdpaBackwardOp::verify() {
+  Operation *op = getOperation();
+  Type q = getQuery().getType(), k = getKey().getType(),
+       v = getValue().getType(), o = getOutput().getType();
+  Type dq = getGradQuery().getType(), dk = getGradKey().getType(),
+       dv = getGradValue().getType();
+  const std::pair<StringRef, Type> same[] = {
+      {"key", k},         {"value", v},         {"output", o},
+      {"grad_query", dq}, {"grad_key", dk},     {"grad_value", dv}};
+  for (auto [name, type] : same)
+    if (failed(checkElementTypes(op, "query", q, name, type)))
+      return failure();
+  if (failed(checkStaticDim(op, "query", q, 3, "head dim")) ||
+      failed(checkStaticDim(op, "value", v, 3, "head dim")))
+    return failure();
+  // Each gradient has its tensor's shape; O and dO have Q's rows, V's dims.
+  const std::tuple<StringRef, Type, StringRef, Type> shapes[] = {
+      {"query", q, "grad_query", dq}, {"key", k, "grad_key", dk},
+      {"value", v, "grad_value", dv}};
+  for (auto [an, a, bn, bt] : shapes)
+    for (unsigned d = 0; d < 4; ++d)
+      if (failed(checkSameDim(op, an, a, d, bn, bt, d,
+                              d == 3 ? "head dim" : "size")))
+        return failure();
+  if (failed(checkSameDim(op, "query", q, 3, "key", k, 3, "head dim")) ||
+      failed(checkSameDim(op, "value", v, 3, "output", o, 3, "head dim")) ||
+      failed(checkSameDim(op, "key", k, 2, "value", v, 2, "sequence length")) ||
+      failed(checkSameDim(op, "key", k, 1, "value", v, 1, "head count")) ||
+      failed(checkSameDim(op, "query", q, 2, "output", o, 2,
+                          "sequence length")) ||
+      failed(checkSameDim(op, "query", q, 1, "output", o, 1, "head count")) ||
+      failed(checkSameDim(op, "query", q, 0, "key", k, 0, "batch")) ||
+      failed(checkSameDim(op, "query", q, 0, "output", o, 0, "batch")))
+    return failure();
+  int64_t heads = cast<ShapedType>(q).getDimSize(1);
+  int64_t kvHeads = cast<ShapedType>(k).getDimSize(1);
+  if (!ShapedType::isDynamic(heads) && !ShapedType::isDynamic(kvHeads) &&
+      (kvHeads == 0 || heads % kvHeads != 0))
+    return emitOpError() << "'key' (" << shapeOf(k) << ") has " << kvHeads
+                         << " heads, which must divide the " << heads
+                         << " heads of 'query' (" << shapeOf(q) << ")";
+  for (auto [name, value] : {std::pair<StringRef, Value>{"lse", getLse()},
+                             {"delta", getDelta()}}) {
+    Type l = value.getType();
+    if (failed(checkSameDim(op, "query", q, 0, name, l, 0, "batch")) ||
+        failed(checkSameDim(op, "query", q, 1, name, l, 1, "head count")) ||
+        failed(checkSameDim(op, "query", q, 2, name, l, 2, "sequence length")))
+      return failure();
+  }
+  const std::pair<StringRef, Type> all[] = {
+      {"query", q},       {"key", k},          {"value", v},
+      {"output", o},      {"grad_output", o},  {"grad_query", dq},
+      {"grad_key", dk},   {"grad_value", dv}};
+  for (auto [name, type] : all)
+    if (failed(checkUnitInnerStride(op, name, type)))
+      return failure();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // score_mod / mask_mod regions
 //===----------------------------------------------------------------------===//
@@ -309,15 +369,34 @@ LogicalResult SdpaOp::verifyRegions() {
                     getCaptures().getTypes());
 }
 
-LogicalResult OnlineAttentionOp::verifyRegions() {
+LogicalResult SdpaBackwardOp::verifyRegions() {
   if (failed(verifyMods(*this, getScoreMod(), getMaskMod(),
                         getCaptures().getTypes())))
     return failure();
-  bool mods = !getScoreMod().empty() || !getMaskMod().empty();
-  if (mods != (getBatch() && getHead()))
-    return emitOpError("needs 'batch' and 'head' exactly when it has a "
-                       "score_mod or mask_mod");
+  return verifyScoreModDifferentiable(*this, getScoreMod());
+}
+
+/// The mods of a tile step, which says which (batch, head) its tile is
+/// exactly when it has one.
+template <typename StepOp> static LogicalResult verifyStepMods(StepOp op) {
+  if (failed(verifyMods(op, op.getScoreMod(), op.getMaskMod(),
+                        op.getCaptures().getTypes())))
+    return failure();
+  bool mods = !op.getScoreMod().empty() || !op.getMaskMod().empty();
+  if (mods != (op.getBatch() && op.getHead()))
+    return op.emitOpError("needs 'batch' and 'head' exactly when it has a "
+                          "score_mod or mask_mod");
   return success();
+}
+
+LogicalResult ScoreGradOp::verifyRegions() {
+  if (failed(verifyStepMods(*this)))
+    return failure();
+  return verifyScoreModDifferentiable(*this, getScoreMod());
+}
+
+LogicalResult OnlineAttentionOp::verifyRegions() {
+  return verifyStepMods(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -383,8 +462,24 @@ LogicalResult TileGridOp::verifyRegions() {
 LogicalResult LoadTileOp::verify() {
   Type src = getSource().getType(), tile = getResult().getType();
   if (failed(checkStaticShape(*this, "result", tile)) ||
-      failed(checkElementTypes(*this, "source", src, "result", tile)) ||
-      failed(checkStaticDim(*this, "source", src, 3, "head dim")) ||
+      failed(checkElementTypes(*this, "source", src, "result", tile)))
+    return failure();
+  // Row terms: a row tile (R) or a 1×R tile.
+  auto tileType = cast<ShapedType>(tile);
+  if (cast<ShapedType>(src).getRank() == 3) {
+    if (tileType.getRank() == 1 ||
+        (tileType.getRank() == 2 && tileType.getDimSize(0) == 1))
+      return success();
+    return emitOpError() << "'result' (" << shapeOf(tile)
+                         << ") must be a row tile (R) or a 1xR tile for a "
+                            "rank-3 source ("
+                         << shapeOf(src) << ")";
+  }
+  if (tileType.getRank() != 2)
+    return emitOpError() << "'result' (" << shapeOf(tile)
+                         << ") must have rank 2 for a rank-4 source ("
+                         << shapeOf(src) << ")";
+  if (failed(checkStaticDim(*this, "source", src, 3, "head dim")) ||
       failed(checkSameDim(*this, "source", src, 3, "result", tile, 1,
                           "head dim")) ||
       failed(checkUnitInnerStride(*this, "source", src)))
@@ -450,6 +545,41 @@ LogicalResult OnlineAttentionOp::verify() {
   return verifyTileShapes(*this, getQuery().getType(), getKey().getType(),
                           getValue().getType(), getMax().getType(),
                           getAcc().getType());
+}
+
+LogicalResult ScoreGradOp::verify() {
+  Operation *op = getOperation();
+  Type q = getQuery().getType(), k = getKey().getType(),
+       v = getValue().getType(), dO = getGradOutput().getType(),
+       lse = getLse().getType(), p = getProbs().getType();
+  if (failed(verifyTileShapes(op, q, k, v, {}, {})) ||
+      failed(checkStaticShape(op, "grad_output", dO)) ||
+      failed(checkStaticShape(op, "lse", lse)) ||
+      failed(checkElementTypes(op, "query", q, "grad_output", dO)) ||
+      failed(checkElementTypes(op, "query", q, "probs", p)) ||
+      failed(checkSameDim(op, "query", q, 0, "grad_output", dO, 0,
+                          "row count")) ||
+      failed(checkSameDim(op, "value", v, 1, "grad_output", dO, 1,
+                          "head dim")))
+    return failure();
+  int64_t blockM = cast<ShapedType>(q).getDimSize(0);
+  int64_t blockN = cast<ShapedType>(k).getDimSize(0);
+  bool keysMajor = getKeysMajor();
+  SmallVector<int64_t> want =
+      keysMajor ? SmallVector<int64_t>{blockN, blockM} : SmallVector<int64_t>{blockM, blockN};
+  if (cast<ShapedType>(p).getShape() != ArrayRef<int64_t>(want))
+    return emitOpError() << "'probs' (" << shapeOf(p) << ") must be "
+                         << want[0] << "x" << want[1] << " ("
+                         << (keysMajor ? "keys x queries" : "queries x keys")
+                         << ")";
+  SmallVector<int64_t> rows = keysMajor ? SmallVector<int64_t>{1, blockM}
+                                        : SmallVector<int64_t>{blockM};
+  if (cast<ShapedType>(lse).getShape() != ArrayRef<int64_t>(rows) ||
+      !getElementTypeOrSelf(lse).isF32())
+    return emitOpError() << "'lse' (" << shapeOf(lse) << ") must be "
+                         << (keysMajor ? "a 1x" : "a row tile of ") << blockM
+                         << (keysMajor ? " f32 tile" : " f32 elements");
+  return success();
 }
 
 LogicalResult FinalizeOp::verify() {
@@ -536,11 +666,16 @@ LogicalResult MapOp::verify() {
     bool same = type.getShape() == result.getShape();
     bool rowBroadcast = rank == 2 && type.getRank() == 1 &&
                         type.getDimSize(0) == result.getDimSize(0);
-    if (!same && !rowBroadcast)
+    bool colBroadcast = rank == 2 && type.getRank() == 2 &&
+                        type.getDimSize(0) == 1 &&
+                        type.getDimSize(1) == result.getDimSize(1);
+    if (!same && !rowBroadcast && !colBroadcast)
       return emitOpError() << "'" << name << "' (" << shapeOf(type)
                            << ") must have the shape of the result ("
-                           << shapeOf(result) << ") or be a row tile of "
-                           << result.getDimSize(0) << " elements";
+                           << shapeOf(result) << "), be a row tile of "
+                           << result.getDimSize(0) << " elements or a 1x"
+                           << (rank == 2 ? result.getDimSize(1) : 1)
+                           << " column tile";
   }
   return success();
 }

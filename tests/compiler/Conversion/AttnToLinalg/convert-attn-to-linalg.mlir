@@ -154,3 +154,22 @@ func.func @grid(%nb: index, %nh: index, %nt: index) {
   }
   return
 }
+
+// Row terms (B, H, N) load as a 1xR tile indexed by the column, and a 1xC
+// input broadcasts along the rows: indexing map (d0, d1) -> (0, d1).
+// CHECK-LABEL: func.func @column_tiles
+// CHECK: tensor.generate
+// CHECK: ^bb0(%{{.*}}: index, %[[J:.*]]: index):
+// CHECK:   %[[N:.*]] = arith.addi %arg2, %[[J]] : index
+// CHECK:   memref.load %arg0[%arg2, %arg2, %[[N]]]
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (0, d1)>, affine_map<(d0, d1) -> (d0, d1)>]
+// CHECK:   arith.subf
+func.func @column_tiles(%l: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, %s: tensor<8x16xf32>, %i: index) -> tensor<8x16xf32> {
+  %col = attn.load_tile %l[%i, %i, %i] bounds %i : memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>> -> tensor<1x16xf32>
+  %m = attn.map(%s, %col : tensor<8x16xf32>, tensor<1x16xf32>) -> tensor<8x16xf32> {
+  ^bb0(%a: index, %b: index, %x: f32, %y: f32):
+    %z = arith.subf %x, %y : f32
+    attn.yield %z : f32
+  }
+  return %m : tensor<8x16xf32>
+}

@@ -398,7 +398,7 @@ func.func @load_inner_stride(%src: memref<1x2x8x64xbf16, strided<[2048, 1024, 12
 // -----
 
 func.func @load_result_rank(%src: memref<1x2x8x64xbf16>, %i: index) {
-  // expected-error @+1 {{result #0 must be 2D tensor of bfloat16 type or 16-bit float or 32-bit float values}}
+  // expected-error @+1 {{'result' (16xbf16) must have rank 2 for a rank-4 source (1x2x8x64xbf16)}}
   %t = attn.load_tile %src[%i, %i, %i] bounds %i : memref<1x2x8x64xbf16> -> tensor<16xbf16>
   return
 }
@@ -789,7 +789,7 @@ func.func @map_input_static(%t: tensor<64x?xf32>) {
 // -----
 
 func.func @map_input_shape(%s: tensor<64x32xf32>, %t: tensor<64x16xf32>) {
-  // expected-error @+1 {{'input #1' (64x16xf32) must have the shape of the result (64x32xf32) or be a row tile of 64 elements}}
+  // expected-error @+1 {{'input #1' (64x16xf32) must have the shape of the result (64x32xf32), be a row tile of 64 elements or a 1x32 column tile}}
   %0 = attn.map(%s, %t : tensor<64x32xf32>, tensor<64x16xf32>) -> tensor<64x32xf32> {
   ^bb0(%r: index, %c: index, %x: f32, %y: f32):
     attn.yield %x : f32
@@ -800,7 +800,7 @@ func.func @map_input_shape(%s: tensor<64x32xf32>, %t: tensor<64x16xf32>) {
 // -----
 
 func.func @map_row_tile_length(%s: tensor<64x32xf32>, %m: tensor<32xf32>) {
-  // expected-error @+1 {{'input #1' (32xf32) must have the shape of the result (64x32xf32) or be a row tile of 64 elements}}
+  // expected-error @+1 {{'input #1' (32xf32) must have the shape of the result (64x32xf32), be a row tile of 64 elements or a 1x32 column tile}}
   %0 = attn.map(%s, %m : tensor<64x32xf32>, tensor<32xf32>) -> tensor<64x32xf32> {
   ^bb0(%r: index, %c: index, %x: f32, %y: f32):
     attn.yield %x : f32
@@ -811,7 +811,7 @@ func.func @map_row_tile_length(%s: tensor<64x32xf32>, %m: tensor<32xf32>) {
 // -----
 
 func.func @map_1d_input_shape(%m: tensor<32xf32>) {
-  // expected-error @+1 {{'input #0' (32xf32) must have the shape of the result (64xf32) or be a row tile of 64 elements}}
+  // expected-error @+1 {{'input #0' (32xf32) must have the shape of the result (64xf32), be a row tile of 64 elements or a 1x1 column tile}}
   %0 = attn.map(%m : tensor<32xf32>) -> tensor<64xf32> {
   ^bb0(%r: index, %x: f32):
     attn.yield %x : f32
@@ -822,7 +822,7 @@ func.func @map_1d_input_shape(%m: tensor<32xf32>) {
 // -----
 
 func.func @map_1d_no_broadcast(%s: tensor<64x1xf32>) {
-  // expected-error @+1 {{'input #0' (64x1xf32) must have the shape of the result (64xf32) or be a row tile of 64 elements}}
+  // expected-error @+1 {{'input #0' (64x1xf32) must have the shape of the result (64xf32), be a row tile of 64 elements or a 1x1 column tile}}
   %0 = attn.map(%s : tensor<64x1xf32>) -> tensor<64xf32> {
   ^bb0(%r: index, %x: f32):
     attn.yield %x : f32
@@ -969,7 +969,7 @@ func.func @yield_none() {
 // -----
 
 func.func @yield_parent(%x: f32) {
-  // expected-error @+1 {{'attn.yield' op expects parent op to be one of 'attn.map, attn.sdpa, attn.online_attention'}}
+  // expected-error @+1 {{'attn.yield' op expects parent op to be one of 'attn.map, attn.sdpa, attn.sdpa_backward, attn.online_attention, attn.score_grad'}}
   attn.yield %x : f32
 }
 
@@ -1110,5 +1110,164 @@ func.func @online_mods_need_batch_head(%q: tensor<64x64xbf16>, %k: tensor<32x64x
     %t = arith.constant true
     attn.yield %t : i1
   } : tensor<64x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<64xf32>, tensor<64x64xf32>
+  return
+}
+
+// -----
+
+// attn.sdpa_backward: gradients of the tensors' element type.
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!h = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+func.func @backward_element_type(%t: !t, %h: !h, %l: !lse) {
+  // expected-error @+1 {{'grad_key'}}
+  attn.sdpa_backward %t, %t, %t, %t, %t, %l into %t, %h, %t delta %l
+      : !t, !t, !t, !t, !lse -> !t, !h, !t, !lse
+  return
+}
+
+// -----
+
+// attn.sdpa_backward: each gradient has its tensor's shape.
+!t = memref<2x4x8x64xbf16>
+!k = memref<2x4x16x64xbf16>
+!lse = memref<2x4x8xf32>
+func.func @backward_grad_shape(%t: !t, %k: !k, %l: !lse) {
+  // expected-error @+1 {{'grad_key' (2x4x8x64xbf16)}}
+  attn.sdpa_backward %t, %k, %k, %t, %t, %l into %t, %t, %k delta %l
+      : !t, !k, !k, !t, !lse -> !t, !t, !k, !lse
+  return
+}
+
+// -----
+
+// attn.sdpa_backward: K/V heads divide the query heads.
+!t = memref<2x4x8x64xbf16>
+!k = memref<2x3x8x64xbf16>
+!lse = memref<2x4x8xf32>
+func.func @backward_heads(%t: !t, %k: !k, %l: !lse) {
+  // expected-error @+1 {{'key' (2x3x8x64xbf16) has 3 heads, which must divide the 4 heads of 'query' (2x4x8x64xbf16)}}
+  attn.sdpa_backward %t, %k, %k, %t, %t, %l into %t, %k, %k delta %l
+      : !t, !k, !k, !t, !lse -> !t, !k, !k, !lse
+  return
+}
+
+// -----
+
+// attn.sdpa_backward: the row terms are (B, H, Nq).
+!t = memref<2x4x8x64xbf16>
+!lse = memref<2x4x8xf32>
+!bad = memref<2x4x9xf32>
+func.func @backward_delta(%t: !t, %l: !lse, %d: !bad) {
+  // expected-error @+1 {{'delta'}}
+  attn.sdpa_backward %t, %t, %t, %t, %t, %l into %t, %t, %t delta %d
+      : !t, !t, !t, !t, !lse -> !t, !t, !t, !bad
+  return
+}
+
+// -----
+
+// attn.sdpa_backward: gradients are written row by row (unit innermost
+// stride).
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = memref<?x?x?x64xbf16, strided<[?, ?, ?, 2], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+func.func @backward_stride(%t: !t, %s: !s, %l: !lse) {
+  // expected-error @+1 {{'grad_query'}}
+  attn.sdpa_backward %t, %t, %t, %t, %t, %l into %s, %t, %t delta %l
+      : !t, !t, !t, !t, !lse -> !s, !t, !t, !lse
+  return
+}
+
+// -----
+
+// attn.sdpa_backward: its score_mod must be differentiable.
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+func.func @backward_not_differentiable(%t: !t, %l: !lse) {
+  attn.sdpa_backward %t, %t, %t, %t, %t, %l into %t, %t, %t delta %l score_mod {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{'math.sin' op in the score_mod of 'attn.sdpa_backward' cannot be differentiated with respect to the score}}
+    %y = math.sin %x : f32
+    attn.yield %y : f32
+  } : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
+  return
+}
+
+// -----
+
+// attn.load_tile: row terms load as a row tile or a 1xR tile.
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+func.func @load_row_terms(%l: !lse, %i: index) {
+  // expected-error @+1 {{'result' (2x16xf32) must be a row tile (R) or a 1xR tile for a rank-3 source}}
+  %t = attn.load_tile %l[%i, %i, %i] bounds %i : !lse -> tensor<2x16xf32>
+  return
+}
+
+// -----
+
+// attn.score_grad: results are queries x keys, or keys x queries.
+func.func @score_grad_shape(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %r: tensor<16xf32>, %i: index, %s: f32) {
+  // expected-error @+1 {{'probs' (32x16xbf16) must be 16x32 (queries x keys)}}
+  %p, %ds = attn.score_grad %q, %k, %k, %q, %r, %r at [%i, %i] bounds [%i, %i] scale %s
+      : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16x64xbf16>, tensor<16xf32> -> tensor<32x16xbf16>
+  return
+}
+
+// -----
+
+// attn.score_grad: keys-major row terms are 1xBM tiles.
+func.func @score_grad_row_terms(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %r: tensor<16xf32>, %i: index, %s: f32) {
+  // expected-error @+1 {{'lse' (16xf32) must be a 1x16 f32 tile}}
+  %p, %ds = attn.score_grad %q, %k, %k, %q, %r, %r at [%i, %i] bounds [%i, %i] scale %s keys_major
+      : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16x64xbf16>, tensor<16xf32> -> tensor<32x16xbf16>
+  return
+}
+
+// -----
+
+// attn.score_grad: dO has the query tile's rows.
+func.func @score_grad_grad_output(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %r: tensor<16xf32>, %i: index, %s: f32) {
+  // expected-error @+1 {{'grad_output' (32x64xbf16)}}
+  %p, %ds = attn.score_grad %q, %k, %k, %k, %r, %r at [%i, %i] bounds [%i, %i] scale %s
+      : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16xf32> -> tensor<16x32xbf16>
+  return
+}
+
+// -----
+
+// attn.score_grad: a mod needs the tile's batch and head.
+func.func @score_grad_batch_head(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %r: tensor<16xf32>, %i: index, %s: f32) {
+  // expected-error @+1 {{needs 'batch' and 'head' exactly when it has a score_mod or mask_mod}}
+  %p, %ds = attn.score_grad %q, %k, %k, %q, %r, %r at [%i, %i] bounds [%i, %i] scale %s mask_mod {
+  ^bb0(%b: index, %h: index, %x: index, %y: index):
+    %t = arith.cmpi sle, %y, %x : index
+    attn.yield %t : i1
+  } : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16x64xbf16>, tensor<16xf32> -> tensor<16x32xbf16>
+  return
+}
+
+// -----
+
+// attn.score_grad: its score_mod must be differentiable.
+func.func @score_grad_not_differentiable(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %r: tensor<16xf32>, %i: index, %s: f32) {
+  %p, %ds = attn.score_grad %q, %k, %k, %q, %r, %r at [%i, %i] bounds [%i, %i] scale %s batch %i head %i score_mod {
+  ^bb0(%x: f32, %b: index, %h: index, %a: index, %c: index):
+    // expected-error @+1 {{'math.cos' op in the score_mod of 'attn.score_grad' cannot be differentiated}}
+    %y = math.cos %x : f32
+    attn.yield %y : f32
+  } : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16x64xbf16>, tensor<16xf32> -> tensor<16x32xbf16>
+  return
+}
+
+// -----
+
+// attn.map: a 1xC tile has the result's columns.
+func.func @map_column_tile(%x: tensor<32x16xf32>, %c: tensor<1x8xf32>) {
+  // expected-error @+1 {{'input #1' (1x8xf32) must have the shape of the result (32x16xf32), be a row tile of 32 elements or a 1x16 column tile}}
+  %m = attn.map(%x, %c : tensor<32x16xf32>, tensor<1x8xf32>) -> tensor<32x16xf32> {
+  ^bb0(%a: index, %b: index, %u: f32, %v: f32):
+    attn.yield %u : f32
+  }
   return
 }

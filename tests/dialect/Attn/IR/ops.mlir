@@ -278,3 +278,67 @@ func.func @encoded_tiles(%s: tensor<64x32xf32, #acc>, %m: tensor<64xf32, #rows>)
   %1 = attn.reduce <max> %0, %m : tensor<64x32xf32, #acc>, tensor<64xf32, #rows>
   return %0, %1 : tensor<64x32xf32, #acc>, tensor<64xf32, #rows>
 }
+
+// -----
+
+// The backward pass: whole tensors, a softcap score_mod and a window mask.
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+
+// CHECK-LABEL: func.func @sdpa_backward
+func.func @sdpa_backward(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !lse,
+                         %dq: !t, %dk: !t, %dv: !t, %delta: !lse, %s: f32,
+                         %c: f32, %w: index) {
+  // CHECK: attn.sdpa_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}}, %{{.*}}, %{{.*}} delta %{{.*}} scale %{{.*}} mask <causal> positive_scale :
+  attn.sdpa_backward %q, %k, %v, %o, %do, %lse into %dq, %dk, %dv delta %delta
+      scale %s mask <causal> positive_scale
+      : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
+  // CHECK: attn.sdpa_backward {{.*}} captures(%{{.*}}, %{{.*}} : f32, index) score_mod {
+  // CHECK: math.tanh
+  // CHECK: } mask_mod {
+  attn.sdpa_backward %q, %k, %v, %o, %do, %lse into %dq, %dk, %dv delta %delta
+      captures(%c, %w : f32, index) score_mod {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index, %cap: f32, %n: index):
+    %y = arith.divf %x, %cap : f32
+    %t = math.tanh %y : f32
+    %z = arith.mulf %t, %cap : f32
+    attn.yield %z : f32
+  } mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %cap: f32, %n: index):
+    %d = arith.subi %i, %j : index
+    %in = arith.cmpi slt, %d, %n : index
+    attn.yield %in : i1
+  } : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
+  return
+}
+
+// -----
+
+// A backward step, queries-major and keys-major; row terms loaded as a row
+// tile and as a 1xR tile; a map broadcasting a 1xC tile along its rows.
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+
+// CHECK-LABEL: func.func @score_grad
+func.func @score_grad(%l: !lse, %q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>,
+                      %i: index, %s: f32, %st: tensor<32x16xf32>) {
+  // CHECK: attn.load_tile %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] bounds %{{.*}} : memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>> -> tensor<16xf32>
+  %row = attn.load_tile %l[%i, %i, %i] bounds %i : !lse -> tensor<16xf32>
+  // CHECK: attn.load_tile %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] bounds %{{.*}} : memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>> -> tensor<1x16xf32>
+  %col = attn.load_tile %l[%i, %i, %i] bounds %i : !lse -> tensor<1x16xf32>
+  // CHECK: attn.score_grad %{{.*}} at [%{{.*}}, %{{.*}}] bounds [%{{.*}}, %{{.*}}] scale %{{.*}} positive_scale : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16x64xbf16>, tensor<16xf32> -> tensor<16x32xbf16>
+  %p, %ds = attn.score_grad %q, %k, %k, %q, %row, %row at [%i, %i] bounds [%i, %i]
+      scale %s positive_scale
+      : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16x64xbf16>, tensor<16xf32> -> tensor<16x32xbf16>
+  // CHECK: attn.score_grad {{.*}} keys_major : {{.*}} tensor<1x16xf32> -> tensor<32x16xbf16>
+  %pt, %dst = attn.score_grad %q, %k, %k, %q, %col, %col at [%i, %i] bounds [%i, %i]
+      scale %s keys_major
+      : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16x64xbf16>, tensor<1x16xf32> -> tensor<32x16xbf16>
+  // CHECK: attn.map(%{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<1x16xf32>) -> tensor<32x16xf32>
+  %m = attn.map(%st, %col : tensor<32x16xf32>, tensor<1x16xf32>) -> tensor<32x16xf32> {
+  ^bb0(%a: index, %b: index, %x: f32, %y: f32):
+    %z = arith.subf %x, %y : f32
+    attn.yield %z : f32
+  }
+  return
+}

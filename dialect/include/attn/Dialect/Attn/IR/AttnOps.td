@@ -244,6 +244,68 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
   let hasRegionVerifier = 1;
 }
 
+
+def Attn_SdpaBackwardOp : Attn_Op<"sdpa_backward", [
+    AttrSizedOperandSegments, AllTypesMatch<["output", "gradOutput"]>]> {
+  let summary = "gradients of scaled-dot-product attention over whole tensors";
+  let description = [{
+    Given the inputs of an `attn.sdpa` (Q, K, V, with the same `scale`,
+    `mask`, `positive_scale`, `captures` and regions), its output O and
+    log-sum-exp LSE, and the gradient dO of a loss with respect to O,
+    computes dQ, dK and dV. Nothing of size N×N is stored: each tile of the
+    probabilities is recomputed from the LSE, `P = exp(S' − LSE)` with
+    `S' = score_mod(scale · Q Kᵀ)` (masked keys: P = 0), then
+
+        dV = Pᵀ dO,  dP = dO Vᵀ,  dS' = P ∘ (dP − rowsum(dO ∘ O)),
+        dS = dS' ∘ ∂S'/∂S,  dQ = scale · dS K,  dK = scale · dSᵀ Q.
+
+    The row terms `rowsum(dO ∘ O)` are written to `delta` (B, H, Nq, f32),
+    a workspace the caller provides. With grouped-query attention dK and dV
+    sum the gradients of every query head of the group. The score_mod must
+    be differentiable by the compiler: `arith` add, sub, mul, div, neg,
+    max/min, select, casts and `math` tanh, exp, exp2, log, log2, sqrt
+    applied to the score (other ops may read the coordinates and captures
+    freely); anything else on the score is a diagnostic. A row that saw no
+    key (LSE = −inf) gets zero gradients.
+
+    Example:
+    ```mlir
+    attn.sdpa_backward %q, %k, %v, %o, %do, %lse into %dq, %dk, %dv
+        delta %delta scale %s mask <causal>
+        : !bhnd, !bhnd, !bhnd, !bhnd, !lse -> !bhnd, !bhnd, !bhnd, !lse
+    ```
+  }];
+  let arguments = (ins
+      Arg<Attn_Tensor4D, "queries", [MemRead]>:$query,
+      Arg<Attn_Tensor4D, "keys", [MemRead]>:$key,
+      Arg<Attn_Tensor4D, "values", [MemRead]>:$value,
+      Arg<Attn_Tensor4D, "the forward's output", [MemRead]>:$output,
+      Arg<Attn_Tensor4D, "gradient of the output", [MemRead]>:$gradOutput,
+      Arg<Attn_LseMemRef, "the forward's log-sum-exp", [MemRead]>:$lse,
+      Arg<Attn_Tensor4D, "gradient of the queries", [MemWrite]>:$gradQuery,
+      Arg<Attn_Tensor4D, "gradient of the keys", [MemWrite]>:$gradKey,
+      Arg<Attn_Tensor4D, "gradient of the values", [MemWrite]>:$gradValue,
+      Arg<Attn_LseMemRef, "row terms (workspace)", [MemRead, MemWrite]>:$delta,
+      Optional<F32>:$scale,
+      Variadic<Attn_Capture>:$captures,
+      DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::None">:$mask,
+      UnitAttr:$positiveScale);
+  let regions = (region MaxSizedRegion<1>:$scoreMod,
+                        MaxSizedRegion<1>:$maskMod);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $output `,` $gradOutput `,` $lse
+    `into` $gradQuery `,` $gradKey `,` $gradValue `delta` $delta
+    (`scale` $scale^)? (`mask` $mask^)? (`positive_scale` $positiveScale^)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)?
+    (`score_mod` $scoreMod^)? (`mask_mod` $maskMod^)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
+    type($output) `,` type($lse) `->` type($gradQuery) `,` type($gradKey) `,`
+    type($gradValue) `,` type($delta)
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // The tile program
 //===----------------------------------------------------------------------===//
@@ -295,6 +357,11 @@ def Attn_LoadTileOp : Attn_Op<"load_tile"> {
     rows_per_head; `bound` counts packed rows. Grouped-query decoding packs
     the query heads of one K/V head so that K and V are read once per group.
 
+    From a (B, H, N) memref of row terms (a log-sum-exp) it reads
+    `source[batch, head, row : row + R]` as a row tile of R elements, or as
+    a 1×R tile (the backward's dK/dV loop, whose score tiles hold queries
+    along the columns).
+
     Example:
     ```mlir
     %k = attn.load_tile %K[%b, %h, %kv] bounds %nk
@@ -303,10 +370,10 @@ def Attn_LoadTileOp : Attn_Op<"load_tile"> {
         : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<64x64xbf16>
     ```
   }];
-  let arguments = (ins Arg<Attn_Tensor4D, "source", [MemRead]>:$source,
+  let arguments = (ins Arg<Attn_AnyMemRef, "source", [MemRead]>:$source,
                        Index:$batch, Index:$head, Index:$row, Index:$bound,
                        Optional<Index>:$rowsPerHead);
-  let results = (outs Attn_Tile2D:$result);
+  let results = (outs Attn_AnyTile:$result);
   let assemblyFormat = [{
     $source `[` $batch `,` $head `,` $row `]`
     (`rows_per_head` $rowsPerHead^)? `bounds` $bound attr-dict
@@ -424,6 +491,61 @@ def Attn_FinalizeOp : Attn_Op<"finalize", [
   let hasVerifier = 1;
 }
 
+
+def Attn_ScoreGradOp : Attn_Op<"score_grad", [Pure, AttrSizedOperandSegments,
+    AllTypesMatch<["lse", "delta"]>, AllTypesMatch<["probs", "gradScores"]>]> {
+  let summary = "recomputes a tile of probabilities and their score gradients";
+  let description = [{
+    One step of the backward pass (see `attn.sdpa_backward`) for a query
+    tile Q (BM×D) with its gradient dO (BM×Dv), row terms `lse` and `delta`,
+    against a key tile K (BN×D) and V (BN×Dv): the probabilities
+    `P = exp(S' − lse)` with `S' = score_mod(scale · Q Kᵀ)`, zero where a
+    key is hidden (the mask_mod, keys at or past `num_keys`), and the
+    gradient with respect to the scaled scores `scale · Q Kᵀ`,
+    `dS = P ∘ (dO Vᵀ − delta) ∘ ∂S'/∂S`, both rounded to the element type
+    of Q. `row` and `col` are the first query and key of the tiles.
+
+    Queries-major (the dQ loop), the results are BM×BN and `lse`, `delta`
+    row tiles of BM elements. With `keys_major` (the dK/dV loop, which
+    accumulates Pᵀ dO and dSᵀ Q) the results are transposed, BN×BM, rows
+    being keys, and `lse`, `delta` are 1×BM tiles broadcast along the rows;
+    queries at or past `num_queries` are hidden too. `attn-decompose`
+    expands it into generic tile ops, the mask and score_mod as in the
+    forward step, the score_mod's derivative formed from its region.
+
+    Example:
+    ```mlir
+    %p, %ds = attn.score_grad %q, %k, %v, %do, %lse, %delta
+        at [%row, %kv] bounds [%nq, %nk] scale %s
+        : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xbf16>,
+          tensor<64x64xbf16>, tensor<64xf32> -> tensor<64x64xbf16>
+    ```
+  }];
+  let arguments = (ins Attn_Tile2D:$query, Attn_Tile2D:$key, Attn_Tile2D:$value,
+                       Attn_Tile2D:$gradOutput, Attn_AnyTile:$lse,
+                       Attn_AnyTile:$delta,
+                       Index:$row, Index:$col, Index:$numQueries, Index:$numKeys,
+                       F32:$scale, Optional<Index>:$batch, Optional<Index>:$head,
+                       Variadic<Attn_Capture>:$captures,
+                       UnitAttr:$positiveScale, UnitAttr:$keysMajor);
+  let results = (outs Attn_Tile2D:$probs, Attn_Tile2D:$gradScores);
+  let regions = (region MaxSizedRegion<1>:$scoreMod,
+                        MaxSizedRegion<1>:$maskMod);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $gradOutput `,` $lse `,` $delta
+    `at` ` ` `[` $row `,` $col `]`
+    `bounds` ` ` `[` $numQueries `,` $numKeys `]`
+    `scale` $scale (`positive_scale` $positiveScale^)? (`keys_major` $keysMajor^)?
+    (`batch` $batch^)? (`head` $head^)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)?
+    (`score_mod` $scoreMod^)? (`mask_mod` $maskMod^)? attr-dict
+    `:` type($query) `,` type($key) `,` type($value) `,` type($gradOutput) `,`
+    type($lse) `->` type($probs)
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Generic tile ops
 //===----------------------------------------------------------------------===//
@@ -470,8 +592,9 @@ def Attn_MapOp : Attn_Op<"map", [Pure, AttrSizedOperandSegments, SingleBlock]> {
   let description = [{
     Computes each element of the result from the same element of the
     `inputs` by the scalar ops of its body. A 2-D map (R×C result) takes R×C
-    tiles and length-R row tiles, which are broadcast along the columns; a
-    1-D map (length R) takes length-R tiles. The body's arguments are the
+    tiles, length-R row tiles, which are broadcast along the columns, and
+    1×C column tiles, broadcast along the rows; a 1-D map (length R) takes
+    length-R tiles. The body's arguments are the
     element's coordinates (row, and for 2-D maps column; `index`), offset by
     `at [row, col]` when given, then one scalar per input; it yields the
     result element. The mask, the scale of the scores and every step of the
@@ -547,7 +670,8 @@ def Attn_ReduceOp : Attn_Op<"reduce", [Pure, AllTypesMatch<["init", "result"]>]>
 
 def Attn_YieldOp : Attn_Op<"yield", [
     Pure, Terminator, ReturnLike,
-    ParentOneOf<["MapOp", "SdpaOp", "OnlineAttentionOp"]>]> {
+    ParentOneOf<["MapOp", "SdpaOp", "SdpaBackwardOp", "OnlineAttentionOp",
+                "ScoreGradOp"]>]> {
   let summary = "yields the element computed by an attn.map body or a mod";
   let description = [{
     Terminates the body of `attn.map` with one scalar of the result's element
