@@ -61,6 +61,16 @@ class AttnFwdArgs(ctypes.Structure):
     ]
 
 
+class AttnBwdArgs(ctypes.Structure):
+    _fields_ = [
+        ("fwd", AttnFwdArgs),
+        ("d_o", ctypes.c_void_p), ("dq", ctypes.c_void_p), ("dk", ctypes.c_void_p),
+        ("dv", ctypes.c_void_p),
+        ("do_strides", ctypes.c_int64 * 4), ("dq_strides", ctypes.c_int64 * 4),
+        ("dk_strides", ctypes.c_int64 * 4), ("dv_strides", ctypes.c_int64 * 4),
+    ]
+
+
 class AttnStats(ctypes.Structure):
     _fields_ = [(n, ctypes.c_uint64) for n in
                 ("compiles", "memory_hits", "disk_hits", "disk_misses", "disk_rejected",
@@ -78,6 +88,8 @@ assert [getattr(AttnVariant, n).offset for n in
         ("window_left", "prefix_len", "softcap", "alibi_slopes", "bias", "bias_strides")] == \
     [8, 24, 32, 40, 64, 72]
 assert ctypes.sizeof(AttnStats) == 56
+assert ctypes.sizeof(AttnBwdArgs) == 552 and AttnBwdArgs.d_o.offset == 392
+assert AttnBwdArgs.do_strides.offset == 424 and AttnBwdArgs.dv_strides.offset == 520
 
 
 class Library:
@@ -92,6 +104,8 @@ class Library:
         lib = self.lib
         lib.attn_forward.argtypes = [ctypes.POINTER(AttnFwdArgs)]
         lib.attn_forward.restype = ctypes.c_int
+        lib.attn_backward.argtypes = [ctypes.POINTER(AttnBwdArgs)]
+        lib.attn_backward.restype = ctypes.c_int
         lib.attn_last_error.restype = ctypes.c_char_p
         lib.attn_status_string.argtypes = [ctypes.c_int]
         lib.attn_status_string.restype = ctypes.c_char_p
@@ -103,6 +117,10 @@ class Library:
     def forward(self, args):
         """attn_forward; a failure raises the errors class of its status."""
         self.check(self.lib.attn_forward(ctypes.byref(args)))
+
+    def backward(self, args):
+        """attn_backward; a failure raises the errors class of its status."""
+        self.check(self.lib.attn_backward(ctypes.byref(args)))
 
     def check(self, status):
         """Raises the errors class of a failed call's status (with this

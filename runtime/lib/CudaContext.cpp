@@ -88,16 +88,15 @@ Expected<ContextInfo> CudaContexts::current() {
   return info;
 }
 
-Status checkDevicePointers(const CudaDriver &driver,
-                           const attn_fwd_args &args) {
-  struct {
-    const char *name;
-    const void *pointer;
-  } tensors[] = {{"q", args.q},
-                 {"k", args.k},
-                 {"v", args.v},
-                 {"o", args.o},
-                 {"lse", args.lse}};
+namespace {
+
+struct NamedPointer {
+  const char *name;
+  const void *pointer;
+};
+
+Status checkPointers(const CudaDriver &driver,
+                     std::initializer_list<NamedPointer> tensors) {
   for (auto [name, pointer] : tensors) {
     if (!pointer)
       continue; // allowed where validation allowed it
@@ -121,6 +120,25 @@ Status checkDevicePointers(const CudaDriver &driver,
                        name, pointer);
   }
   return Status();
+}
+
+} // namespace
+
+Status checkDevicePointers(const CudaDriver &driver,
+                           const attn_fwd_args &args) {
+  return checkPointers(driver, {{"q", args.q},
+                                {"k", args.k},
+                                {"v", args.v},
+                                {"o", args.o},
+                                {"lse", args.lse}});
+}
+
+Status checkDevicePointers(const CudaDriver &driver,
+                           const attn_bwd_args &args) {
+  return checkPointers(driver, {{"d_o", args.d_o},
+                                {"dq", args.dq},
+                                {"dk", args.dk},
+                                {"dv", args.dv}});
 }
 
 } // namespace attn::rt

@@ -52,6 +52,8 @@ private:
 /// Checks, through cuPointerGetAttribute, that Q, K, V, O (and LSE) are
 /// device-accessible memory; plain or page-locked host memory is rejected.
 Status checkDevicePointers(const CudaDriver &driver, const attn_fwd_args &args);
+/// The same for the backward's dO, dQ, dK and dV.
+Status checkDevicePointers(const CudaDriver &driver, const attn_bwd_args &args);
 
 } // namespace attn::rt
 

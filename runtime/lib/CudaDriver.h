@@ -40,8 +40,12 @@ namespace attn::rt {
   X(cuLaunchKernel)                                                            \
   X(cuPointerGetAttribute)
 
-// Entry points used when present (cuCtxGetId: CUDA 12.0).
-#define ATTN_CUDA_OPTIONAL_FUNCTIONS(X) X(cuCtxGetId)
+// Entry points used when present (cuCtxGetId: CUDA 12.0; the stream-ordered
+// allocator, CUDA 11.2: the backward's workspace).
+#define ATTN_CUDA_OPTIONAL_FUNCTIONS(X)                                        \
+  X(cuCtxGetId)                                                                \
+  X(cuMemAllocAsync)                                                           \
+  X(cuMemFreeAsync)
 
 struct CudaDriver {
 #define ATTN_CUDA_DECLARE(name) decltype(&::name) name = nullptr;

@@ -32,12 +32,16 @@ void *optionValue(uintptr_t value) { return reinterpret_cast<void *>(value); }
 Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
                                   const compiler::PtxKernel &kernel,
                                   const DeviceInfo &device, bool verbose) {
-  if (kernel.sharedBytes > device.maxSharedBytes)
-    return makeError(ATTN_ERROR_UNSUPPORTED,
-                     "kernel {} needs {} bytes of shared memory per block; "
-                     "this GPU ({}) allows {}",
-                     kernel.name, kernel.sharedBytes, device.arch,
-                     device.maxSharedBytes);
+  if (kernel.kernels.empty())
+    return makeError(ATTN_ERROR_INTERNAL, "a compiled module without kernels");
+  const std::string &first = kernel.kernels.front().name;
+  for (const compiler::KernelLaunch &launch : kernel.kernels)
+    if (launch.sharedBytes > device.maxSharedBytes)
+      return makeError(ATTN_ERROR_UNSUPPORTED,
+                       "kernel {} needs {} bytes of shared memory per block; "
+                       "this GPU ({}) allows {}",
+                       launch.name, launch.sharedBytes, device.arch,
+                       device.maxSharedBytes);
   auto start = std::chrono::steady_clock::now();
   std::string infoLog(kJitLogBytes, '\0'), errorLog(kJitLogBytes, '\0');
   CUjit_option options[] = {
@@ -55,31 +59,31 @@ Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
     std::string log = logText(errorLog.data());
     return makeError(ATTN_ERROR_CUDA,
                      "cuModuleLoadDataEx failed for kernel {} ({}): {}{}{}",
-                     kernel.name, device.arch, driver.describe(result),
+                     first, device.arch, driver.describe(result),
                      log.empty() ? "" : "; JIT error log: ", log);
   }
   loaded.jitInfoLog = logText(infoLog.data());
-  result = driver.cuModuleGetFunction(&loaded.function, loaded.module,
-                                      kernel.name.c_str());
-  if (result != CUDA_SUCCESS)
-    return makeError(ATTN_ERROR_CUDA,
-                     "cuModuleGetFunction({}) failed: {}", kernel.name,
-                     driver.describe(result));
-  if (kernel.sharedBytes > kDefaultMaxDynamicShared) {
-    result = driver.cuFuncSetAttribute(
-        loaded.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        kernel.sharedBytes);
+  for (const compiler::KernelLaunch &launch : kernel.kernels) {
+    LoadedFunction fn;
+    fn.launch = launch;
+    result = driver.cuModuleGetFunction(&fn.function, loaded.module,
+                                        launch.name.c_str());
     if (result != CUDA_SUCCESS)
-      return makeError(ATTN_ERROR_CUDA,
-                       "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, {}) "
-                       "for {} failed: {}",
-                       kernel.sharedBytes, kernel.name,
-                       driver.describe(result));
+      return makeError(ATTN_ERROR_CUDA, "cuModuleGetFunction({}) failed: {}",
+                       launch.name, driver.describe(result));
+    if (launch.sharedBytes > kDefaultMaxDynamicShared) {
+      result = driver.cuFuncSetAttribute(
+          fn.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+          launch.sharedBytes);
+      if (result != CUDA_SUCCESS)
+        return makeError(ATTN_ERROR_CUDA,
+                         "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, "
+                         "{}) for {} failed: {}",
+                         launch.sharedBytes, launch.name,
+                         driver.describe(result));
+    }
+    loaded.functions.push_back(fn);
   }
-  loaded.threads = kernel.threads;
-  loaded.blockM = kernel.blockM;
-  loaded.packGqa = kernel.packGqa;
-  loaded.sharedBytes = kernel.sharedBytes;
   loaded.loadMs = std::chrono::duration<double, std::milli>(
                       std::chrono::steady_clock::now() - start)
                       .count();
@@ -88,50 +92,81 @@ Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
 
 namespace {
 
-/// One tensor of a launch as the ABI passes it.
-struct TensorValues {
-  const void *data;
-  int64_t sizes[4];
-  const int64_t *strides;
-};
-
-constexpr bool forwardTensorIs(int index, std::string_view name, int rank) {
-  return std::string_view(abi::kForwardTensors[index].name) == name &&
-         abi::kForwardTensors[index].rank == rank;
+constexpr bool tensorIs(const abi::TensorArg *args, int index,
+                        std::string_view name, int rank) {
+  return std::string_view(args[index].name) == name &&
+         args[index].rank == rank;
 }
 
-// ForwardParams lists the call's tensors in this order; the loop below takes
-// ranks and the parameter count from the ABI.
+// KernelParams lists the call's tensors in these orders; the loop below
+// takes ranks and the parameter count from the ABI.
 static_assert(std::size(abi::kForwardTensors) == abi::kForwardTensorCount &&
                   abi::kForwardTensorCount == 5,
-              "ForwardParams passes five tensors: update it with KernelABI.h");
-static_assert(forwardTensorIs(0, "q", 4) && forwardTensorIs(1, "k", 4) &&
-                  forwardTensorIs(2, "v", 4) && forwardTensorIs(3, "o", 4) &&
-                  forwardTensorIs(4, "lse", 3) &&
+              "KernelParams passes five tensors: update it with KernelABI.h");
+static_assert(tensorIs(abi::kForwardTensors, 0, "q", 4) &&
+                  tensorIs(abi::kForwardTensors, 1, "k", 4) &&
+                  tensorIs(abi::kForwardTensors, 2, "v", 4) &&
+                  tensorIs(abi::kForwardTensors, 3, "o", 4) &&
+                  tensorIs(abi::kForwardTensors, 4, "lse", 3) &&
                   abi::kForwardTensors[4].optional,
-              "ForwardParams passes q, k, v, o (rank 4) and an optional lse "
+              "KernelParams passes q, k, v, o (rank 4) and an optional lse "
               "(rank 3): update it with KernelABI.h");
+static_assert(std::size(abi::kBackwardTensors) == 10 &&
+                  tensorIs(abi::kBackwardTensors, 0, "q", 4) &&
+                  tensorIs(abi::kBackwardTensors, 3, "o", 4) &&
+                  tensorIs(abi::kBackwardTensors, 4, "do", 4) &&
+                  tensorIs(abi::kBackwardTensors, 5, "lse", 3) &&
+                  tensorIs(abi::kBackwardTensors, 6, "dq", 4) &&
+                  tensorIs(abi::kBackwardTensors, 8, "dv", 4) &&
+                  tensorIs(abi::kBackwardTensors, 9, "delta", 3),
+              "KernelParams passes q, k, v, o, do, lse, dq, dk, dv, delta: "
+              "update it with KernelABI.h");
 static_assert(abi::kForwardScalarCount == 1 &&
                   std::string_view(abi::kForwardScalars[0]) == "scale",
-              "ForwardParams passes one scalar, the f32 scale");
+              "KernelParams passes one scalar, the f32 scale");
 
 } // namespace
 
-ForwardParams::ForwardParams(const attn_fwd_args &args, float scale,
-                             const compiler::UserModsInfo *user)
+KernelParams::KernelParams(const attn_fwd_args &args, float scale,
+                           const compiler::UserModsInfo *user)
     : scale(scale) {
   int64_t B = args.batch, H = args.heads, Hkv = kvHeadsOf(args),
           Nq = args.seqlen_q, Nk = args.seqlen_k, D = args.head_dim;
-  const TensorValues tensors[abi::kForwardTensorCount] = {
-      {args.q, {B, H, Nq, D}, args.q_strides},
-      {args.k, {B, Hkv, Nk, D}, args.k_strides},
-      {args.v, {B, Hkv, Nk, D}, args.v_strides},
-      {args.o, {B, H, Nq, D}, args.o_strides},
-      {args.lse, {B, H, Nq}, args.lse_strides}};
+  const Tensor tensors[] = {{args.q, {B, H, Nq, D}, args.q_strides},
+                            {args.k, {B, Hkv, Nk, D}, args.k_strides},
+                            {args.v, {B, Hkv, Nk, D}, args.v_strides},
+                            {args.o, {B, H, Nq, D}, args.o_strides},
+                            {args.lse, {B, H, Nq}, args.lse_strides}};
+  fill(abi::kForwardTensors, tensors, abi::kForwardTensorCount, args, user);
+}
+
+KernelParams::KernelParams(const attn_bwd_args &bwd, float *delta,
+                           float scale, const compiler::UserModsInfo *user)
+    : scale(scale) {
+  const attn_fwd_args &args = bwd.fwd;
+  int64_t B = args.batch, H = args.heads, Hkv = kvHeadsOf(args),
+          Nq = args.seqlen_q, Nk = args.seqlen_k, D = args.head_dim;
+  const int64_t deltaStrides[3] = {H * Nq, Nq, 1};
+  const Tensor tensors[] = {{args.q, {B, H, Nq, D}, args.q_strides},
+                            {args.k, {B, Hkv, Nk, D}, args.k_strides},
+                            {args.v, {B, Hkv, Nk, D}, args.v_strides},
+                            {args.o, {B, H, Nq, D}, args.o_strides},
+                            {bwd.d_o, {B, H, Nq, D}, bwd.do_strides},
+                            {args.lse, {B, H, Nq}, args.lse_strides},
+                            {bwd.dq, {B, H, Nq, D}, bwd.dq_strides},
+                            {bwd.dk, {B, Hkv, Nk, D}, bwd.dk_strides},
+                            {bwd.dv, {B, Hkv, Nk, D}, bwd.dv_strides},
+                            {delta, {B, H, Nq}, deltaStrides}};
+  fill(abi::kBackwardTensors, tensors, std::size(tensors), args, user);
+}
+
+void KernelParams::fill(const abi::TensorArg *args, const Tensor *tensors,
+                        int count, const attn_fwd_args &call,
+                        const compiler::UserModsInfo *user) {
   int64_t *out = values;
-  for (int t = 0; t < abi::kForwardTensorCount; ++t) {
-    const abi::TensorArg &arg = abi::kForwardTensors[t];
-    const TensorValues &tensor = tensors[t];
+  for (int t = 0; t < count; ++t) {
+    const abi::TensorArg &arg = args[t];
+    const Tensor &tensor = tensors[t];
     *out++ = static_cast<int64_t>(reinterpret_cast<uintptr_t>(tensor.data));
     for (int i = 0; i < arg.rank; ++i)
       *out++ = tensor.sizes[i];
@@ -139,16 +174,17 @@ ForwardParams::ForwardParams(const attn_fwd_args &args, float scale,
     for (int i = 0; i < arg.rank; ++i)
       *out++ = tensor.data ? tensor.strides[i] : 0;
   }
-  for (int i = 0; i < kTensorValues; ++i)
+  int used = static_cast<int>(out - values);
+  for (int i = 0; i < used; ++i)
     pointers[i] = &values[i];
-  pointers[kTensorValues] = &this->scale;
+  pointers[used] = &this->scale;
   // The variant's captures: a scalar is one parameter (of its own width),
   // a tensor its pointer, sizes and strides, like the tensors above.
-  int p = kTensorValues + abi::kForwardScalarCount, c = 0;
-  std::vector<abi::CaptureValue> values = captureValues(args, user);
+  int p = used + abi::kForwardScalarCount, c = 0;
+  std::vector<abi::CaptureValue> values = captureValues(call, user);
   std::vector<abi::UserCapture> kinds =
-      user ? abi::captureKinds(args.variant.flags, user->captures)
-           : abi::captureKinds(args.variant.flags);
+      user ? abi::captureKinds(call.variant.flags, user->captures)
+           : abi::captureKinds(call.variant.flags);
   for (size_t i = 0; i < kinds.size() && i < values.size(); ++i) {
     const abi::UserCapture &kind = kinds[i];
     const abi::CaptureValue &value = values[i];
@@ -179,32 +215,57 @@ ForwardParams::ForwardParams(const attn_fwd_args &args, float scale,
   }
 }
 
-Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
-                     const attn_fwd_args &args, float scale,
-                     const compiler::UserModsInfo *user) {
+namespace {
+
+/// Launches one kernel of a call: its grid runs over query tiles (of H
+/// heads, or packed over Hkv) or over K/V tiles.
+Status launch(const CudaDriver &driver, const LoadedFunction &fn,
+              const attn_fwd_args &args, KernelParams &params) {
+  const compiler::KernelLaunch &k = fn.launch;
   int64_t kvHeads = kvHeadsOf(args);
-  int64_t rows = kernel.packGqa ? args.heads / kvHeads * args.seqlen_q
-                                : args.seqlen_q;
-  int64_t gridHeads = kernel.packGqa ? kvHeads : args.heads;
-  int64_t blocks = (rows + kernel.blockM - 1) / kernel.blockM;
+  int64_t rows = k.overKeys  ? args.seqlen_k
+                 : k.packGqa ? args.heads / kvHeads * args.seqlen_q
+                             : args.seqlen_q;
+  int64_t gridHeads = k.overKeys || k.packGqa ? kvHeads : args.heads;
+  int64_t blocks = (rows + k.blockM - 1) / k.blockM;
   if (blocks > INT_MAX)
     return makeError(ATTN_ERROR_UNSUPPORTED,
-                     "seqlen_q = {} needs {} query blocks, more than the grid "
-                     "allows ({})",
-                     args.seqlen_q, blocks, INT_MAX);
-  ForwardParams params(args, scale, user);
+                     "{} rows need {} tiles, more than the grid allows ({})",
+                     rows, blocks, INT_MAX);
+  if (blocks == 0)
+    return Status();
   CUresult result = driver.cuLaunchKernel(
-      kernel.function, static_cast<unsigned>(blocks),
+      fn.function, static_cast<unsigned>(blocks),
       static_cast<unsigned>(gridHeads), static_cast<unsigned>(args.batch),
-      static_cast<unsigned>(kernel.threads), 1, 1,
-      static_cast<unsigned>(kernel.sharedBytes),
+      static_cast<unsigned>(k.threads), 1, 1,
+      static_cast<unsigned>(k.sharedBytes),
       static_cast<CUstream>(args.stream), params.pointers, nullptr);
   if (result != CUDA_SUCCESS)
     return makeError(ATTN_ERROR_CUDA,
-                     "cuLaunchKernel (grid {}x{}x{}, {} threads, {} B shared) "
-                     "failed: {}",
-                     blocks, gridHeads, args.batch, kernel.threads,
-                     kernel.sharedBytes, driver.describe(result));
+                     "cuLaunchKernel of {} (grid {}x{}x{}, {} threads, {} B "
+                     "shared) failed: {}",
+                     k.name, blocks, gridHeads, args.batch, k.threads,
+                     k.sharedBytes, driver.describe(result));
+  return Status();
+}
+
+} // namespace
+
+Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
+                     const attn_fwd_args &args, float scale,
+                     const compiler::UserModsInfo *user) {
+  KernelParams params(args, scale, user);
+  return launch(driver, kernel.functions.front(), args, params);
+}
+
+Status launchBackward(const CudaDriver &driver, const LoadedKernel &kernel,
+                      const attn_bwd_args &args, float *delta, float scale,
+                      const compiler::UserModsInfo *user) {
+  KernelParams params(args, delta, scale, user);
+  // One stream: the second kernel reads the row terms the first wrote.
+  for (const LoadedFunction &fn : kernel.functions)
+    if (Status status = launch(driver, fn, args.fwd, params); !status.ok())
+      return status;
   return Status();
 }
 

@@ -7,18 +7,25 @@
 #include "attn/Compiler/Compiler.h"
 #include "attn/Compiler/KernelABI.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace attn::rt {
 
-/// A kernel loaded into one context. Modules are never unloaded: a launch
-/// may still be running when the cache forgets the kernel.
+/// One kernel function of a loaded module and its launch.
+struct LoadedFunction {
+  CUfunction function = nullptr;
+  compiler::KernelLaunch launch;
+};
+
+/// A compiled configuration loaded into one context: its module and its
+/// kernels, in launch order. Modules are never unloaded: a launch may still
+/// be running when the cache forgets the kernel.
 struct LoadedKernel {
   CUmodule module = nullptr;
-  CUfunction function = nullptr;
-  int threads = 0, blockM = 0, sharedBytes = 0;
-  bool packGqa = false; ///< grid over K/V heads (KernelABI.h)
-  double loadMs = 0;      ///< cuModuleLoadDataEx, function lookup, attributes
+  std::vector<LoadedFunction> functions;
+  double loadMs = 0;      ///< cuModuleLoadDataEx, function lookups, attributes
   std::string jitInfoLog; ///< the driver's PTX JIT info log
 };
 
@@ -26,19 +33,21 @@ struct LoadedKernel {
 inline constexpr int kDefaultMaxDynamicShared = 48 * 1024;
 
 /// Loads `kernel` into the current context (cuModuleLoadDataEx, capturing
-/// the JIT info and error logs), finds its function and opts it in to its
+/// the JIT info and error logs), finds its functions and opts each in to its
 /// dynamic shared memory. `verbose` asks the JIT for a verbose info log.
 Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
                                   const compiler::PtxKernel &kernel,
                                   const DeviceInfo &device, bool verbose);
 
 /// The kernel parameters of one launch, in the order of KernelABI.h: per
-/// tensor of abi::kForwardTensors its pointer, sizes[rank] and strides[rank]
-/// (Q, O: (B, H, Nq, D); K, V: (B, Hkv, Nk, D); LSE: (B, H, Nq), a null
-/// pointer with zero strides when absent), then the f32 scale. `pointers`
-/// (what cuLaunchKernel takes) point into this object, so it does not move.
-struct ForwardParams {
-  static constexpr int kTensorValues = abi::forwardTensorParams();
+/// tensor of abi::kForwardTensors (or, for the backward, kBackwardTensors)
+/// its pointer, sizes[rank] and strides[rank] (a null pointer with zero
+/// strides when absent), then the f32 scale, then the variant's captures.
+/// `pointers` (what cuLaunchKernel takes) point into this object, so it
+/// does not move.
+struct KernelParams {
+  static constexpr int kTensorValues = std::max(
+      abi::forwardTensorParams(), abi::backwardTensorParams());
   static constexpr int kCaptureValues = [] {
     int n = 0;
     for (const abi::CaptureArg &c : abi::kCaptureArgs)
@@ -50,11 +59,15 @@ struct ForwardParams {
   static constexpr int kMaxCount =
       kTensorValues + abi::kForwardScalarCount + kCaptureValues;
 
-  /// `user`: the user's mods of the call, if any (their captures follow).
-  ForwardParams(const attn_fwd_args &args, float scale,
-                const compiler::UserModsInfo *user = nullptr);
-  ForwardParams(const ForwardParams &) = delete;
-  ForwardParams &operator=(const ForwardParams &) = delete;
+  /// The forward's parameters; `user`: the user's mods of the call, if any
+  /// (their captures follow).
+  KernelParams(const attn_fwd_args &args, float scale,
+               const compiler::UserModsInfo *user = nullptr);
+  /// The backward's, with the row terms' workspace `delta` (B·H·Nq f32).
+  KernelParams(const attn_bwd_args &args, float *delta, float scale,
+               const compiler::UserModsInfo *user = nullptr);
+  KernelParams(const KernelParams &) = delete;
+  KernelParams &operator=(const KernelParams &) = delete;
 
   int64_t values[kTensorValues];
   float scale;
@@ -64,13 +77,27 @@ struct ForwardParams {
   float captureF32[kCaptureValues];
   int32_t captureI32[kCaptureValues];
   void *pointers[kMaxCount];
+
+private:
+  struct Tensor {
+    const void *data;
+    int64_t sizes[4];
+    const int64_t *strides;
+  };
+  void fill(const abi::TensorArg *args, const Tensor *tensors, int count,
+            const attn_fwd_args &call, const compiler::UserModsInfo *user);
 };
 
-/// Launches `kernel` on args.stream: grid (ceil(Nq / blockM), H, B), or
-/// (ceil(H / Hkv · Nq / blockM), Hkv, B) when it packs query heads.
+/// Launches the forward kernel on args.stream (grid: KernelLaunch).
 Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
                      const attn_fwd_args &args, float scale,
                      const compiler::UserModsInfo *user = nullptr);
+
+/// Launches the backward's kernels, in order, on args.fwd.stream, with the
+/// row terms' workspace `delta` (device memory, B·H·Nq f32).
+Status launchBackward(const CudaDriver &driver, const LoadedKernel &kernel,
+                      const attn_bwd_args &args, float *delta, float scale,
+                      const compiler::UserModsInfo *user = nullptr);
 
 } // namespace attn::rt
 

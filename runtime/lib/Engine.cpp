@@ -117,12 +117,9 @@ Status Engine::backward(const attn_bwd_args *args) {
     status = makeError(ATTN_ERROR_INVALID_ARGUMENT,
                        "variant.mods has no backward pass: {}",
                        info->notDifferentiable);
-  if (status.ok() && args->fwd.device != ATTN_DEVICE_HOST)
-    status = makeError(ATTN_ERROR_UNSUPPORTED,
-                       "the backward pass runs on ATTN_DEVICE_HOST only in "
-                       "this version (its NVIDIA mapping is not built yet)");
   if (status.ok() && args->fwd.batch > 0 && args->fwd.heads > 0)
-    status = backwardHost(*args, info);
+    status = args->fwd.device == ATTN_DEVICE_HOST ? backwardHost(*args, info)
+                                                  : backwardCuda(*args, info);
   if (!status.ok() && logging(LogLevel::Info))
     logLine("attn_backward failed: {}", status.toString());
   return status;
@@ -186,7 +183,8 @@ DiskCache *Engine::disk() {
 
 CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
                          const std::string &arch,
-                         const compiler::UserModsInfo *user) const {
+                         const compiler::UserModsInfo *user,
+                         bool backward) const {
   CacheKey key;
   key.target = target;
   key.compilerVersion = compilerVersion_;
@@ -198,8 +196,10 @@ CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
   // A positive scale lets the kernel take the row max before scaling; any
   // other finite scale (negative) needs the general kernel.
   key.config.positiveScale = effectiveScale(args) > 0;
-  // Before resolving: a variant's tiles may differ (TilePolicy.h).
+  // Before resolving: a variant's tiles, and the backward's, may differ
+  // (TilePolicy.h).
   key.config.variants = args.variant.flags;
+  key.config.backward = backward;
   if (user)
     key.config.userMods = user->canonical;
   if (target == Target::Cuda) {
@@ -214,16 +214,18 @@ CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
   key.config.packGqa =
       compiler::shouldPackGqa(args.heads, kvHeadsOf(args), args.seqlen_q,
                               key.config.blockM) &&
-      !(args.variant.flags & kVariantsReadingTensors) && !user;
+      !(args.variant.flags & kVariantsReadingTensors) && !user && !backward;
   return key;
 }
 
-Status Engine::forwardCuda(const attn_fwd_args &args,
-                           const compiler::UserModsInfo *user) {
+Expected<std::shared_ptr<const LoadedKernel>>
+Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user,
+                   bool backward, const CudaDriver *&driverOut) {
   Expected<CudaState *> state = cuda();
   if (!state)
-    return state.status();
+    return state.takeStatus();
   const CudaDriver &driver = *(*state)->driver;
+  driverOut = &driver;
   Expected<ContextInfo> context = (*state)->contexts->current();
   if (!context)
     return context.takeStatus();
@@ -241,7 +243,7 @@ Status Engine::forwardCuda(const attn_fwd_args &args,
                      "or wgmma",
                      options_.tensorCore);
 
-  CacheKey key = makeKey(Target::Cuda, args, device.arch, user);
+  CacheKey key = makeKey(Target::Cuda, args, device.arch, user, backward);
   std::string keyText = key.str();
   // Modules belong to a context: the same key loads once per context.
   std::string memoryKey = fmt::format("{}|{}", context->id, keyText);
@@ -249,15 +251,63 @@ Status Engine::forwardCuda(const attn_fwd_args &args,
   Expected<std::shared_ptr<const LoadedKernel>> kernel = cudaKernels_.get(
       memoryKey, [&] { return loadCudaKernel(driver, *context, key); },
       &outcome);
-  if (!kernel)
-    return kernel.takeStatus();
-  if (outcome != SingleFlight<LoadedKernel>::Outcome::Built) {
+  if (kernel && outcome != SingleFlight<LoadedKernel>::Outcome::Built) {
     ++memoryHits_;
     if (logging(LogLevel::Verbose))
       logLine("memory hit {}", keyText);
   }
+  return kernel;
+}
+
+Status Engine::forwardCuda(const attn_fwd_args &args,
+                           const compiler::UserModsInfo *user) {
+  const CudaDriver *driver = nullptr;
+  Expected<std::shared_ptr<const LoadedKernel>> kernel =
+      cudaKernel(args, user, /*backward=*/false, driver);
+  if (!kernel)
+    return kernel.takeStatus();
   Status status =
-      launchForward(driver, **kernel, args, effectiveScale(args), user);
+      launchForward(*driver, **kernel, args, effectiveScale(args), user);
+  if (status.ok())
+    ++launches_;
+  return status;
+}
+
+Status Engine::backwardCuda(const attn_bwd_args &args,
+                            const compiler::UserModsInfo *user) {
+  const CudaDriver *driver = nullptr;
+  Expected<std::shared_ptr<const LoadedKernel>> kernel =
+      cudaKernel(args.fwd, user, /*backward=*/true, driver);
+  if (!kernel)
+    return kernel.takeStatus();
+  if (Status status = checkDevicePointers(*driver, args); !status.ok())
+    return status;
+  // The row terms' workspace, stream-ordered: allocated and freed on the
+  // call's stream, so concurrent calls on other streams never share it.
+  const attn_fwd_args &f = args.fwd;
+  CUstream stream = static_cast<CUstream>(f.stream);
+  size_t bytes = static_cast<size_t>(std::max<int64_t>(
+                     1, f.batch * f.heads * f.seqlen_q)) *
+                 sizeof(float);
+  if (!driver->cuMemAllocAsync || !driver->cuMemFreeAsync)
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "the CUDA driver lacks cuMemAllocAsync (CUDA 11.2): the "
+                     "backward pass cannot allocate its workspace");
+  CUdeviceptr workspace = 0;
+  CUresult result = driver->cuMemAllocAsync(&workspace, bytes, stream);
+  if (result != CUDA_SUCCESS)
+    return makeError(ATTN_ERROR_CUDA,
+                     "cuMemAllocAsync of the backward's {}-byte workspace "
+                     "failed: {}",
+                     bytes, driver->describe(result));
+  Status status = launchBackward(
+      *driver, **kernel, args,
+      reinterpret_cast<float *>(static_cast<uintptr_t>(workspace)),
+      effectiveScale(f), user);
+  result = driver->cuMemFreeAsync(workspace, stream);
+  if (status.ok() && result != CUDA_SUCCESS)
+    status = makeError(ATTN_ERROR_CUDA, "cuMemFreeAsync failed: {}",
+                       driver->describe(result));
   if (status.ok())
     ++launches_;
   return status;
@@ -281,9 +331,11 @@ Engine::loadCudaKernel(const CudaDriver &driver, const ContextInfo &context,
                      loaded.status().message(), keyText);
   if (logging(LogLevel::Info)) {
     const compiler::PtxKernel &kernel = entry.kernel;
-    std::string launch =
-        fmt::format("{} threads, block_m {}, {} B shared", kernel.threads,
-                    kernel.blockM, kernel.sharedBytes);
+    std::string launch;
+    for (const compiler::KernelLaunch &k : kernel.kernels)
+      launch += fmt::format("{}{}: {} threads, block_m {}, {} B shared",
+                            launch.empty() ? "" : "; ", k.name, k.threads,
+                            k.blockM, k.sharedBytes);
     if (outcome != SingleFlight<PtxEntry>::Outcome::Built)
       logLine("loaded {} into context {}: driver load {:.1f} ms; {}", keyText,
               context.id, loaded->loadMs, launch);
@@ -460,10 +512,7 @@ Status Engine::forwardHost(const attn_fwd_args &args,
 
 Status Engine::backwardHost(const attn_bwd_args &args,
                             const compiler::UserModsInfo *user) {
-  CacheKey key = makeKey(Target::Host, args.fwd, "", user);
-  // The backward's tiles are its own; packing query heads is the forward's.
-  key.config.backward = true;
-  key.config.packGqa = false;
+  CacheKey key = makeKey(Target::Host, args.fwd, "", user, /*backward=*/true);
   Expected<std::shared_ptr<const HostEntry>> entry = hostKernel(key);
   if (!entry)
     return entry.takeStatus();

@@ -103,7 +103,15 @@ private:
   DiskCache *disk();
   CacheKey makeKey(Target target, const attn_fwd_args &args,
                    const std::string &arch,
-                   const compiler::UserModsInfo *user) const;
+                   const compiler::UserModsInfo *user,
+                   bool backward = false) const;
+  /// The CUDA kernel of a call in the current context (checks the device
+  /// and the forward's pointers first); `driver` is set to the driver.
+  Expected<std::shared_ptr<const LoadedKernel>>
+  cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user,
+             bool backward, const CudaDriver *&driver);
+  Status backwardCuda(const attn_bwd_args &args,
+                      const compiler::UserModsInfo *user);
   Expected<std::shared_ptr<const PtxEntry>> buildPtx(const CacheKey &key);
   Expected<std::shared_ptr<const LoadedKernel>>
   loadCudaKernel(const CudaDriver &driver, const ContextInfo &context,

@@ -13,8 +13,8 @@ try:
 except ImportError:
     sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 from attn_jit import _capi  # noqa: E402
-from attn_jit._capi import (ATTN_OK, DEVICE_CUDA, DEVICE_HOST, AttnFwdArgs, AttnStats,  # noqa: E402,F401
-                            AttnVariant)
+from attn_jit._capi import (ATTN_OK, DEVICE_CUDA, DEVICE_HOST, AttnBwdArgs, AttnFwdArgs,  # noqa: E402,F401
+                            AttnStats, AttnVariant)
 from attn_jit.errors import AttnJitError  # noqa: E402
 
 STATUS_NAMES = {0: "OK", 1: "INVALID_ARGUMENT", 2: "UNSUPPORTED", 3: "NO_DRIVER",
@@ -75,6 +75,31 @@ class AttnJit(_capi.Library):
         strides, last one 1); lse: (B, H, Nq) float32 or None; kv_heads: None
         for k's head count (the header allows 0 for H); variant: an
         AttnVariant (make_variant) or None. Returns (status, message)."""
+        a = self._fwd_args(q, k, v, o, lse, dtype, mask, scale, stream, device, kv_heads, variant)
+        try:
+            super().forward(a)
+        except AttnJitError as ex:
+            return ex.status, f"{STATUS_NAMES.get(ex.status, ex.status)}: {ex.message}"
+        return ATTN_OK, ""
+
+    def backward(self, q, k, v, o, lse, do, dq, dk, dv, dtype, mask, scale=0.0, stream=None,
+                 device=DEVICE_CUDA, variant=None):
+        """attn_backward: the forward's q, k, v, o, lse (as forward takes
+        them), dO shaped as o, writing dq, dk, dv (shaped as q, k, v).
+        Returns (status, message)."""
+        a = AttnBwdArgs()
+        a.fwd = self._fwd_args(q, k, v, o, lse, dtype, mask, scale, stream, device, None, variant)
+        a.d_o, a.dq, a.dk, a.dv = do.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr()
+        for name, t in (("do_strides", do), ("dq_strides", dq), ("dk_strides", dk), ("dv_strides", dv)):
+            getattr(a, name)[:] = list(t.stride())
+        try:
+            super().backward(a)
+        except AttnJitError as ex:
+            return ex.status, f"{STATUS_NAMES.get(ex.status, ex.status)}: {ex.message}"
+        return ATTN_OK, ""
+
+    @staticmethod
+    def _fwd_args(q, k, v, o, lse, dtype, mask, scale, stream, device, kv_heads, variant):
         B, H, Nq, D = q.shape
         a = AttnFwdArgs()
         a.q, a.k, a.v, a.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr()
@@ -89,11 +114,7 @@ class AttnJit(_capi.Library):
         a.device, a.stream = device, stream
         if variant is not None:
             a.variant = variant
-        try:
-            super().forward(a)
-        except AttnJitError as ex:
-            return ex.status, f"{STATUS_NAMES.get(ex.status, ex.status)}: {ex.message}"
-        return ATTN_OK, ""
+        return a
 
 
 def select_cases(cases, args, case_name):

@@ -198,24 +198,35 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
     return false;
   }
   gpu::GPUModuleOp gpuModule = *gpuModules.begin();
-  // The launch, as the lowering recorded it on the kernel itself (an
-  // llvm.func by now; read before serialization replaces the module).
-  Operation *kernel =
-      SymbolTable::lookupSymbolIn(gpuModule, abi::kForwardKernel);
-  if (!kernel) {
-    error = std::string("attn-to-ptx produced no kernel ") +
-            abi::kForwardKernel;
-    return false;
+  // The launches, as the lowering recorded them on the kernels themselves
+  // (llvm.funcs by now; read before serialization replaces the module).
+  std::vector<std::string> names;
+  if (config.backward)
+    for (int i = 0; i < abi::kBackwardKernelCount; ++i)
+      names.push_back(abi::kernelName(abi::kBackwardKernel, i));
+  else
+    names.push_back(abi::kForwardKernel);
+  out.kernels.clear();
+  for (const std::string &name : names) {
+    Operation *kernel = SymbolTable::lookupSymbolIn(gpuModule, name);
+    if (!kernel) {
+      error = "attn-to-ptx produced no kernel " + name;
+      return false;
+    }
+    auto intAttr = [&](StringRef attr) {
+      auto value = kernel->getAttrOfType<IntegerAttr>(attr);
+      return value ? static_cast<int>(value.getInt()) : 0;
+    };
+    KernelLaunch launch;
+    launch.name = name;
+    launch.threads = intAttr(abi::kThreadsAttr);
+    launch.blockM = intAttr(abi::kBlockMAttr);
+    launch.sharedBytes = intAttr(abi::kSharedBytesAttr);
+    launch.packGqa = intAttr(abi::kPackGqaAttr) != 0;
+    auto over = kernel->getAttrOfType<StringAttr>(abi::kGridAttr);
+    launch.overKeys = over && over.getValue() == abi::kGridOverKeys;
+    out.kernels.push_back(std::move(launch));
   }
-  auto intAttr = [&](StringRef name) {
-    auto attr = kernel->getAttrOfType<IntegerAttr>(name);
-    return attr ? static_cast<int>(attr.getInt()) : 0;
-  };
-  out.name = abi::kForwardKernel;
-  out.threads = intAttr(abi::kThreadsAttr);
-  out.blockM = intAttr(abi::kBlockMAttr);
-  out.sharedBytes = intAttr(abi::kSharedBytesAttr);
-  out.packGqa = intAttr(abi::kPackGqaAttr) != 0;
   mlir::attn::PTXTarget target;
   target.chip = config.arch;
   FailureOr<std::string> ptx = mlir::attn::serializeToPTX(gpuModule, target);

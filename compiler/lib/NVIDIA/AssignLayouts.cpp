@@ -37,10 +37,15 @@ struct Assigner {
 
   MLIRContext *ctx() { return grid.getContext(); }
 
+  /// Row tiles as the rows of the accumulator, 1xC tiles (broadcast along
+  /// rows) as its columns, every other tile as the accumulator.
   RankedTensorType withLayout(RankedTensorType t) {
-    Attribute layout = t.getRank() == 1
-                           ? Attribute(RowsLayoutAttr::get(ctx(), config.getWarps()))
-                           : Attribute(AccLayoutAttr::get(ctx(), config.getWarps()));
+    int64_t warps = config.getWarps();
+    Attribute layout =
+        t.getRank() == 1 ? Attribute(RowsLayoutAttr::get(ctx(), warps))
+        : t.getDimSize(0) == 1 && t.getDimSize(1) % 8 == 0
+            ? Attribute(ColsLayoutAttr::get(ctx(), warps))
+            : Attribute(AccLayoutAttr::get(ctx(), warps));
     return RankedTensorType::get(t.getShape(), t.getElementType(), layout);
   }
 
@@ -49,9 +54,10 @@ struct Assigner {
   LogicalResult lowerMatmuls();
 };
 
-/// Each tile loaded only for products goes through a shared-memory buffer:
+/// Each tile loaded for products goes through a shared-memory buffer:
 /// copied, waited for and fenced at once (attn-nv-pipeline-copies overlaps
-/// the copies with the math later).
+/// the copies with the math later). A tile (or row terms) read otherwise is
+/// loaded into registers in its layout, by a load of its own.
 LogicalResult Assigner::stageLoads() {
   SharedLayout layout =
       config.isWgmma() ? SharedLayout::Swizzle128B : SharedLayout::Padded;
@@ -60,12 +66,18 @@ LogicalResult Assigner::stageLoads() {
   grid.walk([&](LoadTileOp op) { loads.push_back(op); });
   DenseSet<Operation *> loopsWithCopies;
   for (LoadTileOp load : loads) {
+    bool products = false, elementwise = false;
     for (OpOperand &use : load->getUses())
-      if (!isa<MatmulOp>(use.getOwner()))
-        return load.emitOpError("is used by ")
-               << use.getOwner()->getName()
-               << ": the NVIDIA mapping reads loaded tiles only as "
-                  "tensor-core operands";
+      (isa<MatmulOp>(use.getOwner()) ? products : elementwise) = true;
+    if (elementwise && products) {
+      OpBuilder b(load);
+      Operation *registers = b.clone(*load);
+      load->getResult(0).replaceUsesWithIf(
+          registers->getResult(0),
+          [](OpOperand &use) { return !isa<MatmulOp>(use.getOwner()); });
+    }
+    if (!products)
+      continue;
     auto type = cast<RankedTensorType>(load.getType());
     auto smemType = SmemType::get(ctx(), type.getShape(),
                                   type.getElementType(), layout);
@@ -187,9 +199,12 @@ LogicalResult Assigner::lowerMatmuls() {
     if (auto map = oldLhs.getDefiningOp<MapOp>(); map && map->use_empty())
       map.erase();
   }
-  // Loads are now copies.
+  // Loads for products are now copies.
   SmallVector<Operation *> dead;
-  grid.walk([&](LoadTileOp op) { dead.push_back(op); });
+  grid.walk([&](LoadTileOp op) {
+    if (shared.count(op))
+      dead.push_back(op);
+  });
   for (Operation *op : dead)
     op->erase();
   return success();

@@ -59,6 +59,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   configure.stages = options.stages;
   buildTiledAttention(pm, options, configure);
   // The NVIDIA tile program, then its schedule, one pass per decision.
+  pm.addPass(nv::createAttnNVSplitKernels());
   pm.addPass(nv::createAttnNVAssignLayouts());
   pm.addPass(nv::createAttnNVDeferRowSums());
   pm.addPass(nv::createAttnNVPipelineCopies());

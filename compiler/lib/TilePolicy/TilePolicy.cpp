@@ -12,6 +12,9 @@ namespace {
 /// 1 KB reserved per CTA); half of it when two CTAs share the SM.
 constexpr int64_t kSharedPerSm = 227 * 1024;
 constexpr int64_t kSharedPerCtaPair = 113 * 1024;
+/// Query and key tiles of the backward pass (both grids' score tiles are
+/// 64 x 64: 4 warps of one 16-row m tile).
+constexpr int64_t kBackwardBlock = 64;
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
@@ -156,6 +159,35 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
             std::to_string(r.blockN);
     return false;
   }
+  if (r.backward) {
+    // Both grids' tiles are score tiles with rows split over the warps:
+    // queries (block-m) in the dQ grid, keys (block-n) in the dK/dV grid.
+    if (wgmma) {
+      error = "the backward pass maps onto mma.sync only (tensor-core=wgmma "
+              "is not built for it yet)";
+      return false;
+    }
+    if (r.blockN % (16 * plan.warps) != 0) {
+      error = "the backward's K/V tile of " + std::to_string(r.blockN) +
+              " keys is not a whole number of 16-row tiles for each of "
+              "warps=" + std::to_string(plan.warps);
+      return false;
+    }
+    // Plain and synchronous where the forward pipelines: one K/V loop
+    // (the dQ grid's) is double-buffered; no reversal, no packed heads.
+    plan.stages = r.stages ? r.stages : 2;
+    if (plan.stages != 2 && plan.stages != 3) {
+      error = "stages must be 2, 3 or 0 (automatic), got " +
+              std::to_string(plan.stages);
+      return false;
+    }
+    plan.sharedBytes = 2 * sharedTileBytes(r.blockM, d, false) +
+                       2 * plan.stages * sharedTileBytes(r.blockN, d, false);
+    plan.minCtasPerSm = 1;
+    plan.qInRegisters = false;
+    plan.packGqa = false;
+    return true;
+  }
   bool masked = r.mask != MaskKind::None;
   int64_t mTiles = r.blockM / (16 * plan.warps);
   int64_t paddedDim = roundUp(d, 16);
@@ -226,9 +258,15 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   KernelConfig r = *this;
   // Default tiles for the mapping auto would pick; then the mapping the
   // plan takes for those tiles.
-  auto [defM, defN] =
-      defaultTileSizes(headDim, nvidia && tilesForWgmma(tensorCore, arch),
-                       variants);
+  auto [defM, defN] = defaultTileSizes(
+      headDim, nvidia && tilesForWgmma(tensorCore, arch), variants);
+  // The backward: 64 x 64 tiles, whose keys-major score tiles (64 keys)
+  // split over 4 warps as its query tiles do; mma.sync for now.
+  if (backward) {
+    defM = defN = kBackwardBlock;
+    if (nvidia && tensorCore == "auto")
+      r.tensorCore = "mma.sync";
+  }
   if (r.blockM == 0)
     r.blockM = defM;
   if (r.blockN == 0)
@@ -241,7 +279,7 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     return r;
   }
   // Any other name (mma.sync, wgmma, or one the plan rejects) is kept.
-  if (tensorCore == "auto") {
+  if (r.tensorCore == "auto") {
     bool fits =
         wgmmaUnsupportedReason(arch, headDim, r.blockM, r.blockN, warps)
             .empty();

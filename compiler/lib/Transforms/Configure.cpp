@@ -45,16 +45,8 @@ struct AttnConfigurePass
     WalkResult result = getOperation()->walk([&](Operation *op) {
       if (auto sdpa = dyn_cast<SdpaOp>(op))
         return configure(sdpa, nvidia);
-      if (auto grad = dyn_cast<SdpaBackwardOp>(op)) {
-        // The backward's tile program runs on the CPU path; its NVIDIA
-        // mapping (issue 12) is not built yet.
-        if (nvidia) {
-          grad.emitOpError("has no NVIDIA mapping yet: the backward pass "
-                           "compiles for the host only");
-          return WalkResult::interrupt();
-        }
+      if (auto grad = dyn_cast<SdpaBackwardOp>(op))
         return configure(grad, nvidia);
-      }
       return WalkResult::advance();
     });
     if (result.wasInterrupted())
@@ -82,6 +74,7 @@ struct AttnConfigurePass
       config.warps = warps;
       config.stages = stages;
       config.positiveScale = op.getPositiveScale();
+      config.backward = isa<SdpaBackwardOp>(op.getOperation());
       config.packGqa = packGqa;
       // The policy sizes tiles by what the mods cost per score, which it
       // knows by the named variants' bits: a score_mod costs like a softcap,

@@ -1,5 +1,6 @@
 //===- Tile.cpp - attn.sdpa to a grid of query tiles and a K/V loop -------===//
 
+#include "attn/Compiler/KernelABI.h"
 #include "attn/Transforms/Mask.h"
 #include "attn/Transforms/Passes.h"
 
@@ -294,6 +295,8 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
   {
     Value keyTiles = arith::CeilDivSIOp::create(b, loc, numKeys, cBlockN);
     auto grid = TileGridOp::create(b, loc, batch, kvHeads, keyTiles);
+    grid->setAttr(::attn::abi::kGridAttr,
+                  b.getStringAttr(::attn::abi::kGridOverKeys));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&grid.getBodyBlock());
     Value bIdx = grid.getBatchIndex(), kvHead = grid.getHeadIndex();

@@ -12,7 +12,8 @@ func.func @unconfigured(%Q: !t, %n: index) {
 
 // -----
 
-// Loaded tiles live in shared memory, which only the tensor cores read.
+// A product's rhs is read from shared memory: a tile loaded there, not one
+// computed in registers (the map's).
 #cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 
@@ -20,27 +21,13 @@ func.func @load_used_by_map(%Q: !t, %K: !t, %n: index) attributes {attn.config =
   %zs = arith.constant dense<0.0> : tensor<64x64xf32>
   attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
     %q = attn.load_tile %Q[%b, %h, %t] bounds %n : !t -> tensor<64x64xbf16>
-    // expected-error @+1 {{'attn.load_tile' op is used by attn.map: the NVIDIA mapping reads loaded tiles only as tensor-core operands}}
     %k = attn.load_tile %K[%b, %h, %t] bounds %n : !t -> tensor<64x64xbf16>
     %k2 = attn.map(%k : tensor<64x64xbf16>) -> tensor<64x64xbf16> {
     ^bb0(%i: index, %j: index, %x: bf16):
       attn.yield %x : bf16
     }
+    // expected-error @+1 {{'attn.matmul' op rhs must be a tile loaded from memory (the NVIDIA mapping reads it from shared memory)}}
     %s = attn.matmul %q, %k2, %zs transpose_rhs : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32>
-  }
-  return
-}
-
-// -----
-
-#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
-!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
-
-func.func @load_stored(%Q: !t, %O: !t, %n: index) attributes {attn.config = #cfg} {
-  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
-    // expected-error @+1 {{'attn.load_tile' op is used by attn.store_tile: the NVIDIA mapping reads loaded tiles only as tensor-core operands}}
-    %q = attn.load_tile %Q[%b, %h, %t] bounds %n : !t -> tensor<64x64xbf16>
-    attn.store_tile %q, %O[%b, %h, %t] bounds %n : tensor<64x64xbf16>, !t
   }
   return
 }

@@ -253,3 +253,46 @@ func.func @host(%Q: !t, %K: !t, %n: index) attributes {attn.config = #cfg} {
   }
   return
 }
+
+// -----
+
+// The backward's loads: dO feeds a product (copied to shared memory) and a
+// map (loaded again, into registers, #acc); row terms load as rows or, 1xR,
+// as #attn_nv.cols, which a map broadcasts along its rows.
+#cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+
+// CHECK-LABEL: func.func @backward_loads
+// CHECK: %[[REGS:.*]] = attn.load_tile %arg0{{.*}} -> tensor<64x64xbf16, #attn_nv.acc<warps = 4>>
+// CHECK: %[[BUF:.*]] = attn_nv.alloc_shared : !attn_nv.smem<64x64xbf16, padded>
+// CHECK: attn_nv.copy_async %arg0{{.*}} into %[[BUF]]
+// CHECK: %[[ROWS:.*]] = attn.load_tile %arg1{{.*}} -> tensor<64xf32, #attn_nv.rows<warps = 4>>
+// CHECK: %[[COLS:.*]] = attn.load_tile %arg1{{.*}} -> tensor<1x64xf32, #attn_nv.cols<warps = 4>>
+// CHECK: attn.map(%[[REGS]] : tensor<64x64xbf16, #attn_nv.acc<warps = 4>>)
+// CHECK: attn_nv.mma %[[BUF]], %[[BUF]]
+// CHECK: attn.map(%{{.*}}, %[[ROWS]], %[[COLS]] : tensor<64x64xf32, #attn_nv.acc<warps = 4>>, tensor<64xf32, #attn_nv.rows<warps = 4>>, tensor<1x64xf32, #attn_nv.cols<warps = 4>>)
+func.func @backward_loads(%DO: !t, %L: !lse, %n: index) attributes {attn.config = #cfg} {
+  %z = arith.constant dense<0.0> : tensor<64x64xf32>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %do = attn.load_tile %DO[%b, %h, %t] bounds %n : !t -> tensor<64x64xbf16>
+    %rows = attn.load_tile %L[%b, %h, %t] bounds %n : !lse -> tensor<64xf32>
+    %cols = attn.load_tile %L[%b, %h, %t] bounds %n : !lse -> tensor<1x64xf32>
+    %sq = attn.map(%do : tensor<64x64xbf16>) -> tensor<64x64xf32> {
+    ^bb0(%i: index, %j: index, %x: bf16):
+      %e = arith.extf %x : bf16 to f32
+      attn.yield %e : f32
+    }
+    %p = attn.matmul %do, %do, %z transpose_rhs : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32>
+    %s = attn.map(%p, %rows, %cols : tensor<64x64xf32>, tensor<64xf32>, tensor<1x64xf32>) -> tensor<64x64xf32> {
+    ^bb0(%i: index, %j: index, %x: f32, %r: f32, %c: f32):
+      %y = arith.subf %x, %r : f32
+      %w = arith.subf %y, %c : f32
+      attn.yield %w : f32
+    }
+    %sum = attn.reduce <add> %s, %rows : tensor<64x64xf32>, tensor<64xf32>
+    %sum2 = attn.reduce <add> %sq, %sum : tensor<64x64xf32>, tensor<64xf32>
+    attn.store_tile %sum2, %L[%b, %h, %t] bounds %n : tensor<64xf32>, !lse
+  }
+  return
+}

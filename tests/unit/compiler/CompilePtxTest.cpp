@@ -38,12 +38,15 @@ TEST_P(CompilePtxTest, LaunchMatchesThePlan) {
 
   PtxKernel kernel;
   ASSERT_TRUE(compilePtx(config, kernel, error)) << error;
-  EXPECT_EQ(kernel.name, attn::abi::kForwardKernel);
+  ASSERT_EQ(kernel.kernels.size(), 1u);
+  const KernelLaunch &launch = kernel.kernels[0];
+  EXPECT_EQ(launch.name, attn::abi::kForwardKernel);
   EXPECT_NE(kernel.ptx.find(".entry attn_fwd"), std::string::npos);
-  EXPECT_EQ(kernel.threads, plan.threads());
-  EXPECT_EQ(kernel.blockM, plan.blockM);
+  EXPECT_EQ(launch.threads, plan.threads());
+  EXPECT_EQ(launch.blockM, plan.blockM);
+  EXPECT_FALSE(launch.overKeys);
   // The allocation pass and the policy agree on the shared memory.
-  EXPECT_EQ(kernel.sharedBytes, plan.sharedBytes);
+  EXPECT_EQ(launch.sharedBytes, plan.sharedBytes);
   bool wgmma = plan.mapping == "wgmma";
   EXPECT_EQ(kernel.ptx.find("wgmma.mma_async") != std::string::npos, wgmma);
   EXPECT_EQ(kernel.ptx.find("mma.sync.aligned") != std::string::npos, !wgmma);
@@ -57,5 +60,36 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{96, MaskKind::CausalBottomRight, "sm_90a", "auto"},
                       Case{128, MaskKind::Causal, "sm_80", "auto"},
                       Case{72, MaskKind::None, "sm_80", "auto"}));
+
+// The backward: two kernels in launch order, the query tiles' (dQ and the
+// row terms) then the K/V tiles' (dK, dV), on mma.sync with 64 x 64 tiles.
+TEST(CompilePtxTest, BackwardIsTwoKernels) {
+  for (const char *arch : {"sm_90a", "sm_80"}) {
+    KernelConfig config;
+    config.headDim = 64;
+    config.mask = MaskKind::Causal;
+    config.arch = arch;
+    config.backward = true;
+    KernelPlan plan;
+    std::string error;
+    ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
+    EXPECT_EQ(plan.mapping, "mma.sync");
+    PtxKernel kernel;
+    ASSERT_TRUE(compilePtx(config, kernel, error)) << error;
+    ASSERT_EQ(kernel.kernels.size(), 2u);
+    for (int i = 0; i < 2; ++i) {
+      const KernelLaunch &launch = kernel.kernels[i];
+      EXPECT_EQ(launch.name,
+                attn::abi::kernelName(attn::abi::kBackwardKernel, i));
+      EXPECT_NE(kernel.ptx.find(".entry " + launch.name), std::string::npos);
+      EXPECT_EQ(launch.threads, 128);
+      EXPECT_EQ(launch.blockM, 64);
+      EXPECT_EQ(launch.overKeys, i == 1);
+      EXPECT_GT(launch.sharedBytes, 0);
+      EXPECT_LE(launch.sharedBytes, plan.sharedBytes);
+    }
+    EXPECT_NE(kernel.ptx.find("mma.sync.aligned"), std::string::npos);
+  }
+}
 
 } // namespace

@@ -308,27 +308,39 @@ TEST(DiskCacheSettingsTest, DiskCacheZeroDisables) {
 
 TEST(KernelBlobTest, RoundTripAndChecks) {
   compiler::PtxKernel kernel;
-  kernel.name = "attn_fwd";
   kernel.ptx = ".version 8.0\n.target sm_90a\n";
-  kernel.threads = 128;
-  kernel.blockM = 64;
-  kernel.sharedBytes = 65536;
+  compiler::KernelLaunch first, second;
+  first.name = "attn_bwd_0";
+  first.threads = 128;
+  first.blockM = 64;
+  first.sharedBytes = 65536;
+  second = first;
+  second.name = "attn_bwd_1";
+  second.overKeys = true;
+  kernel.kernels = {first, second};
   std::string blob = encodeKernelBlob(kernel);
   compiler::PtxKernel decoded;
   std::string reason;
   ASSERT_TRUE(decodeKernelBlob(blob, decoded, reason)) << reason;
-  EXPECT_EQ(decoded.name, kernel.name);
   EXPECT_EQ(decoded.ptx, kernel.ptx);
-  EXPECT_EQ(decoded.threads, 128);
-  EXPECT_EQ(decoded.blockM, 64);
-  EXPECT_EQ(decoded.sharedBytes, 65536);
+  ASSERT_EQ(decoded.kernels.size(), 2u);
+  EXPECT_EQ(decoded.kernels[0].name, "attn_bwd_0");
+  EXPECT_EQ(decoded.kernels[0].threads, 128);
+  EXPECT_EQ(decoded.kernels[0].blockM, 64);
+  EXPECT_EQ(decoded.kernels[0].sharedBytes, 65536);
+  EXPECT_FALSE(decoded.kernels[0].overKeys);
+  EXPECT_EQ(decoded.kernels[1].name, "attn_bwd_1");
+  EXPECT_TRUE(decoded.kernels[1].overKeys);
 
   EXPECT_FALSE(decodeKernelBlob(blob.substr(0, blob.size() - 1), decoded,
                                 reason));
   EXPECT_NE(reason.find("truncated"), std::string::npos);
-  kernel.threads = 0;
+  kernel.kernels[1].threads = 0;
   EXPECT_FALSE(decodeKernelBlob(encodeKernelBlob(kernel), decoded, reason));
   EXPECT_NE(reason.find("threads"), std::string::npos) << reason;
+  kernel.kernels.clear();
+  EXPECT_FALSE(decodeKernelBlob(encodeKernelBlob(kernel), decoded, reason));
+  EXPECT_NE(reason.find("kernels"), std::string::npos) << reason;
 }
 
 } // namespace

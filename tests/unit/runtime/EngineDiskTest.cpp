@@ -143,10 +143,12 @@ TEST_F(EngineDiskTest, BadMetadataInAValidEntryIsRejected) {
   key.config.arch = "sm_90a";
   key.config = key.config.resolved(/*nvidia=*/true); // as the engine keys it
   compiler::PtxKernel kernel;
-  kernel.name = "k";
   kernel.ptx = "x";
-  kernel.threads = 0;
-  kernel.blockM = 64;
+  compiler::KernelLaunch launch;
+  launch.name = "k";
+  launch.threads = 0;
+  launch.blockM = 64;
+  kernel.kernels = {launch};
   writeFile(path, encodeEntry(key.str(), encodeKernelBlob(kernel)));
   attn_stats stats = runInFreshEngine();
   EXPECT_EQ(stats.disk_rejected, 1u);

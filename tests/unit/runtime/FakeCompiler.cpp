@@ -159,14 +159,16 @@ bool compilePtx(const KernelConfig &config, PtxKernel &out,
     error = "fake compiler failure";
     return false;
   }
-  out.name = fmt::format("attn_fwd_{}_d{}", toString(config.dtype),
-                         config.headDim);
+  KernelLaunch launch;
+  launch.name = fmt::format("attn_fwd_{}_d{}", toString(config.dtype),
+                            config.headDim);
   out.ptx = fmt::format("// fake PTX for {} {}\n.entry {}()\n{{\n}}\n",
-                        config.arch, config.pipelineOptions(true), out.name);
+                        config.arch, config.pipelineOptions(true), launch.name);
   out.ptx.append(static_cast<size_t>(fakeCompiler().ptxPadding.load()), '#');
-  out.threads = attn::testing::kFakeThreads;
-  out.blockM = attn::testing::fakeBlockM(config);
-  out.sharedBytes = attn::testing::fakeSharedBytes(config);
+  launch.threads = attn::testing::kFakeThreads;
+  launch.blockM = attn::testing::fakeBlockM(config);
+  launch.sharedBytes = attn::testing::fakeSharedBytes(config);
+  out.kernels = {launch};
   out.times = attn::testing::fakeTimes();
   ++fakeCompiler().ptxCompiles;
   return true;

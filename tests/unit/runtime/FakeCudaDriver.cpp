@@ -2,6 +2,7 @@
 
 #include "FakeCudaDriver.h"
 #include "CudaKernel.h"
+#include "attn/Compiler/KernelABI.h"
 
 #include <cstring>
 
@@ -122,9 +123,11 @@ CUresult fakeLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
   launch.block[0] = bx, launch.block[1] = by, launch.block[2] = bz;
   launch.sharedBytes = shared;
   launch.stream = stream;
-  for (int i = 0; i < rt::ForwardParams::kTensorValues; ++i)
+  // The forward's parameters (KernelABI.h): its tensors, then the scale.
+  constexpr int tensorValues = attn::abi::forwardTensorParams();
+  for (int i = 0; i < tensorValues; ++i)
     launch.values.push_back(*static_cast<int64_t *>(params[i]));
-  launch.scale = *static_cast<float *>(params[rt::ForwardParams::kTensorValues]);
+  launch.scale = *static_cast<float *>(params[tensorValues]);
   ++state.launches;
   std::lock_guard<std::mutex> lock(state.mutex);
   state.launchLog.push_back(std::move(launch));

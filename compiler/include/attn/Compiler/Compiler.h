@@ -107,20 +107,28 @@ struct UserModsInfo {
 bool inspectUserMods(const std::string &text, UserModsInfo &info,
                      std::string &error);
 
-/// A compiled NVIDIA kernel and how to launch it.
-///
-/// Kernel parameters: attn/Compiler/KernelABI.h. Grid (ceil(Nq / blockM),
-/// H, B), `threads` threads a CTA and `sharedBytes` of dynamic shared
-/// memory. Pointers and row strides must allow 16-byte copies: 16-byte
-/// aligned bases, strides multiples of 8 elements.
-struct PtxKernel {
-  std::string ptx;
+/// One kernel of a compiled configuration and how to launch it: grid
+/// (ceil(Nq / blockM), H, B); with packGqa (ceil(H / Hkv · Nq / blockM),
+/// Hkv, B); over K/V tiles (overKeys: the backward's dK/dV) (ceil(Nk /
+/// blockM), Hkv, B). `threads` threads a CTA and `sharedBytes` of dynamic
+/// shared memory. Kernel parameters: attn/Compiler/KernelABI.h.
+struct KernelLaunch {
   std::string name;
   int threads = 0;
-  int blockM = 0;
+  int blockM = 0; // rows of a CTA's tile along its grid's sequence
   int sharedBytes = 0;
-  /// The grid runs over K/V heads, query heads packed (KernelABI.h).
   bool packGqa = false;
+  bool overKeys = false;
+};
+
+/// A compiled NVIDIA configuration: one module of PTX holding its kernels,
+/// launched one after the other with the same parameters (the forward: one;
+/// the backward: the query tiles', then the K/V tiles'). Pointers and row
+/// strides must allow 16-byte copies: 16-byte aligned bases, strides
+/// multiples of 8 elements.
+struct PtxKernel {
+  std::string ptx;
+  std::vector<KernelLaunch> kernels;
   CompileTimes times;
 };
 

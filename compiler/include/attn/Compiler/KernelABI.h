@@ -11,6 +11,7 @@
 #define ATTN_COMPILER_KERNELABI_H
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace attn::abi {
@@ -42,6 +43,14 @@ inline constexpr TensorArg kBackwardTensors[] = {
     {"q", 4, false},  {"k", 4, false},  {"v", 4, false}, {"o", 4, false},
     {"do", 4, false}, {"lse", 3, false}, {"dq", 4, false}, {"dk", 4, false},
     {"dv", 4, false}, {"delta", 3, false}};
+/// On NVIDIA the backward is two kernels, launched in this order with the
+/// same arguments: kernelName(kBackwardKernel, 0) over query tiles (dQ and
+/// the row terms), kernelName(kBackwardKernel, 1) over K/V tiles (dK, dV).
+inline constexpr int kBackwardKernelCount = 2;
+/// The i-th kernel of a function split into several (one per grid).
+inline std::string kernelName(const char *base, int index) {
+  return std::string(base) + "_" + std::to_string(index);
+}
 /// Scalars after the tensors: the f32 softmax scale.
 inline constexpr const char *kForwardScalars[] = {"scale"};
 inline constexpr int kForwardScalarCount = 1;
@@ -131,6 +140,14 @@ constexpr int forwardTensorParams() {
   return n;
 }
 
+/// 64-bit parameters of all the backward's tensors together.
+constexpr int backwardTensorParams() {
+  int n = 0;
+  for (const TensorArg &t : kBackwardTensors)
+    n += paramsOf(t);
+  return n;
+}
+
 /// Launch: grid (ceil(Nq / block_m), H, B), or with packed heads
 /// (ceil(H / Hkv · Nq / block_m), Hkv, B); the kernel's threads per CTA and
 /// dynamic shared bytes. The lowering records them on each gpu.func under
@@ -139,6 +156,10 @@ inline constexpr const char *kThreadsAttr = "attn.threads";
 inline constexpr const char *kBlockMAttr = "attn.block_m";
 inline constexpr const char *kSharedBytesAttr = "attn.shared_bytes";
 inline constexpr const char *kPackGqaAttr = "attn.pack_gqa";
+/// A grid over K/V tiles (value "keys": (ceil(Nk / block rows), Hkv, B)),
+/// on the attn.tile_grid, then on its kernel; absent: over query tiles.
+inline constexpr const char *kGridAttr = "attn.grid";
+inline constexpr const char *kGridOverKeys = "keys";
 
 } // namespace attn::abi
 

@@ -14,6 +14,21 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AttnNVSplitKernels : Pass<"attn-nv-split-kernels", "ModuleOp"> {
+  let summary = "Gives each tile grid of a kernel function a kernel of its own";
+  let description = [{
+    A CTA grid is one launch, and a function may hold several grids that
+    must run one after the other (the backward pass: the query tiles' grid
+    writes the row terms the K/V tiles' grid reads). A function with an
+    NVIDIA #attn.config and N > 1 grids becomes N functions `<name>_<i>`
+    (KernelABI.h's kernelName), each with the arguments of the original and
+    grid i only; their order is the launch order. A grid's `attn.grid`
+    ("keys": over K/V tiles) moves to its function for the launch. The CPU
+    path keeps the grids in one function, where they run in order.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def AttnNVAssignLayouts : Pass<"attn-nv-assign-layouts", "ModuleOp"> {
   let summary = "Gives every tile a register layout or a shared-memory buffer";
   let description = [{
@@ -21,9 +36,11 @@ def AttnNVAssignLayouts : Pass<"attn-nv-assign-layouts", "ModuleOp"> {
     nothing scheduled yet: every 2-D tile becomes an `#attn_nv.acc` tile and
     every row tile an `#attn_nv.rows` tile of the configuration's warps;
     `attn.matmul` becomes `attn_nv.mma` (mma.sync) or `attn_nv.wgmma` plus
-    an immediate wait; tiles loaded only to feed a product are copied into
-    a shared-memory buffer (`attn_nv.copy_async`, then wait, fence and
-    barrier right away) and the product reads them there; a register lhs
+    an immediate wait; tiles loaded to feed a product are copied into a
+    shared-memory buffer (`attn_nv.copy_async`, then wait, fence and barrier
+    right away) and the product reads them there; a tile a map reads is
+    loaded into registers in its layout, by a load of its own (1×C tiles:
+    `#attn_nv.cols`); a register lhs
     (P) is converted to `#attn_nv.operand_a`, absorbing its rounding to 16
     bits. With `q_in_registers` Q's fragments are read once before the loop.
   }];

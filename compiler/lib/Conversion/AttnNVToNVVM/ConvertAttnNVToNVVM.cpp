@@ -256,7 +256,7 @@ struct ConvertAttnNVToNVVMPass
     populateMmaSyncPatterns(converter, patterns);
     populateWgmmaPatterns(converter, patterns);
     populateCopyPatterns(converter, patterns);
-    populateStorePatterns(converter, patterns);
+    populateGlobalAccessPatterns(converter, patterns);
     populateMathPatterns(converter, patterns);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);

@@ -2,7 +2,8 @@
 //
 // A map runs its body once per value the thread holds (Layouts.h): its
 // coordinates are the thread's base plus the value's constant offset plus
-// the map's offsets; row-tile inputs give the value of the element's row.
+// the map's offsets; row-tile inputs give the value of the element's row,
+// 1xC inputs (#attn_nv.cols) that of its column.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,8 +25,8 @@ struct Map : OpConversionPattern<MapOp> {
                   ConversionPatternRewriter &rewriter) const override {
     std::optional<DistributedTile> out = DistributedTile::get(op.getType());
     if (!out || out->kind() == DistributedTile::Kind::OperandA)
-      return op.emitOpError("needs a result with an #attn_nv.acc or "
-                            "#attn_nv.rows layout, got ")
+      return op.emitOpError("needs a result with an #attn_nv.acc, "
+                            "#attn_nv.rows or #attn_nv.cols layout, got ")
              << op.getType();
     Location loc = op.getLoc();
     Block &body = op.getBodyBlock();
@@ -44,20 +45,28 @@ struct Map : OpConversionPattern<MapOp> {
           baseCol = arith::AddIOp::create(rewriter, loc, baseCol, offsets[1]);
       }
     }
-    SmallVector<bool> isRowInput;
+    // How each input holds the result's values: the same layout, the rows
+    // or the columns of the result's accumulator layout.
+    enum class Broadcast { None, Rows, Cols };
+    SmallVector<Broadcast> broadcast;
     for (Value input : op.getInputs()) {
-      bool row = rank == 2 &&
-                 cast<RankedTensorType>(input.getType()).getRank() == 1;
-      // Each input must hold its values where the result does: the same
-      // layout, or the rows of the result's accumulator layout.
-      std::optional<DistributedTile> in = DistributedTile::get(input.getType());
-      auto expected = row ? DistributedTile::Kind::Rows : out->kind();
+      auto inType = cast<RankedTensorType>(input.getType());
+      Broadcast how = Broadcast::None;
+      if (rank == 2 && inType.getRank() == 1)
+        how = Broadcast::Rows;
+      else if (rank == 2 && inType.getDimSize(0) == 1 &&
+               op.getType().getDimSize(0) != 1)
+        how = Broadcast::Cols;
+      std::optional<DistributedTile> in = DistributedTile::get(inType);
+      auto expected = how == Broadcast::Rows   ? DistributedTile::Kind::Rows
+                      : how == Broadcast::Cols ? DistributedTile::Kind::Cols
+                                               : out->kind();
       if (!in || in->kind() != expected || in->warps() != out->warps() ||
           (in->partial() && !out->partial() && out->kind() == expected))
         return op.emitOpError("input ")
                << input.getType() << " is not distributed like the result "
                << op.getType();
-      isRowInput.push_back(row);
+      broadcast.push_back(how);
     }
     SmallVector<Value> results;
     for (int64_t i = 0, n = out->valuesPerThread(); i < n; ++i) {
@@ -75,7 +84,9 @@ struct Map : OpConversionPattern<MapOp> {
       }
       for (auto [j, values] : llvm::enumerate(adaptor.getInputs()))
         mapping.map(op.getInputArg(j),
-                    values[isRowInput[j] ? out->rowSlot(i) : i]);
+                    values[broadcast[j] == Broadcast::Rows   ? out->rowSlot(i)
+                           : broadcast[j] == Broadcast::Cols ? out->colSlot(i)
+                                                             : i]);
       for (Operation &inner : body.without_terminator())
         rewriter.clone(inner, mapping);
       results.push_back(mapping.lookup(op.getYielded()));

@@ -65,8 +65,14 @@ struct KernelFunc : OpConversionPattern<func::FuncOp> {
                                          config.getMinCtasPerSm()));
     kernel->setAttr(::attn::abi::kThreadsAttr,
                     rewriter.getI32IntegerAttr(threads));
+    // A grid over K/V tiles (the backward's dK/dV) has block_n rows a CTA.
+    auto over = fn->getAttrOfType<StringAttr>(::attn::abi::kGridAttr);
+    bool overKeys = over && over.getValue() == ::attn::abi::kGridOverKeys;
+    if (overKeys)
+      kernel->setAttr(::attn::abi::kGridAttr, over);
     kernel->setAttr(::attn::abi::kBlockMAttr,
-                    rewriter.getI32IntegerAttr(config.getBlockM()));
+                    rewriter.getI32IntegerAttr(overKeys ? config.getBlockN()
+                                                        : config.getBlockM()));
     kernel->setAttr(::attn::abi::kPackGqaAttr,
                     rewriter.getI32IntegerAttr(config.getPackGqa() ? 1 : 0));
     auto shared = fn->getAttrOfType<IntegerAttr>(::attn::abi::kSharedBytesAttr);

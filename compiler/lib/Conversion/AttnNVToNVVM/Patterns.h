@@ -56,7 +56,7 @@ void populateWgmmaPatterns(TileTypeConverter &converter,
                            RewritePatternSet &patterns);
 void populateCopyPatterns(TileTypeConverter &converter,
                           RewritePatternSet &patterns);
-void populateStorePatterns(TileTypeConverter &converter,
+void populateGlobalAccessPatterns(TileTypeConverter &converter,
                            RewritePatternSet &patterns);
 void populateMathPatterns(TileTypeConverter &converter,
                           RewritePatternSet &patterns);

@@ -74,6 +74,17 @@ RowsLayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
   return verifyRowsPerWarp(shape, getWarps(), "#attn_nv.rows", emitError);
 }
 
+LogicalResult
+ColsLayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
+                               function_ref<InFlightDiagnostic()> emitError) const {
+  if (shape.size() != 2 || shape[0] != 1)
+    return emitError() << "#attn_nv.cols needs a 1xC tile";
+  if (shape[1] % 8 != 0)
+    return emitError() << "#attn_nv.cols needs columns in 8-column blocks, got "
+                       << shape[1];
+  return success();
+}
+
 LogicalResult OperandALayoutAttr::verifyEncoding(
     ArrayRef<int64_t> shape, Type elementType,
     function_ref<InFlightDiagnostic()> emitError) const {

@@ -29,6 +29,9 @@ std::optional<DistributedTile> DistributedTile::get(Type type) {
     t.kind_ = Kind::Rows;
     t.warps_ = rows.getWarps();
     t.partial_ = rows.getPartial();
+  } else if (auto cols = dyn_cast<ColsLayoutAttr>(enc)) {
+    t.kind_ = Kind::Cols;
+    t.warps_ = cols.getWarps();
   } else if (auto a = dyn_cast<OperandALayoutAttr>(enc)) {
     t.kind_ = Kind::OperandA;
     t.warps_ = a.getWarps();
@@ -47,6 +50,8 @@ int64_t DistributedTile::valuesPerThread() const {
     return mTiles() * colBlocks() * 4;
   case Kind::Rows:
     return mTiles() * 2;
+  case Kind::Cols:
+    return colBlocks() * 2;
   case Kind::OperandA:
     return mTiles() * kBlocks() * 4;
   }
@@ -56,6 +61,8 @@ int64_t DistributedTile::valuesPerThread() const {
 ElementOffset DistributedTile::offset(int64_t i) const {
   if (kind_ == Kind::Rows)
     return {16 * (i / 2) + 8 * (i % 2), 0};
+  if (kind_ == Kind::Cols)
+    return {0, 8 * (i / 2) + i % 2};
   int64_t perTile = colBlocks() * 4;
   int64_t mTile = i / perTile, block = (i % perTile) / 4, e = i % 4;
   return {16 * mTile + 8 * (e / 2), 8 * block + e % 2};
@@ -68,16 +75,28 @@ int64_t DistributedTile::rowSlot(int64_t i) const {
   return (i / perTile) * 2 + (i % 4) / 2;
 }
 
+int64_t DistributedTile::colSlot(int64_t i) const {
+  if (kind_ == Kind::Cols)
+    return i;
+  int64_t perTile = colBlocks() * 4;
+  return ((i % perTile) / 4) * 2 + i % 2;
+}
+
 std::pair<Value, Value> DistributedTile::threadBase(OpBuilder &b,
                                                     Location loc) const {
   Type i32 = b.getI32Type();
   Value tid = NVVM::ThreadIdXOp::create(b, loc, i32);
   Value warp = arith::DivUIOp::create(b, loc, tid, constI32(b, loc, 32));
   Value lane = arith::RemUIOp::create(b, loc, tid, constI32(b, loc, 32));
-  Value row = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc, warp, constI32(b, loc, 16 * mTiles())),
-      arith::DivUIOp::create(b, loc, lane, constI32(b, loc, 4)));
+  Value row = kind_ == Kind::Cols
+                  ? constI32(b, loc, 0)
+                  : arith::AddIOp::create(
+                        b, loc,
+                        arith::MulIOp::create(b, loc, warp,
+                                              constI32(b, loc, 16 * mTiles())),
+                        arith::DivUIOp::create(b, loc, lane,
+                                               constI32(b, loc, 4)))
+                        .getResult();
   Value col = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, lane, constI32(b, loc, 4)),
       constI32(b, loc, 2));

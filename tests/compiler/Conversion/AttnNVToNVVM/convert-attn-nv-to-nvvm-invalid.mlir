@@ -78,7 +78,7 @@ func.func @non_splat_constant() attributes {attn.config = #cfg} {
 // A map computes values a thread holds: not mma A-operand registers.
 func.func @map_to_operand_a() attributes {attn.config = #cfg} {
   %c = arith.constant dense<1.0> : tensor<64x32xf32, #attn_nv.acc<warps = 4>>
-  // expected-error @+2 {{'attn.map' op needs a result with an #attn_nv.acc or #attn_nv.rows layout, got 'tensor<64x32xbf16, #attn_nv.operand_a<warps = 4>>'}}
+  // expected-error @+2 {{'attn.map' op needs a result with an #attn_nv.acc, #attn_nv.rows or #attn_nv.cols layout, got 'tensor<64x32xbf16, #attn_nv.operand_a<warps = 4>>'}}
   // expected-error @+1 {{failed to legalize operation 'attn.map' that was explicitly marked illegal}}
   %m = attn.map(%c : tensor<64x32xf32, #attn_nv.acc<warps = 4>>) -> tensor<64x32xbf16, #attn_nv.operand_a<warps = 4>> {
   ^bb0(%i: index, %j: index, %x: f32):
@@ -94,7 +94,7 @@ func.func @map_to_operand_a() attributes {attn.config = #cfg} {
 
 // ... nor a tile without a layout (attn-nv-assign-layouts did not run).
 func.func @map_without_layout() attributes {attn.config = #cfg} {
-  // expected-error @+2 {{'attn.map' op needs a result with an #attn_nv.acc or #attn_nv.rows layout, got 'tensor<64x32xf32>'}}
+  // expected-error @+2 {{'attn.map' op needs a result with an #attn_nv.acc, #attn_nv.rows or #attn_nv.cols layout, got 'tensor<64x32xf32>'}}
   // expected-error @+1 {{failed to legalize operation 'attn.map' that was explicitly marked illegal}}
   %m = attn.map -> tensor<64x32xf32> {
   ^bb0(%i: index, %j: index):

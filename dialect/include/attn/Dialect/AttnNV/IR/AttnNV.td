@@ -91,6 +91,23 @@ def AttnNV_RowsLayout : AttrDef<AttnNV_Dialect, "RowsLayout", [
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
+def AttnNV_ColsLayout : AttrDef<AttnNV_Dialect, "ColsLayout", [
+    DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
+  let mnemonic = "cols";
+  let summary = "a 1×C tile laid out as the columns of the accumulator";
+  let description = [{
+    A 1×C tile broadcast along the rows of an `#attn_nv.acc` tile with the
+    same warps (the backward's row terms in its keys-major score tiles):
+    each thread holds the elements of its columns, two adjacent ones per
+    8-column block (columns rounded up to 16), the same in every thread with
+    the same lane % 4.
+
+    Example: `tensor<1x64xf32, #attn_nv.cols<warps = 4>>`
+  }];
+  let parameters = (ins "int64_t":$warps);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 def AttnNV_OperandALayout : AttrDef<AttnNV_Dialect, "OperandALayout", [
     DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
   let mnemonic = "operand_a";

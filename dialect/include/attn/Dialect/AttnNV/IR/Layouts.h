@@ -13,6 +13,7 @@
 //    (16i + 8·(e / 2), 8j + e % 2) from the base (16·mTiles()·w + g, 2t);
 //    J = colBlocks() counts columns rounded up to a multiple of 16;
 //  * rows: value 2i + h at row 16i + 8h from the same base row;
+//  * cols: value 2j + e at column 8j + e from the base column (row 0);
 //  * operand_a: per m tile i and 16-column k block k, registers
 //    (i·K + k)·4 + r of mma's A fragment (two 16-bit elements each).
 //
@@ -36,7 +37,7 @@ struct ElementOffset {
 /// A tile type with a register layout, as arithmetic.
 class DistributedTile {
 public:
-  enum class Kind { Acc, Rows, OperandA };
+  enum class Kind { Acc, Rows, Cols, OperandA };
 
   /// The layout of `type`; nullopt when it is not a tensor with a register
   /// layout of attn_nv.
@@ -65,11 +66,14 @@ public:
   /// The row tile value (#attn_nv.rows of the same warps) that holds the
   /// row of value `i` of an acc tile.
   int64_t rowSlot(int64_t i) const;
+  /// The column tile value (#attn_nv.cols of the same warps) that holds
+  /// the column of value `i` of an acc tile.
+  int64_t colSlot(int64_t i) const;
   /// Whether value `i` of an acc tile lies in a padding column (>= cols()).
   bool isPadding(int64_t i) const { return offset(i).col >= cols_; }
 
   /// This thread's base (row, column) as index values: (16·mTiles()·warp +
-  /// lane / 4, 2·(lane % 4)).
+  /// lane / 4, 2·(lane % 4)); row 0 for a cols tile.
   std::pair<Value, Value> threadBase(OpBuilder &b, Location loc) const;
 
 private:

@@ -1,9 +1,13 @@
-//===- Stores.cpp - tiles from registers to global memory -----------------===//
+//===- GlobalAccess.cpp - tiles between registers and global memory -------===//
 //
 // An output tile (#attn_nv.acc, 16-bit) is stored as 4-byte pairs: each
 // thread holds two adjacent columns per 8-column block. A row tile (the
 // LSE, #attn_nv.rows) is stored by the first thread of each quad, which
 // holds its rows; a null pointer skips it (the LSE is optional).
+// A tile read elementwise rather than by a product (the backward's O and
+// dO for its row terms; the LSE and the row terms themselves, as rows or
+// columns) is loaded straight into its register layout, each thread its own
+// elements, zeros past the bound.
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,9 +103,73 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
   }
 };
 
+struct LoadTile : OpConversionPattern<LoadTileOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(LoadTileOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto tile = DistributedTile::get(op.getType());
+    if (!tile || tile->kind() == DistributedTile::Kind::OperandA)
+      return op.emitOpError("loads into #attn_nv.acc, #attn_nv.rows or "
+                            "#attn_nv.cols tiles, got ")
+             << op.getType();
+    auto &b = rewriter;
+    Location loc = op.getLoc();
+    auto source = cast<MemRefType>(op.getSource().getType());
+    GlobalTensor global(adaptor.getSource(), source);
+    Value batch = adaptor.getBatch().front(), head = adaptor.getHead().front(),
+          row = adaptor.getRow().front(), bound = adaptor.getBound().front();
+    Value rowsPerHead = adaptor.getRowsPerHead().empty()
+                            ? Value()
+                            : adaptor.getRowsPerHead().front();
+    auto [baseRow, baseCol] = tile->threadBase(b, loc);
+    // The source's row of a value: its tile row, or (row terms as 1xR) its
+    // column.
+    bool alongCols = tile->kind() == DistributedTile::Kind::Cols;
+    Type element = tile->elementType();
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+    SmallVector<Value> values;
+    for (int64_t i = 0, n = tile->valuesPerThread(); i < n; ++i) {
+      ElementOffset off = tile->offset(i);
+      Value query = arith::AddIOp::create(
+          b, loc, row,
+          alongCols ? arith::AddIOp::create(b, loc, baseCol,
+                                            constIndex(b, loc, off.col))
+                    : arith::AddIOp::create(b, loc, baseRow,
+                                            constIndex(b, loc, off.row)));
+      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           query, bound);
+      auto ifOp = scf::IfOp::create(
+          b, loc, inside,
+          [&](OpBuilder &nb, Location nl) {
+            auto [h, n] =
+                getPackedRowPosition(nb, nl, head, query, rowsPerHead);
+            Value at = global.rowElements(nb, nl, batch, h, n);
+            if (tile->kind() == DistributedTile::Kind::Acc)
+              at = arith::AddIOp::create(
+                  nb, nl, at,
+                  arith::AddIOp::create(nb, nl, baseCol,
+                                        constIndex(nb, nl, off.col)));
+            Value v = LLVM::LoadOp::create(
+                nb, nl, element, global.address(nb, nl, at),
+                element.getIntOrFloatBitWidth() / 8, /*isVolatile=*/false,
+                /*isNonTemporal=*/false, /*isInvariant=*/true);
+            scf::YieldOp::create(nb, nl, v);
+          },
+          [&](OpBuilder &nb, Location nl) {
+            scf::YieldOp::create(nb, nl, zero);
+          });
+      values.push_back(ifOp.getResult(0));
+    }
+    rewriter.replaceOpWithMultiple(op, {values});
+    return success();
+  }
+};
+
 } // namespace
 
-void mlir::attn::nv::populateStorePatterns(TileTypeConverter &converter,
-                                           RewritePatternSet &patterns) {
-  patterns.add<StoreTile>(converter, patterns.getContext());
+void mlir::attn::nv::populateGlobalAccessPatterns(
+    TileTypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<StoreTile, LoadTile>(converter, patterns.getContext());
 }

@@ -1,0 +1,159 @@
+"""The backward pass on the GPU (attn_backward through libattn-jit).
+
+For each case, fresh random inputs: our forward (for O and the LSE), then
+our backward with dQ, dK, dV poisoned with NaN, against float64 autograd of
+the same attention (torch, CPU-exact), next to torch's FlashAttention-2 and
+cuDNN backward on the same bf16/f16 inputs. A case passes when each of our
+gradients is within 1.25 x the larger of the best torch backend's error and
+twice the error of rounding the float64 gradient to the dtype (the floor no
+16-bit output can beat). Then determinism: 10 backward runs, bitwise equal.
+
+  ATTN_JIT_LIB=.../libattn-jit.so python3 tests/gpu/test_backward.py [--small]
+
+--small runs two small cases only (for compute-sanitizer). Exits 77 without
+torch or a GPU, 1 on a failure.
+"""
+import argparse
+import math
+import sys
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    print("SKIP: torch is not installed")
+    sys.exit(77)
+
+from attn_jit_ctypes import ATTN_OK, AttnJit, default_lib_path
+
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
+
+CASES = [
+    # B, H, Hkv, Nq, Nk, D, dtype, mask
+    (2, 4, 4, 256, 256, 64, "bf16", "none"),
+    (2, 4, 4, 256, 256, 64, "bf16", "causal"),
+    (2, 4, 2, 77, 133, 64, "bf16", "causal"),
+    (1, 4, 4, 133, 77, 64, "f16", "bottom_right"),
+    (2, 8, 2, 300, 300, 128, "bf16", "causal"),
+    (2, 4, 1, 128, 200, 128, "f16", "none"),
+    (1, 4, 4, 1000, 1000, 128, "bf16", "none"),
+    (1, 2, 2, 200, 200, 256, "bf16", "causal"),
+]
+SMALL = [CASES[2], CASES[5]]
+
+
+def visible(mask, nq, nk, device):
+    i = torch.arange(nq, device=device)[:, None]
+    j = torch.arange(nk, device=device)[None, :]
+    if mask == "none":
+        return torch.ones(nq, nk, dtype=torch.bool, device=device)
+    shift = nk - nq if mask == "bottom_right" else 0
+    return j <= i + shift
+
+
+def reference(q, k, v, do, mask, scale):
+    """float64 autograd; rows that see no key get zero gradients."""
+    q64, k64, v64 = (x.double().requires_grad_() for x in (q, k, v))
+    group = q.shape[1] // k.shape[1]
+    ke, ve = k64.repeat_interleave(group, 1), v64.repeat_interleave(group, 1)
+    s = scale * q64 @ ke.transpose(-1, -2)
+    seen = visible(mask, q.shape[2], k.shape[2], q.device)
+    s = s.masked_fill(~seen, -math.inf)
+    p = torch.softmax(s, -1).nan_to_num(0.0)
+    o = p @ ve
+    o.backward(do.double())
+    return q64.grad, k64.grad, v64.grad
+
+
+def torch_backend(q, k, v, do, mask, scale, backend):
+    """torch's backward on the same inputs, or None where the backend does
+    not take the case (bottom-right masks, some GQA shapes)."""
+    if mask == "bottom_right":
+        return None
+    from torch.nn.attention import sdpa_kernel
+    qs, ks, vs = (x.detach().clone().requires_grad_() for x in (q, k, v))
+    try:
+        with sdpa_kernel(backend):
+            o = F.scaled_dot_product_attention(qs, ks, vs, is_causal=mask == "causal", scale=scale,
+                                               enable_gqa=q.shape[1] != k.shape[1])
+            o.backward(do)
+    except RuntimeError:
+        return None
+    return qs.grad, ks.grad, vs.grad
+
+
+def rel(x, ref):
+    return ((x.double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
+
+
+def run_case(lib, case, determinism):
+    B, H, Hkv, Nq, Nk, D, dt, mask = case
+    dtype = DTYPES[dt]
+    dev = "cuda"
+    g = torch.Generator(device=dev).manual_seed(hash(case) & 0xFFFF)
+    q, do = (torch.randn(B, H, Nq, D, device=dev, dtype=dtype, generator=g) for _ in range(2))
+    k, v = (torch.randn(B, Hkv, Nk, D, device=dev, dtype=dtype, generator=g) for _ in range(2))
+    scale = 1 / math.sqrt(D)
+    o = torch.empty_like(q)
+    lse = torch.empty(B, H, Nq, device=dev, dtype=torch.float32)
+    st, msg = lib.forward(q, k, v, o, lse, dt, mask)
+    if st != ATTN_OK:
+        return False, f"forward failed: {msg}"
+    grads = [torch.full_like(x, float("nan")) for x in (q, k, v)]
+    st, msg = lib.backward(q, k, v, o, lse, do, *grads, dt, mask)
+    torch.cuda.synchronize()
+    if st != ATTN_OK:
+        return False, f"backward failed: {msg}"
+    ref = reference(q, k, v, do, mask, scale)
+    ours = [rel(x, r) for x, r in zip(grads, ref)]
+    floor = [2 * rel(r.to(dtype), r) for r in ref]
+    fa2 = torch_backend(q, k, v, do, mask, scale, torch.nn.attention.SDPBackend.FLASH_ATTENTION)
+    cudnn = torch_backend(q, k, v, do, mask, scale, torch.nn.attention.SDPBackend.CUDNN_ATTENTION)
+    theirs = [[rel(x, r) for x, r in zip(t, ref)] if t is not None else None for t in (fa2, cudnn)]
+    ok = True
+    parts = []
+    for i, name in enumerate(("dq", "dk", "dv")):
+        best = min([t[i] for t in theirs if t is not None], default=math.inf)
+        bound = 1.25 * max(best if best < math.inf else 0.0, floor[i])
+        good = ours[i] <= bound and not math.isnan(ours[i])
+        ok &= good
+        fa2s = f"{theirs[0][i]:.2e}" if theirs[0] else "n/a"
+        cud = f"{theirs[1][i]:.2e}" if theirs[1] else "n/a"
+        ratio = ours[i] / best if best < math.inf and best > 0 else float("nan")
+        parts.append(f"{name} ours {ours[i]:.2e} fa2 {fa2s} cudnn {cud} floor {floor[i]:.2e} "
+                     f"ratio-to-best {ratio:.2f}{'' if good else ' FAIL'}")
+    if determinism:
+        first = [x.clone() for x in grads]
+        for _ in range(10):
+            again = [torch.full_like(x, float("nan")) for x in (q, k, v)]
+            lib.backward(q, k, v, o, lse, do, *again, dt, mask)
+            torch.cuda.synchronize()
+            if not all(torch.equal(a, b) for a, b in zip(again, first)):
+                ok = False
+                parts.append("NOT DETERMINISTIC")
+                break
+        else:
+            parts.append("bitwise equal over 10 runs")
+    return ok, "; ".join(parts)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--small", action="store_true")
+    ap.add_argument("--lib", default=default_lib_path())
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("SKIP: no CUDA device")
+        return 77
+    lib = AttnJit(args.lib)
+    failures = 0
+    for case in SMALL if args.small else CASES:
+        ok, text = run_case(lib, case, determinism=not args.small)
+        failures += not ok
+        print(f"{'PASS' if ok else 'FAIL'} {case}: {text}", flush=True)
+    print(f"{failures} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""The backward pass: attn-jit against torch SDPA's FlashAttention-2 and cuDNN backends, one GPU run.
+
+    ATTN_JIT_LIB=.../libattn-jit.so python3 tools/device/bench_backward.py
+        [--reps 10] [--warmup 3] [--dims 64,128] [--seqlens 512,2048,8192,16384]
+        [--json FILE] [--time-limit S]
+
+Shapes (FlashAttention's convention): bf16, (B, H, N, D) contiguous, H = 2048 / D
+heads, batch so that B * N = 16k tokens; causal and not.
+Timed (tools/device/sdpa_anchors.time_events: CUDA events, median of --reps
+after --warmup): "bwd", the backward alone (attn-jit: attn_backward; torch:
+autograd's backward of one SDPA call, its graph retained, gradients reset to
+None before each call), and "fwd+bwd" (attn-jit: attn_forward with the LSE
+then attn_backward; torch: SDPA then backward). TFLOP/s count the forward as
+4 * B * H * N^2 * D (half with a causal mask) and the backward as 2.5 times
+that. Extra memory: attn-jit's backward allocates B * H * N floats of row
+terms (stream-ordered, freed after the call); torch's peak allocation over
+its inputs and gradients is read from torch.cuda.max_memory_allocated.
+Exit 0 done, 1 attn-jit failed, 77 no torch / GPU.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "gpu"))
+sys.path.insert(0, HERE)
+
+TOKENS = 16384
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--dims", default="64,128")
+    ap.add_argument("--seqlens", default="512,2048,8192,16384")
+    ap.add_argument("--json", default="")
+    ap.add_argument("--time-limit", type=float, default=0)
+    args = ap.parse_args()
+    try:
+        import torch
+        import torch.nn.functional as F
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:
+        print("SKIP: torch is not installed")
+        return 77
+    if not torch.cuda.is_available():
+        print("SKIP: no CUDA device")
+        return 77
+    from attn_jit_ctypes import ATTN_OK, AttnJit, default_lib_path
+    from sdpa_anchors import time_events
+    lib = AttnJit(default_lib_path())
+    start = time.time()
+    rows = []
+    failed = False
+    print(f"{'D':>4} {'N':>6} {'mask':>6} {'method':>8} {'bwd ms':>8} {'bwd TF/s':>9} "
+          f"{'f+b ms':>8} {'f+b TF/s':>9} {'extra MiB':>9}")
+    for d in (int(x) for x in args.dims.split(",")):
+        for n in (int(x) for x in args.seqlens.split(",")):
+            for causal in (False, True):
+                if args.time_limit and time.time() - start > args.time_limit:
+                    print("time limit reached: later rows skipped")
+                    break
+                h, b = 2048 // d, max(1, TOKENS // n)
+                mask = "causal" if causal else "none"
+                fwd_flops = 4 * b * h * n * n * d * (0.5 if causal else 1.0)
+                g = torch.Generator(device="cuda").manual_seed(n + d)
+                q, k, v, do = (torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16, generator=g)
+                               for _ in range(4))
+                o = torch.empty_like(q)
+                lse = torch.empty(b, h, n, device="cuda", dtype=torch.float32)
+                dq, dk, dv = (torch.empty_like(q) for _ in range(3))
+                stream = torch.cuda.current_stream().cuda_stream
+
+                def ours_fwd(_):
+                    return lib.forward(q, k, v, o, lse, "bf16", mask, stream=stream)[0]
+
+                def ours_bwd(_):
+                    return lib.backward(q, k, v, o, lse, do, dq, dk, dv, "bf16", mask, stream=stream)[0]
+                st, msg = lib.forward(q, k, v, o, lse, "bf16", mask, stream=stream)
+                st2, msg2 = (lib.backward(q, k, v, o, lse, do, dq, dk, dv, "bf16", mask, stream=stream)
+                             if st == ATTN_OK else (st, msg))
+                if st2 != ATTN_OK:
+                    print(f"attn-jit failed at D={d} N={n} {mask}: {msg2}")
+                    failed = True
+                    continue
+                bwd = time_events(torch, ours_bwd, args.warmup, args.reps)
+                both = time_events(torch, lambda i: ours_fwd(i) or ours_bwd(i), args.warmup, args.reps)
+                extra = b * h * n * 4 / 2 ** 20
+                results = [("attn-jit", bwd[0], both[0], extra)]
+                for name, backend in (("fa2", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+                    qs, ks, vs = (x.detach().clone().requires_grad_() for x in (q, k, v))
+                    try:
+                        with sdpa_kernel(backend):
+                            out = F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal)
+
+                            def t_bwd(_):
+                                qs.grad = ks.grad = vs.grad = None
+                                out.backward(do, retain_graph=True)
+
+                            def t_both(_):
+                                qs.grad = ks.grad = vs.grad = None
+                                F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal).backward(do)
+                            torch.cuda.synchronize()
+                            base = torch.cuda.memory_allocated()
+                            torch.cuda.reset_peak_memory_stats()
+                            tb = time_events(torch, t_bwd, args.warmup, args.reps)
+                            tf = time_events(torch, t_both, args.warmup, args.reps)
+                            peak = (torch.cuda.max_memory_allocated() - base) / 2 ** 20
+                            # The gradients themselves (3 tensors) are outputs, not extra.
+                            extra_t = max(0.0, peak - 3 * q.numel() * 2 / 2 ** 20)
+                        results.append((name, tb[0], tf[0], extra_t))
+                    except RuntimeError as ex:
+                        print(f"{name} unavailable at D={d} N={n} {mask}: {str(ex).splitlines()[0]}")
+                    del qs, ks, vs
+                for name, tb, tf, extra_mb in results:
+                    row = dict(d=d, n=n, b=b, h=h, mask=mask, method=name, bwd_ms=tb,
+                               bwd_tflops=2.5 * fwd_flops / (tb * 1e-3) / 1e12, both_ms=tf,
+                               both_tflops=3.5 * fwd_flops / (tf * 1e-3) / 1e12, extra_mib=extra_mb)
+                    rows.append(row)
+                    print(f"{d:>4} {n:>6} {mask:>6} {name:>8} {tb:8.3f} {row['bwd_tflops']:9.1f} "
+                          f"{tf:8.3f} {row['both_tflops']:9.1f} {extra_mb:9.1f}", flush=True)
+                ours = results[0]
+                for name, tb, tf, _ in results[1:]:
+                    print(f"{'':>4} {'':>6} {'':>6} ratio vs {name}: bwd {tb / ours[1]:.2f}x, "
+                          f"fwd+bwd {tf / ours[2]:.2f}x (>1: attn-jit faster)")
+                del q, k, v, do, o, lse, dq, dk, dv
+                torch.cuda.empty_cache()
+    if args.json:
+        with open(args.json, "a") as f:
+            for row in rows:
+                f.write(json.dumps(row) + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
