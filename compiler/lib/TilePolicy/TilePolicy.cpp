@@ -162,11 +162,6 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   if (r.backward) {
     // Both grids' tiles are score tiles with rows split over the warps:
     // queries (block-m) in the dQ grid, keys (block-n) in the dK/dV grid.
-    if (wgmma) {
-      error = "the backward pass maps onto mma.sync only (tensor-core=wgmma "
-              "is not built for it yet)";
-      return false;
-    }
     if (r.blockN % (16 * plan.warps) != 0) {
       error = "the backward's K/V tile of " + std::to_string(r.blockN) +
               " keys is not a whole number of 16-row tiles for each of "
@@ -181,8 +176,18 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
               std::to_string(plan.stages);
       return false;
     }
-    plan.sharedBytes = 2 * sharedTileBytes(r.blockM, d, false) +
-                       2 * plan.stages * sharedTileBytes(r.blockN, d, false);
+    // The query tiles' kernel holds the most: Q and dO, K and V staged.
+    plan.sharedBytes = 2 * sharedTileBytes(r.blockM, d, wgmma) +
+                       2 * plan.stages * sharedTileBytes(r.blockN, d, wgmma) +
+                       (wgmma ? 1024 : 0);
+    if (plan.sharedBytes > maxSharedBytesPerBlock(r.arch)) {
+      error = "the backward's tiles at head dim " + std::to_string(d) +
+              " need " + std::to_string(plan.sharedBytes) +
+              " bytes of shared memory; " + r.arch +
+              " gives a CTA at most " +
+              std::to_string(maxSharedBytesPerBlock(r.arch));
+      return false;
+    }
     plan.minCtasPerSm = 1;
     plan.qInRegisters = false;
     plan.packGqa = false;
@@ -261,11 +266,17 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   auto [defM, defN] = defaultTileSizes(
       headDim, nvidia && tilesForWgmma(tensorCore, arch), variants);
   // The backward: 64 x 64 tiles, whose keys-major score tiles (64 keys)
-  // split over 4 warps as its query tiles do; mma.sync for now.
+  // split over 4 warps (one warpgroup) as its query tiles do. wgmma at
+  // D = 64 and 128 measured 1.36-1.60x mma.sync on an H200
+  // (docs/BENCHMARKS.md, version 15); at D = 256 dK and dV alone take every
+  // register and ptxas serializes wgmma, so mma.sync.
   if (backward) {
     defM = defN = kBackwardBlock;
     if (nvidia && tensorCore == "auto")
-      r.tensorCore = "mma.sync";
+      r.tensorCore = tilesForWgmma("auto", arch) && headDim % 64 == 0 &&
+                             headDim <= 128
+                         ? "wgmma"
+                         : "mma.sync";
   }
   if (r.blockM == 0)
     r.blockM = defM;

@@ -102,16 +102,3 @@ func.func @configured(%q: !d64, %k: !d64, %v: !d64, %o: !d64) attributes {
   attn.sdpa %q, %k, %v into %o : !d64, !d64, !d64 -> !d64
   return
 }
-
-// -----
-
-// The backward pass maps onto mma.sync only, for now.
-!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
-!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
-
-func.func @backward(%t: !t, %l: !lse) {
-  // expected-error @+1 {{'attn.sdpa_backward' op cannot be configured: the backward pass maps onto mma.sync only (tensor-core=wgmma is not built for it yet)}}
-  attn.sdpa_backward %t, %t, %t, %t, %t, %l into %t, %t, %t delta %l
-      : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
-  return
-}

@@ -62,7 +62,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{72, MaskKind::None, "sm_80", "auto"}));
 
 // The backward: two kernels in launch order, the query tiles' (dQ and the
-// row terms) then the K/V tiles' (dK, dV), on mma.sync with 64 x 64 tiles.
+// row terms) then the K/V tiles' (dK, dV), 64 x 64 tiles, wgmma on sm_90a
+// and mma.sync on sm_80.
 TEST(CompilePtxTest, BackwardIsTwoKernels) {
   for (const char *arch : {"sm_90a", "sm_80"}) {
     KernelConfig config;
@@ -73,7 +74,8 @@ TEST(CompilePtxTest, BackwardIsTwoKernels) {
     KernelPlan plan;
     std::string error;
     ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
-    EXPECT_EQ(plan.mapping, "mma.sync");
+    bool wgmma = std::string(arch) == "sm_90a";
+    EXPECT_EQ(plan.mapping, wgmma ? "wgmma" : "mma.sync");
     PtxKernel kernel;
     ASSERT_TRUE(compilePtx(config, kernel, error)) << error;
     ASSERT_EQ(kernel.kernels.size(), 2u);
@@ -88,7 +90,8 @@ TEST(CompilePtxTest, BackwardIsTwoKernels) {
       EXPECT_GT(launch.sharedBytes, 0);
       EXPECT_LE(launch.sharedBytes, plan.sharedBytes);
     }
-    EXPECT_NE(kernel.ptx.find("mma.sync.aligned"), std::string::npos);
+    EXPECT_NE(kernel.ptx.find(wgmma ? "wgmma.mma_async" : "mma.sync.aligned"),
+              std::string::npos);
   }
 }
 

@@ -7,7 +7,7 @@
 // A tile read elementwise rather than by a product (the backward's O and
 // dO for its row terms; the LSE and the row terms themselves, as rows or
 // columns) is loaded straight into its register layout, each thread its own
-// elements, zeros past the bound.
+// elements, zeros past the bound (selected, not branched around).
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,6 +129,13 @@ struct LoadTile : OpConversionPattern<LoadTileOp> {
     bool alongCols = tile->kind() == DistributedTile::Kind::Cols;
     Type element = tile->elementType();
     Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+    // Branch-free: every value loads from a position clamped into the
+    // sequence, and one past the bound becomes zero by a select (a tile is
+    // only loaded for a sequence that has a row).
+    Value last = arith::MaxSIOp::create(
+        b, loc,
+        arith::SubIOp::create(b, loc, bound, constIndex(b, loc, 1)),
+        constIndex(b, loc, 0));
     SmallVector<Value> values;
     for (int64_t i = 0, n = tile->valuesPerThread(); i < n; ++i) {
       ElementOffset off = tile->offset(i);
@@ -140,27 +147,19 @@ struct LoadTile : OpConversionPattern<LoadTileOp> {
                                             constIndex(b, loc, off.row)));
       Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                            query, bound);
-      auto ifOp = scf::IfOp::create(
-          b, loc, inside,
-          [&](OpBuilder &nb, Location nl) {
-            auto [h, n] =
-                getPackedRowPosition(nb, nl, head, query, rowsPerHead);
-            Value at = global.rowElements(nb, nl, batch, h, n);
-            if (tile->kind() == DistributedTile::Kind::Acc)
-              at = arith::AddIOp::create(
-                  nb, nl, at,
-                  arith::AddIOp::create(nb, nl, baseCol,
-                                        constIndex(nb, nl, off.col)));
-            Value v = LLVM::LoadOp::create(
-                nb, nl, element, global.address(nb, nl, at),
-                element.getIntOrFloatBitWidth() / 8, /*isVolatile=*/false,
-                /*isNonTemporal=*/false, /*isInvariant=*/true);
-            scf::YieldOp::create(nb, nl, v);
-          },
-          [&](OpBuilder &nb, Location nl) {
-            scf::YieldOp::create(nb, nl, zero);
-          });
-      values.push_back(ifOp.getResult(0));
+      Value clamped = arith::MinSIOp::create(b, loc, query, last);
+      auto [h, n2] = getPackedRowPosition(b, loc, head, clamped, rowsPerHead);
+      Value at = global.rowElements(b, loc, batch, h, n2);
+      if (tile->kind() == DistributedTile::Kind::Acc)
+        at = arith::AddIOp::create(
+            b, loc, at,
+            arith::AddIOp::create(b, loc, baseCol,
+                                  constIndex(b, loc, off.col)));
+      Value v = LLVM::LoadOp::create(
+          b, loc, element, global.address(b, loc, at),
+          element.getIntOrFloatBitWidth() / 8, /*isVolatile=*/false,
+          /*isNonTemporal=*/false, /*isInvariant=*/true);
+      values.push_back(arith::SelectOp::create(b, loc, inside, v, zero));
     }
     rewriter.replaceOpWithMultiple(op, {values});
     return success();

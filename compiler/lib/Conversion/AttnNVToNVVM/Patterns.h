@@ -12,7 +12,7 @@
 //   MmaSync.cpp      attn_nv.mma, attn_nv.load_operand
 //   Wgmma.cpp        attn_nv.wgmma, attn_nv.wgmma_wait, attn_nv.warpgroup_turn
 //   Copies.cpp       attn_nv.alloc_shared, attn_nv.slot, attn_nv.copy_async
-//   Stores.cpp       attn.store_tile
+//   GlobalAccess.cpp attn.store_tile, attn.load_tile into registers
 //   Math.cpp         math.exp2 / math.log2 -> the approximate NVVM intrinsics
 // Hardware details shared by several (the shared-memory base, ldmatrix,
 // inline PTX) are the helpers below.

@@ -169,7 +169,8 @@ func.func @packed_rows(%O: !o, %b: index, %h: index, %row: index, %bound: index,
 
 // attn.load_tile into registers: row terms as a 1x16 #attn_nv.cols tile,
 // one element per value at sequence position row + 2t + 8j + e (t = lane %
-// 4), zero past the bound; the element offset b·s0 + h·s1 + n·s2.
+// 4), the element offset b·s0 + h·s1 + n·s2; branch-free: the position is
+// clamped to the last row and a value past the bound selected to zero.
 !lsecols = tensor<1x16xf32, #attn_nv.cols<warps = 4>>
 // CHECK-LABEL: gpu.func @cols_load
 // CHECK-SAME: (%[[PTR:.*]]: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %[[S0:.*]]: i64, %[[S1:.*]]: i64, %[[S2:.*]]: i64, %[[B:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index, %[[BOUND:.*]]: index
@@ -177,19 +178,21 @@ func.func @packed_rows(%O: !o, %b: index, %h: index, %row: index, %bound: index,
 // The base row (0 for a cols tile), then the base column.
 // CHECK: arith.index_castui %{{.*}} : i32 to index
 // CHECK: %[[C:.*]] = arith.index_castui %{{.*}} : i32 to index
+// CHECK: %[[BM1:.*]] = arith.subi %[[BOUND]], %{{.*}} : index
+// CHECK: %[[LAST:.*]] = arith.maxsi %[[BM1]], %{{.*}} : index
 // CHECK: %[[COL:.*]] = arith.addi %[[C]], %c0{{.*}} : index
 // CHECK: %[[N:.*]] = arith.addi %[[ROW]], %[[COL]] : index
 // CHECK: %[[IN:.*]] = arith.cmpi slt, %[[N]], %[[BOUND]] : index
-// CHECK: scf.if %[[IN]] -> (f32) {
-// CHECK:   arith.muli %[[B]], %{{.*}} : index
-// CHECK:   arith.muli %[[H]], %{{.*}} : index
-// CHECK:   arith.muli %[[N]], %{{.*}} : index
-// CHECK:   llvm.load %{{.*}} invariant {alignment = 4 : i64} : !llvm.ptr<1> -> f32
-// CHECK: } else {
-// CHECK:   scf.yield %{{.*}} : f32
-// Four values a thread: columns 2t, 2t + 1, 8 + 2t, 9 + 2t.
+// CHECK: %[[CL:.*]] = arith.minsi %[[N]], %[[LAST]] : index
+// CHECK: arith.muli %[[B]], %{{.*}} : index
+// CHECK: arith.muli %[[H]], %{{.*}} : index
+// CHECK: arith.muli %[[CL]], %{{.*}} : index
+// CHECK: %[[V:.*]] = llvm.load %{{.*}} invariant {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK: arith.select %[[IN]], %[[V]], %{{.*}} : f32
+// Four values a thread: columns 2t, 2t + 1, 8 + 2t, 9 + 2t; no branch.
 // CHECK-COUNT-3: llvm.load
 // CHECK-NOT: llvm.load
+// CHECK-NOT: scf.if
 // CHECK: gpu.return
 func.func @cols_load(%L: !lse, %b: index, %h: index, %row: index, %bound: index) attributes {attn.config = #cfg} {
   %t = attn.load_tile %L[%b, %h, %row] bounds %bound : !lse -> !lsecols
