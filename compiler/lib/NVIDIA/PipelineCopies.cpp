@@ -1,7 +1,10 @@
 //===- PipelineCopies.cpp - K/V copies one tile ahead, multi-buffered -----===//
 //
 // Input (attn-nv-assign-layouts): every copy followed by its own commit,
-// wait, fence and barrier, and a barrier ending the K/V loop's body.
+// wait, fence and barrier, and a barrier ending the K/V loop's body. A
+// copy's position in the loop follows from the induction variable (the K/V
+// tile at it, or the backward's (head, query tile) pair decoded from it);
+// the prefetch recomputes it for the next iteration.
 // Output, with S = stages and the loop counting tiles (kv = lo + it · step):
 //
 //   copy Q; commit
@@ -33,7 +36,11 @@
 
 #include "attn/NVIDIA/Passes.h"
 
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
+
+#include <functional>
 
 namespace mlir::attn::nv {
 #define GEN_PASS_DEF_ATTNNVPIPELINECOPIES
@@ -103,10 +110,28 @@ LogicalResult Pipeliner::run() {
 
   SmallVector<CopyAsyncOp> kvCopies =
       llvm::to_vector(loop.getBody()->getOps<CopyAsyncOp>());
+  // A copy's position must follow from the induction variable alone (the
+  // K/V tile at it; the backward's (head, query tile) pair decoded from
+  // it): pure ops of the body, or values from outside the loop, so that
+  // the prefetch can compute the next iteration's.
+  Value iv = loop.getInductionVar();
+  std::function<bool(Value)> fromInduction = [&](Value v) {
+    if (v == iv)
+      return true;
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return !loop->isAncestor(arg.getOwner()->getParentOp());
+    Operation *def = v.getDefiningOp();
+    if (!loop->isProperAncestor(def))
+      return true;
+    return def->getNumRegions() == 0 && isMemoryEffectFree(def) &&
+           llvm::all_of(def->getOperands(), fromInduction);
+  };
   for (CopyAsyncOp copy : kvCopies)
-    if (copy.getRow() != loop.getInductionVar())
-      return copy.emitOpError("attn-nv-pipeline-copies: a tile copied in "
-                              "the K/V loop must start at the loop's "
+    if (!llvm::all_of(copy->getOperands(), [&](Value v) {
+          return v == copy.getDest() || fromInduction(v);
+        }))
+      return copy.emitOpError("attn-nv-pipeline-copies: the position of a "
+                              "tile copied in the loop must follow from the "
                               "induction variable");
   // The synchronous form goes; this pass writes the schedule.
   eraseCopySync(gridBody, loop);
@@ -138,14 +163,42 @@ LogicalResult Pipeliner::run() {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   NVVM::CpAsyncCommitGroupOp::create(b, loc); // Q (copied above)
-  auto issue = [&](OpBuilder &ib, Value row, Value stage) {
+  // The copies of the iteration whose induction value is `at`: their
+  // position recomputed from it (a clone of what the body computes; the
+  // body may already have moved into the new loop).
+  Operation *newLoopOp = nullptr;
+  auto inBody = [&](Operation *def) {
+    return loop->isProperAncestor(def) ||
+           (newLoopOp && newLoopOp->isProperAncestor(def));
+  };
+  auto issue = [&](OpBuilder &ib, Value at, Value stage) {
+    IRMapping mapping;
+    mapping.map(iv, at);
+    std::function<Value(Value)> valueAt = [&](Value v) -> Value {
+      if (Value mapped = mapping.lookupOrNull(v))
+        return mapped;
+      Operation *def = v.getDefiningOp();
+      if (!def || !inBody(def))
+        return v;
+      for (Value operand : def->getOperands())
+        valueAt(operand);
+      return ib.clone(*def, mapping)
+          ->getResult(cast<OpResult>(v).getResultNumber());
+    };
     for (CopyAsyncOp copy : kvCopies) {
       Value slot = SlotOp::create(
           ib, loc, cast<SmemType>(copy.getDest().getType()),
           staged[copy.getDest()], stage);
-      CopyAsyncOp::create(ib, loc, copy.getSource(), copy.getBatch(),
-                          copy.getHead(), row, copy.getBound(),
-                          copy.getRowsPerHead(), slot);
+      // One statement each: the IR's order must not depend on the order in
+      // which the C++ compiler evaluates arguments.
+      Value batch = valueAt(copy.getBatch());
+      Value head = valueAt(copy.getHead());
+      Value row = valueAt(copy.getRow());
+      Value bound = valueAt(copy.getBound());
+      Value rowsPerHead =
+          copy.getRowsPerHead() ? valueAt(copy.getRowsPerHead()) : Value();
+      CopyAsyncOp::create(ib, loc, copy.getSource(), batch, head, row, bound,
+                          rowsPerHead, slot);
     }
   };
   Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lo, hi);
@@ -167,6 +220,7 @@ LogicalResult Pipeliner::run() {
   iters = arith::MaxSIOp::create(b, loc, iters, zero);
   auto newLoop =
       scf::ForOp::create(b, loc, zero, iters, one, loop.getInitArgs());
+  newLoopOp = newLoop;
   Block *body = newLoop.getBody();
   OpBuilder nb = OpBuilder::atBlockBegin(body);
   Value it = newLoop.getInductionVar();

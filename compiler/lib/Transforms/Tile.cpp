@@ -312,35 +312,42 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
         one);
     auto [lower, upper] =
         mask.queryRange(b, loc, kv, lastKey, numQueries, blockM);
+    // One loop over (query head of the group, query tile) pairs, head
+    // outermost, so that a GPU mapping pipelines its copies as it does a
+    // single K/V loop's.
     Value firstHead = arith::MulIOp::create(b, loc, kvHead, group);
-    Value endHead = arith::AddIOp::create(b, loc, firstHead, group);
+    Value zero = cst(0);
+    Value tiles = arith::MaxSIOp::create(
+        b, loc,
+        arith::CeilDivSIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, upper, lower), cBlockM),
+        zero);
+    Value pairs = arith::MulIOp::create(b, loc, group, tiles);
     auto heads = scf::ForOp::create(
-        b, loc, firstHead, endHead, one,
+        b, loc, zero, pairs, one,
         ValueRange{splat(b, loc, accK, 0.0f), splat(b, loc, accV, 0.0f)},
-        [&](OpBuilder &hb, Location hl, Value h, ValueRange outer) {
-          auto rows = scf::ForOp::create(
-              hb, hl, lower, upper, cBlockM, outer,
-              [&](OpBuilder &lb, Location ll, Value row, ValueRange state) {
-                Value q = LoadTileOp::create(lb, ll, qTile, op.getQuery(),
-                                             bIdx, h, row, numQueries, Value());
-                Value dO =
-                    LoadTileOp::create(lb, ll, doTile, op.getGradOutput(),
-                                       bIdx, h, row, numQueries, Value());
-                Value lse = LoadTileOp::create(lb, ll, colType, op.getLse(),
-                                               bIdx, h, row, numQueries,
-                                               Value());
-                Value delta =
-                    LoadTileOp::create(lb, ll, colType, op.getDelta(), bIdx, h,
+        [&](OpBuilder &lb, Location ll, Value it, ValueRange state) {
+          Value h = arith::AddIOp::create(
+              lb, ll, firstHead, arith::DivUIOp::create(lb, ll, it, tiles));
+          Value row = arith::AddIOp::create(
+              lb, ll, lower,
+              arith::MulIOp::create(
+                  lb, ll, arith::RemUIOp::create(lb, ll, it, tiles), cBlockM));
+          Value q = LoadTileOp::create(lb, ll, qTile, op.getQuery(), bIdx, h,
                                        row, numQueries, Value());
-                auto grad = step(lb, ll, scoreTypeT, q, k, v, dO, lse, delta,
-                                 row, kv, bIdx, h, /*keysMajor=*/true);
-                Value dk = MatmulOp::create(lb, ll, grad.getGradScores(), q,
-                                            state[0], false, false);
-                Value dv = MatmulOp::create(lb, ll, grad.getProbs(), dO,
-                                            state[1], false, false);
-                scf::YieldOp::create(lb, ll, ValueRange{dk, dv});
-              });
-          scf::YieldOp::create(hb, hl, rows.getResults());
+          Value dO = LoadTileOp::create(lb, ll, doTile, op.getGradOutput(),
+                                        bIdx, h, row, numQueries, Value());
+          Value lse = LoadTileOp::create(lb, ll, colType, op.getLse(), bIdx, h,
+                                         row, numQueries, Value());
+          Value delta = LoadTileOp::create(lb, ll, colType, op.getDelta(),
+                                           bIdx, h, row, numQueries, Value());
+          auto grad = step(lb, ll, scoreTypeT, q, k, v, dO, lse, delta, row,
+                           kv, bIdx, h, /*keysMajor=*/true);
+          Value dk = MatmulOp::create(lb, ll, grad.getGradScores(), q,
+                                      state[0], false, false);
+          Value dv = MatmulOp::create(lb, ll, grad.getProbs(), dO, state[1],
+                                      false, false);
+          scf::YieldOp::create(lb, ll, ValueRange{dk, dv});
         });
     StoreTileOp::create(b, loc, finish(b, loc, heads.getResult(0), true),
                         op.getGradKey(), bIdx, kvHead, kv, numKeys, Value());

@@ -22,19 +22,21 @@ func.func @two_loops(%K: !t, %n: index) attributes {attn.config = #cfg} {
 
 // -----
 
-// The copies are issued one tile ahead: the tile must be the loop's.
+// The copies are issued one tile ahead: the next tile's position must
+// follow from the induction variable by pure arithmetic (a row read from
+// memory cannot be recomputed for the next iteration).
 #cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !s = !attn_nv.smem<64x64xbf16, padded>
 
-func.func @not_at_induction_variable(%K: !t, %n: index) attributes {attn.config = #cfg} {
+func.func @not_from_induction_variable(%K: !t, %rows: memref<?xindex>, %n: index) attributes {attn.config = #cfg} {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
   attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
     %ks = attn_nv.alloc_shared : !s
     scf.for %kv = %c0 to %n step %c64 {
-      %row = arith.addi %kv, %c64 : index
-      // expected-error @+1 {{'attn_nv.copy_async' op attn-nv-pipeline-copies: a tile copied in the K/V loop must start at the loop's induction variable}}
+      %row = memref.load %rows[%kv] : memref<?xindex>
+      // expected-error @+1 {{'attn_nv.copy_async' op attn-nv-pipeline-copies: the position of a tile copied in the loop must follow from the induction variable}}
       attn_nv.copy_async %K[%b, %h, %row] bounds %n into %ks : !t, !s
     }
   }

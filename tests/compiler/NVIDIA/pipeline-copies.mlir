@@ -289,3 +289,62 @@ func.func @two_stages_mma(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) att
   }
   return
 }
+
+// -----
+
+// A position that follows from the induction variable (the backward's loop
+// over (head, query tile) pairs): the prologue and the prefetch recompute it
+// for their iteration -- here with wgmma, whose prefetch sits behind the
+// first product, after the body has moved into the new loop.
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+#acc = #attn_nv.acc<warps = 4>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<64x64xbf16, swizzle_128b>
+
+// CHECK-LABEL: func.func @derived_position(
+// CHECK-SAME: %[[TILES:[^:]*]]: index, %[[PAIRS:[^:]*]]: index, %[[N:[^:]*]]: index)
+// The prologue: pair 0, head 0 / tiles, row (0 mod tiles) · 64.
+// CHECK: scf.if
+// CHECK:   %[[H0:.*]] = arith.divui %c0{{.*}}, %[[TILES]] : index
+// CHECK:   %[[T0:.*]] = arith.remui %c0{{.*}}, %[[TILES]] : index
+// CHECK:   %[[R0:.*]] = arith.muli %[[T0]], %{{.*}} : index
+// CHECK:   attn_nv.copy_async %{{.*}}[%{{.*}}, %[[H0]], %[[R0]]]
+// CHECK: scf.for %[[IT:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:   %[[CUR:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK:   %[[NEXT:.*]] = arith.addi %[[CUR]], %{{.*}} : index
+// CHECK:   attn_nv.wgmma
+// CHECK:   scf.if
+// CHECK:     %[[HN:.*]] = arith.divui %[[NEXT]], %[[TILES]] : index
+// CHECK:     %[[TN:.*]] = arith.remui %[[NEXT]], %[[TILES]] : index
+// CHECK:     %[[RN:.*]] = arith.muli %[[TN]], %{{.*}} : index
+// CHECK:     attn_nv.copy_async %{{.*}}[%{{.*}}, %[[HN]], %[[RN]]]
+func.func @derived_position(%Q: !t, %K: !t, %tiles: index, %pairs: index, %n: index) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %zs = arith.constant dense<0.0> : tensor<64x64xf32, #acc>
+  attn.tile_grid (%b, %g, %t) in (%n, %n, %n) {
+    %ks = attn_nv.alloc_shared : !s
+    %qs = attn_nv.alloc_shared : !s
+    attn_nv.copy_async %K[%b, %g, %t] bounds %n into %ks : !t, !s
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+    nvvm.barrier0
+    %r = scf.for %it = %c0 to %pairs step %c1 iter_args(%acc = %zs) -> (tensor<64x64xf32, #acc>) {
+      %h = arith.divui %it, %tiles : index
+      %ti = arith.remui %it, %tiles : index
+      %row = arith.muli %ti, %c64 : index
+      attn_nv.copy_async %Q[%b, %h, %row] bounds %n into %qs : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      %s0 = attn_nv.wgmma %ks, %qs, %zs transpose_rhs : !s, !s, tensor<64x64xf32, #acc>
+      %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<64x64xf32, #acc>
+      nvvm.barrier0
+      scf.yield %s : tensor<64x64xf32, #acc>
+    }
+  }
+  return
+}

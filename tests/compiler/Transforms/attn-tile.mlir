@@ -304,10 +304,19 @@ func.func @sorted_documents(%q: !t, %k: !t, %v: !t, %o: !t, %ids: !ids) attribut
 // CHECK:   %[[KV2:.*]] = arith.muli %[[T2]], %{{.*}}
 // CHECK:   %[[K2:.*]] = attn.load_tile %arg1[%[[B2]], %[[G]], %[[KV2]]]
 // CHECK:   %[[V2:.*]] = attn.load_tile %arg2[%[[B2]], %[[G]], %[[KV2]]]
+// One loop over (query head, query tile) pairs: G · T iterations, T the
+// query tiles that see this K/V tile.
 // CHECK:   %[[FIRST:.*]] = arith.muli %[[G]], %[[GROUP:.*]] : index
-// CHECK:   %[[END:.*]] = arith.addi %[[FIRST]], %[[GROUP]] : index
-// CHECK:   %[[KD:.*]]:2 = scf.for %[[HH:.*]] = %[[FIRST]] to %[[END]]
-// CHECK:     scf.for %[[QR:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[DK:.*]] = %{{.*}}, %[[DV:.*]] = %{{.*}})
+// CHECK:   %[[SPAN:.*]] = arith.subi %{{.*}}, %[[LOWER:.*]] : index
+// CHECK:   %[[CT:.*]] = arith.ceildivsi %[[SPAN]], %{{.*}} : index
+// CHECK:   %[[T:.*]] = arith.maxsi %[[CT]], %{{.*}} : index
+// CHECK:   %[[PAIRS:.*]] = arith.muli %[[GROUP]], %[[T]] : index
+// CHECK:   %[[KD:.*]]:2 = scf.for %[[IT:.*]] = %{{.*}} to %[[PAIRS]] step %{{.*}} iter_args(%[[DK:.*]] = %{{.*}}, %[[DV:.*]] = %{{.*}})
+// CHECK:     %[[HOFF:.*]] = arith.divui %[[IT]], %[[T]] : index
+// CHECK:     %[[HH:.*]] = arith.addi %[[FIRST]], %[[HOFF]] : index
+// CHECK:     %[[TI:.*]] = arith.remui %[[IT]], %[[T]] : index
+// CHECK:     %[[TROW:.*]] = arith.muli %[[TI]], %{{.*}} : index
+// CHECK:     %[[QR:.*]] = arith.addi %[[LOWER]], %[[TROW]] : index
 // CHECK:       %[[Q2:.*]] = attn.load_tile %arg0[%[[B2]], %[[HH]], %[[QR]]]
 // CHECK:       %[[DO2:.*]] = attn.load_tile %arg4[%[[B2]], %[[HH]], %[[QR]]]
 // CHECK:       %[[LSE2:.*]] = attn.load_tile %arg5[%[[B2]], %[[HH]], %[[QR]]] {{.*}} -> tensor<1x64xf32>
@@ -345,8 +354,7 @@ func.func @backward(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !lse, %dq: !t
 // CHECK:   %[[NEG:.*]] = arith.muli %[[KV]], %{{.*}}
 // CHECK:   arith.addi %[[C4]], %[[NEG]]
 // CHECK:   scf.for
-// CHECK:     scf.for
-// CHECK:       attn.score_grad {{.*}} keys_major
+// CHECK:     attn.score_grad {{.*}} keys_major
 func.func @backward_window(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !lse, %dq: !t, %dk: !t, %dv: !t, %delta: !lse, %s: f32) attributes {attn.config = #cfg} {
   attn.sdpa_backward %q, %k, %v, %o, %do, %lse into %dq, %dk, %dv delta %delta scale %s mask_mod {
   ^bb0(%b: index, %h: index, %i: index, %j: index):
