@@ -65,6 +65,11 @@ def attention(q, k, v, *, causal=False, scale=None, enable_gqa=False, return_lse
     device, on the current CUDA stream. Failures raise AttnJitError
     subclasses with the runtime's message; InvalidArgumentError is a
     ValueError.
+
+    Autograd: with torch tensors that need gradients, dQ, dK and dV come
+    from attn-jit's backward pass (the probabilities recomputed from the
+    LSE, deterministic), for every variant above; gradients through a
+    returned LSE are refused (NotImplementedError).
     """
     var = None
     if (window is not None or prefix_len is not None or softcap is not None or alibi_slopes is not None

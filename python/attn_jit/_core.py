@@ -206,6 +206,33 @@ def forward(ad, q, k, v, causal, scale, enable_gqa, return_lse, var=None):
     return o, lse
 
 
+def backward(ad, q, k, v, o, lse, do, causal, scale, enable_gqa, var=None):
+    """The gradients (dQ, dK, dV), contiguous (B, H, N, D) and shaped as Q, K, V,
+    of the attention whose forward gave O and the LSE, for dO (attn_backward)."""
+    b = _capi.AttnBwdArgs()
+    a = b.fwd
+    device, stream, align, _, _ = _setup(ad, a, q, k, v, causal, scale, enable_gqa, True, var)
+    cuda = device == _capi.DEVICE_CUDA
+    if var is not None:
+        aux = fill_variant(ad, a.variant, var, q, a.heads, a.seqlen_q, a.seqlen_k)  # noqa: F841
+    B, H, Hkv, Nq, Nk, D = a.batch, a.heads, a.kv_heads, a.seqlen_q, a.seqlen_k, a.head_dim
+    grads = [ad.empty((B, h, n, D), BHND, q, False) for h, n in ((H, Nq), (Hkv, Nk), (Hkv, Nk))]
+    # Named locals keep the copies alive until the call returns.
+    q_, a.q_strides[:], a.q = _operand(ad, q, align, cuda)
+    k_, a.k_strides[:], a.k = _operand(ad, k, align, cuda)
+    v_, a.v_strides[:], a.v = _operand(ad, v, align, cuda)
+    o_, a.o_strides[:], a.o = _operand(ad, o, align, cuda)
+    do_, b.do_strides[:], b.d_o = _operand(ad, do, align, cuda)
+    a.lse_strides[:] = _c_strides(lse.shape, ad.strides(lse))
+    a.lse = ad.ptr(lse)
+    for name, g in zip(("dq", "dk", "dv"), grads):
+        setattr(b, name, ad.ptr(g))
+        getattr(b, name + "_strides")[:] = _c_strides(g.shape, ad.strides(g))
+    a.stream = stream
+    _capi.library().backward(b)
+    return tuple(grads)
+
+
 class Plan:
     """A call signature's prebuilt arguments, built by prepare, run by launch.
 

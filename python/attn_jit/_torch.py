@@ -11,8 +11,10 @@ input needing autograd, no dispatch or function mode, no functorch
 transform) skips the op's dispatch: it runs the plan of its signature
 (_core.prepare and _core.launch) directly. Every other call goes through the
 custom op attn_jit::attention: torch.compile puts it in its graph, its fake
-implementation serves fake and meta tensors, its autograd registration
-raises on backward. The op's real implementation runs the same plans.
+implementation serves fake and meta tensors, and its autograd registration
+runs attn_jit::attention_backward (attn_backward: dQ, dK, dV recomputed from
+the LSE, which the op then always returns). The op's real implementation runs
+the same plans.
 """
 import sys
 from functools import partial
@@ -78,14 +80,17 @@ def _variant_needs_op(var):
 
 def _through_op(q, k, v, causal, scale, enable_gqa, return_lse, var=None):
     op = torch.ops.attn_jit.attention.default
+    # The backward needs the LSE: with gradients to compute the op returns it.
+    with_lse = return_lse or (torch.is_grad_enabled()
+                              and (q.requires_grad or k.requires_grad or v.requires_grad))
     if var is None:
-        o, lse = op(q, k, v, causal, scale, enable_gqa, return_lse)
+        o, lse = op(q, k, v, causal, scale, enable_gqa, with_lse)
     else:
         for name, x in _core.variant_arrays(var):   # the dispatcher's TypeError names no argument
             if not isinstance(x, Tensor):
                 raise InvalidArgumentError(f"{name} must be a torch tensor on q's device ({q.device}); "
                                            f"got {type(x).__name__}")
-        o, lse = op(q, k, v, causal, scale, enable_gqa, return_lse, *_op_variant_args(var))
+        o, lse = op(q, k, v, causal, scale, enable_gqa, with_lse, *_op_variant_args(var))
     return (o, lse) if return_lse else o
 
 
@@ -249,15 +254,60 @@ def _fake(q, k, v, causal, scale, enable_gqa, return_lse, window_left=None, wind
     return o, (empty((B, H, Nq), _core.BHND[:3], q, True) if return_lse else _no_lse(q))
 
 
+@torch.library.custom_op("attn_jit::attention_backward", mutates_args=())
+def _backward_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, lse: torch.Tensor,
+                 grad_o: torch.Tensor, causal: bool, scale: Optional[float], enable_gqa: bool,
+                 window_left: Optional[int] = None, window_right: Optional[int] = None,
+                 prefix_len: Optional[int] = None, softcap: Optional[float] = None,
+                 alibi_slopes: Optional[torch.Tensor] = None, q_doc_ids: Optional[torch.Tensor] = None,
+                 kv_doc_ids: Optional[torch.Tensor] = None,
+                 bias: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    var = _variant_of_op(window_left, window_right, prefix_len, softcap, alibi_slopes, q_doc_ids,
+                         kv_doc_ids, bias)
+    if q.is_cuda and q.get_device() != _current_device():
+        with torch.cuda.device(q.device):
+            return _core.backward(_self, q, k, v, o, lse, grad_o, causal, scale, enable_gqa, var)
+    return _core.backward(_self, q, k, v, o, lse, grad_o, causal, scale, enable_gqa, var)
+
+
+@_backward_op.register_fake
+def _backward_fake(q, k, v, o, lse, grad_o, causal, scale, enable_gqa, window_left=None,
+                   window_right=None, prefix_len=None, softcap=None, alibi_slopes=None, q_doc_ids=None,
+                   kv_doc_ids=None, bias=None):
+    # Contiguous (B, H, N, D), as _core.backward allocates them.
+    return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape))
+
+
 def _no_lse(q):
     return q.new_empty((0,), dtype=torch.float32)
 
 
-def _no_backward(ctx, grad_o, grad_lse):
-    raise NotImplementedError(
-        "attn_jit.attention has no backward pass: attn-jit compiles forward attention only "
-        "(README, Status: the backward pass is not done yet). Call it under torch.no_grad() or "
-        "torch.inference_mode(), or train with torch.nn.functional.scaled_dot_product_attention")
+_VARIANT_ARGS = 8   # the op's arguments after return_lse
 
 
-_op.register_autograd(_no_backward, setup_context=lambda ctx, inputs, output: None)
+def _setup_context(ctx, inputs, output):
+    q, k, v, causal, scale, enable_gqa, return_lse, *variant = inputs
+    variant = list(variant) + [None] * (_VARIANT_ARGS - len(variant))
+    o, lse = output
+    # The variant's tensors (alibi_slopes, document ids, bias) travel as
+    # saved tensors; its scalars as attributes.
+    ctx.save_for_backward(q, k, v, o, lse, *variant[4:])
+    ctx.args = (causal, scale, enable_gqa, return_lse, *variant[:4])
+
+
+def _attention_backward(ctx, grad_o, grad_lse):
+    q, k, v, o, lse, *tensors = ctx.saved_tensors
+    causal, scale, enable_gqa, return_lse, *scalars = ctx.args
+    if lse.numel() == 0 and o.numel() != 0:
+        raise RuntimeError("attn_jit.attention: the forward did not keep the log-sum-exp that the "
+                           "backward needs (call attn_jit.attention, not the op with return_lse=False, "
+                           "when gradients are needed)")
+    if return_lse and grad_lse is not None and bool((grad_lse != 0).any()):
+        raise NotImplementedError("attn_jit.attention: gradients through the returned log-sum-exp are "
+                                  "not supported (only through the output)")
+    dq, dk, dv = torch.ops.attn_jit.attention_backward.default(
+        q, k, v, o, lse, grad_o, causal, scale, enable_gqa, *scalars, *tensors)
+    return (dq, dk, dv) + (None,) * (4 + _VARIANT_ARGS)
+
+
+_op.register_autograd(_attention_backward, setup_context=_setup_context)
