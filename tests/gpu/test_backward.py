@@ -7,6 +7,10 @@ cuDNN backward on the same bf16/f16 inputs. A case passes when each of our
 gradients is within 1.25 x the larger of the best torch backend's error and
 twice the error of rounding the float64 gradient to the dtype (the floor no
 16-bit output can beat). Then determinism: 10 backward runs, bitwise equal.
+Variant cases (softcap, ALiBi, a window, a bias table, document ids; a
+(B, N, H, D) layout; D = 96 on mma.sync) take the reference with the
+variant applied as attn_jit.h says and the rounding bound (torch's backends
+have no variants).
 
   ATTN_JIT_LIB=.../libattn-jit.so python3 tests/gpu/test_backward.py [--small]
 
@@ -41,6 +45,18 @@ CASES = [
     (1, 4, 4, 1000, 1000, 128, "bf16", "none"),
     (1, 2, 2, 200, 200, 256, "bf16", "causal"),
 ]
+# Variants (whose score_mods the compiler differentiates), another layout and
+# a head dim on mma.sync: (case, options). torch has none of the variants,
+# so their bound is twice the rounding error of the float64 gradient.
+VARIANT_CASES = [
+    ((2, 4, 2, 77, 133, 96, "bf16", "causal"), {}),
+    ((2, 4, 4, 128, 160, 64, "bf16", "none"), {"bnhd": True}),
+    ((2, 4, 2, 150, 150, 64, "bf16", "causal"), {"softcap": 1.5}),
+    ((2, 4, 4, 150, 150, 128, "f16", "causal"), {"alibi": True}),
+    ((1, 4, 4, 200, 200, 64, "bf16", "causal"), {"window": (31, -1)}),
+    ((1, 4, 4, 256, 256, 64, "bf16", "none"), {"bias": True}),
+    ((1, 4, 4, 256, 256, 128, "bf16", "causal"), {"document": True}),
+]
 SMALL = [CASES[2], CASES[5]]
 
 
@@ -53,13 +69,33 @@ def visible(mask, nq, nk, device):
     return j <= i + shift
 
 
-def reference(q, k, v, do, mask, scale):
-    """float64 autograd; rows that see no key get zero gradients."""
+def reference(q, k, v, do, mask, scale, extra=None):
+    """float64 autograd; rows that see no key get zero gradients. extra: the
+    variant's values (as run_case makes them), applied as attn_jit.h says."""
+    extra = extra or {}
     q64, k64, v64 = (x.double().requires_grad_() for x in (q, k, v))
     group = q.shape[1] // k.shape[1]
     ke, ve = k64.repeat_interleave(group, 1), v64.repeat_interleave(group, 1)
     s = scale * q64 @ ke.transpose(-1, -2)
-    seen = visible(mask, q.shape[2], k.shape[2], q.device)
+    nq, nk = q.shape[2], k.shape[2]
+    i = torch.arange(nq, device=q.device)[:, None]
+    j = torch.arange(nk, device=q.device)[None, :]
+    if "alibi_t" in extra:
+        s = s + extra["alibi_t"].double()[None, :, None, None] * (j - i).double()
+    if "bias_t" in extra:
+        s = s + extra["bias_t"].double()
+    if "softcap" in extra:
+        c = extra["softcap"]
+        s = c * torch.tanh(s / c)
+    seen = visible(mask, nq, nk, q.device)
+    if "window" in extra:
+        left, right = extra["window"]
+        seen = seen & (j - i >= -left)
+        if right >= 0:
+            seen = seen & (j - i <= right)
+    if "doc_t" in extra:
+        ids = extra["doc_t"]
+        seen = seen & (ids[:nq, None] == ids[None, :nk])
     s = s.masked_fill(~seen, -math.inf)
     p = torch.softmax(s, -1).nan_to_num(0.0)
     o = p @ ve
@@ -88,29 +124,51 @@ def rel(x, ref):
     return ((x.double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
 
 
-def run_case(lib, case, determinism, with_torch=True):
+def run_case(lib, case, determinism, with_torch=True, options=None):
+    from attn_jit_ctypes import make_variant
+    options = options or {}
     B, H, Hkv, Nq, Nk, D, dt, mask = case
     dtype = DTYPES[dt]
     dev = "cuda"
-    g = torch.Generator(device=dev).manual_seed(hash(case) & 0xFFFF)
-    q, do = (torch.randn(B, H, Nq, D, device=dev, dtype=dtype, generator=g) for _ in range(2))
-    k, v = (torch.randn(B, Hkv, Nk, D, device=dev, dtype=dtype, generator=g) for _ in range(2))
+    g = torch.Generator(device=dev).manual_seed(hash((case, str(options))) & 0xFFFF)
+
+    def tensor(h, n):
+        if options.get("bnhd"):   # (B, N, H, D) memory seen as (B, H, N, D)
+            return torch.randn(B, n, h, D, device=dev, dtype=dtype, generator=g).transpose(1, 2)
+        return torch.randn(B, h, n, D, device=dev, dtype=dtype, generator=g)
+    q, do = tensor(H, Nq), tensor(H, Nq)
+    k, v = tensor(Hkv, Nk), tensor(Hkv, Nk)
     scale = 1 / math.sqrt(D)
-    o = torch.empty_like(q)
+    extra, kw = {}, {}
+    if "softcap" in options:
+        extra["softcap"] = kw["softcap"] = options["softcap"]
+    if options.get("alibi"):
+        extra["alibi_t"] = kw["alibi_slopes"] = torch.tensor(
+            [2 ** (-8 * (h + 1) / H) for h in range(H)], device=dev, dtype=torch.float32)
+    if "window" in options:
+        extra["window"] = kw["window"] = options["window"]
+    if options.get("bias"):
+        extra["bias_t"] = kw["bias"] = torch.randn(Nq, Nk, device=dev, dtype=torch.float32, generator=g)
+    if options.get("document"):
+        ids = (torch.arange(max(Nq, Nk), device=dev) // 37).to(torch.int32)
+        extra["doc_t"] = ids
+        kw["q_doc_ids"], kw["kv_doc_ids"] = ids[:Nq].contiguous(), ids[:Nk].contiguous()
+    variant = make_variant(**kw) if kw else None
+    o = torch.empty(B, H, Nq, D, device=dev, dtype=dtype)
     lse = torch.empty(B, H, Nq, device=dev, dtype=torch.float32)
-    st, msg = lib.forward(q, k, v, o, lse, dt, mask)
+    st, msg = lib.forward(q, k, v, o, lse, dt, mask, variant=variant)
     if st != ATTN_OK:
         return False, f"forward failed: {msg}"
-    grads = [torch.full_like(x, float("nan")) for x in (q, k, v)]
-    st, msg = lib.backward(q, k, v, o, lse, do, *grads, dt, mask)
+    grads = [torch.full(x.shape, float("nan"), device=dev, dtype=dtype) for x in (q, k, v)]
+    st, msg = lib.backward(q, k, v, o, lse, do, *grads, dt, mask, variant=variant)
     torch.cuda.synchronize()
     if st != ATTN_OK:
         return False, f"backward failed: {msg}"
-    ref = reference(q, k, v, do, mask, scale)
+    ref = reference(q, k, v, do, mask, scale, extra)
     ours = [rel(x, r) for x, r in zip(grads, ref)]
     floor = [2 * rel(r.to(dtype), r) for r in ref]
     fa2 = cudnn = None
-    if with_torch:
+    if with_torch and not kw:
         fa2 = torch_backend(q, k, v, do, mask, scale, torch.nn.attention.SDPBackend.FLASH_ATTENTION)
         cudnn = torch_backend(q, k, v, do, mask, scale, torch.nn.attention.SDPBackend.CUDNN_ATTENTION)
     theirs = [[rel(x, r) for x, r in zip(t, ref)] if t is not None else None for t in (fa2, cudnn)]
@@ -129,8 +187,8 @@ def run_case(lib, case, determinism, with_torch=True):
     if determinism:
         first = [x.clone() for x in grads]
         for _ in range(10):
-            again = [torch.full_like(x, float("nan")) for x in (q, k, v)]
-            lib.backward(q, k, v, o, lse, do, *again, dt, mask)
+            again = [torch.full_like(x, float("nan")) for x in grads]
+            lib.backward(q, k, v, o, lse, do, *again, dt, mask, variant=variant)
             torch.cuda.synchronize()
             if not all(torch.equal(a, b) for a, b in zip(again, first)):
                 ok = False
@@ -152,10 +210,14 @@ def main():
         return 77
     lib = AttnJit(args.lib)
     failures = 0
-    for case in SMALL if args.small else CASES:
-        ok, text = run_case(lib, case, determinism=not args.small, with_torch=not args.no_torch)
+    runs = [(c, {}) for c in (SMALL if args.small else CASES)]
+    if not args.small:
+        runs += VARIANT_CASES
+    for case, options in runs:
+        ok, text = run_case(lib, case, determinism=not args.small, with_torch=not args.no_torch,
+                            options=options)
         failures += not ok
-        print(f"{'PASS' if ok else 'FAIL'} {case}: {text}", flush=True)
+        print(f"{'PASS' if ok else 'FAIL'} {case} {options or ''}: {text}", flush=True)
     print(f"{failures} failure(s)")
     return 1 if failures else 0
 
