@@ -15,6 +15,7 @@ import importlib
 import sys
 
 from . import _capi, _core
+from ._mods import TraceError, exp, exp2, log, log2, maximum, minimum, sqrt, tanh, where
 from .errors import (AttnJitError, CompileError, DeviceError, InternalError, InvalidArgumentError,
                      LibraryNotFoundError, UnsupportedError)
 
@@ -24,11 +25,13 @@ _ndarray = _numpy_attention = None
 
 __all__ = ["attention", "version", "stats", "clear_memory_cache", "library_path", "AttnJitError",
            "InvalidArgumentError", "UnsupportedError", "DeviceError", "CompileError", "InternalError",
-           "LibraryNotFoundError"]
+           "LibraryNotFoundError", "TraceError", "where", "exp", "exp2", "log", "log2", "tanh", "sqrt",
+           "minimum", "maximum"]
 
 
 def attention(q, k, v, *, causal=False, scale=None, enable_gqa=False, return_lse=False, window=None,
-              prefix_len=None, softcap=None, alibi_slopes=None, document_ids=None, bias=None):
+              prefix_len=None, softcap=None, alibi_slopes=None, document_ids=None, bias=None,
+              score_mod=None, mask_mod=None):
     """softmax(scale * q kᵀ + mask) v, as torch.nn.functional.scaled_dot_product_attention.
 
     q: (B, H, Nq, D); k, v: (B, Hkv, Nk, D), with Hkv = H, or with
@@ -54,6 +57,16 @@ def attention(q, k, v, *, causal=False, scale=None, enable_gqa=False, return_lse
       bias: float32 (Nq, Nk), any strides, size-1 dims broadcast: score +=
         bias[i, j], the same for every batch and head.
       softcap: finite, > 0: score = softcap * tanh(score / softcap).
+      score_mod(score, b, h, q_idx, kv_idx) -> score and mask_mod(b, h, q_idx,
+        kv_idx) -> condition: Python functions (FlexAttention's), traced into
+        the compiler's IR on their first call (attn_jit.where, exp, exp2,
+        log, log2, tanh, sqrt, minimum, maximum, arithmetic, comparisons,
+        & | ~; arrays they read through closure variables or module globals
+        -- float32 or int32, on q's device -- are indexed by positions and
+        passed as arguments, so new values never recompile). A mask_mod
+        combines with causal and the named masks; a score_mod excludes
+        softcap, alibi_slopes and bias. What the tracer cannot express
+        raises attn_jit.TraceError naming it.
     Arrays are on q's device: NumPy arrays (or sequences) with NumPy q, torch
     tensors on q's device with torch q. The flags select the compiled kernel
     (a new combination compiles once); values and arrays may change freely.
@@ -73,8 +86,10 @@ def attention(q, k, v, *, causal=False, scale=None, enable_gqa=False, return_lse
     """
     var = None
     if (window is not None or prefix_len is not None or softcap is not None or alibi_slopes is not None
-            or document_ids is not None or bias is not None):
-        var = _core.variant(window, prefix_len, softcap, alibi_slopes, document_ids, bias)
+            or document_ids is not None or bias is not None or score_mod is not None
+            or mask_mod is not None):
+        var = _core.variant(window, prefix_len, softcap, alibi_slopes, document_ids, bias, score_mod,
+                            mask_mod)
     # A plain isinstance check once attn_jit._torch is loaded: what
     # torch.compile traces best (then this call is just the op in its graph).
     if _torch is not None and isinstance(q, _torch.Tensor):

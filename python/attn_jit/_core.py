@@ -327,8 +327,11 @@ def remember(key, plan):
 # when unused), and the arrays as given (None when unused; q_doc_ids is
 # kv_doc_ids when one array was given for both). A named tuple: what
 # torch.compile traces without a graph break.
+# mods: the MLIR text of a Python score_mod / mask_mod (_mods.py), captures
+# the arrays they read (its capture arguments, in order).
 Variant = collections.namedtuple("Variant", ["flags", "window_left", "window_right", "prefix_len", "softcap",
-                                             "alibi_slopes", "q_doc_ids", "kv_doc_ids", "bias"])
+                                             "alibi_slopes", "q_doc_ids", "kv_doc_ids", "bias", "mods",
+                                             "captures"], defaults=(None, ()))
 _ARRAYS = ("alibi_slopes", "q_doc_ids", "kv_doc_ids", "bias")
 
 
@@ -346,13 +349,22 @@ def _int(x, name):
 
 
 def variant(window=None, prefix_len=None, softcap=None, alibi_slopes=None, document_ids=None,
-            bias=None):
+            bias=None, score_mod=None, mask_mod=None):
     """The Variant of attention()'s variant keywords, its scalars checked
     (the arrays are checked against the operands by check_variant); None
-    when all are None. A window with both sides unbounded is no window."""
+    when all are None. A window with both sides unbounded is no window.
+    score_mod / mask_mod are traced (_mods.py)."""
     if (window is None and prefix_len is None and softcap is None and alibi_slopes is None
-            and document_ids is None and bias is None):
+            and document_ids is None and bias is None and score_mod is None and mask_mod is None):
         return None
+    mods, captures = None, ()
+    if score_mod is not None or mask_mod is not None:
+        if score_mod is not None and (softcap is not None or alibi_slopes is not None or bias is not None):
+            raise InvalidArgumentError("a score_mod cannot be combined with softcap, alibi_slopes or "
+                                       "bias: write them into the score_mod")
+        from . import _mods
+        mods, arrays = _mods.traced(score_mod, mask_mod)
+        captures = tuple(arrays)
     flags = 0
     left = right = -1
     if window is not None:
@@ -390,7 +402,7 @@ def variant(window=None, prefix_len=None, softcap=None, alibi_slopes=None, docum
         flags |= _capi.VARIANT_DOCUMENT
     if bias is not None:
         flags |= _capi.VARIANT_BIAS
-    return Variant(flags, left, right, prefix, cap, alibi_slopes, q_ids, kv_ids, bias)
+    return Variant(flags, left, right, prefix, cap, alibi_slopes, q_ids, kv_ids, bias, mods, captures)
 
 
 def check_variant_flags(var, causal):
@@ -425,6 +437,11 @@ def check_variant(ad, var, q, H, Nq, Nk):
             raise InvalidArgumentError(
                 f"{shown} has shape {shape}; expected {want}" + (" (or size 1 to broadcast)" if bcast else ""))
         out.append((name, x, shape))
+    for i, x in enumerate(var.captures):
+        name = f"the mods' captured array #{i}"
+        want = str(getattr(x, "dtype", "")).rpartition(".")[2]
+        x = ad.aux(x, name, want if want in ("float32", "int32") else "float32", q)
+        out.append((i, x, tuple(x.shape)))
     return out
 
 
@@ -451,7 +468,20 @@ def fill_variant(ad, v, var, q, H, Nq, Nk):
     v.alibi_slopes = v.q_doc_ids = v.kv_doc_ids = v.bias = None
     v.bias_strides[:] = (0, 0)
     keep = []
+    captures = []
     for name, x, shape in check_variant(ad, var, q, H, Nq, Nk):
+        if isinstance(name, int):   # a captured array of the mods
+            s = ad.strides(x)
+            if s is None or ad.ptr(x) % 4 or min(s) < 0:
+                x = ad.contiguous(x)
+                s = ad.strides(x)
+            keep.append(x)
+            c = _capi.AttnCapture()
+            c.data = ad.ptr(x)
+            c.sizes[:len(shape)] = shape
+            c.strides[:len(shape)] = s
+            captures.append(c)
+            continue
         strides = _aux_strides(ad, x, shape, 4)
         if strides is None:
             x = ad.contiguous(x)
@@ -460,4 +490,12 @@ def fill_variant(ad, v, var, q, H, Nq, Nk):
         setattr(v, name, ad.ptr(x))
         if name == "bias":
             v.bias_strides[:] = strides
+    v.mods = var.mods.encode() if var.mods else None
+    if captures:
+        table = (_capi.AttnCapture * len(captures))(*captures)
+        keep.append(table)
+        v.captures = ctypes.cast(table, ctypes.POINTER(_capi.AttnCapture))
+    else:
+        v.captures = None
+    v.num_captures = len(captures)
     return keep

@@ -23,7 +23,7 @@ def attention(q, k, v, causal, scale, enable_gqa, return_lse, var=None):
     if scale is not None and type(scale) is not float:
         scale = float(scale)
     key = (q.shape, q.strides, q.dtype, k.shape, k.strides, k.dtype, v.shape, v.strides, v.dtype,
-           causal, scale, enable_gqa, return_lse, var.flags if var is not None else 0)
+           causal, scale, enable_gqa, return_lse, (var.flags, var.mods) if var is not None else 0)
     plan = _core.local.plans.get(key)
     if plan is None:
         plan = _core.remember(key, _core.prepare(_self, q, k, v, causal, scale, enable_gqa, return_lse,

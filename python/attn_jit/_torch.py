@@ -75,7 +75,7 @@ def attention(q, k, v, causal, scale, enable_gqa, return_lse, var=None):
 
 def _variant_needs_op(var):
     return any(isinstance(x, Tensor) and (type(x) is not Tensor or x.requires_grad)
-               for _, x in _core.variant_arrays(var))
+               for x in [a for _, a in _core.variant_arrays(var)] + list(var.captures))
 
 
 def _through_op(q, k, v, causal, scale, enable_gqa, return_lse, var=None):
@@ -100,15 +100,33 @@ def _op_variant_args(var):
     window = (var.window_left, var.window_right) if f & _capi.VARIANT_WINDOW else (None, None)
     return (*window, var.prefix_len if f & _capi.VARIANT_PREFIX_LM else None,
             var.softcap if f & _capi.VARIANT_SOFTCAP else None, var.alibi_slopes, var.q_doc_ids,
-            var.kv_doc_ids, var.bias)
+            var.kv_doc_ids, var.bias, var.mods, *_op_captures(var.captures))
+
+
+# The op takes a Python mod's captured arrays as this many optional tensors
+# (its schema has no optional lists).
+MAX_OP_CAPTURES = 4
+
+
+def _op_captures(captures):
+    if len(captures) > MAX_OP_CAPTURES:
+        raise UnsupportedError(f"a Python score_mod / mask_mod captures {len(captures)} arrays; "
+                               f"torch tensors allow at most {MAX_OP_CAPTURES}")
+    return tuple(captures) + (None,) * (MAX_OP_CAPTURES - len(captures))
 
 
 def _variant_of_op(window_left, window_right, prefix_len, softcap, alibi_slopes, q_doc_ids, kv_doc_ids,
-                   bias):
-    """The Variant (or None) of the op's variant arguments."""
+                   bias, mods=None, *captures):
+    """The Variant (or None) of the op's variant arguments (mods: traced
+    text, captures: the arrays it reads)."""
     window = None if window_left is None and window_right is None else (window_left, window_right)
     docs = None if q_doc_ids is None and kv_doc_ids is None else (q_doc_ids, kv_doc_ids)
-    return _core.variant(window, prefix_len, softcap, alibi_slopes, docs, bias)
+    var = _core.variant(window, prefix_len, softcap, alibi_slopes, docs, bias)
+    if mods is None:
+        return var
+    if var is None:
+        var = _core.Variant(0, -1, -1, 0, 0.0, None, None, None, None)
+    return var._replace(mods=mods, captures=tuple(c for c in captures if c is not None))
 
 
 def _run(q, k, v, causal, scale, enable_gqa, return_lse, var=None):
@@ -120,7 +138,7 @@ def _run(q, k, v, causal, scale, enable_gqa, return_lse, var=None):
         scale = float(scale)
     key = (q.shape, q.stride(), q.dtype, q.device, k.shape, k.stride(), k.dtype, k.device,
            v.shape, v.stride(), v.dtype, v.device, causal, scale, enable_gqa, return_lse,
-           var.flags if var is not None else 0)
+           (var.flags, var.mods) if var is not None else 0)
     plan = _core.local.plans.get(key)
     if plan is None:
         plan = _core.remember(key, _prepare(q, k, v, causal, scale, enable_gqa, return_lse, var))
@@ -230,9 +248,12 @@ def _op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, scale: 
         window_right: Optional[int] = None, prefix_len: Optional[int] = None,
         softcap: Optional[float] = None, alibi_slopes: Optional[torch.Tensor] = None,
         q_doc_ids: Optional[torch.Tensor] = None, kv_doc_ids: Optional[torch.Tensor] = None,
-        bias: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+        bias: Optional[torch.Tensor] = None, mods: Optional[str] = None,
+        capture0: Optional[torch.Tensor] = None, capture1: Optional[torch.Tensor] = None,
+        capture2: Optional[torch.Tensor] = None,
+        capture3: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
     var = _variant_of_op(window_left, window_right, prefix_len, softcap, alibi_slopes, q_doc_ids,
-                         kv_doc_ids, bias)
+                         kv_doc_ids, bias, mods, capture0, capture1, capture2, capture3)
     out = _run(q, k, v, causal, scale, enable_gqa, return_lse, var)
     o, lse = out if out is not None else _forward(q, k, v, causal, scale, enable_gqa, return_lse, var)
     return o, (lse if return_lse else _no_lse(q))
@@ -240,13 +261,14 @@ def _op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, scale: 
 
 @_op.register_fake
 def _fake(q, k, v, causal, scale, enable_gqa, return_lse, window_left=None, window_right=None,
-          prefix_len=None, softcap=None, alibi_slopes=None, q_doc_ids=None, kv_doc_ids=None, bias=None):
+          prefix_len=None, softcap=None, alibi_slopes=None, q_doc_ids=None, kv_doc_ids=None, bias=None,
+          mods=None, capture0=None, capture1=None, capture2=None, capture3=None):
     # The same checks and output layouts as the real call, so that
     # torch.compile reports a bad call while tracing.
     dims, _dtype = _core.check(q.shape, k.shape, v.shape, map(dtype_name, (q, k, v)), enable_gqa)
     B, H, _hkv, Nq, Nk, D = dims
     var = _variant_of_op(window_left, window_right, prefix_len, softcap, alibi_slopes, q_doc_ids,
-                         kv_doc_ids, bias)
+                         kv_doc_ids, bias, mods, capture0, capture1, capture2, capture3)
     if var is not None:
         _core.check_variant_flags(var, causal)
         _core.check_variant(_self, var, q, H, Nq, Nk)
@@ -261,9 +283,12 @@ def _backward_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Ten
                  prefix_len: Optional[int] = None, softcap: Optional[float] = None,
                  alibi_slopes: Optional[torch.Tensor] = None, q_doc_ids: Optional[torch.Tensor] = None,
                  kv_doc_ids: Optional[torch.Tensor] = None,
-                 bias: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                 bias: Optional[torch.Tensor] = None, mods: Optional[str] = None,
+                 capture0: Optional[torch.Tensor] = None, capture1: Optional[torch.Tensor] = None,
+                 capture2: Optional[torch.Tensor] = None, capture3: Optional[torch.Tensor] = None
+                 ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     var = _variant_of_op(window_left, window_right, prefix_len, softcap, alibi_slopes, q_doc_ids,
-                         kv_doc_ids, bias)
+                         kv_doc_ids, bias, mods, capture0, capture1, capture2, capture3)
     if q.is_cuda and q.get_device() != _current_device():
         with torch.cuda.device(q.device):
             return _core.backward(_self, q, k, v, o, lse, grad_o, causal, scale, enable_gqa, var)
@@ -273,7 +298,8 @@ def _backward_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Ten
 @_backward_op.register_fake
 def _backward_fake(q, k, v, o, lse, grad_o, causal, scale, enable_gqa, window_left=None,
                    window_right=None, prefix_len=None, softcap=None, alibi_slopes=None, q_doc_ids=None,
-                   kv_doc_ids=None, bias=None):
+                   kv_doc_ids=None, bias=None, mods=None, capture0=None, capture1=None, capture2=None,
+                   capture3=None):
     # Contiguous (B, H, N, D), as _core.backward allocates them.
     return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape))
 
@@ -282,7 +308,7 @@ def _no_lse(q):
     return q.new_empty((0,), dtype=torch.float32)
 
 
-_VARIANT_ARGS = 8   # the op's arguments after return_lse
+_VARIANT_ARGS = 9 + MAX_OP_CAPTURES   # the op's arguments after return_lse
 
 
 def _setup_context(ctx, inputs, output):
@@ -290,9 +316,10 @@ def _setup_context(ctx, inputs, output):
     variant = list(variant) + [None] * (_VARIANT_ARGS - len(variant))
     o, lse = output
     # The variant's tensors (alibi_slopes, document ids, bias) travel as
-    # saved tensors; its scalars as attributes.
-    ctx.save_for_backward(q, k, v, o, lse, *variant[4:])
+    # saved tensors; its scalars, the mods' text and captures as attributes.
+    ctx.save_for_backward(q, k, v, o, lse, *variant[4:8])
     ctx.args = (causal, scale, enable_gqa, return_lse, *variant[:4])
+    ctx.mods = tuple(variant[8:])
 
 
 def _attention_backward(ctx, grad_o, grad_lse):
@@ -306,7 +333,7 @@ def _attention_backward(ctx, grad_o, grad_lse):
         raise NotImplementedError("attn_jit.attention: gradients through the returned log-sum-exp are "
                                   "not supported (only through the output)")
     dq, dk, dv = torch.ops.attn_jit.attention_backward.default(
-        q, k, v, o, lse, grad_o, causal, scale, enable_gqa, *scalars, *tensors)
+        q, k, v, o, lse, grad_o, causal, scale, enable_gqa, *scalars, *tensors, *ctx.mods)
     return (dq, dk, dv) + (None,) * (4 + _VARIANT_ARGS)
 
 
