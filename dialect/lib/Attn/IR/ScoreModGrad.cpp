@@ -38,6 +38,8 @@ bool hasRule(Operation *op) {
 /// depend on it (the verifier); with one it clones each op and builds its
 /// tangent.
 struct Differentiator {
+  Differentiator(OpBuilder *b, Location loc) : b(b), loc(loc) {}
+
   OpBuilder *b;
   Location loc;
   IRMapping primal;
@@ -180,7 +182,7 @@ LogicalResult mlir::attn::verifyScoreModDifferentiable(Operation *owner,
                                                        Region &mod) {
   if (mod.empty())
     return success();
-  Differentiator d{nullptr, owner->getLoc(), {}, {}, {}};
+  Differentiator d(nullptr, owner->getLoc());
   Block &block = mod.front();
   return d.run(block, block.getArgument(0), owner);
 }
@@ -189,7 +191,7 @@ std::pair<Value, Value> mlir::attn::buildScoreModWithDerivative(
     OpBuilder &b, Location loc, Region &mod, ValueRange leading,
     ValueRange captures) {
   Block &block = mod.front();
-  Differentiator d{&b, loc, {}, {}, {}};
+  Differentiator d(&b, loc);
   d.primal.map(block.getArguments().take_front(leading.size()), leading);
   d.primal.map(block.getArguments().drop_front(leading.size()), captures);
   Value score = block.getArgument(0);
