@@ -7,8 +7,9 @@ projections' (B, N, H, D) outputs.
 
 (PYTHONPATH=BUNDLE/python with the bundle.) Runs the block with attn_jit and
 with torch's scaled_dot_product_attention and prints how far apart they are;
---compile also runs it under torch.compile(fullgraph=True). Forward only:
-attn_jit has no backward pass yet, hence torch.inference_mode().
+--compile also runs it under torch.compile(fullgraph=True). It runs under
+torch.inference_mode() to compare forward outputs; with gradients enabled
+attn_jit's backward pass serves autograd.
 """
 import argparse
 
