@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -210,7 +211,9 @@ std::string DiskCache::entryPath(std::string_view key) const {
 DiskCache::Lookup DiskCache::load(std::string_view key) const {
   Lookup lookup;
   lookup.path = entryPath(key);
-  int fd = ::open(lookup.path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO (or device) at the path must not block the call; it
+  // is then rejected as not a regular file.
+  int fd = ::open(lookup.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno != ENOENT)
       lookup.reason = fmt::format("cannot open: {}", errnoText(errno));
@@ -276,10 +279,15 @@ DiskCache::beginBuild(std::string_view key,
   build.tempPattern_ = fmt::format("{}/{}{}XXXXXX", directory_, hash, kTempInfix);
   auto deadline = std::chrono::steady_clock::now() + maxWait;
   for (;;) {
-    int fd = ::open(build.lockPath_.c_str(), O_CREAT | O_RDWR | O_CLOEXEC,
-                    0600);
+    int fd = ::open(build.lockPath_.c_str(),
+                    O_CREAT | O_RDWR | O_CLOEXEC | O_NONBLOCK, 0600);
     if (fd < 0)
       break; // not writable: build unclaimed, commit will say why
+    struct stat lockInfo;
+    if (::fstat(fd, &lockInfo) != 0 || !S_ISREG(lockInfo.st_mode)) {
+      ::close(fd);
+      break; // something else at the lock's path: build unclaimed
+    }
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
       // Ours, unless its holder unlinked it between our open and flock.
       struct stat locked, current;
@@ -342,7 +350,16 @@ Status DiskCache::Build::commit(std::string_view payload) {
   }
   std::string file = encodeEntry(key_, payload);
   Status status;
-  if (!writeAll(fd, file))
+  // A write past the process's file-size limit (ulimit -f) would raise
+  // SIGXFSZ, which ends the process: such an entry is not written.
+  struct rlimit limit;
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      static_cast<uint64_t>(file.size()) > static_cast<uint64_t>(limit.rlim_cur))
+    status = makeError(ATTN_ERROR_INTERNAL,
+                       "the {}-byte entry exceeds the process's file-size "
+                       "limit ({} bytes, ulimit -f)",
+                       file.size(), static_cast<uint64_t>(limit.rlim_cur));
+  else if (!writeAll(fd, file))
     status = makeError(ATTN_ERROR_INTERNAL, "cannot write {}: {}", temp,
                        errnoText(errno));
   else if (::fsync(fd) != 0)

@@ -8,6 +8,9 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -47,6 +50,47 @@ TEST(DiskCacheTest, RoundTrip) {
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(dir.path() + "/" + files[0], cache.entryPath(kKey));
   EXPECT_EQ(files[0].size(), 16u + std::string(".kernel").size());
+}
+
+// A FIFO at an entry's path (or at its lock's) must not hang the call: it
+// is rejected as not a regular file, and the build goes on unclaimed.
+TEST(DiskCacheTest, FifoAtTheEntryPathIsRejectedWithoutBlocking) {
+  TempDir dir;
+  DiskCache cache = openCache(dir);
+  std::string path = cache.entryPath(kKey);
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  DiskCache::Lookup lookup = cache.load(kKey);
+  EXPECT_EQ(lookup.kind, DiskCache::LookupKind::Rejected);
+  EXPECT_NE(lookup.reason.find("regular file"), std::string::npos) << lookup.reason;
+  std::string lock = path.substr(0, path.size() - std::string(".kernel").size()) + ".lock";
+  ASSERT_EQ(::mkfifo(lock.c_str(), 0600), 0);
+  DiskCache::Build build = cache.beginBuild(kKey, std::chrono::milliseconds(50));
+  EXPECT_FALSE(build.waitedForOtherBuilder());
+  build.abandon();
+}
+
+// A file-size limit (ulimit -f) below the entry's size: the store fails
+// with a reason instead of SIGXFSZ ending the process, and leaves no
+// temporary file. In a child process, whose limit it lowers.
+TEST(DiskCacheTest, FileSizeLimitIsAFailedStoreNotASignal) {
+  TempDir dir;
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    DiskCache cache = openCache(dir);
+    struct rlimit limit = {4096, 4096};
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0)
+      ::_exit(3);
+    Status stored = cache.store(kKey, payloadOf(100000));
+    bool reason = stored.message().find("file-size limit") != std::string::npos;
+    ::_exit(!stored.ok() && reason ? 0 : 4);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  for (const std::string &file : dir.files())
+    EXPECT_EQ(file.find(".tmp"), std::string::npos) << file;
 }
 
 TEST(DiskCacheTest, OverwriteReplacesTheEntry) {
