@@ -81,15 +81,18 @@ def attention(q, k, v, *, causal=False, scale=None, enable_gqa=False, return_lse
 
     Autograd: with torch tensors that need gradients, dQ, dK and dV come
     from attn-jit's backward pass (the probabilities recomputed from the
-    LSE, deterministic), for every variant above; gradients through a
-    returned LSE are refused (NotImplementedError).
+    LSE, deterministic), for every variant above; a returned LSE carries
+    no gradient (it does not require grad).
     """
     var = None
     if (window is not None or prefix_len is not None or softcap is not None or alibi_slopes is not None
             or document_ids is not None or bias is not None or score_mod is not None
             or mask_mod is not None):
+        traced = None
+        if (score_mod is not None or mask_mod is not None) and _torch is not None and _torch.compiling():
+            traced = _torch.traced_mods(score_mod, mask_mod)
         var = _core.variant(window, prefix_len, softcap, alibi_slopes, document_ids, bias, score_mod,
-                            mask_mod)
+                            mask_mod, traced)
     # A plain isinstance check once attn_jit._torch is loaded: what
     # torch.compile traces best (then this call is just the op in its graph).
     if _torch is not None and isinstance(q, _torch.Tensor):

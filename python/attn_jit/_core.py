@@ -349,11 +349,12 @@ def _int(x, name):
 
 
 def variant(window=None, prefix_len=None, softcap=None, alibi_slopes=None, document_ids=None,
-            bias=None, score_mod=None, mask_mod=None):
+            bias=None, score_mod=None, mask_mod=None, traced=None):
     """The Variant of attention()'s variant keywords, its scalars checked
     (the arrays are checked against the operands by check_variant); None
     when all are None. A window with both sides unbounded is no window.
-    score_mod / mask_mod are traced (_mods.py)."""
+    score_mod / mask_mod are traced (_mods.py), unless traced gives their
+    (text, captured arrays) already."""
     if (window is None and prefix_len is None and softcap is None and alibi_slopes is None
             and document_ids is None and bias is None and score_mod is None and mask_mod is None):
         return None
@@ -362,9 +363,10 @@ def variant(window=None, prefix_len=None, softcap=None, alibi_slopes=None, docum
         if score_mod is not None and (softcap is not None or alibi_slopes is not None or bias is not None):
             raise InvalidArgumentError("a score_mod cannot be combined with softcap, alibi_slopes or "
                                        "bias: write them into the score_mod")
-        from . import _mods
-        mods, arrays = _mods.traced(score_mod, mask_mod)
-        captures = tuple(arrays)
+        if traced is None:
+            from . import _mods
+            traced = _mods.traced(score_mod, mask_mod)
+        mods, captures = traced[0], tuple(traced[1])
     flags = 0
     left = right = -1
     if window is not None:

@@ -16,8 +16,13 @@ indexing a captured array (f32 or int32, rank 1 to 4; a closure variable or a
 module global the function names) with positions.
 Anything else -- Python `if`/`and`/`or` on a traced value, NumPy or torch
 functions, another operation -- raises TraceError naming it.
+
+Given arrays instead (torch tensors, NumPy arrays), where, exp, ..., minimum,
+maximum compute with their library, so one function serves attn_jit and
+FlexAttention, which calls score_mod / mask_mod on tensors.
 """
 import math
+import sys
 import types
 
 from .errors import InvalidArgumentError
@@ -179,9 +184,18 @@ _PLAIN = {"exp": lambda x: math.exp(x), "exp2": lambda x: 2.0 ** x, "log": lambd
           "log2": lambda x: math.log2(x), "tanh": lambda x: math.tanh(x), "sqrt": lambda x: math.sqrt(x)}
 
 
+def _library_of(*xs):
+    """The module (torch, numpy) of the first array among xs, else None."""
+    for x in xs:
+        if hasattr(x, "shape") and not isinstance(x, Sym):
+            return sys.modules[type(x).__module__.partition(".")[0]]
+    return None
+
+
 def _unary(name, x):
-    if not isinstance(x, Sym):   # a plain number: computed now
-        return _PLAIN[name](x)
+    if not isinstance(x, Sym):   # a plain number (computed now), or an array
+        lib = _library_of(x)
+        return _PLAIN[name](x) if lib is None else getattr(lib, name)(x)
     s = x.trace.to_f32(x)
     return s.trace.value(f"math.{name} {s.name} : f32", _F32)
 
@@ -197,7 +211,8 @@ def sqrt(x): return _unary("sqrt", x)
 def where(c, a, b):
     """a where c holds, else b (c a traced condition)."""
     if not isinstance(c, Sym):
-        return a if c else b
+        lib = _library_of(c, a, b)
+        return (a if c else b) if lib is None else lib.where(c, a, b)
     tr = c.trace
     if c.ty != _I1:
         raise TraceError("where's condition must be a comparison")
@@ -216,7 +231,8 @@ def where(c, a, b):
 def _extreme(a, b, float_op, int_op, plain):
     s = a if isinstance(a, Sym) else b
     if not isinstance(s, Sym):
-        return plain(a, b)
+        lib = _library_of(a, b)
+        return plain(a, b) if lib is None else getattr(lib, plain.__name__ + "imum")(a, b)
     tr = s.trace
     if _F32 in (getattr(a, "ty", None), getattr(b, "ty", None)) or isinstance(a, float) or isinstance(b, float):
         x, y = tr.to_f32(tr.lift(a, _F32)), tr.to_f32(tr.lift(b, _F32))
@@ -296,18 +312,25 @@ def _free_values(fn):
     return out
 
 
+def _captured(fns):
+    """[((index of the function in fns, "cell" or "global", cell index or
+    global name), array)] of the arrays the functions read through their
+    closures or module globals, in a fixed order (first use), each once."""
+    seen, out = set(), []
+    for i, fn in enumerate(fns):
+        if fn is None or not hasattr(fn, "__code__"):
+            continue
+        for where_, key, x in _free_values(fn):
+            if id(x) not in seen and _array_info(x) is not None:
+                seen.add(id(x))
+                out.append(((i, where_, key), x))
+    return out
+
+
 def captured_arrays(fns):
     """The arrays the functions read through their closures or module
     globals, in a fixed order (first use), each once."""
-    seen, out = set(), []
-    for fn in fns:
-        if fn is None or not hasattr(fn, "__code__"):
-            continue
-        for _where, _key, x in _free_values(fn):
-            if id(x) not in seen and _array_info(x) is not None:
-                seen.add(id(x))
-                out.append(x)
-    return out
+    return [x for _, x in _captured(fns)]
 
 
 def _traced(fn, trace, leading, arrays, captures):
@@ -375,6 +398,13 @@ def trace(score_mod=None, mask_mod=None):
 
 
 _TEXTS = {}   # (score_mod, mask_mod, array kinds) -> traced text
+
+
+def capture_paths(score_mod=None, mask_mod=None):
+    """Where each array of captured_arrays() is read from (see _captured),
+    so that code which cannot run captured_arrays (torch.compile's tracer)
+    fetches the same arrays in the same order."""
+    return tuple(path for path, _ in _captured([score_mod, mask_mod]))
 
 
 def traced(score_mod=None, mask_mod=None):

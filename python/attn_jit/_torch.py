@@ -22,7 +22,7 @@ from typing import Optional, Tuple
 
 import torch
 
-from . import _capi, _core
+from . import _capi, _core, _mods
 from .errors import InvalidArgumentError, UnsupportedError
 
 Tensor = torch.Tensor  # what attn_jit.attention dispatches here
@@ -71,6 +71,32 @@ def attention(q, k, v, causal, scale, enable_gqa, return_lse, var=None):
         return _through_op(q, k, v, causal, scale, enable_gqa, return_lse, var)
     o, lse = out
     return (o, lse) if return_lse else o
+
+
+compiling = _is_compiling
+
+
+# Under torch.compile, dynamo runs attn_jit's Python symbolically and cannot
+# run the tracer (it reads functions' closures and globals and makes new
+# functions). So the mods are traced once, at compile time, by a call that
+# dynamo makes for real and takes the result of as a constant (their text
+# and where each captured array is read from); the arrays themselves are
+# then read along those paths in code dynamo follows, so they are graph
+# inputs (new values never recompile, as in eager calls). The functions must
+# exist before the compiled code runs (module level, or made by a factory):
+# dynamo cannot hand a function defined inside the compiled code to a call.
+@torch.compiler.assume_constant_result
+def _mods_plan(score_mod, mask_mod):
+    return _mods.traced(score_mod, mask_mod)[0], _mods.capture_paths(score_mod, mask_mod)
+
+
+def traced_mods(score_mod, mask_mod):
+    """(text, captured arrays) of the mods, as _mods.traced gives them, in
+    code that torch.compile traces."""
+    text, paths = _mods_plan(score_mod, mask_mod)
+    fns = (score_mod, mask_mod)
+    return text, tuple(fns[i].__closure__[key].cell_contents if where == "cell" else fns[i].__globals__[key]
+                       for i, where, key in paths)
 
 
 def _variant_needs_op(var):
@@ -318,20 +344,21 @@ def _setup_context(ctx, inputs, output):
     # The variant's tensors (alibi_slopes, document ids, bias) travel as
     # saved tensors; its scalars, the mods' text and captures as attributes.
     ctx.save_for_backward(q, k, v, o, lse, *variant[4:8])
+    # No gradient flows through the LSE: declared, not checked in the
+    # backward (a check of grad_lse's values cannot be traced by AOT
+    # autograd under torch.compile).
+    ctx.mark_non_differentiable(lse)
     ctx.args = (causal, scale, enable_gqa, return_lse, *variant[:4])
     ctx.mods = tuple(variant[8:])
 
 
 def _attention_backward(ctx, grad_o, grad_lse):
     q, k, v, o, lse, *tensors = ctx.saved_tensors
-    causal, scale, enable_gqa, return_lse, *scalars = ctx.args
+    causal, scale, enable_gqa, _return_lse, *scalars = ctx.args
     if lse.numel() == 0 and o.numel() != 0:
         raise RuntimeError("attn_jit.attention: the forward did not keep the log-sum-exp that the "
                            "backward needs (call attn_jit.attention, not the op with return_lse=False, "
                            "when gradients are needed)")
-    if return_lse and grad_lse is not None and bool((grad_lse != 0).any()):
-        raise NotImplementedError("attn_jit.attention: gradients through the returned log-sum-exp are "
-                                  "not supported (only through the output)")
     dq, dk, dv = torch.ops.attn_jit.attention_backward.default(
         q, k, v, o, lse, grad_o, causal, scale, enable_gqa, *scalars, *tensors, *ctx.mods)
     return (dq, dk, dv) + (None,) * (4 + _VARIANT_ARGS)

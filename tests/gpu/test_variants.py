@@ -348,6 +348,23 @@ def flex_fn():
 FLEX_FALLBACKS = [None, {"BLOCK_M": 64, "BLOCK_N": 64}, {"BLOCK_M": 64, "BLOCK_N": 32, "num_stages": 1}]
 
 
+def flex_with_fallbacks(q, k, v, **kw):
+    """(O of the compiled flex_attention(q, k, v, **kw), kernel_options used
+    or None)."""
+    for i, opts in enumerate(FLEX_FALLBACKS):
+        extra = {} if opts is None else {"kernel_options": opts}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                o = flex_fn()(q, k, v, **kw, **extra)
+                torch.cuda.synchronize()
+                return o, opts
+        except Exception as ex:  # noqa: BLE001 - resources: try smaller tiles
+            text = str(ex)
+            if i + 1 == len(FLEX_FALLBACKS) or not ("out of resource" in text or "No valid triton" in text):
+                raise
+
+
 def run_flex(c, q, k, v, kw, scale):
     """(Flex's O, kernel_options used or None)."""
     from torch.nn.attention.flex_attention import create_block_mask
@@ -355,19 +372,8 @@ def run_flex(c, q, k, v, kw, scale):
     block_mask = None
     if mask_mod is not None:
         block_mask = create_block_mask(mask_mod, None, None, c["Nq"], c["Nk"], device="cuda")
-    for i, opts in enumerate(FLEX_FALLBACKS):
-        extra = {} if opts is None else {"kernel_options": opts}
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                o = flex_fn()(q, k, v, score_mod=score_mod, block_mask=block_mask, scale=scale,
-                              enable_gqa=c["H"] != c["Hkv"], **extra)
-                torch.cuda.synchronize()
-                return o, opts
-        except Exception as ex:  # noqa: BLE001 - resources: try smaller tiles
-            text = str(ex)
-            if i + 1 == len(FLEX_FALLBACKS) or not ("out of resource" in text or "No valid triton" in text):
-                raise
+    return flex_with_fallbacks(q, k, v, score_mod=score_mod, block_mask=block_mask, scale=scale,
+                               enable_gqa=c["H"] != c["Hkv"])
 
 
 def errors(x, ref):

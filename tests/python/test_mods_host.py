@@ -115,6 +115,35 @@ class TracedModsTest(unittest.TestCase):
                         lambda h, i, j: np.ones_like(i >= j))
         self.assertLess(err(o, ref), TOL[np.float32] * 10)
 
+    def test_mods_compute_on_arrays(self):
+        # Called with arrays, as FlexAttention calls them, a mod computes with
+        # the arrays' library: one function serves both.
+        s = np.random.default_rng(SEED).standard_normal((H, N, N))
+        h, i, j = np.arange(H)[:, None, None], np.arange(N)[:, None], np.arange(N)[None, :]
+        ref = 20.0 * np.tanh((s + SLOPES[h] * (j - i)) / 20.0)
+        np.testing.assert_allclose(alibi_softcapped(s, 0, h, i, j), ref, rtol=1e-12)
+
+        def clipped(s, b, h, q_idx, kv_idx):
+            return attn_jit.where(q_idx >= kv_idx, attn_jit.minimum(s, 1.5), attn_jit.maximum(s, -0.5))
+        np.testing.assert_array_equal(clipped(s, 0, h, i, j),
+                                      np.where(i >= j, np.minimum(s, 1.5), np.maximum(s, -0.5)))
+        self.assertEqual(attn_jit.exp(0.0), 1.0)   # plain numbers stay plain
+
+    def test_capture_paths(self):
+        # Where each captured array is read from, in captured_arrays' order
+        # (what torch.compile's path fetches the arrays by).
+        table = np.zeros((H, 2 * N), np.float32)
+
+        def relative(s, b, h, q_idx, kv_idx):
+            return s + table[h, kv_idx - q_idx + N] + SLOPES[h]
+
+        def alibi_mask(b, h, q_idx, kv_idx):
+            return SLOPES[h] * (q_idx - kv_idx) < 4.0
+        self.assertEqual(_mods.capture_paths(relative, alibi_mask), ((0, "cell", 0), (0, "global", "SLOPES")))
+        self.assertEqual(_mods.capture_paths(None, alibi_mask), ((1, "global", "SLOPES"),))
+        arrays = _mods.captured_arrays([relative, alibi_mask])
+        self.assertEqual([id(a) for a in arrays], [id(table), id(SLOPES)])
+
     def test_what_cannot_be_traced_is_named(self):
         q, k, v = data(SEED + 4)
         doubles = np.ones(N, np.float64)
