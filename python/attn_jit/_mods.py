@@ -289,12 +289,18 @@ def _array_info(x):
     shape = getattr(x, "shape", None)
     if dtype is None or not isinstance(getattr(x, "ndim", None), int):
         return None
-    name = str(dtype).rpartition(".")[2]
-    if name not in ("float32", "int32"):
-        raise TraceError(f"a captured array must be float32 or int32; one is {name}")
+    element = _ELEMENTS.get(dtype)
+    if element is None:   # str(dtype) is slow: once per dtype
+        name = str(dtype).rpartition(".")[2]
+        element = _ELEMENTS[dtype] = {"float32": "f32", "int32": "i32"}.get(name, name)
+    if element not in ("f32", "i32"):
+        raise TraceError(f"a captured array must be float32 or int32; one is {element}")
     if not 1 <= len(shape) <= 4:
         raise TraceError(f"a captured array must have rank 1 to 4; one has rank {len(shape)}")
-    return ("f32" if name == "float32" else "i32"), len(shape)
+    return element, len(shape)
+
+
+_ELEMENTS = {}   # an array's dtype -> its element type in the text, or its name
 
 
 def _free_values(fn):
@@ -312,25 +318,37 @@ def _free_values(fn):
     return out
 
 
-def _captured(fns):
-    """[((index of the function in fns, "cell" or "global", cell index or
-    global name), array)] of the arrays the functions read through their
-    closures or module globals, in a fixed order (first use), each once."""
-    seen, out = set(), []
+_CONSTANT_TYPES = (int, float, bool, str, type(None))
+
+
+def _scan(fns):
+    """One pass over what the functions read from outside (closure cells,
+    module globals): ([(path, array)] of the arrays they capture, first use
+    first, each once; path = (index of the function in fns, "cell" or
+    "global", cell index or global name)), and a signature of everything
+    the traced text depends on besides the functions: each array's kind and
+    capture index, each Python number's value (numbers are constants of the
+    text, so a new value must trace again), other objects by identity."""
+    index, captured, sig = {}, [], []
     for i, fn in enumerate(fns):
         if fn is None or not hasattr(fn, "__code__"):
             continue
         for where_, key, x in _free_values(fn):
-            if id(x) not in seen and _array_info(x) is not None:
-                seen.add(id(x))
-                out.append(((i, where_, key), x))
-    return out
+            info = _array_info(x)
+            if info is None:
+                sig.append((type(x), x) if type(x) in _CONSTANT_TYPES else id(x))
+                continue
+            if id(x) not in index:
+                index[id(x)] = len(captured)
+                captured.append(((i, where_, key), x))
+            sig.append((info, index[id(x)]))
+    return captured, tuple(sig)
 
 
 def captured_arrays(fns):
     """The arrays the functions read through their closures or module
     globals, in a fixed order (first use), each once."""
-    return [x for _, x in _captured(fns)]
+    return [x for _, x in _scan(fns)[0]]
 
 
 def _traced(fn, trace, leading, arrays, captures):
@@ -397,25 +415,25 @@ def trace(score_mod=None, mask_mod=None):
     return "".join(parts), arrays
 
 
-_TEXTS = {}   # (score_mod, mask_mod, array kinds) -> traced text
+_TEXTS = {}   # (score_mod, mask_mod, _scan's signature) -> traced text
 
 
 def capture_paths(score_mod=None, mask_mod=None):
-    """Where each array of captured_arrays() is read from (see _captured),
-    so that code which cannot run captured_arrays (torch.compile's tracer)
+    """Where each array of captured_arrays() is read from (see _scan), so
+    that code which cannot run captured_arrays (torch.compile's tracer)
     fetches the same arrays in the same order."""
-    return tuple(path for path, _ in _captured([score_mod, mask_mod]))
+    return tuple(path for path, _ in _scan([score_mod, mask_mod])[0])
 
 
 def traced(score_mod=None, mask_mod=None):
-    """trace(), its text cached per pair of functions and kinds of captured
-    arrays (the arrays themselves are read at every call)."""
-    arrays = captured_arrays([score_mod, mask_mod])
-    key = (score_mod, mask_mod, tuple(_array_info(a) for a in arrays))
+    """trace(), its text cached per pair of functions and signature of what
+    they read (_scan: the arrays themselves are read at every call)."""
+    captured, sig = _scan([score_mod, mask_mod])
+    key = (score_mod, mask_mod, sig)
     text = _TEXTS.get(key)
     if text is None:
         if len(_TEXTS) > 256:
             _TEXTS.clear()
-        text, arrays = trace(score_mod, mask_mod)
+        text, _ = trace(score_mod, mask_mod)
         _TEXTS[key] = text
-    return text, arrays
+    return text, [x for _, x in captured]

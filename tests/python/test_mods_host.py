@@ -95,6 +95,21 @@ class TracedModsTest(unittest.TestCase):
         self.assertLess(err(o2, ref2), TOL[np.float32] * 10)
         self.assertEqual(attn_jit.stats()["compiles"], compiles)
 
+    def test_new_closure_numbers_trace_again(self):
+        # Python numbers are constants of the traced text: a new value is a
+        # new text (and kernel), never the old one's result.
+        q, k, v = data(SEED + 5)
+        cap = 20.0
+
+        def capped(s, b, h, q_idx, kv_idx):
+            return cap * attn_jit.tanh(s / cap)
+        for value in (20.0, 0.5):
+            cap = value
+            o = attn_jit.attention(q, k, v, score_mod=capped)
+            ref = reference(q, k, v, lambda s, h, i, j: value * np.tanh(s / value),
+                            lambda h, i, j: np.ones_like(i >= j))
+            self.assertLess(err(o, ref), TOL[np.float32] * 10, f"cap = {value}")
+
     def test_document_ids_as_int32_capture(self):
         q, k, v = data(SEED + 2)
         ids = (np.arange(N) // 13).astype(np.int32)
