@@ -76,6 +76,8 @@ def parse_args():
     ap.add_argument("--keep-cache", action="store_true", help="use $ATTN_JIT_CACHE_DIR as it is")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--jit-block-n", type=int, default=0,
+                    help="also time attn-jit with this K/V tile (attn_fwd_args.block_n), as method 'attn-jit bn=N'")
     return ap.parse_args()
 
 
@@ -311,6 +313,23 @@ def run_config(torch, name, c, gen, lib, flex, args, time_events):
             e = rel_err(torch, cfg.o, flex_out)
             jit["rel_err_vs_flex"] = e if math.isfinite(e) else None
             jit["wrong"] = not (e < CHECK_TOL)
+    if args.jit_block_n and jit["status"] == "ok":
+        # The same call with another K/V tile: a copy of the prebuilt arguments.
+        alt_args = type(cfg.args).from_buffer_copy(cfg.args)
+        alt_args.block_n = args.jit_block_n
+        alt_ref = ctypes.byref(alt_args)
+        name_alt = f"attn-jit bn={args.jit_block_n}"
+        cfg.o.fill_(float("nan"))
+        st = cfg.fn_c(alt_ref)
+        torch.cuda.synchronize()
+        alt = dict(method=name_alt, status="ok" if st == 0 else f"error: {lib.status_string(st)}: {lib.last_error()}")
+        recs[name_alt] = alt
+        if st == 0:
+            fns[name_alt] = lambda _i=0, call=cfg.fn_c, ref=alt_ref: call(ref)
+            if "flex" in fns:
+                e = rel_err(torch, cfg.o, fns["flex"]())
+                alt["rel_err_vs_flex"] = e if math.isfinite(e) else None
+                alt["wrong"] = not (e < CHECK_TOL)
     del flex_out
     for m, fn in cfg.sdpa_calls().items():
         rec = dict(method=m, status="ok")
