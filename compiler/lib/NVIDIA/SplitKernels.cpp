@@ -5,6 +5,7 @@
 #include "attn/Compiler/KernelABI.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Iterators.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::attn::nv {
@@ -44,20 +45,13 @@ struct AttnNVSplitKernelsPass
           }
           grid->erase();
         }
-        // What only the other grids used goes too.
-        bool changed = true;
-        while (changed) {
-          changed = false;
-          kernel.walk([&](Operation *op) {
-            if (op != kernel && !isa<TileGridOp>(op) &&
-                isOpTriviallyDead(op)) {
-              op->erase();
-              changed = true;
-              return WalkResult::interrupt();
-            }
-            return WalkResult::advance();
-          });
-        }
+        // What only the other grids used goes too: one walk, uses before
+        // the values they use (reverse post-order), so a def is dead by the
+        // time it is reached.
+        kernel.walk<WalkOrder::PostOrder, ReverseIterator>([&](Operation *op) {
+          if (op != kernel && !isa<TileGridOp>(op) && isOpTriviallyDead(op))
+            op->erase();
+        });
       }
       fn.erase();
     }
