@@ -5,7 +5,7 @@
 # one .tar.xz.
 set(ATTN_BUNDLE_DIR ${CMAKE_BINARY_DIR}/bundle/attn-jit)
 set(ATTN_BUNDLE_TARBALL ${CMAKE_BINARY_DIR}/bundle/attn-jit.tar.xz)
-set(ATTN_BUNDLE_TOOLS attn-opt attn-run attn-bench attn-variants)
+set(ATTN_BUNDLE_TOOLS attn-opt attn-run attn-bench attn-variants attn-hotpath)
 if(TARGET runtime_gpu_test)
   list(APPEND ATTN_BUNDLE_TOOLS runtime_gpu_test)
 endif()

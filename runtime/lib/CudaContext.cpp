@@ -54,15 +54,15 @@ Expected<std::shared_ptr<const DeviceInfo>> CudaContexts::queryDevice() {
   return std::shared_ptr<const DeviceInfo>(std::move(info));
 }
 
-Expected<ContextInfo> CudaContexts::current() {
+Expected<ContextInfo> CudaContexts::currentContext() {
   const CudaDriver &driver = *driver_;
   ContextInfo info;
   CUresult result = driver.cuCtxGetCurrent(&info.context);
   if (result != CUDA_SUCCESS)
     return makeError(ATTN_ERROR_CUDA, "cuCtxGetCurrent failed: {}",
                      driver.describe(result));
-  std::lock_guard<std::mutex> lock(mutex_);
   if (!info.context) {
+    std::lock_guard<std::mutex> lock(mutex_);
     Expected<CUcontext> primary = primaryContext();
     if (!primary)
       return primary.takeStatus();
@@ -77,14 +77,22 @@ Expected<ContextInfo> CudaContexts::current() {
     info.id = id;
   else
     info.id = reinterpret_cast<uintptr_t>(info.context);
-  auto it = devices_.find(info.id);
+  return info;
+}
+
+Expected<ContextInfo> CudaContexts::current() {
+  Expected<ContextInfo> info = currentContext();
+  if (!info)
+    return info;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = devices_.find(info->id);
   if (it == devices_.end()) {
     Expected<std::shared_ptr<const DeviceInfo>> device = queryDevice();
     if (!device)
       return device.takeStatus();
-    it = devices_.emplace(info.id, *device).first;
+    it = devices_.emplace(info->id, *device).first;
   }
-  info.device = it->second;
+  info->device = it->second;
   return info;
 }
 

@@ -36,7 +36,10 @@ public:
   /// The calling thread's current context; when there is none, the primary
   /// context of device 0 (retained once, never released), made current as
   /// the CUDA runtime does. Modules and functions belong to a context, so
-  /// callers key loaded kernels by `id`.
+  /// callers key loaded kernels by `id`. `device` is left null: what a
+  /// cached call needs, without a lock once a context is current.
+  Expected<ContextInfo> currentContext();
+  /// currentContext() with its device.
   Expected<ContextInfo> current();
 
 private:

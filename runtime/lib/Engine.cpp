@@ -2,6 +2,7 @@
 
 #include "Engine.h"
 #include "Error.h"
+#include "HotCache.h"
 #include "KernelBlob.h"
 #include "Validate.h"
 #include "Variant.h"
@@ -38,7 +39,8 @@ EngineOptions EngineOptions::fromEnvironment() {
 Engine::Engine(EngineOptions options)
     : options_(std::move(options)),
       compilerVersion_(compiler::compilerVersion()),
-      tensorCoreOk_(compiler::isTensorCoreName(options_.tensorCore)) {}
+      tensorCoreOk_(compiler::isTensorCoreName(options_.tensorCore)),
+      epoch_(nextHotCacheEpoch()) {}
 
 Engine &Engine::global() {
   static Engine *engine = new Engine(EngineOptions::fromEnvironment());
@@ -58,6 +60,8 @@ attn_stats Engine::stats() const {
 }
 
 void Engine::clearMemoryCache() {
+  // Threads' memos of this engine's kernels are dead from here on.
+  epoch_.store(nextHotCacheEpoch(), std::memory_order_release);
   ptxKernels_.clear();
   cudaKernels_.clear();
   hostKernels_.clear();
@@ -143,6 +147,8 @@ Engine::userMods(const attn_fwd_args &args) {
 }
 
 Expected<Engine::CudaState *> Engine::cuda() {
+  if (CudaState *ready = cudaReady_.load(std::memory_order_acquire))
+    return ready;
   std::lock_guard<std::mutex> lock(cudaMutex_);
   if (!cudaState_) {
     // Loaded once: a missing driver does not appear while we run, and
@@ -157,6 +163,7 @@ Expected<Engine::CudaState *> Engine::cuda() {
       cudaStorage_.driver = *driver;
       cudaStorage_.contexts = std::make_unique<CudaContexts>(*driver);
       cudaState_.emplace(&cudaStorage_);
+      cudaReady_.store(&cudaStorage_, std::memory_order_release);
     }
   }
   return *cudaState_;
@@ -181,52 +188,90 @@ DiskCache *Engine::disk() {
   return disk_ ? &*disk_ : nullptr;
 }
 
-CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
+/// Whether a call packs the query heads of each K/V head into one query tile
+/// of `blockM` rows (decoding with grouped-query attention; on the host too,
+/// which runs the same tile program).
+static bool packsGqa(const CallKey &call, const attn_fwd_args &args,
+                     int64_t blockM) {
+  return !(call.variants & kVariantsReadingTensors) && !call.userMods &&
+         !call.backward &&
+         compiler::shouldPackGqa(args.heads, kvHeadsOf(args), args.seqlen_q,
+                                 blockM);
+}
+
+CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
                          const std::string &arch,
-                         const compiler::UserModsInfo *user,
-                         bool backward) const {
+                         const compiler::UserModsInfo *user) const {
   CacheKey key;
-  key.target = target;
+  key.target = call.target;
   key.compilerVersion = compilerVersion_;
-  key.config.headDim = args.head_dim;
-  key.config.dtype = toCompilerDType(args.dtype);
-  key.config.mask = toCompilerMask(args.mask);
-  key.config.blockM = args.block_m;
-  key.config.blockN = args.block_n;
-  // A positive scale lets the kernel take the row max before scaling; any
-  // other finite scale (negative) needs the general kernel.
-  key.config.positiveScale = effectiveScale(args) > 0;
+  key.config.headDim = call.headDim;
+  key.config.dtype = call.dtype;
+  key.config.mask = call.mask;
+  key.config.blockM = call.blockM;
+  key.config.blockN = call.blockN;
+  key.config.positiveScale = call.positiveScale;
   // Before resolving: a variant's tiles, and the backward's, may differ
   // (TilePolicy.h).
-  key.config.variants = args.variant.flags;
-  key.config.backward = backward;
+  key.config.variants = call.variants;
+  key.config.backward = call.backward;
   if (user)
     key.config.userMods = user->canonical;
-  if (target == Target::Cuda) {
+  if (call.target == Target::Cuda) {
     key.config.arch = arch;
     key.config.tensorCore = options_.tensorCore;
   }
   // Explicit tile sizes equal to the defaults, or a mapping named that auto
   // would pick anyway, must not compile the same kernel twice.
-  key.config = key.config.resolved(target == Target::Cuda);
-  // Decoding with grouped-query attention: one query tile per K/V head (on
-  // the host too, which runs the same tile program).
-  key.config.packGqa =
-      compiler::shouldPackGqa(args.heads, kvHeadsOf(args), args.seqlen_q,
-                              key.config.blockM) &&
-      !(args.variant.flags & kVariantsReadingTensors) && !user && !backward;
+  key.config = key.config.resolved(call.target == Target::Cuda);
+  key.config.packGqa = packsGqa(call, args, key.config.blockM);
   return key;
 }
 
-Expected<std::shared_ptr<const LoadedKernel>>
+HotCache<Engine::HotKernel> &Engine::hotKernels() {
+  static thread_local HotCache<HotKernel> cache;
+  return cache;
+}
+
+Expected<const LoadedKernel *>
 Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user,
                    bool backward, const CudaDriver *&driverOut) {
+  // Read first: a kernel found after a clear must not be memoized in the
+  // epoch before it.
+  uint64_t epoch = epoch_.load(std::memory_order_acquire);
   Expected<CudaState *> state = cuda();
   if (!state)
     return state.takeStatus();
   const CudaDriver &driver = *(*state)->driver;
   driverOut = &driver;
-  Expected<ContextInfo> context = (*state)->contexts->current();
+  CudaContexts &contexts = *(*state)->contexts;
+  Expected<ContextInfo> context = contexts.currentContext();
+  if (!context)
+    return context.takeStatus();
+  CallKey call = CallKey::make(Target::Cuda, context->id, args, user, backward);
+
+  // A configuration this thread launched: no key text, no lock, no
+  // allocation (HotCache.h). The device was checked when it was loaded.
+  if (HotKernel *entry = hotKernels().find(call, epoch)) {
+    bool pack = packsGqa(call, args, entry->blockM);
+    if (const LoadedKernel *kernel = entry->kernels[pack].get()) {
+      if (Status status = checkDevicePointers(driver, args); !status.ok())
+        return status;
+      ++memoryHits_;
+      if (logging(LogLevel::Verbose))
+        logLine("memory hit {}", entry->keyText[pack]);
+      return kernel;
+    }
+  }
+  return cudaKernelMiss(args, user, call, epoch, driver, contexts);
+}
+
+Expected<const LoadedKernel *>
+Engine::cudaKernelMiss(const attn_fwd_args &args,
+                       const compiler::UserModsInfo *user, const CallKey &call,
+                       uint64_t epoch, const CudaDriver &driver,
+                       CudaContexts &contexts) {
+  Expected<ContextInfo> context = contexts.current();
   if (!context)
     return context.takeStatus();
   const DeviceInfo &device = *context->device;
@@ -243,7 +288,7 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
                      "or wgmma",
                      options_.tensorCore);
 
-  CacheKey key = makeKey(Target::Cuda, args, device.arch, user, backward);
+  CacheKey key = makeKey(call, args, device.arch, user);
   std::string keyText = key.str();
   // Modules belong to a context: the same key loads once per context.
   std::string memoryKey = fmt::format("{}|{}", context->id, keyText);
@@ -251,18 +296,28 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   Expected<std::shared_ptr<const LoadedKernel>> kernel = cudaKernels_.get(
       memoryKey, [&] { return loadCudaKernel(driver, *context, key); },
       &outcome);
-  if (kernel && outcome != SingleFlight<LoadedKernel>::Outcome::Built) {
+  if (!kernel)
+    return kernel.takeStatus();
+  if (outcome != SingleFlight<LoadedKernel>::Outcome::Built) {
     ++memoryHits_;
     if (logging(LogLevel::Verbose))
       logLine("memory hit {}", keyText);
   }
-  return kernel;
+  HotCache<HotKernel> &hot = hotKernels();
+  HotKernel *entry = hot.find(call, epoch);
+  if (!entry)
+    entry = &hot.insert(call, epoch);
+  bool pack = key.config.packGqa;
+  entry->blockM = key.config.blockM;
+  entry->kernels[pack] = *kernel;
+  entry->keyText[pack] = std::move(keyText);
+  return entry->kernels[pack].get();
 }
 
 Status Engine::forwardCuda(const attn_fwd_args &args,
                            const compiler::UserModsInfo *user) {
   const CudaDriver *driver = nullptr;
-  Expected<std::shared_ptr<const LoadedKernel>> kernel =
+  Expected<const LoadedKernel *> kernel =
       cudaKernel(args, user, /*backward=*/false, driver);
   if (!kernel)
     return kernel.takeStatus();
@@ -276,7 +331,7 @@ Status Engine::forwardCuda(const attn_fwd_args &args,
 Status Engine::backwardCuda(const attn_bwd_args &args,
                             const compiler::UserModsInfo *user) {
   const CudaDriver *driver = nullptr;
-  Expected<std::shared_ptr<const LoadedKernel>> kernel =
+  Expected<const LoadedKernel *> kernel =
       cudaKernel(args.fwd, user, /*backward=*/true, driver);
   if (!kernel)
     return kernel.takeStatus();
@@ -502,7 +557,9 @@ static compiler::HostArgs hostArgsOf(const attn_fwd_args &args,
 Status Engine::forwardHost(const attn_fwd_args &args,
                            const compiler::UserModsInfo *user) {
   Expected<std::shared_ptr<const HostEntry>> entry =
-      hostKernel(makeKey(Target::Host, args, "", user));
+      hostKernel(makeKey(CallKey::make(Target::Host, 0, args, user,
+                                       /*backward=*/false),
+                         args, "", user));
   if (!entry)
     return entry.takeStatus();
   (*entry)->kernel->run(hostArgsOf(args, user));
@@ -512,7 +569,9 @@ Status Engine::forwardHost(const attn_fwd_args &args,
 
 Status Engine::backwardHost(const attn_bwd_args &args,
                             const compiler::UserModsInfo *user) {
-  CacheKey key = makeKey(Target::Host, args.fwd, "", user, /*backward=*/true);
+  CacheKey key =
+      makeKey(CallKey::make(Target::Host, 0, args.fwd, user, /*backward=*/true),
+              args.fwd, "", user);
   Expected<std::shared_ptr<const HostEntry>> entry = hostKernel(key);
   if (!entry)
     return entry.takeStatus();

@@ -12,6 +12,7 @@
 #define ATTN_RUNTIME_ENGINE_H
 
 #include "CacheKey.h"
+#include "CallKey.h"
 #include "CudaContext.h"
 #include "CudaKernel.h"
 #include "DiskCache.h"
@@ -25,6 +26,8 @@
 #include <optional>
 
 namespace attn::rt {
+
+template <typename Value> class HotCache;
 
 struct EngineOptions {
   LogLevel log = LogLevel::Off;
@@ -84,6 +87,14 @@ private:
   struct UserModsEntry {
     compiler::UserModsInfo info;
   };
+  /// What a thread keeps of a configuration it launched (HotCache.h): the
+  /// resolved tile rows, which decide per call whether GQA heads pack, and
+  /// the kernel of each choice once loaded.
+  struct HotKernel {
+    int64_t blockM = 0;
+    std::shared_ptr<const LoadedKernel> kernels[2]; // by packGqa
+    std::string keyText[2];                         // for ATTN_JIT_LOG=2
+  };
 
   Status forwardCuda(const attn_fwd_args &args,
                      const compiler::UserModsInfo *user);
@@ -101,15 +112,26 @@ private:
   userMods(const attn_fwd_args &args);
   Expected<CudaState *> cuda();
   DiskCache *disk();
-  CacheKey makeKey(Target target, const attn_fwd_args &args,
+  /// The kernel of a call: `call` resolved with the engine's settings
+  /// (KernelConfig::resolved) and the call's sizes (GQA packing).
+  CacheKey makeKey(const CallKey &call, const attn_fwd_args &args,
                    const std::string &arch,
-                   const compiler::UserModsInfo *user,
-                   bool backward = false) const;
+                   const compiler::UserModsInfo *user) const;
   /// The CUDA kernel of a call in the current context (checks the device
-  /// and the forward's pointers first); `driver` is set to the driver.
-  Expected<std::shared_ptr<const LoadedKernel>>
+  /// and the forward's pointers first); `driver` is set to the driver. The
+  /// kernel stays alive until this thread's next call.
+  Expected<const LoadedKernel *>
   cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user,
              bool backward, const CudaDriver *&driver);
+  /// cudaKernel when this thread has not launched the configuration (in
+  /// this epoch) or not with this GQA packing: the shared caches, then
+  /// `hot` filled.
+  /// This thread's memo of the kernels it launched (every engine's).
+  static HotCache<HotKernel> &hotKernels();
+  Expected<const LoadedKernel *>
+  cudaKernelMiss(const attn_fwd_args &args, const compiler::UserModsInfo *user,
+                 const CallKey &call, uint64_t epoch, const CudaDriver &driver,
+                 CudaContexts &contexts);
   Status backwardCuda(const attn_bwd_args &args,
                       const compiler::UserModsInfo *user);
   Expected<std::shared_ptr<const PtxEntry>> buildPtx(const CacheKey &key);
@@ -127,6 +149,12 @@ private:
   std::mutex cudaMutex_;
   std::optional<Expected<CudaState *>> cudaState_;
   CudaState cudaStorage_;
+  /// &cudaStorage_ once the driver is loaded: read without the mutex.
+  std::atomic<CudaState *> cudaReady_{nullptr};
+
+  /// The epoch of this engine's kernels in threads' HotCaches; a new one
+  /// when the memory cache is cleared.
+  std::atomic<uint64_t> epoch_;
 
   std::once_flag diskOnce_;
   std::optional<DiskCache> disk_;

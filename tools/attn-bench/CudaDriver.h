@@ -29,7 +29,8 @@ namespace attn_tools {
   X(cuMemGetInfo) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)  \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)    \
   X(cuEventElapsedTime) X(cuModuleLoadData) X(cuModuleUnload)                  \
-  X(cuModuleGetFunction) X(cuLaunchKernel)
+  X(cuModuleGetFunction) X(cuLaunchKernel) X(cuPointerGetAttribute)          \
+  X(cuMemAllocAsync) X(cuMemFreeAsync)
 
 struct Driver {
 #define ATTN_DRV_MEMBER(name) decltype(&name) p_##name = nullptr;
@@ -37,12 +38,14 @@ struct Driver {
 #undef ATTN_DRV_MEMBER
   std::string error; // why load() failed
 
-  bool load() {
-    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h) { error = std::string("dlopen libcuda.so.1: ") + dlerror(); return false; }
+  // `library`: libcuda.so.1, or another driver (attn-hotpath: the one
+  // ATTN_JIT_LIBCUDA gives the runtime, so that both share its context).
+  bool load(const std::string &library = "libcuda.so.1") {
+    void *h = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) { error = "dlopen " + library + ": " + dlerror(); return false; }
 #define ATTN_DRV_LOAD(name)                                                    \
   p_##name = reinterpret_cast<decltype(&name)>(dlsym(h, ATTN_DRV_STR(name)));  \
-  if (!p_##name) { error = "libcuda.so.1 lacks " ATTN_DRV_STR(name); return false; }
+  if (!p_##name) { error = library + " lacks " ATTN_DRV_STR(name); return false; }
     ATTN_DRV_FUNCS(ATTN_DRV_LOAD)
 #undef ATTN_DRV_LOAD
     return true;
@@ -66,8 +69,9 @@ inline void check_cu(CUresult r, const char *what, const char *file, int line) {
 // Loads the driver, makes device 0's primary context current (the one the
 // attn-jit runtime and cuBLAS use too). Returns false with a message when
 // there is no driver or device.
-inline bool init_cuda(CUdevice *dev, CUcontext *ctx, std::string *why) {
-  if (!drv().load()) { *why = drv().error; return false; }
+inline bool init_cuda(CUdevice *dev, CUcontext *ctx, std::string *why,
+                      const std::string &library = "libcuda.so.1") {
+  if (!drv().load(library)) { *why = drv().error; return false; }
   CUresult r = DRV(cuInit)(0);
   if (r != CUDA_SUCCESS) { *why = "cuInit failed: " + std::to_string(int(r)); return false; }
   r = DRV(cuDeviceGet)(dev, 0);

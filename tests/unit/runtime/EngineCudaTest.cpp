@@ -536,3 +536,105 @@ TEST_F(EngineCudaTest, TilesTheChipCannotHoldAreUnsupportedNotACompilerBug) {
   std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
   EXPECT_EQ(fakeCompiler().ptxCompiles, 0);
 }
+
+// The per-thread memo of loaded kernels (HotCache.h) in front of the shared
+// caches: what a cached call still checks, and what it must never find.
+
+TEST_F(EngineCudaTest, CachedCallsStillRejectHostPointers) {
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  ASSERT_TRUE(engine().forward(&call.args).ok()); // from this thread's memo
+  std::vector<char> host(1 << 20);
+  attn_fwd_args args = call.args;
+  args.o = host.data(); // unknown to the fake driver: not CUDA memory
+  Status status = engine().forward(&args);
+  EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(status.message().find("not CUDA memory"), std::string::npos)
+      << status.message();
+  EXPECT_EQ(fakeCuda().launches, 2);
+}
+
+TEST_F(EngineCudaTest, CachedGqaCallsPackOrNotByTheirSizes) {
+  // H = 8 over Hkv = 2: one decode query per head packs a group's 4 queries
+  // into one tile (grid over K/V heads); 200 queries do not. One call key,
+  // two kernels, each loaded once and then found by every later call.
+  auto run = [&](int64_t seqlenQ) {
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 8, seqlenQ, 300,
+                        64, true, 2);
+    Status status = engine().forward(&call.args);
+    EXPECT_TRUE(status.ok()) << status.toString();
+    return lastLaunch().grid[1];
+  };
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(run(1), 2u) << round;   // packed: the grid runs over Hkv
+    EXPECT_EQ(run(200), 8u) << round; // unpacked: over H
+  }
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
+  EXPECT_EQ(fakeCuda().moduleLoads, 2);
+  EXPECT_EQ(engine().stats().memory_hits, 2u);
+}
+
+TEST_F(EngineCudaTest, AnotherEngineNeverFindsThisThreadsKernels) {
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  Engine other(options);
+  ASSERT_TRUE(other.forward(&call.args).ok());
+  EXPECT_EQ(fakeCuda().moduleLoads, 2); // its own module, not the first's
+  EXPECT_EQ(other.stats().memory_hits, 0u);
+  EXPECT_EQ(engine().stats().memory_hits, 1u);
+}
+
+TEST_F(EngineCudaTest, ClearingFromAnotherThreadReachesEveryThreadsMemo) {
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+  auto callOnce = [&] {
+    std::thread worker([&] {
+      setFakeCurrentContext(fakePrimaryContext());
+      EXPECT_TRUE(engine().forward(&call.args).ok());
+    });
+    worker.join();
+  };
+  engine(); // built before the threads
+  std::thread worker([&] {
+    setFakeCurrentContext(fakePrimaryContext());
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_TRUE(engine().forward(&call.args).ok());
+      if (i == 1) {
+        std::thread clearer([&] { engine().clearMemoryCache(); });
+        clearer.join();
+      }
+    }
+  });
+  worker.join();
+  // Loaded, then loaded again after the clear.
+  EXPECT_EQ(fakeCuda().moduleLoads, 2);
+  // Another thread's first call finds the kernel in the shared cache.
+  callOnce();
+  EXPECT_EQ(fakeCuda().moduleLoads, 2);
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
+  EXPECT_EQ(engine().stats().launches, 4u);
+}
+
+TEST_F(EngineCudaTest, BackwardSharesTheCachedPath) {
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
+  ForwardFixture grads(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  attn_bwd_args args{};
+  args.fwd = call.args;
+  args.d_o = grads.args.q;
+  args.dq = grads.args.o;
+  args.dk = const_cast<void *>(grads.args.k);
+  args.dv = const_cast<void *>(grads.args.v);
+  attn_set_bwd_strides_like_fwd(&args);
+  for (int i = 0; i < 3; ++i) {
+    // The fake driver has no stream-ordered allocator: each call finds its
+    // kernel, then cannot allocate the workspace.
+    Status status = engine().backward(&args);
+    EXPECT_EQ(status.code(), ATTN_ERROR_UNSUPPORTED) << status.toString();
+  }
+  // The forward's kernel and the backward's: two keys, each loaded once,
+  // the backward's then found twice.
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
+  EXPECT_EQ(fakeCuda().moduleLoads, 2);
+  EXPECT_EQ(engine().stats().memory_hits, 2u);
+}

@@ -168,6 +168,7 @@ bool compilePtx(const KernelConfig &config, PtxKernel &out,
   launch.threads = attn::testing::kFakeThreads;
   launch.blockM = attn::testing::fakeBlockM(config);
   launch.sharedBytes = attn::testing::fakeSharedBytes(config);
+  launch.packGqa = config.packGqa; // as the real kernel's grid
   out.kernels = {launch};
   out.times = attn::testing::fakeTimes();
   ++fakeCompiler().ptxCompiles;
