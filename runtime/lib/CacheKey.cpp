@@ -34,9 +34,9 @@ std::string CacheKey::str() const {
                      userMods);
 }
 
-uint64_t CacheKey::hash() const { return fnv1a64(str()); }
+uint64_t CacheKey::hash() const { return keyHash(str()); }
 
-std::string CacheKey::hexHash() const { return fmt::format("{:016x}", hash()); }
+std::string CacheKey::hexHash() const { return keyHashHex(str()); }
 
 std::string archForComputeCapability(int major, int minor) {
   if (major < 8)

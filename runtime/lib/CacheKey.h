@@ -29,7 +29,7 @@ struct CacheKey {
   /// meet in one key.
   /// Two keys are equal exactly when their texts are.
   std::string str() const;
-  /// FNV-1a 64 of str().
+  /// XXH3-64 of str() (Checksum.h).
   uint64_t hash() const;
   /// 16 lowercase hex digits of hash(): the disk cache file name stem.
   std::string hexHash() const;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
@@ -18,14 +19,16 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
+#include <vector>
 
 namespace attn::rt {
 
 namespace {
 
 constexpr size_t kHeaderSize = sizeof(kEntryMagic) + 4 + 8 + 8;
-constexpr size_t kChecksumSize = 8;
+constexpr size_t kChecksumSize = 16;
 /// Larger files are not kernels: refuse to read them into memory.
 constexpr uint64_t kMaxEntrySize = 1ull << 30;
 /// Temporary files live for the milliseconds of one write: one older than
@@ -33,6 +36,8 @@ constexpr uint64_t kMaxEntrySize = 1ull << 30;
 constexpr auto kDeadTempAge = std::chrono::minutes(10);
 constexpr auto kBuildPollInterval = std::chrono::milliseconds(20);
 constexpr std::string_view kTempInfix = ".tmp.";
+constexpr std::string_view kEntrySuffix = ".kernel";
+constexpr size_t kHashDigits = 16;
 
 std::string errnoText(int error) { return std::strerror(error); }
 
@@ -66,12 +71,34 @@ Status makeDirectories(const std::string &path) {
     if (slash == std::string::npos)
       break;
   }
+  return Status();
+}
+
+/// Whether `path` is a directory that only `owner` can write: anyone else
+/// who could would choose the code that runs on the GPU.
+Status checkDirectory(const std::string &path, uid_t owner) {
   struct stat info;
   if (::stat(path.c_str(), &info) != 0)
     return makeError(ATTN_ERROR_INTERNAL, "cannot stat {}: {}", path,
                      errnoText(errno));
   if (!S_ISDIR(info.st_mode))
     return makeError(ATTN_ERROR_INTERNAL, "{} is not a directory", path);
+  if (info.st_uid != owner)
+    return makeError(ATTN_ERROR_INTERNAL,
+                     "{} belongs to uid {}, not to this user (uid {}); its "
+                     "entries would be code run on the GPU",
+                     path, info.st_uid, owner);
+  if (info.st_mode & (S_IWGRP | S_IWOTH)) {
+    bool group = info.st_mode & S_IWGRP, others = info.st_mode & S_IWOTH;
+    return makeError(ATTN_ERROR_INTERNAL,
+                     "{} is writable by {} (mode {:o}); its entries would be "
+                     "code run on the GPU",
+                     path,
+                     group && others ? "its group and others"
+                     : group         ? "its group"
+                                     : "others",
+                     info.st_mode & 07777);
+  }
   return Status();
 }
 
@@ -95,14 +122,86 @@ void syncDirectory(const std::string &directory) {
   ::close(fd);
 }
 
-std::string hashName(std::string_view key) {
-  return fmt::format("{:016x}", fnv1a64(key));
+/// Whether `name` is an entry's file name, "<16 hex digits>.kernel" (not a
+/// temporary file, a lock or anything else).
+bool isEntryName(std::string_view name) {
+  return name.size() == kHashDigits + kEntrySuffix.size() &&
+         name.substr(kHashDigits) == kEntrySuffix &&
+         name.find_first_not_of("0123456789abcdef") == kHashDigits;
+}
+
+/// Removes the entries of `directory` least recently used first (by
+/// modification time, which a hit sets) until they total at most
+/// `maxBytes`; `keep`, the entry just written, stays.
+///
+/// Not llvm::pruneCache: besides pruning only files named "llvmcache-*", it
+/// calls report_fatal_error when statvfs fails (a directory removed while
+/// pruning would end the user's process) and creates its
+/// "llvmcache.timestamp" with a blocking open (a FIFO there would hang the
+/// call, as in issue 14's defect 5). Every write prunes, so no interval.
+void pruneEntries(const std::string &directory, uint64_t maxBytes,
+                  std::string_view keep) {
+  if (maxBytes == 0)
+    return;
+  int dirFd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirFd < 0)
+    return;
+  DIR *dir = ::fdopendir(dirFd);
+  if (!dir) {
+    ::close(dirFd);
+    return;
+  }
+  struct Entry {
+    struct timespec used;
+    uint64_t size;
+    std::string name;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  while (struct dirent *entry = ::readdir(dir)) {
+    std::string_view name = entry->d_name;
+    struct stat info;
+    if (!isEntryName(name) ||
+        ::fstatat(dirFd, entry->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(info.st_mode))
+      continue;
+    total += static_cast<uint64_t>(info.st_size);
+    if (name != keep)
+      entries.push_back({info.st_mtim, static_cast<uint64_t>(info.st_size),
+                         std::string(name)});
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry &a, const Entry &b) {
+    return std::tie(a.used.tv_sec, a.used.tv_nsec, a.name) <
+           std::tie(b.used.tv_sec, b.used.tv_nsec, b.name);
+  });
+  // Another process may remove the same files meanwhile: either way they
+  // are gone.
+  for (size_t i = 0; i < entries.size() && total > maxBytes; ++i) {
+    ::unlinkat(dirFd, entries[i].name.c_str(), 0);
+    total -= entries[i].size;
+  }
+  ::closedir(dir); // closes dirFd
 }
 
 } // namespace
 
 DiskCacheSettings diskCacheSettingsFromEnvironment() {
   DiskCacheSettings settings;
+  if (const char *limit = std::getenv("ATTN_JIT_CACHE_MAX_MB");
+      limit && *limit) {
+    std::string_view text = limit;
+    uint64_t megabytes = 0;
+    auto [end, error] =
+        std::from_chars(text.data(), text.data() + text.size(), megabytes);
+    if (error != std::errc() || end != text.data() + text.size() ||
+        megabytes > UINT64_MAX / kBytesPerMB)
+      settings.ignored = fmt::format(
+          "ATTN_JIT_CACHE_MAX_MB={} is not a number of MiB; the limit is {} "
+          "MiB",
+          text, kDefaultCacheMaxMB);
+    else
+      settings.maxBytes = megabytes * kBytesPerMB;
+  }
   if (const char *flag = std::getenv("ATTN_JIT_DISK_CACHE");
       flag && isFalse(flag)) {
     settings.reason = fmt::format("ATTN_JIT_DISK_CACHE={}", flag);
@@ -137,12 +236,14 @@ std::string encodeEntry(std::string_view key, std::string_view payload) {
   writer.u64(payload.size());
   writer.bytes(key);
   writer.bytes(payload);
-  writer.u64(fnv1a64(writer.data()));
+  Checksum128 checksum = entryChecksum(writer.data());
+  writer.u64(checksum.low);
+  writer.u64(checksum.high);
   return writer.take();
 }
 
-bool decodeEntry(std::string_view file, std::string_view expectedKey,
-                 std::string &payload, std::string &reason) {
+EntryCheck decodeEntry(std::string_view file, std::string_view expectedKey,
+                       std::string &payload, std::string &reason) {
   ByteReader reader(file);
   std::string_view magic;
   uint32_t version = 0;
@@ -151,16 +252,17 @@ bool decodeEntry(std::string_view file, std::string_view expectedKey,
       !reader.u64(keySize) || !reader.u64(payloadSize)) {
     reason = fmt::format("truncated: {} bytes, shorter than the header",
                          file.size());
-    return false;
+    return EntryCheck::Invalid;
   }
   if (magic != std::string_view(kEntryMagic, sizeof kEntryMagic)) {
     reason = "not an attn-jit cache entry (bad magic)";
-    return false;
+    return EntryCheck::Invalid;
   }
+  // Not checked further: each version has its own layout and checksum.
   if (version != kEntryFormatVersion) {
     reason = fmt::format("format version {} (this build reads {})", version,
                          kEntryFormatVersion);
-    return false;
+    return EntryCheck::OtherFormat;
   }
   // Compare in a way that cannot overflow, whatever the header says.
   uint64_t available = file.size() - kHeaderSize;
@@ -174,38 +276,44 @@ bool decodeEntry(std::string_view file, std::string_view expectedKey,
       reason = fmt::format("truncated: {} bytes, its header says {}",
                            file.size(),
                            kHeaderSize + keySize + payloadSize + kChecksumSize);
-    return false;
+    return EntryCheck::Invalid;
   }
   std::string_view key, body;
-  uint64_t checksum = 0;
+  Checksum128 stored;
   reader.bytes(keySize, key);
   reader.bytes(payloadSize, body);
-  reader.u64(checksum);
-  uint64_t actual = fnv1a64(file.substr(0, file.size() - kChecksumSize));
-  if (checksum != actual) {
-    reason = fmt::format("checksum mismatch (stored {:016x}, computed {:016x})",
-                         checksum, actual);
-    return false;
+  reader.u64(stored.low);
+  reader.u64(stored.high);
+  Checksum128 actual =
+      entryChecksum(file.substr(0, file.size() - kChecksumSize));
+  if (stored != actual) {
+    reason = fmt::format("checksum mismatch (stored {:016x}{:016x}, computed "
+                         "{:016x}{:016x})",
+                         stored.high, stored.low, actual.high, actual.low);
+    return EntryCheck::Invalid;
   }
   if (key != expectedKey) {
     reason = fmt::format("built for another key: {}", key);
-    return false;
+    return EntryCheck::Invalid;
   }
   payload.assign(body);
-  return true;
+  return EntryCheck::Valid;
 }
 
-Expected<DiskCache> DiskCache::open(std::string directory) {
+Expected<DiskCache> DiskCache::open(std::string directory,
+                                    DiskCacheOptions options) {
   while (directory.size() > 1 && directory.back() == '/')
     directory.pop_back();
   Status status = makeDirectories(directory);
+  if (status.ok())
+    status = checkDirectory(directory, options.owner.value_or(::geteuid()));
   if (!status.ok())
     return status;
-  return DiskCache(std::move(directory));
+  return DiskCache(std::move(directory), options.maxBytes);
 }
 
 std::string DiskCache::entryPath(std::string_view key) const {
-  return fmt::format("{}/{}.kernel", directory_, hashName(key));
+  return fmt::format("{}/{}{}", directory_, keyHashHex(key), kEntrySuffix);
 }
 
 DiskCache::Lookup DiskCache::load(std::string_view key) const {
@@ -237,14 +345,25 @@ DiskCache::Lookup DiskCache::load(std::string_view key) const {
       break;
     done += static_cast<size_t>(got);
   }
-  ::close(fd);
   // A file that shrank while being read is rejected like a truncated one;
   // entries are replaced by rename, so this only happens to foreign writers.
   file.resize(done);
-  if (decodeEntry(file, key, lookup.payload, lookup.reason))
+  switch (decodeEntry(file, key, lookup.payload, lookup.reason)) {
+  case EntryCheck::Valid:
     lookup.kind = LookupKind::Hit;
-  else
+    // Used now, for pruning. Not the access time: noatime and relatime
+    // mounts do not keep it, and backups that read files would reset it.
+    // Best effort: a read-only cache still serves hits.
+    ::futimens(fd, nullptr);
+    break;
+  case EntryCheck::OtherFormat:
+    lookup.kind = LookupKind::Miss; // stale, not damaged: rebuilt in place
+    break;
+  case EntryCheck::Invalid:
     lookup.kind = LookupKind::Rejected;
+    break;
+  }
+  ::close(fd);
   return lookup;
 }
 
@@ -274,7 +393,8 @@ DiskCache::beginBuild(std::string_view key,
   build.key_ = key;
   build.directory_ = directory_;
   build.finalPath_ = entryPath(key);
-  std::string hash = hashName(key);
+  build.maxBytes_ = maxBytes_;
+  std::string hash = keyHashHex(key);
   build.lockPath_ = fmt::format("{}/{}.lock", directory_, hash);
   build.tempPattern_ = fmt::format("{}/{}{}XXXXXX", directory_, hash, kTempInfix);
   auto deadline = std::chrono::steady_clock::now() + maxWait;
@@ -320,6 +440,7 @@ DiskCache::Build &DiskCache::Build::operator=(Build &&other) noexcept {
     lockPath_ = std::move(other.lockPath_);
     tempPattern_ = std::move(other.tempPattern_);
     directory_ = std::move(other.directory_);
+    maxBytes_ = other.maxBytes_;
     lockFd_ = other.lockFd_;
     waited_ = other.waited_;
     timedOut_ = other.timedOut_;
@@ -375,6 +496,9 @@ Status DiskCache::Build::commit(std::string_view payload) {
     syncDirectory(directory_);
   // Waiters now find the entry.
   abandon();
+  if (status.ok())
+    pruneEntries(directory_, maxBytes_,
+                 std::string_view(finalPath_).substr(directory_.size() + 1));
   return status;
 }
 

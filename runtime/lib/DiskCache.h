@@ -1,10 +1,15 @@
 //===- DiskCache.h - Compiled kernels shared by processes on disk ---------===//
 //
-// One file per key, named by the hash of the key, holding
+// The directory must belong to the user and be writable by nobody else (an
+// entry is code that runs on the GPU): open() refuses any other, and the
+// engine then keeps kernels in memory only.
+//
+// One file per key, "<XXH3-64 of the key>.kernel", holding
 //   "ATTNJITK" | u32 format version | u64 key size | u64 payload size |
-//   key | payload | u64 FNV-1a 64 of everything before it
-// (integers little-endian). A reader checks all of it, so a corrupt,
-// truncated or foreign (other key, same hash) file is rejected, never used.
+//   key | payload | XXH3-128 of everything before it (u64 low, u64 high)
+// (integers little-endian, hashes from Checksum.h). A reader checks all of
+// it, so a corrupt, truncated or foreign (other key, same hash) file is
+// rejected, never used; a file of another format version is a miss.
 //
 // Writers never modify a visible file: they write "<hash>.tmp.XXXXXX" in the
 // same directory, fsync it and rename it over "<hash>.kernel", so readers see
@@ -20,6 +25,11 @@
 // it locked is still the one at the path, so two builders never both think
 // they hold the claim.
 //
+// After each write the least recently used entries are removed until the
+// entries total at most the size limit. A hit sets its entry's modification
+// time to now, so that time is its last use. Only "<16 hex digits>.kernel"
+// files are ever pruned: temporary files and locks are left alone.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTN_RUNTIME_DISKCACHE_H
@@ -28,37 +38,67 @@
 #include "attn-jit/Runtime.h"
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <sys/types.h>
 
 namespace attn::rt {
 
+/// The size limit of the entries when ATTN_JIT_CACHE_MAX_MB is unset.
+inline constexpr uint64_t kDefaultCacheMaxMB = 1024;
+inline constexpr uint64_t kBytesPerMB = uint64_t(1) << 20;
+inline constexpr uint64_t kDefaultCacheMaxBytes =
+    kDefaultCacheMaxMB * kBytesPerMB;
+
 /// Where the disk cache lives, from ATTN_JIT_DISK_CACHE (0/false/off/no
 /// disables it), ATTN_JIT_CACHE_DIR, $XDG_CACHE_HOME/attn-jit and
-/// ~/.cache/attn-jit, in that order.
+/// ~/.cache/attn-jit, in that order; its size limit from
+/// ATTN_JIT_CACHE_MAX_MB (MiB; 0: no limit).
 struct DiskCacheSettings {
   bool enabled = false;
   std::string directory;
   std::string reason; ///< why it is disabled, when it is
+  uint64_t maxBytes = kDefaultCacheMaxBytes; ///< 0: no limit
+  std::string ignored; ///< a setting that was ignored, and why
 };
 DiskCacheSettings diskCacheSettingsFromEnvironment();
 
 /// The file format (exposed for tests).
 inline constexpr char kEntryMagic[8] = {'A', 'T', 'T', 'N', 'J', 'I', 'T', 'K'};
-inline constexpr uint32_t kEntryFormatVersion = 1;
+/// 2: XXH3-128 checksum (1: FNV-1a 64).
+inline constexpr uint32_t kEntryFormatVersion = 2;
 std::string encodeEntry(std::string_view key, std::string_view payload);
-/// Checks `file` and extracts its payload; on failure says why in `reason`.
-bool decodeEntry(std::string_view file, std::string_view expectedKey,
-                 std::string &payload, std::string &reason);
+enum class EntryCheck {
+  Valid,
+  OtherFormat, ///< an intact header of another format version
+  Invalid,     ///< corrupt, truncated, foreign or not an entry
+};
+/// Checks `file` and extracts its payload; unless Valid, says why in
+/// `reason`.
+EntryCheck decodeEntry(std::string_view file, std::string_view expectedKey,
+                       std::string &payload, std::string &reason);
+
+struct DiskCacheOptions {
+  /// After each write, the least recently used entries are removed until
+  /// the entries total at most this many bytes (the one just written stays
+  /// whatever its size). 0: no limit.
+  uint64_t maxBytes = kDefaultCacheMaxBytes;
+  /// The user the directory must belong to; unset: the effective user.
+  /// (A seam for tests, which cannot always chown.)
+  std::optional<uid_t> owner;
+};
 
 class DiskCache {
 public:
   /// Opens (creating it and its parents, mode 0700, when missing) the cache
-  /// directory.
-  static Expected<DiskCache> open(std::string directory);
+  /// directory. Fails, saying why, when the directory belongs to another
+  /// user or its group or others may write it.
+  static Expected<DiskCache> open(std::string directory,
+                                  DiskCacheOptions options = {});
 
   const std::string &directory() const { return directory_; }
-  /// "<directory>/<16 hex digits of FNV-1a 64 of key>.kernel".
+  /// "<directory>/<keyHashHex(key)>.kernel".
   std::string entryPath(std::string_view key) const;
 
   enum class LookupKind { Hit, Miss, Rejected };
@@ -68,7 +108,8 @@ public:
     std::string reason;  ///< on Rejected (and on a Miss other than "absent")
     std::string path;
   };
-  /// Reads the entry of `key`. Never blocks on other processes.
+  /// Reads the entry of `key` and, on a hit, marks it used now. Never blocks
+  /// on other processes.
   Lookup load(std::string_view key) const;
 
   /// A claim on building the entry of one key; see beginBuild.
@@ -95,6 +136,7 @@ public:
   private:
     friend class DiskCache;
     std::string key_, finalPath_, lockPath_, tempPattern_, directory_;
+    uint64_t maxBytes_ = 0;
     int lockFd_ = -1;
     bool waited_ = false, timedOut_ = false;
   };
@@ -109,11 +151,12 @@ public:
   Status store(std::string_view key, std::string_view payload) const;
 
 private:
-  explicit DiskCache(std::string directory)
-      : directory_(std::move(directory)) {}
+  DiskCache(std::string directory, uint64_t maxBytes)
+      : directory_(std::move(directory)), maxBytes_(maxBytes) {}
   /// Removes temporary files that writers killed mid-write left behind.
   void removeDeadTemporaries() const;
   std::string directory_;
+  uint64_t maxBytes_;
 };
 
 } // namespace attn::rt

@@ -176,7 +176,12 @@ DiskCache *Engine::disk() {
         logLine("disk cache disabled: {}", options_.disk.reason);
       return;
     }
-    Expected<DiskCache> cache = DiskCache::open(options_.disk.directory);
+    if (!options_.disk.ignored.empty() && logging(LogLevel::Info))
+      logLine("{}", options_.disk.ignored);
+    DiskCacheOptions diskOptions;
+    diskOptions.maxBytes = options_.disk.maxBytes;
+    Expected<DiskCache> cache =
+        DiskCache::open(options_.disk.directory, diskOptions);
     if (!cache) {
       // Not an error for the call: it only costs compiles.
       if (logging(LogLevel::Info))

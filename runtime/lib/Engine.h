@@ -43,7 +43,7 @@ struct EngineOptions {
   std::chrono::milliseconds buildWait = std::chrono::minutes(2);
 
   /// ATTN_JIT_LOG, ATTN_JIT_DISK_CACHE, ATTN_JIT_CACHE_DIR, XDG_CACHE_HOME,
-  /// ATTN_JIT_LIBCUDA, ATTN_JIT_TENSOR_CORES.
+  /// ATTN_JIT_CACHE_MAX_MB, ATTN_JIT_LIBCUDA, ATTN_JIT_TENSOR_CORES.
   static EngineOptions fromEnvironment();
 };
 

@@ -1,5 +1,6 @@
 //===- DiskCacheTest.cpp - Entry format, validation and settings ----------===//
 
+#include "ByteIO.h"
 #include "DiskCache.h"
 #include "KernelBlob.h"
 #include "TestUtil.h"
@@ -114,11 +115,12 @@ TEST(DiskCacheTest, EmptyPayload) {
 TEST(DiskCacheTest, EveryFlippedByteIsRejected) {
   std::string file = encodeEntry(kKey, payloadOf(300));
   std::string payload, reason;
-  ASSERT_TRUE(decodeEntry(file, kKey, payload, reason)) << reason;
+  ASSERT_EQ(decodeEntry(file, kKey, payload, reason), EntryCheck::Valid)
+      << reason;
   for (size_t i = 0; i < file.size(); ++i) {
     std::string corrupt = file;
     corrupt[i] ^= 0x10;
-    EXPECT_FALSE(decodeEntry(corrupt, kKey, payload, reason))
+    EXPECT_NE(decodeEntry(corrupt, kKey, payload, reason), EntryCheck::Valid)
         << "flipped byte " << i;
   }
 }
@@ -142,7 +144,8 @@ TEST(DiskCacheTest, TruncatedFileIsRejected) {
   for (size_t size : {size_t(0), size_t(5), size_t(27), size_t(40),
                       file.size() / 2, file.size() - 8, file.size() - 1}) {
     std::string payload, reason;
-    EXPECT_FALSE(decodeEntry(file.substr(0, size), kKey, payload, reason))
+    EXPECT_EQ(decodeEntry(file.substr(0, size), kKey, payload, reason),
+              EntryCheck::Invalid)
         << size;
     EXPECT_NE(reason.find("truncated"), std::string::npos)
         << size << ": " << reason;
@@ -158,7 +161,7 @@ TEST(DiskCacheTest, TruncatedFileIsRejected) {
 TEST(DiskCacheTest, TrailingBytesAreRejected) {
   std::string file = encodeEntry(kKey, "payload") + "x";
   std::string payload, reason;
-  EXPECT_FALSE(decodeEntry(file, kKey, payload, reason));
+  EXPECT_EQ(decodeEntry(file, kKey, payload, reason), EntryCheck::Invalid);
   EXPECT_NE(reason.find("longer"), std::string::npos) << reason;
 }
 
@@ -178,22 +181,48 @@ TEST(DiskCacheTest, ForeignEntryIsRejected) {
   EXPECT_NE(lookup.reason.find(kOtherKey), std::string::npos) << lookup.reason;
 }
 
-TEST(DiskCacheTest, OtherFormatsAreRejected) {
+TEST(DiskCacheTest, OtherFormatsAreNotUsed) {
   std::string payload, reason;
   std::string file = encodeEntry(kKey, "p");
   std::string badMagic = file;
   badMagic[0] = 'X';
-  EXPECT_FALSE(decodeEntry(badMagic, kKey, payload, reason));
+  EXPECT_EQ(decodeEntry(badMagic, kKey, payload, reason), EntryCheck::Invalid);
   EXPECT_NE(reason.find("magic"), std::string::npos) << reason;
   std::string newer = file;
   newer[8] = static_cast<char>(kEntryFormatVersion + 1);
-  EXPECT_FALSE(decodeEntry(newer, kKey, payload, reason));
+  EXPECT_EQ(decodeEntry(newer, kKey, payload, reason),
+            EntryCheck::OtherFormat);
   EXPECT_NE(reason.find("format version"), std::string::npos) << reason;
   // A huge length in the header must not be trusted.
   std::string huge = file;
   for (int i = 12; i < 20; ++i)
     huge[i] = '\xff';
-  EXPECT_FALSE(decodeEntry(huge, kKey, payload, reason));
+  EXPECT_EQ(decodeEntry(huge, kKey, payload, reason), EntryCheck::Invalid);
+}
+
+// An entry an older attn-jit wrote (format 1: FNV-1a 64 checksum) is a miss,
+// not a rejected (damaged) entry, and the next store replaces it.
+TEST(DiskCacheTest, OlderFormatVersionIsAMissAndIsReplaced) {
+  TempDir dir;
+  DiskCache cache = openCache(dir);
+  ByteWriter old;
+  old.bytes(std::string_view(kEntryMagic, sizeof kEntryMagic));
+  old.u32(1);
+  old.u64(std::string_view(kKey).size());
+  old.u64(7);
+  old.bytes(kKey);
+  old.bytes("payload");
+  old.u64(0x0123456789abcdefull);
+  writeFile(cache.entryPath(kKey), old.take());
+  DiskCache::Lookup lookup = cache.load(kKey);
+  EXPECT_EQ(lookup.kind, DiskCache::LookupKind::Miss);
+  EXPECT_NE(lookup.reason.find("format version 1 (this build reads 2)"),
+            std::string::npos)
+      << lookup.reason;
+  ASSERT_TRUE(cache.store(kKey, "new payload").ok());
+  lookup = cache.load(kKey);
+  ASSERT_EQ(lookup.kind, DiskCache::LookupKind::Hit) << lookup.reason;
+  EXPECT_EQ(lookup.payload, "new payload");
 }
 
 TEST(DiskCacheTest, OpenCreatesMissingDirectories) {
@@ -347,6 +376,38 @@ TEST(DiskCacheSettingsTest, DiskCacheZeroDisables) {
     DiskCacheSettings settings = diskCacheSettingsFromEnvironment();
     EXPECT_FALSE(settings.enabled) << value;
     EXPECT_NE(settings.reason.find("ATTN_JIT_DISK_CACHE"), std::string::npos);
+  }
+}
+
+TEST(DiskCacheSettingsTest, MaxMBSetsTheSizeLimit) {
+  ScopedEnv dir("ATTN_JIT_CACHE_DIR", "/shared/kernels");
+  {
+    ScopedEnv limit("ATTN_JIT_CACHE_MAX_MB", std::nullopt);
+    DiskCacheSettings settings = diskCacheSettingsFromEnvironment();
+    EXPECT_EQ(settings.maxBytes, kDefaultCacheMaxMB << 20);
+    EXPECT_EQ(settings.ignored, "");
+  }
+  using Case = std::pair<const char *, uint64_t>;
+  for (auto [text, bytes] :
+       {Case{"64", 64ull << 20}, Case{"0", 0}, Case{"1", 1ull << 20}}) {
+    ScopedEnv limit("ATTN_JIT_CACHE_MAX_MB", text);
+    DiskCacheSettings settings = diskCacheSettingsFromEnvironment();
+    EXPECT_EQ(settings.maxBytes, bytes) << text;
+    EXPECT_EQ(settings.ignored, "") << text;
+  }
+}
+
+TEST(DiskCacheSettingsTest, BadMaxMBIsIgnoredWithAReason) {
+  ScopedEnv dir("ATTN_JIT_CACHE_DIR", "/shared/kernels");
+  for (const char *text :
+       {"lots", "-1", "12MB", " 5", "1e3", "99999999999999999999",
+        "18446744073709551615"}) {
+    ScopedEnv limit("ATTN_JIT_CACHE_MAX_MB", text);
+    DiskCacheSettings settings = diskCacheSettingsFromEnvironment();
+    EXPECT_TRUE(settings.enabled) << text;
+    EXPECT_EQ(settings.maxBytes, kDefaultCacheMaxMB << 20) << text;
+    EXPECT_NE(settings.ignored.find("ATTN_JIT_CACHE_MAX_MB"), std::string::npos)
+        << text << ": " << settings.ignored;
   }
 }
 

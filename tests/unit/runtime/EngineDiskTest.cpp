@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace attn;
@@ -166,7 +167,8 @@ TEST_F(EngineDiskTest, NewCompilerVersionNeverLoadsOldKernels) {
   key.config.headDim = 64;
   key.config.arch = "sm_90a";
   key.config = key.config.resolved(/*nvidia=*/true); // as the engine keys it
-  ASSERT_TRUE(decodeEntry(file, key.str(), payload, reason)) << reason;
+  ASSERT_EQ(decodeEntry(file, key.str(), payload, reason), EntryCheck::Valid)
+      << reason;
   key.compilerVersion = "older-compiler";
   ASSERT_EQ(::unlink(path.c_str()), 0);
   Expected<DiskCache> cache = DiskCache::open(options.disk.directory);
@@ -207,6 +209,62 @@ TEST_F(EngineDiskTest, UnusableDirectoryStillCompiles) {
   std::string log = capture.finish();
   EXPECT_EQ(stats.compiles, 1u);
   EXPECT_NE(log.find("disk cache disabled: cannot create"), std::string::npos)
+      << log;
+}
+
+// A cache directory others may write is not used: the call still succeeds,
+// from memory, and the log says why.
+TEST_F(EngineDiskTest, DirectoryWritableByOthersFallsBackToMemory) {
+  ASSERT_EQ(::mkdir(options.disk.directory.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(options.disk.directory.c_str(), 0777), 0);
+  options.log = LogLevel::Info;
+  Engine engine(options);
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 32, 32, 64);
+  StderrCapture capture;
+  Status first = engine.forward(&call.args);
+  Status second = engine.forward(&call.args);
+  std::string log = capture.finish();
+  EXPECT_TRUE(first.ok()) << first.toString();
+  EXPECT_TRUE(second.ok()) << second.toString();
+  attn_stats stats = engine.stats();
+  EXPECT_EQ(stats.compiles, 1u);
+  EXPECT_EQ(stats.memory_hits, 1u);
+  EXPECT_EQ(stats.disk_misses + stats.disk_hits, 0u);
+  EXPECT_TRUE(listFiles(options.disk.directory).empty());
+  EXPECT_NE(log.find("disk cache disabled: " + options.disk.directory +
+                     " is writable by its group and others (mode 777)"),
+            std::string::npos)
+      << log;
+}
+
+TEST_F(EngineDiskTest, SizeLimitKeepsTheMostRecentEntry) {
+  options.disk.maxBytes = 1; // less than any entry
+  runInFreshEngine(64);
+  runInFreshEngine(128);
+  entryPath(); // expects exactly one entry
+  attn_stats again = runInFreshEngine(128);
+  EXPECT_EQ(again.disk_hits, 1u);
+  EXPECT_EQ(again.compiles, 0u);
+}
+
+TEST_F(EngineDiskTest, SizeLimitFromTheEnvironment) {
+  ScopedEnv where("ATTN_JIT_CACHE_DIR", options.disk.directory);
+  {
+    ScopedEnv limit("ATTN_JIT_CACHE_MAX_MB", "3");
+    EXPECT_EQ(EngineOptions::fromEnvironment().disk.maxBytes, 3u << 20);
+  }
+  ScopedEnv limit("ATTN_JIT_CACHE_MAX_MB", "3 GB");
+  EngineOptions fromEnv = EngineOptions::fromEnvironment();
+  EXPECT_EQ(fromEnv.disk.maxBytes, kDefaultCacheMaxMB << 20);
+  fromEnv.driver = options.driver;
+  fromEnv.log = LogLevel::Info;
+  Engine engine(fromEnv);
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+  StderrCapture capture;
+  ASSERT_TRUE(engine.forward(&call.args).ok());
+  std::string log = capture.finish();
+  EXPECT_NE(log.find("ATTN_JIT_CACHE_MAX_MB=3 GB is not a number of MiB"),
+            std::string::npos)
       << log;
 }
 
