@@ -176,14 +176,21 @@ ConfigAttr ConfigAttr::lookup(Operation *op) {
 // SdpaOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult SdpaOp::verify() {
-  Operation *op = getOperation();
-  Type q = getQuery().getType(), k = getKey().getType(),
-       v = getValue().getType(), o = getOutput().getType();
-  if (failed(checkElementTypes(op, "query", q, "key", k)) ||
-      failed(checkElementTypes(op, "query", q, "value", v)) ||
-      failed(checkElementTypes(op, "query", q, "output", o)))
-    return failure();
+/// The operand rules the forward and the backward share: Q, K, V, O and
+/// `tensors` (the backward's gradients) have Q's element type and a unit
+/// inner stride; Q, K, V and O agree on their dims, K/V's head count divides
+/// Q's (grouped-query attention); each of `rowTerms` (the LSE, the
+/// backward's delta) is Q's (B, H, Nq).
+static LogicalResult
+verifyAttentionOperands(Operation *op, Type q, Type k, Type v, Type o,
+                        ArrayRef<std::pair<StringRef, Type>> tensors,
+                        ArrayRef<std::pair<StringRef, Type>> rowTerms) {
+  SmallVector<std::pair<StringRef, Type>> all = {
+      {"query", q}, {"key", k}, {"value", v}, {"output", o}};
+  llvm::append_range(all, tensors);
+  for (auto [name, type] : ArrayRef(all).drop_front())
+    if (failed(checkElementTypes(op, "query", q, name, type)))
+      return failure();
   if (failed(checkStaticDim(op, "query", q, 3, "head dim")) ||
       failed(checkStaticDim(op, "value", v, 3, "head dim")))
     return failure();
@@ -195,9 +202,7 @@ LogicalResult SdpaOp::verify() {
       failed(checkSameDim(op, "query", q, 1, "output", o, 1, "head count")) ||
       failed(checkSameDim(op, "key", k, 1, "value", v, 1, "head count")))
     return failure();
-  const std::pair<StringRef, Type> others[] = {
-      {"key", k}, {"value", v}, {"output", o}};
-  for (auto [name, type] : others)
+  for (auto [name, type] : ArrayRef(all).slice(1, 3))
     if (failed(checkSameDim(op, "query", q, 0, name, type, 0, "batch")))
       return failure();
   // Grouped-query attention: every K/V head serves H / Hkv query heads.
@@ -205,22 +210,28 @@ LogicalResult SdpaOp::verify() {
   int64_t kvHeads = cast<ShapedType>(k).getDimSize(1);
   if (!ShapedType::isDynamic(heads) && !ShapedType::isDynamic(kvHeads) &&
       (kvHeads == 0 || heads % kvHeads != 0))
-    return emitOpError() << "'key' (" << shapeOf(k) << ") has " << kvHeads
-                         << " heads, which must divide the " << heads
-                         << " heads of 'query' (" << shapeOf(q) << ")";
-  if (Value lse = getLse()) {
-    Type l = lse.getType();
-    if (failed(checkSameDim(op, "query", q, 0, "lse", l, 0, "batch")) ||
-        failed(checkSameDim(op, "query", q, 1, "lse", l, 1, "head count")) ||
-        failed(checkSameDim(op, "query", q, 2, "lse", l, 2, "sequence length")))
+    return op->emitOpError()
+           << "'key' (" << shapeOf(k) << ") has " << kvHeads
+           << " heads, which must divide the " << heads << " heads of 'query' ("
+           << shapeOf(q) << ")";
+  for (auto [name, l] : rowTerms)
+    if (failed(checkSameDim(op, "query", q, 0, name, l, 0, "batch")) ||
+        failed(checkSameDim(op, "query", q, 1, name, l, 1, "head count")) ||
+        failed(checkSameDim(op, "query", q, 2, name, l, 2, "sequence length")))
       return failure();
-  }
-  const std::pair<StringRef, Type> all[] = {
-      {"query", q}, {"key", k}, {"value", v}, {"output", o}};
   for (auto [name, type] : all)
     if (failed(checkUnitInnerStride(op, name, type)))
       return failure();
   return success();
+}
+
+LogicalResult SdpaOp::verify() {
+  SmallVector<std::pair<StringRef, Type>, 1> rowTerms;
+  if (Value lse = getLse())
+    rowTerms.push_back({"lse", lse.getType()});
+  return verifyAttentionOperands(
+      getOperation(), getQuery().getType(), getKey().getType(),
+      getValue().getType(), getOutput().getType(), {}, rowTerms);
 }
 
 LogicalResult SdpaBackwardOp::verify() {
@@ -229,56 +240,22 @@ LogicalResult SdpaBackwardOp::verify() {
        v = getValue().getType(), o = getOutput().getType();
   Type dq = getGradQuery().getType(), dk = getGradKey().getType(),
        dv = getGradValue().getType();
-  const std::pair<StringRef, Type> same[] = {
-      {"key", k},         {"value", v},         {"output", o},
-      {"grad_query", dq}, {"grad_key", dk},     {"grad_value", dv}};
-  for (auto [name, type] : same)
-    if (failed(checkElementTypes(op, "query", q, name, type)))
-      return failure();
-  if (failed(checkStaticDim(op, "query", q, 3, "head dim")) ||
-      failed(checkStaticDim(op, "value", v, 3, "head dim")))
+  // dO has O's type (AllTypesMatch).
+  if (failed(verifyAttentionOperands(
+          op, q, k, v, o,
+          {{"grad_query", dq}, {"grad_key", dk}, {"grad_value", dv}},
+          {{"lse", getLse().getType()}, {"delta", getDelta().getType()}})))
     return failure();
-  // Each gradient has its tensor's shape; O and dO have Q's rows, V's dims.
+  // Each gradient has its tensor's shape.
   const std::tuple<StringRef, Type, StringRef, Type> shapes[] = {
-      {"query", q, "grad_query", dq}, {"key", k, "grad_key", dk},
+      {"query", q, "grad_query", dq},
+      {"key", k, "grad_key", dk},
       {"value", v, "grad_value", dv}};
   for (auto [an, a, bn, bt] : shapes)
     for (unsigned d = 0; d < 4; ++d)
       if (failed(checkSameDim(op, an, a, d, bn, bt, d,
                               d == 3 ? "head dim" : "size")))
         return failure();
-  if (failed(checkSameDim(op, "query", q, 3, "key", k, 3, "head dim")) ||
-      failed(checkSameDim(op, "value", v, 3, "output", o, 3, "head dim")) ||
-      failed(checkSameDim(op, "key", k, 2, "value", v, 2, "sequence length")) ||
-      failed(checkSameDim(op, "key", k, 1, "value", v, 1, "head count")) ||
-      failed(checkSameDim(op, "query", q, 2, "output", o, 2,
-                          "sequence length")) ||
-      failed(checkSameDim(op, "query", q, 1, "output", o, 1, "head count")) ||
-      failed(checkSameDim(op, "query", q, 0, "key", k, 0, "batch")) ||
-      failed(checkSameDim(op, "query", q, 0, "output", o, 0, "batch")))
-    return failure();
-  int64_t heads = cast<ShapedType>(q).getDimSize(1);
-  int64_t kvHeads = cast<ShapedType>(k).getDimSize(1);
-  if (!ShapedType::isDynamic(heads) && !ShapedType::isDynamic(kvHeads) &&
-      (kvHeads == 0 || heads % kvHeads != 0))
-    return emitOpError() << "'key' (" << shapeOf(k) << ") has " << kvHeads
-                         << " heads, which must divide the " << heads
-                         << " heads of 'query' (" << shapeOf(q) << ")";
-  for (auto [name, value] : {std::pair<StringRef, Value>{"lse", getLse()},
-                             {"delta", getDelta()}}) {
-    Type l = value.getType();
-    if (failed(checkSameDim(op, "query", q, 0, name, l, 0, "batch")) ||
-        failed(checkSameDim(op, "query", q, 1, name, l, 1, "head count")) ||
-        failed(checkSameDim(op, "query", q, 2, name, l, 2, "sequence length")))
-      return failure();
-  }
-  const std::pair<StringRef, Type> all[] = {
-      {"query", q},       {"key", k},          {"value", v},
-      {"output", o},      {"grad_output", o},  {"grad_query", dq},
-      {"grad_key", dk},   {"grad_value", dv}};
-  for (auto [name, type] : all)
-    if (failed(checkUnitInnerStride(op, name, type)))
-      return failure();
   return success();
 }
 
