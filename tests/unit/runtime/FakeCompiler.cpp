@@ -162,14 +162,27 @@ bool compilePtx(const KernelConfig &config, PtxKernel &out,
   KernelLaunch launch;
   launch.name = fmt::format("attn_fwd_{}_d{}", toString(config.dtype),
                             config.headDim);
-  out.ptx = fmt::format("// fake PTX for {} {}\n.entry {}()\n{{\n}}\n",
-                        config.arch, config.pipelineOptions(true), launch.name);
-  out.ptx.append(static_cast<size_t>(fakeCompiler().ptxPadding.load()), '#');
   launch.threads = attn::testing::kFakeThreads;
   launch.blockM = attn::testing::fakeBlockM(config);
   launch.sharedBytes = attn::testing::fakeSharedBytes(config);
   launch.packGqa = config.packGqa; // as the real kernel's grid
   out.kernels = {launch};
+  if (config.backward) {
+    // As the real backward (KernelABI.h): the query tiles' kernel, then the
+    // K/V tiles' one, with the same arguments.
+    out.kernels.assign(abi::kBackwardKernelCount, launch);
+    for (int i = 0; i < abi::kBackwardKernelCount; ++i) {
+      out.kernels[i].name = abi::kernelName(abi::kBackwardKernel, i);
+      out.kernels[i].packGqa = false;
+    }
+    out.kernels[1].overKeys = true;
+    out.kernels[1].blockM = attn::testing::kFakeBackwardKeyTile;
+  }
+  out.ptx = fmt::format("// fake PTX for {} {}\n", config.arch,
+                        config.pipelineOptions(true));
+  for (const KernelLaunch &k : out.kernels)
+    out.ptx += fmt::format(".entry {}()\n{{\n}}\n", k.name);
+  out.ptx.append(static_cast<size_t>(fakeCompiler().ptxPadding.load()), '#');
   out.times = attn::testing::fakeTimes();
   ++fakeCompiler().ptxCompiles;
   return true;

@@ -48,6 +48,8 @@ void resetFakeCompiler();
 int fakeSharedBytes(const compiler::KernelConfig &config);
 int fakeBlockM(const compiler::KernelConfig &config);
 inline constexpr int kFakeThreads = 128;
+/// The K/V tile of the fake backward's second kernel (its grid's rows).
+inline constexpr int kFakeBackwardKeyTile = 32;
 inline constexpr const char *kFakeVersion = "fake-compiler-1";
 
 } // namespace attn::testing

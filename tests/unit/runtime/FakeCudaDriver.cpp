@@ -97,9 +97,35 @@ CUresult fakeModuleLoadDataEx(CUmodule *module, const void *image,
   *module = reinterpret_cast<CUmodule>(state.loadedPtx.size());
   return CUDA_SUCCESS;
 }
-CUresult fakeModuleGetFunction(CUfunction *function, CUmodule module,
-                               const char *) {
-  *function = reinterpret_cast<CUfunction>(module);
+CUresult fakeModuleGetFunction(CUfunction *function, CUmodule,
+                               const char *name) {
+  FakeCudaState &state = fakeCuda();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.functionNames.emplace_back(name);
+  *function = reinterpret_cast<CUfunction>(state.functionNames.size());
+  return CUDA_SUCCESS;
+}
+/// The name of a fake CUfunction (under the state's mutex).
+const std::string &functionName(FakeCudaState &state, CUfunction function) {
+  return state.functionNames.at(reinterpret_cast<uintptr_t>(function) - 1);
+}
+CUresult fakeMemAllocAsync(CUdeviceptr *pointer, size_t bytes, CUstream) {
+  FakeCudaState &state = fakeCuda();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.allocations.push_back(std::make_unique<char[]>(bytes));
+  void *data = state.allocations.back().get();
+  state.allocationLog.push_back({data, bytes});
+  state.memory.push_back({reinterpret_cast<uintptr_t>(data),
+                          reinterpret_cast<uintptr_t>(data) + bytes,
+                          CU_MEMORYTYPE_DEVICE});
+  ++state.liveAllocations;
+  *pointer = reinterpret_cast<CUdeviceptr>(data);
+  return CUDA_SUCCESS;
+}
+CUresult fakeMemFreeAsync(CUdeviceptr, CUstream) {
+  FakeCudaState &state = fakeCuda();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  --state.liveAllocations; // the memory stays until reset: logs point at it
   return CUDA_SUCCESS;
 }
 CUresult fakeFuncSetAttribute(CUfunction, CUfunction_attribute attribute,
@@ -123,13 +149,18 @@ CUresult fakeLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
   launch.block[0] = bx, launch.block[1] = by, launch.block[2] = bz;
   launch.sharedBytes = shared;
   launch.stream = stream;
-  // The forward's parameters (KernelABI.h): its tensors, then the scale.
-  constexpr int tensorValues = attn::abi::forwardTensorParams();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  launch.name = functionName(state, function);
+  // The parameters (KernelABI.h): the forward's or the backward's tensors,
+  // then the scale.
+  const int tensorValues =
+      launch.name.rfind(attn::abi::kBackwardKernel, 0) == 0
+          ? attn::abi::backwardTensorParams()
+          : attn::abi::forwardTensorParams();
   for (int i = 0; i < tensorValues; ++i)
     launch.values.push_back(*static_cast<int64_t *>(params[i]));
   launch.scale = *static_cast<float *>(params[tensorValues]);
   ++state.launches;
-  std::lock_guard<std::mutex> lock(state.mutex);
   state.launchLog.push_back(std::move(launch));
   return CUDA_SUCCESS;
 }
@@ -172,6 +203,10 @@ void resetFakeCuda() {
   std::lock_guard<std::mutex> lock(state.mutex);
   state.launchLog.clear();
   state.loadedPtx.clear();
+  state.functionNames.clear();
+  state.allocations.clear();
+  state.allocationLog.clear();
+  state.liveAllocations = 0;
   state.memory.clear();
   currentContext = nullptr;
 }
@@ -208,6 +243,8 @@ std::shared_ptr<const rt::CudaDriver> makeFakeCudaDriver() {
   driver->cuFuncSetAttribute = fakeFuncSetAttribute;
   driver->cuLaunchKernel = fakeLaunchKernel;
   driver->cuPointerGetAttribute = fakePointerGetAttribute;
+  driver->cuMemAllocAsync = fakeMemAllocAsync;
+  driver->cuMemFreeAsync = fakeMemFreeAsync;
   return driver;
 }
 

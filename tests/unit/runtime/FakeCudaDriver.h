@@ -25,7 +25,8 @@ struct FakeLaunch {
   CUfunction function = nullptr;
   unsigned grid[3] = {}, block[3] = {}, sharedBytes = 0;
   CUstream stream = nullptr;
-  std::vector<int64_t> values; ///< the 43 i64 parameters
+  std::string name;            ///< the kernel's name (cuModuleGetFunction)
+  std::vector<int64_t> values; ///< the tensors' i64 parameters (KernelABI.h)
   float scale = 0;
 };
 
@@ -44,6 +45,11 @@ struct FakeCudaState {
   std::mutex mutex; // guards what follows
   std::vector<FakeLaunch> launchLog;
   std::vector<std::string> loadedPtx;
+  std::vector<std::string> functionNames; ///< a CUfunction is 1 + its index
+  /// cuMemAllocAsync's live blocks, and every (pointer, bytes) it gave.
+  std::vector<std::unique_ptr<char[]>> allocations;
+  std::vector<std::pair<void *, size_t>> allocationLog;
+  int liveAllocations = 0;
   struct Range {
     uintptr_t begin, end;
     CUmemorytype type;
