@@ -11,12 +11,13 @@
 
 #include "attn-jit/Runtime.h"
 #include "attn/Compiler/Compiler.h"
+#include "attn/Dialect/Attn/IR/Limits.h"
 
 namespace attn::rt {
 
-/// CUDA head dims: multiples of 8 in [8, 256]; host: [1, 512].
-inline constexpr int64_t kMaxCudaHeadDim = 256;
-inline constexpr int64_t kMaxHostHeadDim = 512;
+/// CUDA head dims: multiples of 8 in [8, 256]; host: [1, 512] (Limits.h).
+inline constexpr int64_t kMaxCudaHeadDim = mlir::attn::kMaxNvidiaHeadDim;
+inline constexpr int64_t kMaxHostHeadDim = mlir::attn::kMaxHostHeadDim;
 /// Grid y (heads) and z (batch) limit.
 inline constexpr int64_t kMaxGridYZ = 65535;
 
