@@ -10,6 +10,7 @@
 #include "FakeCompiler.h"
 #include "FakeCudaDriver.h"
 #include "TestUtil.h"
+#include "Validate.h"
 
 #include <gtest/gtest.h>
 
@@ -278,6 +279,110 @@ TEST_F(ValidateTest, OverlappingOutputs) {
   ForwardFixture lse = cuda();
   lse.args.lse_strides[0] = 1;
   expectRejected(lse, ATTN_ERROR_INVALID_ARGUMENT, "lse: its strides make");
+}
+
+// Outputs that share memory with an input or another output gave ATTN_OK
+// and wrong results (issue 14): each is refused from the tensors' extents.
+TEST_F(ValidateTest, OutputsOverlappingOutputs) {
+  // The LSE inside O.
+  ForwardFixture lse = host();
+  lse.args.lse = static_cast<float *>(lse.args.o) + 8;
+  expectRejected(lse, ATTN_ERROR_INVALID_ARGUMENT, "outputs o [");
+}
+
+TEST_F(ValidateTest, OutputsOverlappingInputs) {
+  struct Case {
+    const char *input;
+    void *(*alias)(ForwardFixture &);
+  } cases[] = {
+      {"input k", [](ForwardFixture &f) { return const_cast<void *>(f.args.k); }},
+      {"input v", [](ForwardFixture &f) { return const_cast<void *>(f.args.v); }},
+      // In place, O = Q exactly: refused as well (attn_jit.h says why).
+      {"input q", [](ForwardFixture &f) { return const_cast<void *>(f.args.q); }},
+      // O one row into Q.
+      {"input q",
+       [](ForwardFixture &f) {
+         return static_cast<void *>(static_cast<float *>(
+                    const_cast<void *>(f.args.q)) +
+                f.args.head_dim);
+       }},
+  };
+  for (const Case &c : cases) {
+    ForwardFixture call = host();
+    call.args.o = c.alias(call);
+    expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT,
+                   std::string("overlaps ") + c.input);
+  }
+  // The LSE over the end of V.
+  ForwardFixture lse = host();
+  lse.args.lse = static_cast<float *>(const_cast<void *>(lse.args.v)) +
+                 lse.v->size() / sizeof(float) - 1;
+  expectRejected(lse, ATTN_ERROR_INVALID_ARGUMENT,
+                 "output lse [");
+}
+
+TEST_F(ValidateTest, OutputsOverlappingVariantTensors) {
+  ForwardFixture call = host();
+  call.args.variant.flags = ATTN_VARIANT_BIAS;
+  call.args.variant.bias = static_cast<const float *>(call.args.o);
+  call.args.variant.bias_strides[0] = call.args.seqlen_k;
+  call.args.variant.bias_strides[1] = 1;
+  expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT, "overlaps input bias");
+}
+
+TEST_F(ValidateTest, InputsMayShareMemory) {
+  // Only outputs need memory of their own: K = V is fine.
+  ForwardFixture call = host();
+  call.args.v = call.args.k;
+  EXPECT_TRUE(validateForward(&call.args).ok());
+  // Q and O back to back in one buffer: touching, not overlapping.
+  ForwardFixture adjacent = host();
+  Buffer both(2 * adjacent.q->size());
+  adjacent.args.q = both.data();
+  adjacent.args.o = static_cast<unsigned char *>(both.data()) +
+                    adjacent.q->size();
+  EXPECT_TRUE(validateForward(&adjacent.args).ok());
+}
+
+/// A valid host backward call over a ForwardFixture's tensors.
+struct BackwardFixture {
+  ForwardFixture fwd{ATTN_DEVICE_HOST, ATTN_DTYPE_F32, 2, 3, 17, 9, 20};
+  Buffer dO{fwd.q->size()}, dq{fwd.q->size()}, dk{fwd.k->size()},
+      dv{fwd.v->size()};
+  attn_bwd_args args{};
+  BackwardFixture() {
+    args.fwd = fwd.args;
+    args.d_o = dO.data();
+    args.dq = dq.data();
+    args.dk = dk.data();
+    args.dv = dv.data();
+    attn_set_bwd_strides_like_fwd(&args);
+  }
+};
+
+TEST_F(ValidateTest, BackwardOutputsOverlapping) {
+  BackwardFixture valid;
+  EXPECT_TRUE(validateBackward(&valid.args).ok());
+  struct Case {
+    const char *needle;
+    void (*alias)(attn_bwd_args &);
+  } cases[] = {
+      {"outputs dq [", [](attn_bwd_args &a) { a.dk = a.dq; }},
+      {"outputs dk [", [](attn_bwd_args &a) { a.dv = a.dk; }},
+      {"overlaps input q", [](attn_bwd_args &a) { a.dq = const_cast<void *>(a.fwd.q); }},
+      {"overlaps input v", [](attn_bwd_args &a) { a.dk = const_cast<void *>(a.fwd.v); }},
+      {"overlaps input o", [](attn_bwd_args &a) { a.dv = a.fwd.o; }},
+      {"overlaps input lse", [](attn_bwd_args &a) { a.dq = a.fwd.lse; }},
+      {"overlaps input d_o", [](attn_bwd_args &a) { a.dq = const_cast<void *>(a.d_o); }},
+  };
+  for (const Case &c : cases) {
+    BackwardFixture call;
+    c.alias(call.args);
+    Status status = validateBackward(&call.args);
+    EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT) << c.needle;
+    EXPECT_NE(status.message().find(c.needle), std::string::npos)
+        << "message: " << status.message() << "\nexpected: " << c.needle;
+  }
 }
 
 TEST_F(ValidateTest, BadScale) {
