@@ -291,34 +291,36 @@ TEST_F(ValidateTest, OutputsOverlappingOutputs) {
 }
 
 TEST_F(ValidateTest, OutputsOverlappingInputs) {
+  // Nq = Nk and H = Hkv: Q, K, V and O have one size, so an output placed on
+  // an input covers that input only, never memory past its buffer.
+  auto sameSizes = [] {
+    return ForwardFixture(ATTN_DEVICE_HOST, ATTN_DTYPE_F32, 2, 3, 17, 17, 20);
+  };
   struct Case {
     const char *input;
-    void *(*alias)(ForwardFixture &);
+    const void *(*alias)(const attn_fwd_args &);
   } cases[] = {
-      {"input k", [](ForwardFixture &f) { return const_cast<void *>(f.args.k); }},
-      {"input v", [](ForwardFixture &f) { return const_cast<void *>(f.args.v); }},
+      {"input k", [](const attn_fwd_args &a) { return a.k; }},
+      {"input v", [](const attn_fwd_args &a) { return a.v; }},
       // In place, O = Q exactly: refused as well (attn_jit.h says why).
-      {"input q", [](ForwardFixture &f) { return const_cast<void *>(f.args.q); }},
-      // O one row into Q.
-      {"input q",
-       [](ForwardFixture &f) {
-         return static_cast<void *>(static_cast<float *>(
-                    const_cast<void *>(f.args.q)) +
-                f.args.head_dim);
-       }},
+      {"input q", [](const attn_fwd_args &a) { return a.q; }},
   };
   for (const Case &c : cases) {
-    ForwardFixture call = host();
-    call.args.o = c.alias(call);
+    ForwardFixture call = sameSizes();
+    call.args.o = const_cast<void *>(c.alias(call.args));
     expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT,
                    std::string("overlaps ") + c.input);
   }
-  // The LSE over the end of V.
-  ForwardFixture lse = host();
-  lse.args.lse = static_cast<float *>(const_cast<void *>(lse.args.v)) +
-                 lse.v->size() / sizeof(float) - 1;
-  expectRejected(lse, ATTN_ERROR_INVALID_ARGUMENT,
-                 "output lse [");
+  // O one row into Q, both inside one buffer.
+  ForwardFixture shifted = sameSizes();
+  Buffer arena(2 * shifted.q->size(), 0);
+  shifted.args.q = arena.data();
+  shifted.args.o = static_cast<float *>(arena.data()) + shifted.args.head_dim;
+  expectRejected(shifted, ATTN_ERROR_INVALID_ARGUMENT, "overlaps input q");
+  // The LSE inside V.
+  ForwardFixture lse = sameSizes();
+  lse.args.lse = static_cast<float *>(const_cast<void *>(lse.args.v));
+  expectRejected(lse, ATTN_ERROR_INVALID_ARGUMENT, "output lse [");
 }
 
 TEST_F(ValidateTest, OutputsOverlappingVariantTensors) {
@@ -372,7 +374,10 @@ TEST_F(ValidateTest, BackwardOutputsOverlapping) {
       {"overlaps input q", [](attn_bwd_args &a) { a.dq = const_cast<void *>(a.fwd.q); }},
       {"overlaps input v", [](attn_bwd_args &a) { a.dk = const_cast<void *>(a.fwd.v); }},
       {"overlaps input o", [](attn_bwd_args &a) { a.dv = a.fwd.o; }},
-      {"overlaps input lse", [](attn_bwd_args &a) { a.dq = a.fwd.lse; }},
+      // The LSE (B * H * Nq floats) inside dQ.
+      {"overlaps input lse", [](attn_bwd_args &a) {
+         a.fwd.lse = static_cast<float *>(a.dq);
+       }},
       {"overlaps input d_o", [](attn_bwd_args &a) { a.dq = const_cast<void *>(a.d_o); }},
   };
   for (const Case &c : cases) {
