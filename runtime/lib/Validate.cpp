@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -52,6 +53,28 @@ ForwardTensors forwardTensors(const attn_fwd_args &args) {
           {"lse", "lse_strides", args.lse, 3,
            {args.batch, args.heads, args.seqlen_q, 0},
            args.lse_strides}};
+}
+
+/// The tensors a backward call adds.
+struct BackwardTensors {
+  TensorView dO, dq, dk, dv;
+};
+
+BackwardTensors backwardTensors(const attn_bwd_args &args) {
+  const attn_fwd_args &fwd = args.fwd;
+  int64_t kvHeads = kvHeadsOf(fwd);
+  return {{"d_o", "do_strides", args.d_o, 4,
+           {fwd.batch, fwd.heads, fwd.seqlen_q, fwd.head_dim},
+           args.do_strides},
+          {"dq", "dq_strides", args.dq, 4,
+           {fwd.batch, fwd.heads, fwd.seqlen_q, fwd.head_dim},
+           args.dq_strides},
+          {"dk", "dk_strides", args.dk, 4,
+           {fwd.batch, kvHeads, fwd.seqlen_k, fwd.head_dim},
+           args.dk_strides},
+          {"dv", "dv_strides", args.dv, 4,
+           {fwd.batch, kvHeads, fwd.seqlen_k, fwd.head_dim},
+           args.dv_strides}};
 }
 
 /// An enum field as the integer the caller stored: C callers (and FFI) may
@@ -181,8 +204,15 @@ bool overlap(const Extent &a, const Extent &b) {
 /// extents: the kernels read inputs while other tiles write outputs, and a
 /// shared byte gave wrong results with ATTN_OK. Conservative: tensors
 /// interleaved in one buffer without sharing an element are refused too.
-Status checkApart(std::initializer_list<Extent> outputs,
-                  const Extent *inputs, size_t numInputs) {
+/// A run of extents (C++17 has no std::span).
+struct Extents {
+  const Extent *data;
+  size_t size;
+  const Extent *begin() const { return data; }
+  const Extent *end() const { return data + size; }
+};
+
+Status checkApart(Extents outputs, Extents inputs) {
   auto describe = [](const Extent &e) {
     return fmt::format("{} [{:#x}, {:#x})", e.name, e.begin, e.end);
   };
@@ -193,13 +223,13 @@ Status checkApart(std::initializer_list<Extent> outputs,
                          "outputs {} and {} overlap: each output needs "
                          "memory of its own",
                          describe(*out), describe(*other));
-    for (size_t i = 0; i < numInputs; ++i)
-      if (overlap(*out, inputs[i]))
+    for (const Extent &input : inputs)
+      if (overlap(*out, input))
         return makeError(ATTN_ERROR_INVALID_ARGUMENT,
                          "output {} overlaps input {}: outputs must not "
                          "share memory with inputs (in place, O = Q, "
                          "included)",
-                         describe(*out), describe(inputs[i]));
+                         describe(*out), describe(input));
   }
   return Status();
 }
@@ -234,6 +264,39 @@ Status forwardInputExtents(const attn_fwd_args &args, const TensorView &q,
     if (Status s = extentOf(tensor, 4, inputs[count++]); !s.ok())
       return s;
   }
+  return Status();
+}
+
+/// The extents of a call's outputs: O and the LSE of a forward, or dQ, dK
+/// and dV of `backward` when it is not null.
+struct OutputExtents {
+  Extent extents[3];
+  size_t size = 0;
+  Extents all() const { return {extents, size}; }
+};
+
+Status outputExtents(const attn_fwd_args &args, const attn_bwd_args *backward,
+                     OutputExtents &out) {
+  size_t bytes = elementSize(args.dtype);
+  std::pair<const TensorView *, size_t> tensors[3];
+  ForwardTensors fwd = forwardTensors(args);
+  BackwardTensors bwd{};
+  if (backward) {
+    bwd = backwardTensors(*backward);
+    tensors[0] = {&bwd.dq, bytes};
+    tensors[1] = {&bwd.dk, bytes};
+    tensors[2] = {&bwd.dv, bytes};
+    out.size = 3;
+  } else {
+    tensors[0] = {&fwd.o, bytes};
+    tensors[1] = {&fwd.lse, sizeof(float)};
+    out.size = 2;
+  }
+  for (size_t i = 0; i < out.size; ++i)
+    if (Status s = extentOf(*tensors[i].first, tensors[i].second,
+                            out.extents[i]);
+        !s.ok())
+      return s;
   return Status();
 }
 
@@ -413,15 +476,13 @@ Status validateForward(const attn_fwd_args *argsPtr) {
     return s;
   std::array<Extent, kMaxInputs> inputs;
   size_t numInputs = 0;
-  Extent oExtent, lseExtent;
+  OutputExtents outputs;
   if (Status s = forwardInputExtents(args, q, k, v, inputs, numInputs);
       !s.ok())
     return s;
-  if (Status s = extentOf(o, bytes, oExtent); !s.ok())
+  if (Status s = outputExtents(args, nullptr, outputs); !s.ok())
     return s;
-  if (Status s = extentOf(lse, sizeof(float), lseExtent); !s.ok())
-    return s;
-  if (Status s = checkApart({oExtent, lseExtent}, inputs.data(), numInputs);
+  if (Status s = checkApart(outputs.all(), {inputs.data(), numInputs});
       !s.ok())
     return s;
   // Empty tensors may come with null pointers (as PyTorch's do).
@@ -457,19 +518,7 @@ Status validateBackward(const attn_bwd_args *argsPtr) {
                      "fwd.lse is a null pointer: the backward pass needs the "
                      "forward's log-sum-exp");
   bool cuda = fwd.device == ATTN_DEVICE_CUDA;
-  int64_t kvHeads = kvHeadsOf(fwd);
-  TensorView dO{"d_o", "do_strides", args.d_o, 4,
-                {fwd.batch, fwd.heads, fwd.seqlen_q, fwd.head_dim},
-                args.do_strides};
-  TensorView dq{"dq", "dq_strides", args.dq, 4,
-                {fwd.batch, fwd.heads, fwd.seqlen_q, fwd.head_dim},
-                args.dq_strides};
-  TensorView dk{"dk", "dk_strides", args.dk, 4,
-                {fwd.batch, kvHeads, fwd.seqlen_k, fwd.head_dim},
-                args.dk_strides};
-  TensorView dv{"dv", "dv_strides", args.dv, 4,
-                {fwd.batch, kvHeads, fwd.seqlen_k, fwd.head_dim},
-                args.dv_strides};
+  auto [dO, dq, dk, dv] = backwardTensors(args);
   size_t bytes = elementSize(fwd.dtype);
   for (const TensorView *tensor : {&dO, &dq, &dk, &dv}) {
     if (Status s = checkStrides(*tensor, cuda); !s.ok())
@@ -497,13 +546,10 @@ Status validateBackward(const attn_bwd_args *argsPtr) {
     return s;
   if (Status s = extentOf(dO, bytes, inputs[numInputs++]); !s.ok())
     return s;
-  Extent outputs[3];
-  const TensorView *gradients[3] = {&dq, &dk, &dv};
-  for (int i = 0; i < 3; ++i)
-    if (Status s = extentOf(*gradients[i], bytes, outputs[i]); !s.ok())
-      return s;
-  if (Status s = checkApart({outputs[0], outputs[1], outputs[2]},
-                            inputs.data(), numInputs);
+  OutputExtents outputs;
+  if (Status s = outputExtents(fwd, &args, outputs); !s.ok())
+    return s;
+  if (Status s = checkApart(outputs.all(), {inputs.data(), numInputs});
       !s.ok())
     return s;
   size_t alignment = cuda ? 16 : bytes;
@@ -522,6 +568,36 @@ Status validateBackward(const attn_bwd_args *argsPtr) {
       if (Status s = checkPointer(*tensor, alignment, why); !s.ok())
         return s;
   return Status();
+}
+
+Status validateCapturesApart(const attn_fwd_args &args,
+                             const compiler::UserModsInfo &user,
+                             const attn_bwd_args *backward) {
+  std::array<Extent, abi::kMaxUserCaptures> captures;
+  size_t numCaptures = 0;
+  for (size_t i = 0; i < user.captures.size(); ++i) {
+    const attn_capture &c = args.variant.captures[i];
+    int rank = user.captures[i].rank;
+    if (rank == 0)
+      continue;
+    static constexpr const char *kNames[] = {
+        "captures[0]",  "captures[1]",  "captures[2]",  "captures[3]",
+        "captures[4]",  "captures[5]",  "captures[6]",  "captures[7]",
+        "captures[8]",  "captures[9]",  "captures[10]", "captures[11]",
+        "captures[12]", "captures[13]", "captures[14]", "captures[15]"};
+    static_assert(std::size(kNames) == abi::kMaxUserCaptures);
+    TensorView tensor{kNames[i], "", c.data, rank, {}, c.strides};
+    std::copy(c.sizes, c.sizes + rank, tensor.sizes);
+    // f32 and i32 elements.
+    if (Status s = extentOf(tensor, 4, captures[numCaptures++]); !s.ok())
+      return s;
+  }
+  if (numCaptures == 0)
+    return Status();
+  OutputExtents outputs;
+  if (Status s = outputExtents(args, backward, outputs); !s.ok())
+    return s;
+  return checkApart(outputs.all(), {captures.data(), numCaptures});
 }
 
 } // namespace attn::rt

@@ -26,6 +26,13 @@ Status validateForward(const attn_fwd_args *args);
 /// dV as O, Q, K, V.
 Status validateBackward(const attn_bwd_args *args);
 
+/// Checks that no tensor capture of the user's mods (validated by
+/// validateUserCaptures) overlaps an output of the call: O and the LSE of a
+/// forward, or dQ, dK and dV of `backward` when it is not null.
+Status validateCapturesApart(const attn_fwd_args &args,
+                             const compiler::UserModsInfo &user,
+                             const attn_bwd_args *backward);
+
 /// Whether there is nothing to compute (batch, heads or seqlen_q is 0).
 bool isEmptyForward(const attn_fwd_args &args);
 

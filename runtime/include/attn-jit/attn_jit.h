@@ -126,9 +126,9 @@ typedef struct attn_variant {
  * enable_gqa=True. The same compiled kernel serves every Hkv.
  *
  * Outputs (O, LSE) must not share a byte with each other or with any input
- * (Q, K, V, the variant's tensors), judged by each tensor's extent (from its
- * pointer to the end of its last element): ATTN_ERROR_INVALID_ARGUMENT
- * otherwise. This includes O == Q in place: safe only if every kernel
+ * (Q, K, V, the variant's tensors and captures), judged by each tensor's
+ * extent (from its pointer to the end of its last element):
+ * ATTN_ERROR_INVALID_ARGUMENT otherwise. This includes O == Q in place: safe only if every kernel
  * (host, mma.sync, wgmma, packed GQA) reads all of a query tile's Q before
  * any of its O is written, which is not proven, so it is refused. Inputs
  * may share memory (K == V). */
@@ -170,12 +170,12 @@ ATTN_JIT_API attn_status attn_forward(const attn_fwd_args *args);
  * deterministic: the same inputs give bit-identical gradients (no atomics).
  * The row terms rowsum(dO * O) need B * H * Nq floats of workspace, which the
  * runtime allocates. dQ, dK and dV must not share a byte with each other or
- * with Q, K, V, O, LSE, dO or the variant's tensors (dQ == Q included: the
- * K/V tiles' kernel reads Q after the query tiles' kernel wrote dQ);
- * otherwise ATTN_ERROR_INVALID_ARGUMENT. A user score_mod must be
- * differentiable by the compiler
- * (arith add/sub/mul/div/neg/max/min/select, math tanh/exp/exp2/log/log2/
- * sqrt/absf on the score); otherwise ATTN_ERROR_INVALID_ARGUMENT. This
+ * with Q, K, V, O, LSE, dO or the variant's tensors and captures (dQ == Q
+ * included: the K/V tiles' kernel reads Q after the query tiles' kernel
+ * wrote dQ); otherwise ATTN_ERROR_INVALID_ARGUMENT. A user score_mod must be
+ * differentiable by the compiler (arith add/sub/mul/div/neg/max/min/select,
+ * math tanh/exp/exp2/log/log2/sqrt/absf on the score); otherwise
+ * ATTN_ERROR_INVALID_ARGUMENT. This
  * version runs the backward on ATTN_DEVICE_HOST only; CUDA returns
  * ATTN_ERROR_UNSUPPORTED. */
 typedef struct attn_bwd_args {

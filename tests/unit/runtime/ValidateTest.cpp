@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 using namespace attn;
 using namespace attn::rt;
@@ -346,6 +347,29 @@ TEST_F(ValidateTest, InputsMayShareMemory) {
   EXPECT_TRUE(validateForward(&adjacent.args).ok());
 }
 
+TEST_F(ValidateTest, OutputsOverlappingUserCaptures) {
+  // A user's mods with a (Nq, Nk) f32 table: valid apart, refused over O.
+  ForwardFixture call = host();
+  std::vector<float> table(call.args.seqlen_q * call.args.seqlen_k);
+  attn_capture captures[2] = {};
+  captures[1].data = table.data();
+  captures[1].sizes[0] = call.args.seqlen_q;
+  captures[1].sizes[1] = call.args.seqlen_k;
+  captures[1].strides[0] = call.args.seqlen_k;
+  captures[1].strides[1] = 1;
+  call.args.variant.mods = kFakeUserModsWithTable;
+  call.args.variant.captures = captures;
+  call.args.variant.num_captures = 2;
+  ForwardFixture inO = host();
+  inO.args.variant = call.args.variant;
+  attn_capture overO[2] = {captures[0], captures[1]};
+  overO[1].data = inO.args.o;
+  inO.args.variant.captures = overO;
+  expectRejected(inO, ATTN_ERROR_INVALID_ARGUMENT,
+                 "overlaps input captures[1]");
+  EXPECT_TRUE(engine->forward(&call.args).ok());
+}
+
 /// A valid host backward call over a ForwardFixture's tensors.
 struct BackwardFixture {
   ForwardFixture fwd{ATTN_DEVICE_HOST, ATTN_DTYPE_F32, 2, 3, 17, 9, 20};
@@ -388,6 +412,27 @@ TEST_F(ValidateTest, BackwardOutputsOverlapping) {
     EXPECT_NE(status.message().find(c.needle), std::string::npos)
         << "message: " << status.message() << "\nexpected: " << c.needle;
   }
+}
+
+TEST_F(ValidateTest, GradientsOverlappingUserCaptures) {
+  BackwardFixture call;
+  attn_capture captures[2] = {};
+  captures[1].data = call.args.dk; // dK is written, the table read
+  captures[1].sizes[0] = call.args.fwd.seqlen_q;
+  captures[1].sizes[1] = call.args.fwd.seqlen_k;
+  captures[1].strides[0] = call.args.fwd.seqlen_k;
+  captures[1].strides[1] = 1;
+  call.args.fwd.variant.mods = kFakeUserModsWithTable;
+  call.args.fwd.variant.captures = captures;
+  call.args.fwd.variant.num_captures = 2;
+  Status status = engine->backward(&call.args);
+  EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT) << status.toString();
+  EXPECT_NE(status.message().find("output dk ["), std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("overlaps input captures[1]"),
+            std::string::npos)
+      << status.message();
+  EXPECT_EQ(fakeCompiler().hostCompiles, 0);
 }
 
 TEST_F(ValidateTest, BadScale) {
