@@ -175,9 +175,8 @@ ATTN_JIT_API attn_status attn_forward(const attn_fwd_args *args);
  * wrote dQ); otherwise ATTN_ERROR_INVALID_ARGUMENT. A user score_mod must be
  * differentiable by the compiler (arith add/sub/mul/div/neg/max/min/select,
  * math tanh/exp/exp2/log/log2/sqrt/absf on the score); otherwise
- * ATTN_ERROR_INVALID_ARGUMENT. This
- * version runs the backward on ATTN_DEVICE_HOST only; CUDA returns
- * ATTN_ERROR_UNSUPPORTED. */
+ * ATTN_ERROR_INVALID_ARGUMENT. It runs on both devices (on CUDA as two
+ * kernels on the call's stream, the workspace allocated stream-ordered). */
 typedef struct attn_bwd_args {
   attn_fwd_args fwd;
   const void *d_o; /* (B, H, Nq, D), the dtype of Q */
