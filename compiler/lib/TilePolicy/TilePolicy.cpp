@@ -238,7 +238,7 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
             std::to_string(kMaxNvidiaHeadDim) + "], got " + std::to_string(d);
     return false;
   }
-  if (r.warps < 0 || r.warps * 32 > kMaxThreadsPerCta) {
+  if (r.warps < 0 || r.warps > kMaxThreadsPerCta / 32) {
     error = "warps must be in [1, " + std::to_string(kMaxThreadsPerCta / 32) +
             "] (0: automatic), got " + std::to_string(r.warps);
     return false;

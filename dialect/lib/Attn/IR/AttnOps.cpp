@@ -147,7 +147,7 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "tile sizes must be in [1, " << kMaxTileSide
                        << "], got block_m = " << blockM
                        << ", block_n = " << blockN;
-  if (warps * 32 > kMaxThreadsPerCta)
+  if (warps > kMaxThreadsPerCta / 32)
     return emitError() << "warps must be at most " << kMaxThreadsPerCta / 32
                        << ", got " << warps;
   bool host = mapping == "host";
