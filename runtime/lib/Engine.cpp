@@ -74,7 +74,8 @@ void Engine::addCompileTime(Clock::duration time) {
 
 Expected<const compiler::UserModsInfo *>
 Engine::userModsOf(const attn_fwd_args &args,
-                   std::shared_ptr<const UserModsEntry> &holder) {
+                   std::shared_ptr<const UserModsEntry> &holder,
+                   const attn_bwd_args *backward) {
   if (!args.variant.mods)
     return static_cast<const compiler::UserModsInfo *>(nullptr);
   Expected<std::shared_ptr<const UserModsEntry>> mods = userMods(args);
@@ -82,6 +83,9 @@ Engine::userModsOf(const attn_fwd_args &args,
     return mods.takeStatus();
   holder = *mods;
   if (Status status = validateUserCaptures(args, holder->info); !status.ok())
+    return status;
+  if (Status status = validateCapturesApart(args, holder->info, backward);
+      !status.ok())
     return status;
   return &holder->info;
 }
@@ -111,7 +115,7 @@ Status Engine::backward(const attn_bwd_args *args) {
   const compiler::UserModsInfo *info = nullptr;
   if (status.ok()) {
     Expected<const compiler::UserModsInfo *> user =
-        userModsOf(args->fwd, holder);
+        userModsOf(args->fwd, holder, args);
     if (user)
       info = *user;
     else

@@ -104,10 +104,13 @@ private:
                       const compiler::UserModsInfo *user);
   /// The host kernel of `key`, compiled on first use.
   Expected<std::shared_ptr<const HostEntry>> hostKernel(const CacheKey &key);
-  /// The user's mods of a call (null without), inspected once per text.
+  /// The user's mods of a call (null without), inspected once per text,
+  /// their captures checked against the call (`backward`'s outputs for a
+  /// backward call).
   Expected<const compiler::UserModsInfo *>
   userModsOf(const attn_fwd_args &args,
-             std::shared_ptr<const UserModsEntry> &holder);
+             std::shared_ptr<const UserModsEntry> &holder,
+             const attn_bwd_args *backward = nullptr);
   Expected<std::shared_ptr<const UserModsEntry>>
   userMods(const attn_fwd_args &args);
   Expected<CudaState *> cuda();

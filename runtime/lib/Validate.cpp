@@ -4,11 +4,16 @@
 #include "Error.h"
 #include "Variant.h"
 
+#include "attn/Compiler/KernelABI.h"
+
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <vector>
 #include <type_traits>
 #include <utility>
 
@@ -25,6 +30,52 @@ struct TensorView {
   int64_t sizes[4];
   const int64_t *strides;
 };
+
+/// The tensors of a forward call.
+struct ForwardTensors {
+  TensorView q, k, v, o, lse;
+};
+
+ForwardTensors forwardTensors(const attn_fwd_args &args) {
+  int64_t kvHeads = kvHeadsOf(args);
+  return {{"q", "q_strides", args.q, 4,
+           {args.batch, args.heads, args.seqlen_q, args.head_dim},
+           args.q_strides},
+          {"k", "k_strides", args.k, 4,
+           {args.batch, kvHeads, args.seqlen_k, args.head_dim},
+           args.k_strides},
+          {"v", "v_strides", args.v, 4,
+           {args.batch, kvHeads, args.seqlen_k, args.head_dim},
+           args.v_strides},
+          {"o", "o_strides", args.o, 4,
+           {args.batch, args.heads, args.seqlen_q, args.head_dim},
+           args.o_strides},
+          {"lse", "lse_strides", args.lse, 3,
+           {args.batch, args.heads, args.seqlen_q, 0},
+           args.lse_strides}};
+}
+
+/// The tensors a backward call adds.
+struct BackwardTensors {
+  TensorView dO, dq, dk, dv;
+};
+
+BackwardTensors backwardTensors(const attn_bwd_args &args) {
+  const attn_fwd_args &fwd = args.fwd;
+  int64_t kvHeads = kvHeadsOf(fwd);
+  return {{"d_o", "do_strides", args.d_o, 4,
+           {fwd.batch, fwd.heads, fwd.seqlen_q, fwd.head_dim},
+           args.do_strides},
+          {"dq", "dq_strides", args.dq, 4,
+           {fwd.batch, fwd.heads, fwd.seqlen_q, fwd.head_dim},
+           args.dq_strides},
+          {"dk", "dk_strides", args.dk, 4,
+           {fwd.batch, kvHeads, fwd.seqlen_k, fwd.head_dim},
+           args.dk_strides},
+          {"dv", "dv_strides", args.dv, 4,
+           {fwd.batch, kvHeads, fwd.seqlen_k, fwd.head_dim},
+           args.dv_strides}};
+}
 
 /// An enum field as the integer the caller stored: C callers (and FFI) may
 /// store any int, and loading an out-of-range enum value is undefined.
@@ -67,8 +118,13 @@ Status checkStrides(const TensorView &tensor, bool cuda) {
   return Status();
 }
 
-/// Checks that the largest byte offset of the tensor fits in int64.
-Status checkExtent(const TensorView &tensor, size_t elementBytes) {
+/// Checks that the largest byte offset of the tensor fits in int64; its byte
+/// count, first byte to the end of the last element, in `bytesOut` (0
+/// without elements).
+Status checkExtent(const TensorView &tensor, size_t elementBytes,
+                   int64_t *bytesOut = nullptr) {
+  if (bytesOut)
+    *bytesOut = 0;
   if (!isElementCount(tensor))
     return Status();
   int64_t last = 0;
@@ -86,6 +142,8 @@ Status checkExtent(const TensorView &tensor, size_t elementBytes) {
     return makeError(ATTN_ERROR_INVALID_ARGUMENT,
                      "{}: its extent overflows 64-bit byte offsets",
                      tensor.name);
+  if (bytesOut)
+    *bytesOut = bytes;
   return Status();
 }
 
@@ -109,6 +167,136 @@ Status checkNoOverlap(const TensorView &tensor) {
                        tensor.name);
     span += (size - 1) * stride; // no overflow: checkExtent passed
   }
+  return Status();
+}
+
+/// The bytes a tensor argument spans, [begin, end): from its pointer to the
+/// end of its last element. Empty for a null pointer or no elements.
+struct Extent {
+  const char *name = "";
+  uintptr_t begin = 0, end = 0;
+};
+
+/// The extent of `tensor`, whose strides are not negative (checkStrides, or
+/// validateVariant for the variants' tensors).
+Status extentOf(const TensorView &tensor, size_t elementBytes, Extent &out) {
+  out = Extent{tensor.name};
+  int64_t bytes = 0;
+  if (Status s = checkExtent(tensor, elementBytes, &bytes); !s.ok())
+    return s;
+  if (!tensor.data || bytes == 0)
+    return Status();
+  uintptr_t begin = reinterpret_cast<uintptr_t>(tensor.data);
+  if (__builtin_add_overflow(begin, static_cast<uintptr_t>(bytes), &out.end))
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "{} = {}: its extent passes the end of the address space",
+                     tensor.name, tensor.data);
+  out.begin = begin;
+  return Status();
+}
+
+bool overlap(const Extent &a, const Extent &b) {
+  return a.begin < a.end && b.begin < b.end && a.begin < b.end &&
+         b.begin < a.end;
+}
+
+/// Outputs share no byte with each other or with an input, judged by their
+/// extents: the kernels read inputs while other tiles write outputs, and a
+/// shared byte gave wrong results with ATTN_OK. Conservative: tensors
+/// interleaved in one buffer without sharing an element are refused too.
+/// A run of extents (C++17 has no std::span).
+struct Extents {
+  const Extent *data;
+  size_t size;
+  const Extent *begin() const { return data; }
+  const Extent *end() const { return data + size; }
+};
+
+Status checkApart(Extents outputs, Extents inputs) {
+  auto describe = [](const Extent &e) {
+    return fmt::format("{} [{:#x}, {:#x})", e.name, e.begin, e.end);
+  };
+  for (auto out = outputs.begin(); out != outputs.end(); ++out) {
+    for (auto other = out + 1; other != outputs.end(); ++other)
+      if (overlap(*out, *other))
+        return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                         "outputs {} and {} overlap: each output needs "
+                         "memory of its own",
+                         describe(*out), describe(*other));
+    for (const Extent &input : inputs)
+      if (overlap(*out, input))
+        return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                         "output {} overlaps input {}: outputs must not "
+                         "share memory with inputs (in place, O = Q, "
+                         "included)",
+                         describe(*out), describe(input));
+  }
+  return Status();
+}
+
+/// The largest number of inputs a call checks outputs against: Q, K, V, O,
+/// LSE, dO and the variants' tensors.
+constexpr size_t kMaxInputs = 6 + 4;
+
+/// Appends the extents of Q, K, V and the named variants' tensors of `args`
+/// (validated) to `inputs`.
+Status forwardInputExtents(const attn_fwd_args &args, const TensorView &q,
+                           const TensorView &k, const TensorView &v,
+                           std::array<Extent, kMaxInputs> &inputs,
+                           size_t &count) {
+  size_t bytes = elementSize(args.dtype);
+  for (const TensorView *tensor : {&q, &k, &v})
+    if (Status s = extentOf(*tensor, bytes, inputs[count++]); !s.ok())
+      return s;
+  if (!(args.variant.flags & abi::kAllVariants))
+    return Status();
+  std::vector<abi::CaptureValue> values = captureValues(args);
+  size_t next = 0;
+  for (const abi::CaptureArg &arg : abi::kCaptureArgs) {
+    if (!(args.variant.flags & arg.variant))
+      continue;
+    const abi::CaptureValue &value = values[next++];
+    if (arg.rank == 0)
+      continue;
+    TensorView tensor{arg.name, "", value.data, arg.rank, {}, value.strides};
+    std::copy(value.sizes, value.sizes + arg.rank, tensor.sizes);
+    // f32 and i32 elements.
+    if (Status s = extentOf(tensor, 4, inputs[count++]); !s.ok())
+      return s;
+  }
+  return Status();
+}
+
+/// The extents of a call's outputs: O and the LSE of a forward, or dQ, dK
+/// and dV of `backward` when it is not null.
+struct OutputExtents {
+  Extent extents[3];
+  size_t size = 0;
+  Extents all() const { return {extents, size}; }
+};
+
+Status outputExtents(const attn_fwd_args &args, const attn_bwd_args *backward,
+                     OutputExtents &out) {
+  size_t bytes = elementSize(args.dtype);
+  std::pair<const TensorView *, size_t> tensors[3];
+  ForwardTensors fwd = forwardTensors(args);
+  BackwardTensors bwd{};
+  if (backward) {
+    bwd = backwardTensors(*backward);
+    tensors[0] = {&bwd.dq, bytes};
+    tensors[1] = {&bwd.dk, bytes};
+    tensors[2] = {&bwd.dv, bytes};
+    out.size = 3;
+  } else {
+    tensors[0] = {&fwd.o, bytes};
+    tensors[1] = {&fwd.lse, sizeof(float)};
+    out.size = 2;
+  }
+  for (size_t i = 0; i < out.size; ++i)
+    if (Status s = extentOf(*tensors[i].first, tensors[i].second,
+                            out.extents[i]);
+        !s.ok())
+      return s;
   return Status();
 }
 
@@ -222,12 +410,13 @@ Status validateForward(const attn_fwd_args *argsPtr) {
                      args.head_dim, kMaxHostHeadDim);
   // Tile-size overrides: the NVIDIA mapping gives each of its 4 warps whole
   // 16-row m tiles and reads K/V in 16-key k blocks.
-  if (args.block_m < 0 || args.block_n < 0 || args.block_m > 1024 ||
-      args.block_n > 1024)
+  if (args.block_m < 0 || args.block_n < 0 ||
+      args.block_m > mlir::attn::kMaxTileSide ||
+      args.block_n > mlir::attn::kMaxTileSide)
     return makeError(ATTN_ERROR_INVALID_ARGUMENT,
                      "block_m = {}, block_n = {}: tile sizes must be in "
-                     "[0, 1024] (0: the default)",
-                     args.block_m, args.block_n);
+                     "[0, {}] (0: the default)",
+                     args.block_m, args.block_n, mlir::attn::kMaxTileSide);
   if (cuda && (args.block_m % 64 != 0 || args.block_m > 256 ||
                args.block_n % 16 != 0 || args.block_n > 256))
     return makeError(ATTN_ERROR_UNSUPPORTED,
@@ -264,22 +453,7 @@ Status validateForward(const attn_fwd_args *argsPtr) {
                      "negative scales are allowed)",
                      args.scale);
 
-  int64_t kvHeads = kvHeadsOf(args);
-  TensorView q{"q", "q_strides", args.q, 4,
-               {args.batch, args.heads, args.seqlen_q, args.head_dim},
-               args.q_strides};
-  TensorView k{"k", "k_strides", args.k, 4,
-               {args.batch, kvHeads, args.seqlen_k, args.head_dim},
-               args.k_strides};
-  TensorView v{"v", "v_strides", args.v, 4,
-               {args.batch, kvHeads, args.seqlen_k, args.head_dim},
-               args.v_strides};
-  TensorView o{"o", "o_strides", args.o, 4,
-               {args.batch, args.heads, args.seqlen_q, args.head_dim},
-               args.o_strides};
-  TensorView lse{"lse", "lse_strides", args.lse, 3,
-                 {args.batch, args.heads, args.seqlen_q, 0},
-                 args.lse_strides};
+  auto [q, k, v, o, lse] = forwardTensors(args);
   size_t bytes = elementSize(args.dtype);
   for (const TensorView *tensor : {&q, &k, &v, &o}) {
     if (Status s = checkStrides(*tensor, cuda); !s.ok())
@@ -299,6 +473,17 @@ Status validateForward(const attn_fwd_args *argsPtr) {
   }
 
   if (Status s = validateVariant(args); !s.ok())
+    return s;
+  std::array<Extent, kMaxInputs> inputs;
+  size_t numInputs = 0;
+  OutputExtents outputs;
+  if (Status s = forwardInputExtents(args, q, k, v, inputs, numInputs);
+      !s.ok())
+    return s;
+  if (Status s = outputExtents(args, nullptr, outputs); !s.ok())
+    return s;
+  if (Status s = checkApart(outputs.all(), {inputs.data(), numInputs});
+      !s.ok())
     return s;
   // Empty tensors may come with null pointers (as PyTorch's do).
   if (isEmptyForward(args))
@@ -333,19 +518,7 @@ Status validateBackward(const attn_bwd_args *argsPtr) {
                      "fwd.lse is a null pointer: the backward pass needs the "
                      "forward's log-sum-exp");
   bool cuda = fwd.device == ATTN_DEVICE_CUDA;
-  int64_t kvHeads = kvHeadsOf(fwd);
-  TensorView dO{"d_o", "do_strides", args.d_o, 4,
-                {fwd.batch, fwd.heads, fwd.seqlen_q, fwd.head_dim},
-                args.do_strides};
-  TensorView dq{"dq", "dq_strides", args.dq, 4,
-                {fwd.batch, fwd.heads, fwd.seqlen_q, fwd.head_dim},
-                args.dq_strides};
-  TensorView dk{"dk", "dk_strides", args.dk, 4,
-                {fwd.batch, kvHeads, fwd.seqlen_k, fwd.head_dim},
-                args.dk_strides};
-  TensorView dv{"dv", "dv_strides", args.dv, 4,
-                {fwd.batch, kvHeads, fwd.seqlen_k, fwd.head_dim},
-                args.dv_strides};
+  auto [dO, dq, dk, dv] = backwardTensors(args);
   size_t bytes = elementSize(fwd.dtype);
   for (const TensorView *tensor : {&dO, &dq, &dk, &dv}) {
     if (Status s = checkStrides(*tensor, cuda); !s.ok())
@@ -356,6 +529,29 @@ Status validateBackward(const attn_bwd_args *argsPtr) {
   for (const TensorView *tensor : {&dq, &dk, &dv})
     if (Status s = checkNoOverlap(*tensor); !s.ok())
       return s;
+  // The gradients are written while Q, K, V, O, LSE and dO are still read
+  // (the K/V tiles' kernel reads Q after the query tiles' kernel wrote dQ).
+  // The row terms' workspace is the runtime's own allocation.
+  ForwardTensors in = forwardTensors(fwd);
+  std::array<Extent, kMaxInputs> inputs;
+  size_t numInputs = 0;
+  if (Status s =
+          forwardInputExtents(fwd, in.q, in.k, in.v, inputs, numInputs);
+      !s.ok())
+    return s;
+  if (Status s = extentOf(in.o, bytes, inputs[numInputs++]); !s.ok())
+    return s;
+  if (Status s = extentOf(in.lse, sizeof(float), inputs[numInputs++]);
+      !s.ok())
+    return s;
+  if (Status s = extentOf(dO, bytes, inputs[numInputs++]); !s.ok())
+    return s;
+  OutputExtents outputs;
+  if (Status s = outputExtents(fwd, &args, outputs); !s.ok())
+    return s;
+  if (Status s = checkApart(outputs.all(), {inputs.data(), numInputs});
+      !s.ok())
+    return s;
   size_t alignment = cuda ? 16 : bytes;
   const char *why = cuda ? "CUDA kernels copy 16-byte pieces"
                          : "the host kernel loads whole elements";
@@ -367,13 +563,41 @@ Status validateBackward(const attn_bwd_args *argsPtr) {
         return s;
   // With no keys there is no dK or dV to write; with keys K and V are read
   // even without queries (their gradients are then zeros).
-  TensorView k{"k", "k_strides", fwd.k, 4, {}, fwd.k_strides};
-  TensorView v{"v", "v_strides", fwd.v, 4, {}, fwd.v_strides};
   if (fwd.seqlen_k > 0)
-    for (const TensorView *tensor : {&k, &v, &dk, &dv})
+    for (const TensorView *tensor : {&in.k, &in.v, &dk, &dv})
       if (Status s = checkPointer(*tensor, alignment, why); !s.ok())
         return s;
   return Status();
+}
+
+Status validateCapturesApart(const attn_fwd_args &args,
+                             const compiler::UserModsInfo &user,
+                             const attn_bwd_args *backward) {
+  std::array<Extent, abi::kMaxUserCaptures> captures;
+  size_t numCaptures = 0;
+  for (size_t i = 0; i < user.captures.size(); ++i) {
+    const attn_capture &c = args.variant.captures[i];
+    int rank = user.captures[i].rank;
+    if (rank == 0)
+      continue;
+    static constexpr const char *kNames[] = {
+        "captures[0]",  "captures[1]",  "captures[2]",  "captures[3]",
+        "captures[4]",  "captures[5]",  "captures[6]",  "captures[7]",
+        "captures[8]",  "captures[9]",  "captures[10]", "captures[11]",
+        "captures[12]", "captures[13]", "captures[14]", "captures[15]"};
+    static_assert(std::size(kNames) == abi::kMaxUserCaptures);
+    TensorView tensor{kNames[i], "", c.data, rank, {}, c.strides};
+    std::copy(c.sizes, c.sizes + rank, tensor.sizes);
+    // f32 and i32 elements.
+    if (Status s = extentOf(tensor, 4, captures[numCaptures++]); !s.ok())
+      return s;
+  }
+  if (numCaptures == 0)
+    return Status();
+  OutputExtents outputs;
+  if (Status s = outputExtents(args, backward, outputs); !s.ok())
+    return s;
+  return checkApart(outputs.all(), {captures.data(), numCaptures});
 }
 
 } // namespace attn::rt

@@ -11,12 +11,13 @@
 
 #include "attn-jit/Runtime.h"
 #include "attn/Compiler/Compiler.h"
+#include "attn/Dialect/Attn/IR/Limits.h"
 
 namespace attn::rt {
 
-/// CUDA head dims: multiples of 8 in [8, 256]; host: [1, 512].
-inline constexpr int64_t kMaxCudaHeadDim = 256;
-inline constexpr int64_t kMaxHostHeadDim = 512;
+/// CUDA head dims: multiples of 8 in [8, 256]; host: [1, 512] (Limits.h).
+inline constexpr int64_t kMaxCudaHeadDim = mlir::attn::kMaxNvidiaHeadDim;
+inline constexpr int64_t kMaxHostHeadDim = mlir::attn::kMaxHostHeadDim;
 /// Grid y (heads) and z (batch) limit.
 inline constexpr int64_t kMaxGridYZ = 65535;
 
@@ -24,6 +25,13 @@ Status validateForward(const attn_fwd_args *args);
 /// The forward's checks on args->fwd (its LSE required), then dO, dQ, dK,
 /// dV as O, Q, K, V.
 Status validateBackward(const attn_bwd_args *args);
+
+/// Checks that no tensor capture of the user's mods (validated by
+/// validateUserCaptures) overlaps an output of the call: O and the LSE of a
+/// forward, or dQ, dK and dV of `backward` when it is not null.
+Status validateCapturesApart(const attn_fwd_args &args,
+                             const compiler::UserModsInfo &user,
+                             const attn_bwd_args *backward);
 
 /// Whether there is nothing to compute (batch, heads or seqlen_q is 0).
 bool isEmptyForward(const attn_fwd_args &args);

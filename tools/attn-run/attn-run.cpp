@@ -10,13 +10,20 @@
 
 #include "attn-jit/attn_jit.h"
 
-#include "ArgParse.h"
 #include "CudaDriver.h"
 #include "Reference.h"
+#include "attn/Dialect/Attn/IR/Limits.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <initializer_list>
+#include <memory>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -214,55 +221,201 @@ template <class T> int runAll(const Options &opt, attn_dtype dtype) {
   return run.check(device, ms) ? 0 : 1;
 }
 
+namespace cl = llvm::cl;
+
+/// cl's parser of named values, whose error for an unknown value lists the
+/// values allowed (cl's own says only that it found none).
+template <typename E> class NamedValueParser : public cl::parser<E> {
+public:
+  using cl::parser<E>::parser;
+  bool parse(cl::Option &option, llvm::StringRef, llvm::StringRef arg,
+             E &value) {
+    std::string allowed;
+    for (unsigned i = 0, n = this->getNumOptions(); i < n; ++i) {
+      if (this->getOption(i) == arg) {
+        value = nameValue(i);
+        return false;
+      }
+      allowed += (i ? ", " : "") + this->getOption(i).str();
+    }
+    return option.error("'" + arg + "' is not one of: " + allowed);
+  }
+  /// The name of `value`, as the command line spells it.
+  llvm::StringRef nameOf(E value) const {
+    for (unsigned i = 0, n = this->getNumOptions(); i < n; ++i)
+      if (nameValue(i) == value)
+        return this->getOption(i);
+    return "";
+  }
+
+private:
+  E nameValue(unsigned i) const {
+    return static_cast<const cl::OptionValue<E> &>(this->getOptionValue(i))
+        .getValue();
+  }
+};
+
+template <typename E> using NamedOpt = cl::opt<E, false, NamedValueParser<E>>;
+
+template <typename E> std::string nameOf(NamedOpt<E> &option) {
+  return option.getParser().nameOf(option.getValue()).str();
+}
+
+enum class DeviceName { Auto, Cuda, Host };
+enum class MaskName { None, Causal, CausalBottomRight };
+enum class LayoutName { Bhnd, Bnhd };
+enum class DistName { Normal, Large };
+
+/// Sizes as attn-run takes them: checked before anything is allocated.
+/// Returns the error, or "" when the call fits.
+std::string checkSizes(const Options &opt, size_t elementBytes) {
+  const std::pair<const char *, int64_t> counts[] = {
+      {"--b", opt.batch},     {"--h", opt.heads},    {"--kv-heads", opt.kvHeads},
+      {"--nq", opt.nq},       {"--nk", opt.nk},      {"--block-m", opt.blockM},
+      {"--block-n", opt.blockN}};
+  for (auto [flag, value] : counts)
+    if (value < 0)
+      return std::string(flag) + " = " + std::to_string(value) +
+             ": must not be negative";
+  // The runtime's bound (CUDA takes at most 256): checked here so that a
+  // head dim no device takes is not allocated for first.
+  if (opt.d < 1 || opt.d > mlir::attn::kMaxHostHeadDim)
+    return "--d = " + std::to_string(opt.d) + ": must be in [1, " +
+           std::to_string(mlir::attn::kMaxHostHeadDim) + "]";
+  int64_t kvHeads = opt.kvHeads ? opt.kvHeads : opt.heads;
+  // Host memory: Q, O, K, V and the LSE, then the float64 reference of O
+  // and the LSE.
+  auto product = [](std::initializer_list<int64_t> factors, int64_t &out) {
+    out = 1;
+    for (int64_t f : factors)
+      if (__builtin_mul_overflow(out, f, &out))
+        return false;
+    return true;
+  };
+  int64_t nQ, nK, rows, bytes = 0;
+  bool fits = product({opt.batch, opt.heads, opt.nq, opt.d}, nQ) &&
+              product({opt.batch, kvHeads, opt.nk, opt.d}, nK) &&
+              product({opt.batch, opt.heads, opt.nq}, rows);
+  for (auto [count, size] :
+       {std::pair{nQ, int64_t(2 * elementBytes + sizeof(double))},
+        std::pair{nK, int64_t(2 * elementBytes)},
+        std::pair{rows, int64_t(sizeof(float) + sizeof(double))}}) {
+    int64_t term;
+    fits = fits && !__builtin_mul_overflow(count, size, &term) &&
+           !__builtin_add_overflow(bytes, term, &bytes);
+  }
+  if (!fits)
+    return "the sizes overflow 64-bit byte counts";
+  int64_t memory = int64_t(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  if (memory > 0 && bytes > memory)
+    return "the tensors and the float64 reference need " +
+           std::to_string(bytes >> 20) + " MiB of host memory; this machine "
+           "has " + std::to_string(memory >> 20) + " MiB";
+  return "";
+}
+
+int run(int argc, char **argv) {
+  cl::OptionCategory category("attn-run options");
+  NamedOpt<DeviceName> device(
+      "device", cl::desc("Where to run (auto: the GPU if there is one)"),
+      cl::values(clEnumValN(DeviceName::Auto, "auto", ""),
+                 clEnumValN(DeviceName::Cuda, "cuda", ""),
+                 clEnumValN(DeviceName::Host, "host", "")),
+      cl::init(DeviceName::Auto), cl::cat(category));
+  NamedOpt<attn_dtype> dtype(
+      "dtype", cl::desc("Element type"),
+      cl::values(clEnumValN(ATTN_DTYPE_BF16, "bf16", ""),
+                 clEnumValN(ATTN_DTYPE_F16, "f16", ""),
+                 clEnumValN(ATTN_DTYPE_F32, "f32", "host only")),
+      cl::init(ATTN_DTYPE_BF16), cl::cat(category));
+  NamedOpt<MaskName> mask(
+      "mask", cl::desc("Mask"),
+      cl::values(clEnumValN(MaskName::None, "none", ""),
+                 clEnumValN(MaskName::Causal, "causal", "j <= i"),
+                 clEnumValN(MaskName::CausalBottomRight, "causal_bottom_right",
+                            "j <= i + Nk - Nq")),
+      cl::init(MaskName::None), cl::cat(category));
+  NamedOpt<LayoutName> layout(
+      "layout", cl::desc("Memory layout of Q, K, V and O"),
+      cl::values(clEnumValN(LayoutName::Bhnd, "bhnd", ""),
+                 clEnumValN(LayoutName::Bnhd, "bnhd", "")),
+      cl::init(LayoutName::Bhnd), cl::cat(category));
+  NamedOpt<DistName> dist(
+      "dist", cl::desc("Distribution of Q and K"),
+      cl::values(clEnumValN(DistName::Normal, "normal", "N(0, 1)"),
+                 clEnumValN(DistName::Large, "large", "2 + 4 N(0, 1)")),
+      cl::init(DistName::Normal), cl::cat(category));
+  Options defaults;
+  auto count = [&](llvm::StringRef name, const char *desc, int64_t init) {
+    return std::make_unique<cl::opt<int64_t>>(name, cl::desc(desc),
+                                              cl::init(init), cl::cat(category));
+  };
+  auto batch = count("b", "Batch", defaults.batch);
+  auto heads = count("h", "Query heads", defaults.heads);
+  auto kvHeads = count("kv-heads",
+                       "K/V heads (grouped-query attention), dividing H; 0: H",
+                       defaults.kvHeads);
+  auto nq = count("nq", "Queries", defaults.nq);
+  auto nk = count("nk", "Keys", defaults.nk);
+  auto d = count("d", "Head dim", defaults.d);
+  auto blockM = count("block-m", "Query rows per tile (0: default)", 0);
+  auto blockN = count("block-n", "Keys per tile (0: default)", 0);
+  cl::opt<double> scale(
+      "scale", cl::desc("Any finite value, negative too; 0: 1/sqrt(D)"),
+      cl::init(0), cl::cat(category));
+  cl::opt<double> tol("tol",
+                      cl::desc("Tolerance on ||O - ref|| / ||ref|| (0: the "
+                               "dtype's)"),
+                      cl::init(0), cl::cat(category));
+  cl::opt<uint64_t> seed(
+      "seed", cl::desc("Seed of the random inputs (default: from the clock)"),
+      cl::init(uint64_t(
+          std::chrono::steady_clock::now().time_since_epoch().count()) %
+               1000000007ull),
+      cl::cat(category));
+  cl::HideUnrelatedOptions(category);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "attn-run: one attention through the runtime, checked against a "
+          "float64 reference\n",
+          &llvm::errs()))
+    return 2;
+
+  Options opt;
+  opt.device = nameOf(device);
+  opt.dtype = nameOf(dtype);
+  opt.mask = nameOf(mask);
+  opt.layout = nameOf(layout);
+  opt.dist = nameOf(dist);
+  opt.batch = *batch, opt.heads = *heads, opt.kvHeads = *kvHeads;
+  opt.nq = *nq, opt.nk = *nk, opt.d = *d;
+  opt.blockM = *blockM, opt.blockN = *blockN;
+  opt.scale = scale, opt.tol = tol, opt.seed = seed;
+  size_t elementBytes = dtype == ATTN_DTYPE_F32 ? 4 : 2;
+  if (std::string error = checkSizes(opt, elementBytes); !error.empty()) {
+    std::fprintf(stderr, "attn-run: %s\n", error.c_str());
+    return 2;
+  }
+  switch (dtype) {
+  case ATTN_DTYPE_BF16:
+    return runAll<bf16>(opt, ATTN_DTYPE_BF16);
+  case ATTN_DTYPE_F16:
+    return runAll<f16>(opt, ATTN_DTYPE_F16);
+  case ATTN_DTYPE_F32:
+    break;
+  }
+  return runAll<float>(opt, ATTN_DTYPE_F32);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  Options opt;
-  opt.seed = uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) % 1000000007ull;
-  for (int i = 1; i < argc; ++i) {
-    std::string f = argv[i];
-    auto str = [&](std::string &dst) { dst = attn_tools::flag_value(argc, argv, i); };
-    auto num = [&](int64_t &dst) {
-      dst = attn_tools::parse_int(attn_tools::flag_value(argc, argv, i), f.c_str());
-    };
-    if (f == "--device") str(opt.device);
-    else if (f == "--dtype") str(opt.dtype);
-    else if (f == "--mask") str(opt.mask);
-    else if (f == "--layout") str(opt.layout);
-    else if (f == "--dist") str(opt.dist);
-    else if (f == "--b") num(opt.batch);
-    else if (f == "--h") num(opt.heads);
-    else if (f == "--kv-heads") num(opt.kvHeads);
-    else if (f == "--nq") num(opt.nq);
-    else if (f == "--nk") num(opt.nk);
-    else if (f == "--d") num(opt.d);
-    else if (f == "--block-m") num(opt.blockM);
-    else if (f == "--block-n") num(opt.blockN);
-    else if (f == "--scale") opt.scale = std::atof(attn_tools::flag_value(argc, argv, i).c_str());
-    else if (f == "--seed") { int64_t s = 0; num(s); opt.seed = uint64_t(s); }
-    else if (f == "--tol") opt.tol = std::atof(attn_tools::flag_value(argc, argv, i).c_str());
-    else {
-      std::fprintf(stderr,
-                   "usage: attn-run [--device auto|cuda|host] [--dtype bf16|f16|f32]\n"
-                   "  [--mask none|causal|causal_bottom_right] [--layout bhnd|bnhd]\n"
-                   "  [--b B] [--h H] [--kv-heads Hkv] [--nq Nq] [--nk Nk] [--d D]\n"
-                   "  [--block-m M] [--block-n N] [--scale S] [--seed S]\n"
-                   "  [--dist normal|large] [--tol T]\n"
-                   "--kv-heads: K/V heads (grouped-query attention), dividing H; 0: H.\n"
-                   "--scale: any finite value, negative too; 0: 1/sqrt(D).\n");
-      return f == "--help" ? 0 : 2;
-    }
+  // Whatever fails (an allocation the size checks let through), the run
+  // ends with a message and a status, never an uncaught exception.
+  try {
+    return run(argc, argv);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "attn-run: %s\n", e.what());
+    return 1;
   }
-  if (opt.kvHeads < 0) { // other bad values are the runtime's to report
-    std::fprintf(stderr, "attn-run: --kv-heads must not be negative\n");
-    return 2;
-  }
-  if (opt.dtype == "bf16")
-    return runAll<bf16>(opt, ATTN_DTYPE_BF16);
-  if (opt.dtype == "f16")
-    return runAll<f16>(opt, ATTN_DTYPE_F16);
-  if (opt.dtype == "f32")
-    return runAll<float>(opt, ATTN_DTYPE_F32);
-  std::fprintf(stderr, "attn-run: unknown --dtype %s\n", opt.dtype.c_str());
-  return 2;
 }

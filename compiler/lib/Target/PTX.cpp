@@ -1,6 +1,7 @@
 //===- PTX.cpp - the one wrapper of MLIR's serialization to PTX -----------===//
 
 #include "attn/Target/PTX.h"
+#include "attn/Dialect/Attn/IR/Limits.h"
 
 #include "mlir/Target/LLVM/ModuleToObject.h"
 #include "llvm/ADT/SmallString.h"
@@ -17,6 +18,7 @@
 #include <mutex>
 
 using namespace mlir;
+using mlir::attn::kMinSmVersion;
 
 namespace {
 
@@ -36,11 +38,11 @@ protected:
     // too old for the chip (LLVM ends the process creating the subtarget).
     FailureOr<llvm::TargetMachine *> machine = getOrCreateTargetMachine();
     if (failed(machine))
-      return getOperation().emitError()
+      return mlir::emitError(getOperation().getLoc())
              << "NVPTX target unavailable for chip '" << chip << "'";
     FailureOr<SmallString<0>> ptx = translateModuleToISA(
         llvmModule, **machine,
-        [&]() { return getOperation().emitError(); });
+        [&]() { return mlir::emitError(getOperation().getLoc()); });
     if (failed(ptx))
       return failure();
     return SmallVector<char, 0>(ptx->begin(), ptx->end());
@@ -52,7 +54,8 @@ constexpr const char *kNVPTXTriple = "nvptx64-nvidia-cuda";
 /// The lowest PTX ISA version (major * 10 + minor) that LLVM 22's NVPTX
 /// backend accepts for each chip attn can target (sm_80 and newer): the
 /// `PTXVersion` of each processor in llvm/lib/Target/NVPTX/NVPTX.td, as
-/// `llc -mcpu=<chip> -mattr=+ptx<NN>` confirms. 0 for a chip not listed.
+/// `llc -mcpu=<chip> -mattr=+ptx<NN>` confirms. 0 for a chip not listed:
+/// every other chip LLVM 22 knows is older than sm_80.
 int minimumPTXVersion(StringRef chip) {
   return llvm::StringSwitch<int>(chip)
       .Case("sm_80", 70)
@@ -117,13 +120,14 @@ mlir::attn::resolvePTXFeatures(StringRef chip, StringRef features,
     return emitError() << "unknown NVIDIA chip '" << chip
                        << "' (expected an NVPTX processor such as sm_80 or "
                           "sm_90a)";
-  if (features == kAutoPTXFeatures) {
-    if (minimum == 0)
-      return emitError() << "no PTX ISA version is known for chip '" << chip
-                         << "' (attn kernels need sm_80 or newer); pass "
-                            "features=+ptxNN to choose one";
+  // Known to LLVM but older than the kernels: whatever the features, LLVM
+  // would abort selecting their cp.async or ldmatrix.
+  if (minimum == 0)
+    return emitError() << "chip '" << chip
+                       << "' is not supported: attn kernels need sm_"
+                       << kMinSmVersion << " or newer";
+  if (features == kAutoPTXFeatures)
     return "+ptx" + std::to_string(std::max(minimum, kLowestPTXVersion));
-  }
   int asked = ptxVersionIn(features);
   if (minimum != 0 && asked != 0 && asked < minimum)
     return emitError() << "features '" << features << "' ask for PTX ISA "
@@ -146,7 +150,8 @@ void mlir::attn::initializePTXTarget() {
 FailureOr<std::string> mlir::attn::serializeToPTX(Operation *gpuModule,
                                                   const PTXTarget &target) {
   FailureOr<std::string> features = resolvePTXFeatures(
-      target.chip, target.features, [&] { return gpuModule->emitError(); });
+      target.chip, target.features,
+      [&] { return emitError(gpuModule->getLoc()); });
   if (failed(features))
     return failure();
   PTXTarget resolved = target;

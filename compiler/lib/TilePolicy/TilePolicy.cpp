@@ -2,9 +2,19 @@
 
 #include "attn/Compiler/TilePolicy.h"
 #include "attn/Compiler/Compiler.h"
+#include "attn/Dialect/Attn/IR/Limits.h"
 #include "attn/Dialect/AttnNV/IR/SharedTileBytes.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace attn::compiler {
+
+using mlir::attn::kMaxHostHeadDim;
+using mlir::attn::kMaxNvidiaHeadDim;
+using mlir::attn::kMaxThreadsPerCta;
+using mlir::attn::kMaxTileSide;
+using mlir::attn::kMinSmVersion;
 
 namespace {
 
@@ -16,12 +26,87 @@ constexpr int64_t kSharedPerCtaPair = 113 * 1024;
 /// 64 x 64: 4 warps of one 16-row m tile).
 constexpr int64_t kBackwardBlock = 64;
 
+/// Registers: at most 255 a thread, 64K 32-bit registers an SM (every chip
+/// from sm_80 on).
+constexpr int64_t kRegistersPerThread = 255;
+constexpr int64_t kRegistersPerSm = 64 * 1024;
+/// A kernel may spill some of its tiles (the backward at D = 256 holds 320
+/// values a thread and spills 2 KB), but one whose tiles need more than this
+/// many times the registers a thread has runs from local memory: refused.
+constexpr int64_t kMaxRegisterOvercommit = 2;
+
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+/// f32 values one thread holds in the tiles that stay in registers: each
+/// warp owns rows / warps rows of a score tile and of its accumulators,
+/// spread over 32 threads (a wgmma warpgroup's 64 rows are 16 a warp).
+/// Forward: S (block-n columns) and O (head dim). Backward: the query
+/// tiles' S, dP and dQ, or the key tiles' S^T, dP^T, dK and dV.
+int64_t tileValuesPerThread(const KernelConfig &r, int64_t warps) {
+  int64_t d = roundUp(r.headDim, 16);
+  if (!r.backward)
+    return r.blockM / warps * (r.blockN + d) / 32;
+  return std::max(r.blockM / warps * (2 * r.blockN + d),
+                  r.blockN / warps * (2 * r.blockM + 2 * d)) /
+         32;
+}
+
+/// Whether the tiles' register values fit the registers each of the plan's
+/// threads gets (ptxas divides an SM's registers among the threads of the
+/// CTAs it must hold), within kMaxRegisterOvercommit.
+bool fitsRegisters(const KernelConfig &r, const KernelPlan &plan,
+                   std::string &error) {
+  int64_t values = tileValuesPerThread(r, plan.warps);
+  int64_t registers =
+      std::min(kRegistersPerThread,
+               kRegistersPerSm / (plan.threads() * plan.minCtasPerSm));
+  if (values <= kMaxRegisterOvercommit * registers)
+    return true;
+  error = std::string(r.backward ? "the backward's tiles" : "tiles") + " of " +
+          std::to_string(r.blockM) + "x" + std::to_string(r.blockN) +
+          " at head dim " + std::to_string(r.headDim) + " with " +
+          std::to_string(plan.warps) + " warps hold " +
+          std::to_string(values) +
+          " f32 values a thread; a thread has " + std::to_string(registers) +
+          " registers, and a kernel needing more than " +
+          std::to_string(kMaxRegisterOvercommit) +
+          " times that would run from local memory";
+  return false;
+}
 
 } // namespace
 
 bool isTensorCoreName(std::string_view name) {
   return name == "auto" || name == "mma.sync" || name == "wgmma";
+}
+
+int64_t smVersion(std::string_view chip) {
+  if (chip.substr(0, 3) != "sm_")
+    return 0;
+  std::string_view rest = chip.substr(3);
+  size_t digits = 0;
+  while (digits < rest.size() && digits < 4 &&
+         std::isdigit(static_cast<unsigned char>(rest[digits])))
+    ++digits;
+  std::string_view suffix = rest.substr(digits);
+  if (digits < 2 || !(suffix.empty() || suffix == "a" || suffix == "f"))
+    return 0;
+  int64_t version = 0;
+  for (char c : rest.substr(0, digits))
+    version = version * 10 + (c - '0');
+  return version;
+}
+
+std::string chipUnsupportedReason(std::string_view chip) {
+  int64_t version = smVersion(chip);
+  if (version == 0)
+    return "unknown NVIDIA chip '" + std::string(chip) +
+           "' (expected sm_<version>, such as sm_80 or sm_90a)";
+  if (version < kMinSmVersion)
+    return "chip " + std::string(chip) + " is not supported: the kernels "
+           "need sm_" + std::to_string(kMinSmVersion) +
+           " or newer (bf16 mma.sync, cp.async, ldmatrix)";
+  return "";
 }
 
 bool tilesForWgmma(std::string_view tensorCore, std::string_view chip) {
@@ -118,8 +203,21 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
             std::to_string(r.blockM) + " block-n=" + std::to_string(r.blockN);
     return false;
   }
-  if (!nvidia)
+  if (r.blockM > kMaxTileSide || r.blockN > kMaxTileSide) {
+    error = "tile sizes must be at most " + std::to_string(kMaxTileSide) +
+            ", got block-m=" + std::to_string(r.blockM) +
+            " block-n=" + std::to_string(r.blockN);
+    return false;
+  }
+  int64_t d = r.headDim;
+  if (!nvidia) {
+    if (d < 1 || d > kMaxHostHeadDim) {
+      error = "head dim must be in [1, " + std::to_string(kMaxHostHeadDim) +
+              "] on the host, got " + std::to_string(d);
+      return false;
+    }
     return true;
+  }
 
   plan.chip = r.arch;
   if (!isTensorCoreName(r.tensorCore)) {
@@ -127,14 +225,22 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
             r.tensorCore + "'";
     return false;
   }
+  if (std::string why = chipUnsupportedReason(r.arch); !why.empty()) {
+    error = why;
+    return false;
+  }
   if (r.dtype == DType::F32) {
     error = "the NVIDIA mapping supports bf16 and f16, got f32";
     return false;
   }
-  int64_t d = r.headDim;
-  if (d % 8 != 0 || d < 8 || d > 256) {
-    error = "head dim must be a multiple of 8 in [8, 256], got " +
-            std::to_string(d);
+  if (d % 8 != 0 || d < 8 || d > kMaxNvidiaHeadDim) {
+    error = "head dim must be a multiple of 8 in [8, " +
+            std::to_string(kMaxNvidiaHeadDim) + "], got " + std::to_string(d);
+    return false;
+  }
+  if (r.warps < 0 || r.warps > kMaxThreadsPerCta / 32) {
+    error = "warps must be in [1, " + std::to_string(kMaxThreadsPerCta / 32) +
+            "] (0: automatic), got " + std::to_string(r.warps);
     return false;
   }
   bool wgmma = r.tensorCore == "wgmma";
@@ -191,7 +297,7 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
     plan.minCtasPerSm = 1;
     plan.qInRegisters = false;
     plan.packGqa = false;
-    return true;
+    return fitsRegisters(r, plan, error);
   }
   bool masked = r.mask != MaskKind::None;
   int64_t mTiles = r.blockM / (16 * plan.warps);
@@ -236,6 +342,8 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
               !scoresHeavy(r.variants)
           ? 2
           : 1;
+  if (!fitsRegisters(r, plan, error))
+    return false;
   // Q's A fragments take 4 registers per 16 columns and m tile.
   plan.qInRegisters = !wgmma && mTiles * paddedDim <= 128;
   // wgmma with three stages: the K/V loop is software-pipelined, a P·V

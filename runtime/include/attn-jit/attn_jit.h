@@ -123,7 +123,15 @@ typedef struct attn_variant {
  * 0 means Hkv = H, plain multi-head attention). Query head h attends with
  * K/V head h / (H / Hkv), so each group of H / Hkv consecutive query heads
  * shares one K/V head, as PyTorch's scaled_dot_product_attention with
- * enable_gqa=True. The same compiled kernel serves every Hkv. */
+ * enable_gqa=True. The same compiled kernel serves every Hkv.
+ *
+ * Outputs (O, LSE) must not share a byte with each other or with any input
+ * (Q, K, V, the variant's tensors and captures), judged by each tensor's
+ * extent (from its pointer to the end of its last element):
+ * ATTN_ERROR_INVALID_ARGUMENT otherwise. This includes O == Q in place: safe only if every kernel
+ * (host, mma.sync, wgmma, packed GQA) reads all of a query tile's Q before
+ * any of its O is written, which is not proven, so it is refused. Inputs
+ * may share memory (K == V). */
 typedef struct attn_fwd_args {
   const void *q;  /* (B, H, Nq, D) */
   const void *k;  /* (B, Hkv, Nk, D) */
@@ -161,11 +169,14 @@ ATTN_JIT_API attn_status attn_forward(const attn_fwd_args *args);
  * recomputed from the LSE, so no N x N matrix is ever stored. The result is
  * deterministic: the same inputs give bit-identical gradients (no atomics).
  * The row terms rowsum(dO * O) need B * H * Nq floats of workspace, which the
- * runtime allocates. A user score_mod must be differentiable by the compiler
- * (arith add/sub/mul/div/neg/max/min/select, math tanh/exp/exp2/log/log2/
- * sqrt/absf on the score); otherwise ATTN_ERROR_INVALID_ARGUMENT. This
- * version runs the backward on ATTN_DEVICE_HOST only; CUDA returns
- * ATTN_ERROR_UNSUPPORTED. */
+ * runtime allocates. dQ, dK and dV must not share a byte with each other or
+ * with Q, K, V, O, LSE, dO or the variant's tensors and captures (dQ == Q
+ * included: the K/V tiles' kernel reads Q after the query tiles' kernel
+ * wrote dQ); otherwise ATTN_ERROR_INVALID_ARGUMENT. A user score_mod must be
+ * differentiable by the compiler (arith add/sub/mul/div/neg/max/min/select,
+ * math tanh/exp/exp2/log/log2/sqrt/absf on the score); otherwise
+ * ATTN_ERROR_INVALID_ARGUMENT. It runs on both devices (on CUDA as two
+ * kernels on the call's stream, the workspace allocated stream-ordered). */
 typedef struct attn_bwd_args {
   attn_fwd_args fwd;
   const void *d_o; /* (B, H, Nq, D), the dtype of Q */

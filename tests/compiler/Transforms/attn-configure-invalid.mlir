@@ -14,6 +14,18 @@
 // RUN: not attn-opt %s --split-input-file --attn-configure="stages=4" 2>&1 | FileCheck %s --check-prefix=STAGES
 // RUN: not attn-opt %s --split-input-file --attn-configure="target=host block-m=-64" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not attn-opt %s --split-input-file --attn-configure="target=gpu" 2>&1 | FileCheck %s --check-prefix=TARGET
+// Checked up front against the chip's limits (issue 14): chips older than
+// sm_80 (LLVM aborted on their missing cp.async), warps, tile sides, shared
+// memory and registers, on either target.
+// RUN: not attn-opt %s --split-input-file --attn-configure="chip=sm_70" 2>&1 | FileCheck %s --check-prefix=SM70
+// RUN: not attn-opt %s --split-input-file --attn-configure="chip=sm_75 tensor-core=mma.sync" 2>&1 | FileCheck %s --check-prefix=SM75
+// RUN: not attn-opt %s --split-input-file --attn-configure="chip=gfx90a" 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not attn-opt %s --split-input-file --attn-configure="warps=-1" 2>&1 | FileCheck %s --check-prefix=NEG-WARPS
+// RUN: not attn-opt %s --split-input-file --attn-configure="tensor-core=mma.sync block-m=1024 warps=64" 2>&1 | FileCheck %s --check-prefix=MANY-WARPS
+// RUN: not attn-opt %s --split-input-file --attn-configure="block-m=1000000 block-n=1000000" 2>&1 | FileCheck %s --check-prefix=HUGE
+// RUN: not attn-opt %s --split-input-file --attn-configure="target=host block-m=64 block-n=1000000" 2>&1 | FileCheck %s --check-prefix=HUGE-HOST
+// RUN: not attn-opt %s --split-input-file --attn-configure="block-m=1024" 2>&1 | FileCheck %s --check-prefix=SHARED
+// RUN: not attn-opt %s --split-input-file --attn-configure="tensor-core=mma.sync block-m=512 stages=2" 2>&1 | FileCheck %s --check-prefix=REGISTERS
 
 // SM80: error: 'attn.sdpa' op cannot be configured: tensor-core=wgmma needs sm_90a, got sm_80
 // WG-WARPS: error: 'attn.sdpa' op cannot be configured: tensor-core=wgmma needs warps = block-m / 16
@@ -27,6 +39,16 @@
 // STAGES: error: 'attn.sdpa' op cannot be configured: stages must be 2, 3 or 0 (automatic), got 4
 // NEGATIVE: error: 'attn.sdpa' op cannot be configured: tile sizes must be positive, got block-m=-64 block-n=64
 // TARGET: error: attn-configure: target must be nvidia or host, got 'gpu'
+// SM70: error: 'attn.sdpa' op cannot be configured: chip sm_70 is not supported: the kernels need sm_80 or newer (bf16 mma.sync, cp.async, ldmatrix)
+// SM75: error: 'attn.sdpa' op cannot be configured: chip sm_75 is not supported
+// CHIP: error: 'attn.sdpa' op cannot be configured: unknown NVIDIA chip 'gfx90a' (expected sm_<version>, such as sm_80 or sm_90a)
+// NEG-WARPS: error: 'attn.sdpa' op cannot be configured: warps must be in [1, 32] (0: automatic), got -1
+// MANY-WARPS: error: 'attn.sdpa' op cannot be configured: warps must be in [1, 32] (0: automatic), got 64
+// HUGE: error: 'attn.sdpa' op cannot be configured: tile sizes must be at most 1024, got block-m=1000000 block-n=1000000
+// HUGE-HOST: error: 'attn.sdpa' op cannot be configured: tile sizes must be at most 1024, got block-m=64 block-n=1000000
+// SHARED: error: 'attn.sdpa' op cannot be configured: tiles of 1024x64 with 2 stages need {{[0-9]+}} bytes of shared memory; sm_90a gives a CTA at most 232448
+// 512 rows on 4 warps: 128 rows a warp, 128 x (64 + 64) / 32 = 512 values.
+// REGISTERS: error: 'attn.sdpa' op cannot be configured: tiles of 512x64 at head dim 64 with 4 warps hold 512 f32 values a thread; a thread has 255 registers, and a kernel needing more than 2 times that would run from local memory
 
 !d64 = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 

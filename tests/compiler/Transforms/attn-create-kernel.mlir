@@ -5,6 +5,7 @@
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 dtype=f64" 2>&1 | FileCheck %s --check-prefix=DTYPE
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 mask=sliding" 2>&1 | FileCheck %s --check-prefix=MASK
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=-3" 2>&1 | FileCheck %s --check-prefix=HEADDIM
+// RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=-65" 2>&1 | FileCheck %s --check-prefix=HEADDIM65
 
 // The kernel ABI: Q, K, V, O (B, H, N, D; dynamic sizes and strides, unit
 // innermost stride), the LSE (B, H, N) and the scale.
@@ -31,7 +32,10 @@
 // NONE-NEXT: }
 // DTYPE: error: dtype must be bf16, f16 or f32, got 'f64'
 // MASK: error: mask must be none, causal or causal_bottom_right, got 'sliding'
-// HEADDIM: error: head-dim must be positive, got
+// The number, not the byte an int64 streamed as a char gives ('A' for -65;
+// issue 14).
+// HEADDIM: error: head-dim must be positive, got -3{{$}}
+// HEADDIM65: error: head-dim must be positive, got -65{{$}}
 module {
 }
 

@@ -417,12 +417,12 @@ TEST(BackwardHostTest, NotDifferentiableScoreModIsAnArgumentError) {
 }
 
 TEST(BackwardHostTest, InvalidCallsAreErrors) {
-  alignas(16) float x[64] = {};
+  alignas(16) float x[64] = {}, o[4] = {};
   alignas(16) float lse[4] = {};
   attn_bwd_args a{};
   attn_fwd_args &f = a.fwd;
   f.q = f.k = f.v = x;
-  f.o = x;
+  f.o = o;
   f.lse = lse;
   f.batch = f.heads = f.seqlen_q = f.seqlen_k = 1;
   f.head_dim = 4;

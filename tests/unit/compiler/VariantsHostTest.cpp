@@ -214,15 +214,18 @@ INSTANTIATE_TEST_SUITE_P(Variants, VariantsHostTest,
                          ::testing::ValuesIn(cases()), name);
 
 TEST(VariantsHostTest, InvalidVariantsAreErrors) {
-  float x[4] = {};
+  // O apart from the inputs: an output over an input is an error of its own.
+  float x[4] = {}, o[4] = {};
   attn_fwd_args a{};
   a.q = a.k = a.v = x;
-  a.o = x;
+  a.o = o;
   a.batch = a.heads = a.seqlen_q = a.seqlen_k = 1;
   a.head_dim = 4;
   attn_set_bhnd_strides(&a);
   a.dtype = ATTN_DTYPE_F32;
   a.device = ATTN_DEVICE_HOST;
+  // Valid as it is: each error below is due to its one change.
+  ASSERT_EQ(attn_forward(&a), ATTN_OK) << attn_last_error();
   auto status = [&](auto change) {
     attn_fwd_args c = a;
     change(c);
@@ -341,8 +344,8 @@ TEST(UserModsHostTest, MatchesFloat64Reference) {
 }
 
 TEST(UserModsHostTest, BadModsAreErrorsWithDiagnostics) {
-  float x[4] = {};
-  attn_fwd_args a = hostCall(x, x, x, x, nullptr, ATTN_MASK_CAUSAL, 0, 0);
+  float x[4] = {}, o[4] = {};
+  attn_fwd_args a = hostCall(x, x, x, o, nullptr, ATTN_MASK_CAUSAL, 0, 0);
   a.batch = a.heads = a.seqlen_q = a.seqlen_k = 1;
   a.kv_heads = 0;
   a.head_dim = 4;

@@ -717,3 +717,33 @@ TEST_F(EngineCudaTest, BackwardLaunchesBothKernelsOverTheirGrids) {
     expected.insert(expected.end(), t.begin(), t.end());
   EXPECT_EQ(queries.values, expected);
 }
+
+TEST_F(EngineCudaTest, WgmmaWhereItCannotRunIsUnsupportedInOneLine) {
+  // ATTN_JIT_TENSOR_CORES=wgmma on sm_80, or with D = 96: the plan refuses
+  // it before any compile (issue 14: it was ATTN_ERROR_COMPILE, "a bug in
+  // attn-jit", with ~3 KB of IR).
+  options.tensorCore = "wgmma";
+  struct {
+    int major, minor;
+    int64_t headDim;
+    const char *why;
+  } cases[] = {{8, 0, 64, "tensor-core=wgmma needs sm_90a, got sm_80"},
+               {9, 0, 96, "tensor-core=wgmma needs a head dim that is a "
+                          "multiple of 64"}};
+  for (auto c : cases) {
+    resetFakeCompiler();
+    fakeCuda().major = c.major;
+    fakeCuda().minor = c.minor;
+    engine_.reset();
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16,
+                        c.headDim);
+    Status status = engine().forward(&call.args);
+    EXPECT_EQ(status.code(), ATTN_ERROR_UNSUPPORTED) << status.toString();
+    EXPECT_NE(status.message().find(c.why), std::string::npos)
+        << status.message();
+    EXPECT_EQ(status.message().find('\n'), std::string::npos)
+        << status.message();
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_EQ(fakeCompiler().ptxCompiles, 0);
+  }
+}

@@ -201,16 +201,19 @@ std::unique_ptr<HostKernel> compileHost(const KernelConfig &config,
   return std::make_unique<attn::testing::NaiveHostKernel>(config);
 }
 
-// The fake understands one user mod text, kFakeUserMods (one f32
-// capture); any other text fails to "parse".
+// The fake understands two user mod texts, kFakeUserMods (one f32
+// capture) and kFakeUserModsWithTable; any other text fails to "parse".
 bool inspectUserMods(const std::string &text, UserModsInfo &info,
                      std::string &error) {
-  if (text != attn::testing::kFakeUserMods) {
+  bool table = text == attn::testing::kFakeUserModsWithTable;
+  if (text != attn::testing::kFakeUserMods && !table) {
     error = "user-mods:1:1: error: fake parse failure";
     return false;
   }
   info.canonical = "canonical(" + text + ")";
   info.captures = {{abi::CaptureArg::F32, 0}};
+  if (table)
+    info.captures.push_back({abi::CaptureArg::F32, 2});
   return true;
 }
 

@@ -19,6 +19,8 @@ namespace attn::testing {
 
 /// The one user-mods text the fake compiler accepts (inspectUserMods).
 inline constexpr const char *kFakeUserMods = "fake mods";
+/// Another: an f32 scalar, then an f32 table of rank 2.
+inline constexpr const char *kFakeUserModsWithTable = "fake mods with a table";
 
 struct FakeCompilerState {
   std::atomic<int> ptxCompiles{0}, hostCompiles{0};

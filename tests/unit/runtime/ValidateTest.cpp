@@ -10,11 +10,13 @@
 #include "FakeCompiler.h"
 #include "FakeCudaDriver.h"
 #include "TestUtil.h"
+#include "Validate.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 using namespace attn;
 using namespace attn::rt;
@@ -278,6 +280,159 @@ TEST_F(ValidateTest, OverlappingOutputs) {
   ForwardFixture lse = cuda();
   lse.args.lse_strides[0] = 1;
   expectRejected(lse, ATTN_ERROR_INVALID_ARGUMENT, "lse: its strides make");
+}
+
+// Outputs that share memory with an input or another output gave ATTN_OK
+// and wrong results (issue 14): each is refused from the tensors' extents.
+TEST_F(ValidateTest, OutputsOverlappingOutputs) {
+  // The LSE inside O.
+  ForwardFixture lse = host();
+  lse.args.lse = static_cast<float *>(lse.args.o) + 8;
+  expectRejected(lse, ATTN_ERROR_INVALID_ARGUMENT, "outputs o [");
+}
+
+TEST_F(ValidateTest, OutputsOverlappingInputs) {
+  // Nq = Nk and H = Hkv: Q, K, V and O have one size, so an output placed on
+  // an input covers that input only, never memory past its buffer.
+  auto sameSizes = [] {
+    return ForwardFixture(ATTN_DEVICE_HOST, ATTN_DTYPE_F32, 2, 3, 17, 17, 20);
+  };
+  struct Case {
+    const char *input;
+    const void *(*alias)(const attn_fwd_args &);
+  } cases[] = {
+      {"input k", [](const attn_fwd_args &a) { return a.k; }},
+      {"input v", [](const attn_fwd_args &a) { return a.v; }},
+      // In place, O = Q exactly: refused as well (attn_jit.h says why).
+      {"input q", [](const attn_fwd_args &a) { return a.q; }},
+  };
+  for (const Case &c : cases) {
+    ForwardFixture call = sameSizes();
+    call.args.o = const_cast<void *>(c.alias(call.args));
+    expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT,
+                   std::string("overlaps ") + c.input);
+  }
+  // O one row into Q, both inside one buffer.
+  ForwardFixture shifted = sameSizes();
+  Buffer arena(2 * shifted.q->size(), 0);
+  shifted.args.q = arena.data();
+  shifted.args.o = static_cast<float *>(arena.data()) + shifted.args.head_dim;
+  expectRejected(shifted, ATTN_ERROR_INVALID_ARGUMENT, "overlaps input q");
+  // The LSE inside V.
+  ForwardFixture lse = sameSizes();
+  lse.args.lse = static_cast<float *>(const_cast<void *>(lse.args.v));
+  expectRejected(lse, ATTN_ERROR_INVALID_ARGUMENT, "output lse [");
+}
+
+TEST_F(ValidateTest, OutputsOverlappingVariantTensors) {
+  ForwardFixture call = host();
+  call.args.variant.flags = ATTN_VARIANT_BIAS;
+  call.args.variant.bias = static_cast<const float *>(call.args.o);
+  call.args.variant.bias_strides[0] = call.args.seqlen_k;
+  call.args.variant.bias_strides[1] = 1;
+  expectRejected(call, ATTN_ERROR_INVALID_ARGUMENT, "overlaps input bias");
+}
+
+TEST_F(ValidateTest, InputsMayShareMemory) {
+  // Only outputs need memory of their own: K = V is fine.
+  ForwardFixture call = host();
+  call.args.v = call.args.k;
+  EXPECT_TRUE(validateForward(&call.args).ok());
+  // Q and O back to back in one buffer: touching, not overlapping.
+  ForwardFixture adjacent = host();
+  Buffer both(2 * adjacent.q->size());
+  adjacent.args.q = both.data();
+  adjacent.args.o = static_cast<unsigned char *>(both.data()) +
+                    adjacent.q->size();
+  EXPECT_TRUE(validateForward(&adjacent.args).ok());
+}
+
+TEST_F(ValidateTest, OutputsOverlappingUserCaptures) {
+  // A user's mods with a (Nq, Nk) f32 table: valid apart, refused over O.
+  ForwardFixture call = host();
+  std::vector<float> table(call.args.seqlen_q * call.args.seqlen_k);
+  attn_capture captures[2] = {};
+  captures[1].data = table.data();
+  captures[1].sizes[0] = call.args.seqlen_q;
+  captures[1].sizes[1] = call.args.seqlen_k;
+  captures[1].strides[0] = call.args.seqlen_k;
+  captures[1].strides[1] = 1;
+  call.args.variant.mods = kFakeUserModsWithTable;
+  call.args.variant.captures = captures;
+  call.args.variant.num_captures = 2;
+  ForwardFixture inO = host();
+  inO.args.variant = call.args.variant;
+  attn_capture overO[2] = {captures[0], captures[1]};
+  overO[1].data = inO.args.o;
+  inO.args.variant.captures = overO;
+  expectRejected(inO, ATTN_ERROR_INVALID_ARGUMENT,
+                 "overlaps input captures[1]");
+  EXPECT_TRUE(engine->forward(&call.args).ok());
+}
+
+/// A valid host backward call over a ForwardFixture's tensors.
+struct BackwardFixture {
+  ForwardFixture fwd{ATTN_DEVICE_HOST, ATTN_DTYPE_F32, 2, 3, 17, 9, 20};
+  Buffer dO{fwd.q->size()}, dq{fwd.q->size()}, dk{fwd.k->size()},
+      dv{fwd.v->size()};
+  attn_bwd_args args{};
+  BackwardFixture() {
+    args.fwd = fwd.args;
+    args.d_o = dO.data();
+    args.dq = dq.data();
+    args.dk = dk.data();
+    args.dv = dv.data();
+    attn_set_bwd_strides_like_fwd(&args);
+  }
+};
+
+TEST_F(ValidateTest, BackwardOutputsOverlapping) {
+  BackwardFixture valid;
+  EXPECT_TRUE(validateBackward(&valid.args).ok());
+  struct Case {
+    const char *needle;
+    void (*alias)(attn_bwd_args &);
+  } cases[] = {
+      {"outputs dq [", [](attn_bwd_args &a) { a.dk = a.dq; }},
+      {"outputs dk [", [](attn_bwd_args &a) { a.dv = a.dk; }},
+      {"overlaps input q", [](attn_bwd_args &a) { a.dq = const_cast<void *>(a.fwd.q); }},
+      {"overlaps input v", [](attn_bwd_args &a) { a.dk = const_cast<void *>(a.fwd.v); }},
+      {"overlaps input o", [](attn_bwd_args &a) { a.dv = a.fwd.o; }},
+      // The LSE (B * H * Nq floats) inside dQ.
+      {"overlaps input lse", [](attn_bwd_args &a) {
+         a.fwd.lse = static_cast<float *>(a.dq);
+       }},
+      {"overlaps input d_o", [](attn_bwd_args &a) { a.dq = const_cast<void *>(a.d_o); }},
+  };
+  for (const Case &c : cases) {
+    BackwardFixture call;
+    c.alias(call.args);
+    Status status = validateBackward(&call.args);
+    EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT) << c.needle;
+    EXPECT_NE(status.message().find(c.needle), std::string::npos)
+        << "message: " << status.message() << "\nexpected: " << c.needle;
+  }
+}
+
+TEST_F(ValidateTest, GradientsOverlappingUserCaptures) {
+  BackwardFixture call;
+  attn_capture captures[2] = {};
+  captures[1].data = call.args.dk; // dK is written, the table read
+  captures[1].sizes[0] = call.args.fwd.seqlen_q;
+  captures[1].sizes[1] = call.args.fwd.seqlen_k;
+  captures[1].strides[0] = call.args.fwd.seqlen_k;
+  captures[1].strides[1] = 1;
+  call.args.fwd.variant.mods = kFakeUserModsWithTable;
+  call.args.fwd.variant.captures = captures;
+  call.args.fwd.variant.num_captures = 2;
+  Status status = engine->backward(&call.args);
+  EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT) << status.toString();
+  EXPECT_NE(status.message().find("output dk ["), std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("overlaps input captures[1]"),
+            std::string::npos)
+      << status.message();
+  EXPECT_EQ(fakeCompiler().hostCompiles, 0);
 }
 
 TEST_F(ValidateTest, BadScale) {

@@ -24,6 +24,14 @@ struct KernelConfig;
 /// Whether `name` is a tensor-core setting: auto, mma.sync or wgmma.
 bool isTensorCoreName(std::string_view name);
 
+/// The SM version a chip name gives ("sm_90a" -> 90), or 0 when it is not
+/// of the form sm_<digits>[a|f].
+int64_t smVersion(std::string_view chip);
+
+/// Why the NVIDIA kernels cannot be compiled for `chip` (an unknown name, or
+/// older than mlir::attn::kMinSmVersion); empty when they can.
+std::string chipUnsupportedReason(std::string_view chip);
+
 /// Whether the default tiles are those of the wgmma mapping: it is asked
 /// for, or auto on sm_90a.
 bool tilesForWgmma(std::string_view tensorCore, std::string_view chip);
@@ -87,8 +95,11 @@ struct KernelPlan {
 };
 
 /// Plans `config` for NVIDIA (`nvidia`) or the host. Returns false with the
-/// reason in `error` when the configuration cannot be compiled (a mapping
-/// the chip lacks, tiles the mapping cannot split, an unknown name).
+/// reason in `error` when the configuration cannot be compiled: every bound
+/// of Limits.h (tile sides, head dims, threads, the chip), a mapping the chip
+/// lacks, tiles the mapping cannot split, an unknown name, tiles beyond the
+/// chip's shared memory or far beyond a thread's registers. The one place
+/// where a configuration is checked before any code is generated.
 bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
                 std::string &error);
 

@@ -32,9 +32,9 @@ struct PTXTarget {
 /// needs on sm_90a): sm_80/86/87/89/90/90a get 8.0, sm_100a 8.6, sm_120a
 /// 8.7. Other features are returned as they are, after checking that the
 /// PTX ISA version they name (if any) supports the chip. Fails with a
-/// diagnostic from `emitError` for an unknown chip, a chip whose PTX ISA
-/// version is unknown here (with "auto") or a version too old for the chip:
-/// LLVM would end the process on the last.
+/// diagnostic from `emitError` for an unknown chip, a chip older than sm_80
+/// (whatever the features) or a version too old for the chip: LLVM would
+/// end the process on the last two.
 FailureOr<std::string>
 resolvePTXFeatures(StringRef chip, StringRef features,
                    function_ref<InFlightDiagnostic()> emitError);

@@ -28,8 +28,10 @@ struct AttnEmitPTXPass : mlir::attn::impl::AttnEmitPTXBase<AttnEmitPTXPass> {
     for (gpu::GPUModuleOp gpuModule : gpuModules) {
       // The target attribute records the features actually used ("auto"
       // resolved to the chip's PTX ISA version).
+      // Diagnostics at the location only: attached to the operation, they
+      // would print the whole gpu.module after them.
       FailureOr<std::string> resolved = resolvePTXFeatures(
-          chip, features, [&] { return gpuModule.emitError(); });
+          chip, features, [&] { return emitError(gpuModule.getLoc()); });
       if (failed(resolved))
         return signalPassFailure();
       PTXTarget target{chip, *resolved, static_cast<int>(optLevel)};
@@ -55,7 +57,8 @@ struct AttnEmitPTXPass : mlir::attn::impl::AttnEmitPTXBase<AttnEmitPTXPass> {
     std::string error;
     std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(output, &error);
     if (!file) {
-      module.emitError() << "cannot write PTX to '" << output << "': " << error;
+      emitError(module.getLoc())
+          << "cannot write PTX to '" << output << "': " << error;
       return signalPassFailure();
     }
     file->os() << all;

@@ -7,6 +7,7 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/IR/ScoreModGrad.h"
+#include "attn/Dialect/Attn/IR/Limits.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -80,10 +81,16 @@ static LogicalResult checkStaticDim(Operation *op, StringRef name, Type type,
 
 static LogicalResult checkStaticShape(Operation *op, StringRef name,
                                       Type type) {
-  if (cast<ShapedType>(type).hasStaticShape())
-    return success();
-  return op->emitOpError() << "tile '" << name << "' (" << shapeOf(type)
-                           << ") must have a static shape";
+  auto shaped = cast<ShapedType>(type);
+  if (!shaped.hasStaticShape())
+    return op->emitOpError() << "tile '" << name << "' (" << shapeOf(type)
+                             << ") must have a static shape";
+  // The tile passes unroll and allocate by these sizes.
+  if (llvm::any_of(shaped.getShape(),
+                   [](int64_t side) { return side > kMaxTileSide; }))
+    return op->emitOpError() << "tile '" << name << "' (" << shapeOf(type)
+                             << ") has a side larger than " << kMaxTileSide;
+  return success();
 }
 
 static LogicalResult checkElementTypes(Operation *op, StringRef aName, Type a,
@@ -135,9 +142,14 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "schedule must be plain, pv_in_flight or "
                           "softmax_overlaps_pv, got '"
                        << schedule << "'";
-  if (blockM <= 0 || blockN <= 0)
-    return emitError() << "tile sizes must be positive, got block_m = "
-                       << blockM << ", block_n = " << blockN;
+  if (blockM <= 0 || blockN <= 0 || blockM > kMaxTileSide ||
+      blockN > kMaxTileSide)
+    return emitError() << "tile sizes must be in [1, " << kMaxTileSide
+                       << "], got block_m = " << blockM
+                       << ", block_n = " << blockN;
+  if (warps > kMaxThreadsPerCta / 32)
+    return emitError() << "warps must be at most " << kMaxThreadsPerCta / 32
+                       << ", got " << warps;
   bool host = mapping == "host";
   if (host != (warps == 0) || warps < 0)
     return emitError() << "warps must be 0 on the host and positive on a GPU, "

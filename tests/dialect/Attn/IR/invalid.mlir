@@ -40,15 +40,31 @@ func.func @config_schedule() attributes {attn.config = #attn.config<mapping = "h
 
 // -----
 
-// expected-error @+1 {{tile sizes must be positive, got block_m = 0, block_n = 32}}
+// expected-error @+1 {{tile sizes must be in [1, 1024], got block_m = 0, block_n = 32}}
 func.func @config_block_m() attributes {attn.config = #attn.config<mapping = "host", chip = "", block_m = 0, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{tile sizes must be positive, got block_m = 16, block_n = -32}}
+// expected-error @+1 {{tile sizes must be in [1, 1024], got block_m = 16, block_n = -32}}
 func.func @config_block_n() attributes {attn.config = #attn.config<mapping = "host", chip = "", block_m = 16, block_n = -32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+// Bounded as attn-configure bounds them (Limits.h): a hand-written
+// configuration cannot make the tile passes run away (issue 14).
+// expected-error @+1 {{tile sizes must be in [1, 1024], got block_m = 64, block_n = 1000000}}
+func.func @config_block_n_huge() attributes {attn.config = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 1000000, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{warps must be at most 32, got 64}}
+func.func @config_warps_huge() attributes {attn.config = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 1024, block_n = 32, warps = 64, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
   return
 }
 
@@ -400,6 +416,14 @@ func.func @load_inner_stride(%src: memref<1x2x8x64xbf16, strided<[2048, 1024, 12
 func.func @load_result_rank(%src: memref<1x2x8x64xbf16>, %i: index) {
   // expected-error @+1 {{'result' (16xbf16) must have rank 2 for a rank-4 source (1x2x8x64xbf16)}}
   %t = attn.load_tile %src[%i, %i, %i] bounds %i : memref<1x2x8x64xbf16> -> tensor<16xbf16>
+  return
+}
+
+// -----
+
+func.func @load_huge_tile(%src: memref<1x2x8x64xbf16>, %i: index) {
+  // expected-error @+1 {{tile 'result' (1000000x64xbf16) has a side larger than 1024}}
+  %t = attn.load_tile %src[%i, %i, %i] bounds %i : memref<1x2x8x64xbf16> -> tensor<1000000x64xbf16>
   return
 }
 

@@ -1,0 +1,38 @@
+//===- Limits.h - the largest kernels attn compiles, MLIR-free --*- C++ -*-===//
+//
+// Bounds on tiles, head dims and CTAs, named once: the tile policy checks a
+// configuration against them before any IR exists, the dialect's verifiers
+// check IR written by hand, and the runtime checks a call's sizes, so that
+// no input can make the compiler run away or a pass abort.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_LIMITS_H
+#define ATTN_DIALECT_ATTN_IR_LIMITS_H
+
+#include <cstdint>
+
+namespace mlir::attn {
+
+/// Query rows or keys per tile, and any side of a static tile. The default
+/// tiles are at most 128 x 128; a 1024 x 1024 f32 score tile is already 4 MB
+/// on the host, and larger tiles only grow compile time and memory (an
+/// unbounded block-n once ran the compiler for minutes at 7 GB).
+inline constexpr int64_t kMaxTileSide = 1024;
+
+/// Head dims: NVIDIA tiles are multiples of 8 up to 256 (a row of Q, K, V
+/// or O in 16-byte pieces); the host takes 1 to 512.
+inline constexpr int64_t kMaxNvidiaHeadDim = 256;
+inline constexpr int64_t kMaxHostHeadDim = 512;
+
+/// Threads in one CTA on every NVIDIA GPU.
+inline constexpr int64_t kMaxThreadsPerCta = 1024;
+
+/// The oldest NVIDIA chip the kernels run on: sm_80 has the bf16 mma.sync,
+/// cp.async and ldmatrix they are made of (LLVM aborts selecting them for
+/// older chips).
+inline constexpr int64_t kMinSmVersion = 80;
+
+} // namespace mlir::attn
+
+#endif // ATTN_DIALECT_ATTN_IR_LIMITS_H
