@@ -18,8 +18,13 @@ llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
 # Keep the kernel cache of tests away from the user's.
 config.environment["ATTN_JIT_DISK_CACHE"] = "0"
 
-tools = ["attn-opt", "attn-run", "FileCheck", "not", "count"]
+tools = ["attn-opt", "attn-opt-fuzzer", "attn-run", "FileCheck", "not", "count"]
 llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_tools_dir])
+
+# attn-opt-fuzzer linked with libFuzzer fuzzes the directories it is given
+# instead of running their files once (tools/ci_sanitizers.sh fuzzes it).
+if config.attn_libfuzzer:
+    config.available_features.add("libfuzzer")
 
 ptxas = os.path.join(config.cuda_root, "bin", "ptxas")
 if os.path.exists(ptxas):

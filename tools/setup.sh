@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine lacks to build and test attn-jit.
 # Costs nothing when everything is present. Needs root (or sudo) to install.
+# --sanitizers: also clang 22 and its sanitizer and libFuzzer runtimes
+# (tools/ci_sanitizers.sh).
 set -euo pipefail
 
 packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools libfmt-dev
           ninja-build cmake g++ lld libzstd-dev libgtest-dev python3 python3-numpy)
+if [[ ${1:-} == --sanitizers ]]; then
+  packages+=(clang-22 libclang-rt-22-dev)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -3,6 +3,7 @@
 #include "attn/Target/PTX.h"
 #include "attn/Dialect/Attn/IR/Limits.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Target/LLVM/ModuleToObject.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -109,6 +110,41 @@ bool isNVPTXChip(StringRef chip) {
   return info && info->isCPUStringValid(chip);
 }
 
+/// The chips that `op` runs on, where LLVM's NVPTX backend would end the
+/// process ("Cannot select") on any other: MLIR's RequiresSM of NVVM ops
+/// (wgmma: sm_90a), and fence.proxy.async, which MLIR 22 leaves unmarked
+/// (sm_90 and newer, PTX ISA "fence.proxy").
+std::optional<NVVM::NVVMCheckSMVersion> requiredChips(Operation *op) {
+  if (auto needs = dyn_cast<NVVM::RequiresSMInterface>(op))
+    return needs.getRequiredMinSMVersion();
+  if (auto fence = dyn_cast<NVVM::FenceProxyOp>(op))
+    if (fence.getKind() == NVVM::ProxyKind::async ||
+        fence.getKind() == NVVM::ProxyKind::async_global ||
+        fence.getKind() == NVVM::ProxyKind::async_shared)
+      return NVVM::NVVMCheckSMVersion(/*archAccelerated=*/false, 90);
+  return std::nullopt;
+}
+
+/// Fails with a diagnostic on the first op of `gpuModule` that `chip` cannot
+/// run, e.g. a wgmma kernel (configured for sm_90a) emitted for sm_80.
+LogicalResult verifyChipRunsOps(Operation *gpuModule, StringRef chip) {
+  NVVM::NVVMCheckSMVersion target =
+      NVVM::NVVMCheckSMVersion::getTargetSMVersionFromStr(chip);
+  WalkResult result = gpuModule->walk([&](Operation *op) {
+    std::optional<NVVM::NVVMCheckSMVersion> needs = requiredChips(op);
+    if (!needs || needs->isCompatibleWith(target))
+      return WalkResult::advance();
+    InFlightDiagnostic diag = op->emitOpError("needs ");
+    for (auto [i, version] : llvm::enumerate(needs->smVersionList))
+      diag << (i ? " or " : "") << "sm_" << version
+           << (needs->archAccelerated ? "a" : " or newer");
+    diag << ", not " << chip
+         << " (was the kernel configured for another chip?)";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 } // namespace
 
 FailureOr<std::string>
@@ -152,7 +188,7 @@ FailureOr<std::string> mlir::attn::serializeToPTX(Operation *gpuModule,
   FailureOr<std::string> features = resolvePTXFeatures(
       target.chip, target.features,
       [&] { return emitError(gpuModule->getLoc()); });
-  if (failed(features))
+  if (failed(features) || failed(verifyChipRunsOps(gpuModule, target.chip)))
     return failure();
   PTXTarget resolved = target;
   resolved.features = std::move(*features);

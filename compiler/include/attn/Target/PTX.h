@@ -45,7 +45,9 @@ void initializePTXTarget();
 /// Translates `gpuModule` (a gpu.module already in the NVVM and LLVM dialects)
 /// to LLVM IR, optimises it and runs the NVPTX backend, with the features
 /// resolvePTXFeatures gives. Needs no CUDA toolkit:
-/// attn kernels call no libdevice function. Errors are emitted on the module.
+/// attn kernels call no libdevice function. Errors are emitted on the module,
+/// or on the first op the chip cannot run (wgmma emitted for sm_80: LLVM
+/// would end the process).
 FailureOr<std::string> serializeToPTX(Operation *gpuModule,
                                       const PTXTarget &target);
 
