@@ -18,6 +18,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace attn::compiler;
@@ -139,6 +140,13 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{MaskKind::None, 4, 4, 200, 150, false, false},
                       Case{MaskKind::Causal, 4, 2, 200, 200, false, false},
                       Case{MaskKind::None, 8, 2, 1, 300, true, false},
-                      Case{MaskKind::Causal, 4, 2, 130, 170, false, true}));
+                      Case{MaskKind::Causal, 4, 2, 130, 170, false, true}),
+    [](const ::testing::TestParamInfo<Case> &info) {
+      const Case &c = info.param;
+      return std::string(c.backward ? "Backward" : "Forward") +
+             (c.mask == MaskKind::Causal ? "Causal" : "") +
+             (c.packGqa ? "PackedGqa" : "") + "H" + std::to_string(c.heads) +
+             "Hkv" + std::to_string(c.kvHeads);
+    });
 
 } // namespace
