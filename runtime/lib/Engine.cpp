@@ -33,6 +33,15 @@ EngineOptions EngineOptions::fromEnvironment() {
     options.libcuda = library;
   if (const char *tc = std::getenv("ATTN_JIT_TENSOR_CORES"); tc && *tc)
     options.tensorCore = tc;
+  if (const char *threads = std::getenv("ATTN_JIT_NUM_THREADS");
+      threads && *threads) {
+    unsigned count = 0;
+    options.hostThreads =
+        llvm::StringRef(threads).getAsInteger(10, count) || count == 0 ||
+                count > unsigned(kMaxThreads)
+            ? kBadThreadCount
+            : int(count);
+  }
   return options;
 }
 
@@ -195,6 +204,30 @@ DiskCache *Engine::disk() {
     disk_.emplace(std::move(*cache));
   });
   return disk_ ? &*disk_ : nullptr;
+}
+
+Expected<llvm::ThreadPoolInterface *> Engine::hostPool() {
+  if (options_.hostThreads == EngineOptions::kBadThreadCount ||
+      options_.hostThreads < 0 ||
+      options_.hostThreads > EngineOptions::kMaxThreads)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "ATTN_JIT_NUM_THREADS: expected a whole number of "
+                     "threads from 1 to {}",
+                     EngineOptions::kMaxThreads);
+  std::call_once(poolOnce_, [&] {
+    unsigned threads =
+        options_.hostThreads > 0
+            ? unsigned(options_.hostThreads)
+            : llvm::hardware_concurrency().compute_thread_count();
+    // The caller is one of the threads.
+    if (threads > 1)
+      hostPool_ = std::make_unique<llvm::DefaultThreadPool>(
+          llvm::hardware_concurrency(threads - 1));
+    if (logging(LogLevel::Info))
+      logLine("host calls run on {} thread{}", threads,
+              threads == 1 ? "" : "s");
+  });
+  return hostPool_.get();
 }
 
 /// Whether a call packs the query heads of each K/V head into one query tile
@@ -565,19 +598,27 @@ static compiler::HostArgs hostArgsOf(const attn_fwd_args &args,
 
 Status Engine::forwardHost(const attn_fwd_args &args,
                            const compiler::UserModsInfo *user) {
+  Expected<llvm::ThreadPoolInterface *> pool = hostPool();
+  if (!pool)
+    return pool.takeStatus();
   Expected<std::shared_ptr<const HostEntry>> entry =
       hostKernel(makeKey(CallKey::make(Target::Host, 0, args, user,
                                        /*backward=*/false),
                          args, "", user));
   if (!entry)
     return entry.takeStatus();
-  (*entry)->kernel->run(hostArgsOf(args, user));
+  compiler::HostArgs host = hostArgsOf(args, user);
+  host.pool = *pool;
+  (*entry)->kernel->run(host);
   ++launches_;
   return Status();
 }
 
 Status Engine::backwardHost(const attn_bwd_args &args,
                             const compiler::UserModsInfo *user) {
+  Expected<llvm::ThreadPoolInterface *> pool = hostPool();
+  if (!pool)
+    return pool.takeStatus();
   CacheKey key =
       makeKey(CallKey::make(Target::Host, 0, args.fwd, user, /*backward=*/true),
               args.fwd, "", user);
@@ -585,6 +626,7 @@ Status Engine::backwardHost(const attn_bwd_args &args,
   if (!entry)
     return entry.takeStatus();
   compiler::HostArgs host = hostArgsOf(args.fwd, user);
+  host.pool = *pool;
   host.dO = args.d_o;
   host.dq = args.dq;
   host.dk = args.dk;

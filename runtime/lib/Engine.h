@@ -19,6 +19,8 @@
 #include "Log.h"
 #include "SingleFlight.h"
 
+#include "llvm/Support/ThreadPool.h"
+
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -39,11 +41,18 @@ struct EngineOptions {
   /// Tensor-core instructions for CUDA kernels (ATTN_JIT_TENSOR_CORES):
   /// auto, mma.sync or wgmma; part of every cache key.
   std::string tensorCore = "auto";
+  /// Threads of a host (CPU) call, the caller's included
+  /// (ATTN_JIT_NUM_THREADS): 0 the hardware's (the CPUs this process may
+  /// run on); kBadThreadCount when the variable is not a count.
+  int hostThreads = 0;
+  static constexpr int kBadThreadCount = -1;
+  static constexpr int kMaxThreads = 1024;
   /// How long to wait for another process that builds the same kernel.
   std::chrono::milliseconds buildWait = std::chrono::minutes(2);
 
   /// ATTN_JIT_LOG, ATTN_JIT_DISK_CACHE, ATTN_JIT_CACHE_DIR, XDG_CACHE_HOME,
-  /// ATTN_JIT_CACHE_MAX_MB, ATTN_JIT_LIBCUDA, ATTN_JIT_TENSOR_CORES.
+  /// ATTN_JIT_CACHE_MAX_MB, ATTN_JIT_LIBCUDA, ATTN_JIT_TENSOR_CORES,
+  /// ATTN_JIT_NUM_THREADS.
   static EngineOptions fromEnvironment();
 };
 
@@ -115,6 +124,9 @@ private:
   userMods(const attn_fwd_args &args);
   Expected<CudaState *> cuda();
   DiskCache *disk();
+  /// The threads that share a host call with its caller (null: none), made
+  /// at first use; an error for a bad ATTN_JIT_NUM_THREADS.
+  Expected<llvm::ThreadPoolInterface *> hostPool();
   /// The kernel of a call: `call` resolved with the engine's settings
   /// (KernelConfig::resolved) and the call's sizes (GQA packing).
   CacheKey makeKey(const CallKey &call, const attn_fwd_args &args,
@@ -158,6 +170,9 @@ private:
   /// The epoch of this engine's kernels in threads' HotCaches; a new one
   /// when the memory cache is cleared.
   std::atomic<uint64_t> epoch_;
+
+  std::once_flag poolOnce_;
+  std::unique_ptr<llvm::ThreadPoolInterface> hostPool_;
 
   std::once_flag diskOnce_;
   std::optional<DiskCache> disk_;

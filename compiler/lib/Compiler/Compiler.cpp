@@ -26,6 +26,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ThreadPool.h"
 
 #include <fmt/format.h>
 
@@ -263,10 +264,11 @@ class JitHostKernel : public HostKernel {
 public:
   JitHostKernel(std::unique_ptr<Session> session,
                 std::unique_ptr<ExecutionEngine> engine, HostFn fn,
-                int64_t headDim, bool backward,
+                int64_t headDim, bool backward, int64_t grids,
                 std::vector<abi::UserCapture> kinds, const CompileTimes &times)
       : session(std::move(session)), engine(std::move(engine)), fn(fn),
-        headDim(headDim), backward(backward), kinds(std::move(kinds)) {
+        headDim(headDim), backward(backward), grids(grids),
+        kinds(std::move(kinds)) {
     times_ = times;
   }
 
@@ -364,7 +366,33 @@ public:
       descriptorPtrs[i] = &d;
       packed.push_back(&descriptorPtrs[i]);
     }
-    fn(packed.data());
+    // The work items (abi::kHostGridsAttr): one phase per grid, each run by
+    // the caller and the pool's threads at once.
+    int64_t phase = 0;
+    std::vector<int64_t> counters(static_cast<size_t>(grids), 0);
+    Descriptor<1> counterDescriptor{counters.data(), counters.data(), 0,
+                                    {grids}, {1}};
+    void *counterPtr = &counterDescriptor;
+    packed.push_back(&phase);
+    packed.push_back(&counterPtr);
+    unsigned helpers =
+        a.pool ? a.pool->getMaxConcurrency() : 0; // besides the caller
+    for (; phase < grids; ++phase) {
+      if (helpers == 0) {
+        fn(packed.data());
+        continue;
+      }
+      // Each thread gets its own copy of the pointers (the kernel only reads
+      // them); the values they point to are shared and constant.
+      llvm::ThreadPoolTaskGroup group(*a.pool);
+      for (unsigned t = 0; t < helpers; ++t)
+        group.async([this, packed] {
+          std::vector<void *> own = packed;
+          fn(own.data());
+        });
+      fn(packed.data());
+      group.wait();
+    }
   }
 
 private:
@@ -373,6 +401,8 @@ private:
   HostFn fn;
   int64_t headDim;
   bool backward;
+  /// Tile grids, run one after another (abi::kHostGridsAttr).
+  int64_t grids;
   /// The kernel's capture arguments (abi::captureKinds).
   std::vector<abi::UserCapture> kinds;
 };
@@ -405,8 +435,23 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
   }
   times.passes = msSince(start);
 
+  const char *kernelName =
+      config.backward ? abi::kBackwardKernel : abi::kForwardKernel;
+  int64_t grids = 0;
+  if (Operation *kernel = SymbolTable::lookupSymbolIn(*s->module, kernelName))
+    if (auto count = kernel->getAttrOfType<IntegerAttr>(abi::kHostGridsAttr))
+      grids = count.getInt();
+  if (grids <= 0) {
+    error = "attn-to-host produced no kernel with work items (" +
+            std::string(abi::kHostGridsAttr) + ")";
+    return nullptr;
+  }
+
   start = Clock::now();
   ExecutionEngineOptions engineOptions;
+  // Without a target machine the LLVM optimizer leaves loops scalar, which
+  // keeps compiles short: the vectors are explicit (attn-host-vectorize),
+  // and code generation targets the host CPU (ExecutionEngine detects it).
   auto transformer = makeOptimizingTransformer(3, 0, nullptr);
   engineOptions.transformer = transformer;
   auto engine = ExecutionEngine::create(*s->module, engineOptions);
@@ -415,9 +460,8 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
             s->diagnostics;
     return nullptr;
   }
-  auto sym = (*engine)->lookupPacked(
-      std::string("_mlir_ciface_") +
-      (config.backward ? abi::kBackwardKernel : abi::kForwardKernel));
+  auto sym =
+      (*engine)->lookupPacked(std::string("_mlir_ciface_") + kernelName);
   if (!sym) {
     error = "host JIT has no kernel: " + llvm::toString(sym.takeError());
     return nullptr;
@@ -425,7 +469,7 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
   times.codegen = msSince(start);
   return std::make_unique<JitHostKernel>(std::move(s), std::move(*engine),
                                          *sym, config.headDim,
-                                         config.backward,
+                                         config.backward, grids,
                                          abi::captureKinds(config.variants,
                                                            userCaptures),
                                          times);

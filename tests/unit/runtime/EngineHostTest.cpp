@@ -274,3 +274,28 @@ TEST_F(EngineHostTest, CompileFailure) {
 }
 
 } // namespace
+
+// ATTN_JIT_NUM_THREADS: a count is the host calls' thread count; anything
+// else makes host calls fail with a message, not run on a guess.
+TEST(EngineHostThreads, CountFromTheEnvironment) {
+  {
+    ScopedEnv threads("ATTN_JIT_NUM_THREADS", "3");
+    EXPECT_EQ(EngineOptions::fromEnvironment().hostThreads, 3);
+  }
+  {
+    ScopedEnv threads("ATTN_JIT_NUM_THREADS", std::nullopt);
+    EXPECT_EQ(EngineOptions::fromEnvironment().hostThreads, 0);
+  }
+  for (const char *bad : {"0", "-2", "two", "4x", "100000"}) {
+    ScopedEnv threads("ATTN_JIT_NUM_THREADS", bad);
+    EngineOptions options = EngineOptions::fromEnvironment();
+    EXPECT_EQ(options.hostThreads, EngineOptions::kBadThreadCount) << bad;
+    options.disk.enabled = false;
+    Engine engine(options);
+    ForwardFixture call(ATTN_DEVICE_HOST, ATTN_DTYPE_F32, 1, 1, 8, 8, 64);
+    Status status = engine.forward(&call.args);
+    EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT) << bad;
+    EXPECT_NE(status.message().find("ATTN_JIT_NUM_THREADS"), std::string::npos)
+        << status.message();
+  }
+}

@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+namespace llvm {
+class ThreadPoolInterface;
+} // namespace llvm
+
 namespace attn::compiler {
 
 enum class DType { BF16, F16, F32 };
@@ -158,6 +162,11 @@ struct HostArgs {
   void *dq = nullptr, *dk = nullptr, *dv = nullptr;
   int64_t dOStrides[4] = {}, dqStrides[4] = {}, dkStrides[4] = {},
           dvStrides[4] = {};
+
+  /// Threads that share the work items (abi::kHostGridsAttr) with the
+  /// calling thread, which always takes part; null: the caller alone. The
+  /// result is the same bit for bit with any number of threads.
+  llvm::ThreadPoolInterface *pool = nullptr;
 };
 
 /// "window,softcap"-style names of variant bits (pipeline options, keys).

@@ -161,6 +161,15 @@ inline constexpr const char *kPackGqaAttr = "attn.pack_gqa";
 inline constexpr const char *kGridAttr = "attn.grid";
 inline constexpr const char *kGridOverKeys = "keys";
 
+/// The host kernel's work items. Its last two arguments are `phase`
+/// (index) and `counters` (memref<?xi64>, one per grid, zero before a
+/// call): grid g runs in the calls whose phase is g, each taking items
+/// (batch, head, tile) from counters[g] until none is left, so any number
+/// of threads may run a phase at once (each item writes its own outputs);
+/// phase g + 1 must start after every call of phase g returned. The
+/// number of grids is the function's attribute kHostGridsAttr.
+inline constexpr const char *kHostGridsAttr = "attn.host_grids";
+
 } // namespace attn::abi
 
 #endif // ATTN_COMPILER_KERNELABI_H

@@ -13,8 +13,10 @@ include "mlir/Pass/PassBase.td"
 def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
   let summary = "Lowers tile-level attn ops to scf, linalg and tensor ops for the host";
   let description = [{
-    The host (CPU) mapping: `attn.tile_grid` becomes three `scf.for` loops
-    and each generic tile op (`attn.matmul`, `attn.map`, `attn.reduce`,
+    The host (CPU) mapping: `attn.tile_grid` becomes a loop over work items
+    (batch, head, tile) taken from a counter shared by threads, in the
+    function's phase for that grid (two arguments added to the function,
+    attn/Compiler/KernelABI.h's kHostGridsAttr), and each generic tile op (`attn.matmul`, `attn.map`, `attn.reduce`,
     loads and stores) becomes `linalg`/`tensor` ops on tensors, which the
     upstream bufferization and LLVM lowering take to machine code. It runs
     the very tile program the NVIDIA path maps onto tensor cores, so CI
@@ -25,6 +27,25 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
                            "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
                            "::mlir::bufferization::BufferizationDialect"];
+}
+
+def AttnHostVectorize : Pass<"attn-host-vectorize"> {
+  let summary = "Vectorizes the host tile program's linalg ops for the CPU";
+  let description = [{
+    Runs after `convert-attn-to-linalg`, on tensors. Each matrix product
+    becomes a register-blocked loop nest of `vector.fma`: R rows by C
+    vectors of W lanes of the accumulator stay in registers over the whole
+    reduction (an `rhs` read transposed is first copied into a [K, N] tile,
+    so every vector load is contiguous); products whose N no vector width
+    divides stay scalar. Every other linalg op with static shapes (the
+    maps, the row reductions) is tiled to one row and vectorized by MLIR's
+    linalg vectorizer; ops it cannot vectorize (a body that loads from a
+    table) stay scalar loops. The summation order of each product is the
+    scalar one (k ascending), with fused multiply-adds.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def ConvertAttnNVToNVVM : Pass<"convert-attn-nv-to-nvvm", "ModuleOp"> {

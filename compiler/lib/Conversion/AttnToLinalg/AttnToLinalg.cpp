@@ -1,13 +1,15 @@
 //===- AttnToLinalg.cpp - tile-level attn to scf/linalg for the host ------===//
 //
-// The host mapping of the tile program. The grid becomes scf.for loops; the
+// The host mapping of the tile program. The grid becomes a loop over work
+// items that threads share (abi::kHostGridsAttr); the
 // generic tile ops (matmul, map, reduce) become linalg.generic on tensors,
 // loads tensor.generate and stores loops; upstream bufferization and the
-// LLVM lowering do the rest. Speed is not the aim: this path checks the
-// tiling, the mask and the online softmax numerically where no GPU is.
+// LLVM lowering do the rest, after attn-host-vectorize has put the products
+// and maps in vector registers.
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Compiler/KernelABI.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
@@ -19,6 +21,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include <cmath>
 #include <limits>
@@ -221,28 +224,97 @@ Value lowerReduce(OpBuilder &b, ReduceOp op, const Maps &m) {
                  });
 }
 
-/// attn.tile_grid -> three nested scf.for loops.
-void lowerGrid(OpBuilder &b, TileGridOp op) {
+/// attn.tile_grid number `index` of its function -> a loop that takes work
+/// items from `counters[index]` while the call's `phase` is `index`
+/// (abi::kHostGridsAttr): threads share a grid by calling the kernel at
+/// once. Consecutive items are the tiles of one (batch, head), which share
+/// K and V.
+void lowerGrid(OpBuilder &b, TileGridOp op, int64_t index, Value phase,
+               Value counters) {
   Location loc = op.getLoc();
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  SmallVector<Value, 3> ivs;
-  for (Value bound : {op.getBatch(), op.getHeads(), op.getQueryTiles()}) {
-    auto loop = scf::ForOp::create(b, loc, zero, bound, one);
-    ivs.push_back(loop.getInductionVar());
-    b.setInsertionPointToStart(loop.getBody());
+  Value gridIndex = arith::ConstantIndexOp::create(b, loc, index);
+  Value tiles = op.getQueryTiles(), heads = op.getHeads();
+  Value items = arith::MulIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, op.getBatch(), heads), tiles);
+  Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, phase,
+                                     gridIndex);
+  auto ifOp = scf::IfOp::create(b, loc, mine, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  auto loop = scf::WhileOp::create(b, loc, TypeRange{b.getIndexType()},
+                                   ValueRange{});
+  {
+    Block *before = b.createBlock(&loop.getBefore());
+    Value one = arith::ConstantIntOp::create(b, loc, 1, 64);
+    Value taken = memref::AtomicRMWOp::create(
+        b, loc, arith::AtomicRMWKind::addi, one, counters,
+        ValueRange{gridIndex});
+    Value item = arith::IndexCastOp::create(b, loc, b.getIndexType(), taken);
+    Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                       item, items);
+    scf::ConditionOp::create(b, loc, more, ValueRange{item});
+    (void)before;
   }
+  Block *after = b.createBlock(&loop.getAfter(), {}, {b.getIndexType()},
+                               {loc});
+  Value item = after->getArgument(0);
+  Value tile = arith::RemUIOp::create(b, loc, item, tiles);
+  Value batchHead = arith::DivUIOp::create(b, loc, item, tiles);
+  Value head = arith::RemUIOp::create(b, loc, batchHead, heads);
+  Value batch = arith::DivUIOp::create(b, loc, batchHead, heads);
+  auto yield = scf::YieldOp::create(b, loc);
   Block &old = op.getBodyBlock();
+  SmallVector<Value, 3> ivs{batch, head, tile};
   for (auto [arg, iv] : llvm::zip(old.getArguments(), ivs))
     arg.replaceAllUsesWith(iv);
-  Block *inner = b.getInsertionBlock();
-  inner->getOperations().splice(b.getInsertionPoint(), old.getOperations());
+  after->getOperations().splice(Block::iterator(yield), old.getOperations());
+}
+
+/// Numbers the tile grids of each function in order and appends the
+/// `phase` and `counters` arguments to the functions that have any.
+LogicalResult prepareGrids(Operation *root,
+                           DenseMap<Operation *, int64_t> &gridIndex,
+                           DenseMap<Operation *, std::pair<Value, Value>>
+                               &gridArgs) {
+  WalkResult result = root->walk([&](FunctionOpInterface fn) {
+    int64_t count = 0;
+    fn->walk<WalkOrder::PreOrder>([&](TileGridOp grid) {
+      gridIndex[grid] = count++;
+    });
+    if (!count)
+      return WalkResult::advance();
+    if (fn.isExternal())
+      return WalkResult::advance();
+    MLIRContext *ctx = fn->getContext();
+    Location loc = fn->getLoc();
+    unsigned n = fn.getNumArguments();
+    Type counters = MemRefType::get({ShapedType::kDynamic},
+                                    IntegerType::get(ctx, 64));
+    if (failed(fn.insertArguments({n, n}, {IndexType::get(ctx), counters},
+                                  {DictionaryAttr::get(ctx),
+                                   DictionaryAttr::get(ctx)},
+                                  {loc, loc})))
+      return WalkResult::interrupt();
+    Block &entry = fn.getFunctionBody().front();
+    std::pair<Value, Value> args{entry.getArgument(n),
+                                 entry.getArgument(n + 1)};
+    fn->setAttr(::attn::abi::kHostGridsAttr,
+                IntegerAttr::get(IntegerType::get(ctx, 64), count));
+    fn->walk([&](TileGridOp grid) { gridArgs[grid] = args; });
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
 }
 
 struct ConvertAttnToLinalgPass
     : mlir::attn::impl::ConvertAttnToLinalgBase<ConvertAttnToLinalgPass> {
   void runOnOperation() override {
     Maps maps(&getContext());
+    DenseMap<Operation *, int64_t> gridIndex;
+    DenseMap<Operation *, std::pair<Value, Value>> gridArgs;
+    if (failed(prepareGrids(getOperation(), gridIndex, gridArgs))) {
+      getOperation()->emitError("cannot add the work-item arguments");
+      return signalPassFailure();
+    }
     SmallVector<Operation *> ops;
     // A map's body is cloned by its own lowering.
     getOperation()->walk([&](Operation *op) {
@@ -264,8 +336,15 @@ struct ConvertAttnToLinalgPass
         map.getResult().replaceAllUsesWith(lowerMap(b, map, maps));
       else if (auto red = dyn_cast<ReduceOp>(op))
         red.getResult().replaceAllUsesWith(lowerReduce(b, red, maps));
-      else if (auto grid = dyn_cast<TileGridOp>(op))
-        lowerGrid(b, grid);
+      else if (auto grid = dyn_cast<TileGridOp>(op)) {
+        auto args = gridArgs.find(grid);
+        if (args == gridArgs.end()) {
+          grid->emitOpError("must be in a function with a body");
+          return signalPassFailure();
+        }
+        lowerGrid(b, grid, gridIndex.lookup(grid), args->second.first,
+                  args->second.second);
+      }
       else {
         op->emitOpError("must be tiled and decomposed (attn-tile, "
                         "attn-decompose) before convert-attn-to-linalg");

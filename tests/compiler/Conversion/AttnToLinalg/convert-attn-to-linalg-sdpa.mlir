@@ -7,9 +7,13 @@
 // carrying (m, l, acc) as tensors, QKᵀ, the mask, the online softmax, P·V
 // and the epilogue, with no attn op left.
 // CHECK-LABEL: func.func @attn
-// CHECK: scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:   scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:     scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: scf.while
+// CHECK:   memref.atomic_rmw addi
+// CHECK:   } do {
+// CHECK:     %[[T:.*]] = arith.remui
+// CHECK:     %[[BH:.*]] = arith.divui
+// CHECK:     %[[H:.*]] = arith.remui %[[BH]]
+// CHECK:     %[[B:.*]] = arith.divui %[[BH]]
 // CHECK:       tensor.generate
 // CHECK:         memref.load %arg0[%[[B]], %[[H]]
 // CHECK:       scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c8 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x32xf32>)

@@ -3,7 +3,7 @@
 // The host mapping of the generic tile ops: attn.matmul, attn.map and
 // attn.reduce become linalg.generic on tensors, tile loads tensor.generate
 // (zeros past the bound), stores loops of memref.store inside the bound,
-// the grid three scf.for loops.
+// the grid a loop over work items that threads share.
 
 !t = memref<?x?x?x32xf32, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
@@ -138,19 +138,55 @@ func.func @load_store(%Q: !t, %O: !t, %L: !lse, %b: index, %h: index, %row: inde
   return
 }
 
-// The grid: batch, head, query tile loops.
+// The grid: work items (batch, head, query tile), the tiles of one head
+// consecutive, taken from the shared counter of the grid while the call's
+// phase is the grid's number; the function gains the two arguments.
 // CHECK-LABEL: func.func @grid
-// CHECK-SAME: (%[[NB:.*]]: index, %[[NH:.*]]: index, %[[NT:.*]]: index)
-// CHECK: scf.for %[[B:.*]] = %c0 to %[[NB]] step %c1 {
-// CHECK:   scf.for %[[H:.*]] = %c0 to %[[NH]] step %c1 {
-// CHECK:     scf.for %[[T:.*]] = %c0 to %[[NT]] step %c1 {
-// CHECK:       %[[X:.*]] = arith.addi %[[B]], %[[H]] : index
-// CHECK:       arith.addi %[[X]], %[[T]] : index
+// CHECK-SAME: (%[[NB:.*]]: index, %[[NH:.*]]: index, %[[NT:.*]]: index, %[[PHASE:.*]]: index, %[[COUNTERS:.*]]: memref<?xi64>)
+// CHECK-SAME: attn.host_grids = 1 : i64
+// CHECK: %[[G:.*]] = arith.constant 0 : index
+// CHECK: %[[BH:.*]] = arith.muli %[[NB]], %[[NH]] : index
+// CHECK: %[[ITEMS:.*]] = arith.muli %[[BH]], %[[NT]] : index
+// CHECK: %[[MINE:.*]] = arith.cmpi eq, %[[PHASE]], %[[G]] : index
+// CHECK: scf.if %[[MINE]] {
+// CHECK:   scf.while : () -> index {
+// CHECK:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK:     %[[TAKEN:.*]] = memref.atomic_rmw addi %[[ONE]], %[[COUNTERS]][%[[G]]] : (i64, memref<?xi64>) -> i64
+// CHECK:     %[[ITEM:.*]] = arith.index_cast %[[TAKEN]] : i64 to index
+// CHECK:     %[[MORE:.*]] = arith.cmpi slt, %[[ITEM]], %[[ITEMS]] : index
+// CHECK:     scf.condition(%[[MORE]]) %[[ITEM]] : index
+// CHECK:   } do {
+// CHECK:   ^bb0(%[[I:.*]]: index):
+// CHECK:     %[[T:.*]] = arith.remui %[[I]], %[[NT]] : index
+// CHECK:     %[[BH2:.*]] = arith.divui %[[I]], %[[NT]] : index
+// CHECK:     %[[H:.*]] = arith.remui %[[BH2]], %[[NH]] : index
+// CHECK:     %[[B:.*]] = arith.divui %[[BH2]], %[[NH]] : index
+// CHECK:     %[[X:.*]] = arith.addi %[[B]], %[[H]] : index
+// CHECK:     arith.addi %[[X]], %[[T]] : index
 // CHECK-NOT: attn.
 func.func @grid(%nb: index, %nh: index, %nt: index) {
   attn.tile_grid (%b, %h, %t) in (%nb, %nh, %nt) {
     %x = arith.addi %b, %h : index
     %y = arith.addi %x, %t : index
+  }
+  return
+}
+
+// Two grids (the backward's): numbered in order, each run in its own phase
+// from its own counter; one pair of arguments for both.
+// CHECK-LABEL: func.func @two_grids
+// CHECK-SAME: (%{{.*}}: index, %[[PHASE:.*]]: index, %[[COUNTERS:.*]]: memref<?xi64>)
+// CHECK-SAME: attn.host_grids = 2 : i64
+// CHECK: %[[G0:.*]] = arith.constant 0 : index
+// CHECK: arith.cmpi eq, %[[PHASE]], %[[G0]] : index
+// CHECK: memref.atomic_rmw addi %{{.*}}, %[[COUNTERS]][%[[G0]]]
+// CHECK: %[[G1:.*]] = arith.constant 1 : index
+// CHECK: arith.cmpi eq, %[[PHASE]], %[[G1]] : index
+// CHECK: memref.atomic_rmw addi %{{.*}}, %[[COUNTERS]][%[[G1]]]
+func.func @two_grids(%n: index) {
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+  }
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
   }
   return
 }
