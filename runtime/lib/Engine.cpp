@@ -84,21 +84,33 @@ Engine::userModsOf(const attn_fwd_args &args,
 
 Status Engine::forward(const attn_fwd_args *args) {
   Status status = validateForward(args);
-  std::shared_ptr<const UserModsEntry> holder;
-  const compiler::UserModsInfo *info = nullptr;
-  if (status.ok()) {
-    Expected<const compiler::UserModsInfo *> user = userModsOf(*args, holder);
-    if (user)
-      info = *user;
-    else
-      status = user.takeStatus();
-  }
-  if (status.ok() && !isEmptyForward(*args))
-    status = args->device == ATTN_DEVICE_HOST ? forwardHost(*args, info)
-                                              : forwardCuda(*args, info);
+  if (status.ok())
+    status = runForward(*args, nullptr);
   if (!status.ok() && logging(LogLevel::Info))
     logLine("attn_forward failed: {}", status.toString());
   return status;
+}
+
+Status Engine::forwardVarlen(const attn_varlen_args *args) {
+  VarlenCall call;
+  Status status = validateVarlen(args, call);
+  if (status.ok())
+    status = runForward(call.packed, &call);
+  if (!status.ok() && logging(LogLevel::Info))
+    logLine("attn_forward_varlen failed: {}", status.toString());
+  return status;
+}
+
+Status Engine::runForward(const attn_fwd_args &args,
+                          const VarlenCall *varlen) {
+  std::shared_ptr<const UserModsEntry> holder;
+  Expected<const compiler::UserModsInfo *> user = userModsOf(args, holder);
+  if (!user)
+    return user.takeStatus();
+  if (isEmptyForward(args))
+    return Status();
+  return args.device == ATTN_DEVICE_HOST ? forwardHost(args, *user, varlen)
+                                         : forwardCuda(args, *user, varlen);
 }
 
 Status Engine::backward(const attn_bwd_args *args) {
@@ -184,7 +196,7 @@ DiskCache *Engine::disk() {
 CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
                          const std::string &arch,
                          const compiler::UserModsInfo *user,
-                         bool backward) const {
+                         bool backward, bool varlen) const {
   CacheKey key;
   key.target = target;
   key.compilerVersion = compilerVersion_;
@@ -200,6 +212,7 @@ CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
   // (TilePolicy.h).
   key.config.variants = args.variant.flags;
   key.config.backward = backward;
+  key.config.varlen = varlen;
   if (user)
     key.config.userMods = user->canonical;
   if (target == Target::Cuda) {
@@ -214,13 +227,14 @@ CacheKey Engine::makeKey(Target target, const attn_fwd_args &args,
   key.config.packGqa =
       compiler::shouldPackGqa(args.heads, kvHeadsOf(args), args.seqlen_q,
                               key.config.blockM) &&
-      !(args.variant.flags & kVariantsReadingTensors) && !user && !backward;
+      !(args.variant.flags & kVariantsReadingTensors) && !user && !backward &&
+      !varlen;
   return key;
 }
 
 Expected<std::shared_ptr<const LoadedKernel>>
 Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user,
-                   bool backward, const CudaDriver *&driverOut) {
+                   bool backward, const CudaDriver *&driverOut, bool varlen) {
   Expected<CudaState *> state = cuda();
   if (!state)
     return state.takeStatus();
@@ -243,7 +257,8 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
                      "or wgmma",
                      options_.tensorCore);
 
-  CacheKey key = makeKey(Target::Cuda, args, device.arch, user, backward);
+  CacheKey key =
+      makeKey(Target::Cuda, args, device.arch, user, backward, varlen);
   std::string keyText = key.str();
   // Modules belong to a context: the same key loads once per context.
   std::string memoryKey = fmt::format("{}|{}", context->id, keyText);
@@ -260,14 +275,20 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
 }
 
 Status Engine::forwardCuda(const attn_fwd_args &args,
-                           const compiler::UserModsInfo *user) {
+                           const compiler::UserModsInfo *user,
+                           const VarlenCall *varlen) {
   const CudaDriver *driver = nullptr;
   Expected<std::shared_ptr<const LoadedKernel>> kernel =
-      cudaKernel(args, user, /*backward=*/false, driver);
+      cudaKernel(args, user, /*backward=*/false, driver, varlen != nullptr);
   if (!kernel)
     return kernel.takeStatus();
-  Status status =
-      launchForward(*driver, **kernel, args, effectiveScale(args), user);
+  if (varlen)
+    if (Status status = checkDeviceOffsets(*driver, varlen->cuSeqlensQ,
+                                           varlen->cuSeqlensK);
+        !status.ok())
+      return status;
+  Status status = launchForward(*driver, **kernel, args, effectiveScale(args),
+                                user, varlen);
   if (status.ok())
     ++launches_;
   return status;
@@ -472,9 +493,11 @@ Engine::hostKernel(const CacheKey &key) {
   return entry;
 }
 
-/// The forward's host arguments of a call.
+/// The forward's host arguments of a call (of a variable-length one's
+/// packed view with `varlen`).
 static compiler::HostArgs hostArgsOf(const attn_fwd_args &args,
-                                     const compiler::UserModsInfo *user) {
+                                     const compiler::UserModsInfo *user,
+                                     const VarlenCall *varlen = nullptr) {
   compiler::HostArgs host;
   host.q = const_cast<void *>(args.q);
   host.k = const_cast<void *>(args.k);
@@ -495,17 +518,18 @@ static compiler::HostArgs hostArgsOf(const attn_fwd_args &args,
   for (int i = 0; i < 3; ++i)
     host.lseStrides[i] = args.lse ? args.lse_strides[i] : 0;
   host.scale = effectiveScale(args);
-  host.captures = captureValues(args, user);
+  host.captures = captureValues(args, user, varlen);
   return host;
 }
 
 Status Engine::forwardHost(const attn_fwd_args &args,
-                           const compiler::UserModsInfo *user) {
-  Expected<std::shared_ptr<const HostEntry>> entry =
-      hostKernel(makeKey(Target::Host, args, "", user));
+                           const compiler::UserModsInfo *user,
+                           const VarlenCall *varlen) {
+  Expected<std::shared_ptr<const HostEntry>> entry = hostKernel(makeKey(
+      Target::Host, args, "", user, /*backward=*/false, varlen != nullptr));
   if (!entry)
     return entry.takeStatus();
-  (*entry)->kernel->run(hostArgsOf(args, user));
+  (*entry)->kernel->run(hostArgsOf(args, user, varlen));
   ++launches_;
   return Status();
 }

@@ -17,6 +17,7 @@
 #include "DiskCache.h"
 #include "Log.h"
 #include "SingleFlight.h"
+#include "Validate.h"
 
 #include <atomic>
 #include <chrono>
@@ -52,6 +53,8 @@ public:
 
   /// attn_forward. Logs failures when logging is on.
   Status forward(const attn_fwd_args *args);
+  /// attn_forward_varlen.
+  Status forwardVarlen(const attn_varlen_args *args);
   /// attn_backward.
   Status backward(const attn_bwd_args *args);
   attn_stats stats() const;
@@ -85,10 +88,16 @@ private:
     compiler::UserModsInfo info;
   };
 
+  /// A forward call; `varlen`: a variable-length call (`args` its packed
+  /// view).
   Status forwardCuda(const attn_fwd_args &args,
-                     const compiler::UserModsInfo *user);
+                     const compiler::UserModsInfo *user,
+                     const VarlenCall *varlen = nullptr);
   Status forwardHost(const attn_fwd_args &args,
-                     const compiler::UserModsInfo *user);
+                     const compiler::UserModsInfo *user,
+                     const VarlenCall *varlen = nullptr);
+  /// validate + user mods + run, shared by forward and forwardVarlen.
+  Status runForward(const attn_fwd_args &args, const VarlenCall *varlen);
   Status backwardHost(const attn_bwd_args &args,
                       const compiler::UserModsInfo *user);
   /// The host kernel of `key`, compiled on first use.
@@ -104,12 +113,12 @@ private:
   CacheKey makeKey(Target target, const attn_fwd_args &args,
                    const std::string &arch,
                    const compiler::UserModsInfo *user,
-                   bool backward = false) const;
+                   bool backward = false, bool varlen = false) const;
   /// The CUDA kernel of a call in the current context (checks the device
   /// and the forward's pointers first); `driver` is set to the driver.
   Expected<std::shared_ptr<const LoadedKernel>>
   cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user,
-             bool backward, const CudaDriver *&driver);
+             bool backward, const CudaDriver *&driver, bool varlen = false);
   Status backwardCuda(const attn_bwd_args &args,
                       const compiler::UserModsInfo *user);
   Expected<std::shared_ptr<const PtxEntry>> buildPtx(const CacheKey &key);
