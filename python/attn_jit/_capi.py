@@ -71,6 +71,15 @@ class AttnBwdArgs(ctypes.Structure):
     ]
 
 
+class AttnVarlenArgs(ctypes.Structure):
+    """attn_varlen_args: a variable-length (packed) batch."""
+    _fields_ = [
+        ("fwd", AttnFwdArgs),
+        ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p),
+        ("max_seqlen_q", ctypes.c_int64), ("max_seqlen_k", ctypes.c_int64),
+    ]
+
+
 class AttnStats(ctypes.Structure):
     _fields_ = [(n, ctypes.c_uint64) for n in
                 ("compiles", "memory_hits", "disk_hits", "disk_misses", "disk_rejected",
@@ -90,6 +99,7 @@ assert [getattr(AttnVariant, n).offset for n in
 assert ctypes.sizeof(AttnStats) == 56
 assert ctypes.sizeof(AttnBwdArgs) == 552 and AttnBwdArgs.d_o.offset == 392
 assert AttnBwdArgs.do_strides.offset == 424 and AttnBwdArgs.dv_strides.offset == 520
+assert ctypes.sizeof(AttnVarlenArgs) == 424 and AttnVarlenArgs.max_seqlen_k.offset == 416
 
 
 class Library:
@@ -106,6 +116,10 @@ class Library:
         lib.attn_forward.restype = ctypes.c_int
         lib.attn_backward.argtypes = [ctypes.POINTER(AttnBwdArgs)]
         lib.attn_backward.restype = ctypes.c_int
+        # Absent from libraries older than issue 15 (ab_bench.py loads one).
+        if hasattr(lib, "attn_forward_varlen"):
+            lib.attn_forward_varlen.argtypes = [ctypes.POINTER(AttnVarlenArgs)]
+            lib.attn_forward_varlen.restype = ctypes.c_int
         lib.attn_last_error.restype = ctypes.c_char_p
         lib.attn_status_string.argtypes = [ctypes.c_int]
         lib.attn_status_string.restype = ctypes.c_char_p
@@ -117,6 +131,10 @@ class Library:
     def forward(self, args):
         """attn_forward; a failure raises the errors class of its status."""
         self.check(self.lib.attn_forward(ctypes.byref(args)))
+
+    def forward_varlen(self, args):
+        """attn_forward_varlen; a failure raises the errors class of its status."""
+        self.check(self.lib.attn_forward_varlen(ctypes.byref(args)))
 
     def backward(self, args):
         """attn_backward; a failure raises the errors class of its status."""

@@ -77,6 +77,40 @@ attn_status attn_forward(const attn_fwd_args *args) {
   }
 }
 
+void attn_set_varlen_strides(attn_varlen_args *args) {
+  if (!args)
+    return;
+  attn_fwd_args &f = args->fwd;
+  int64_t H = f.heads, Hkv = f.kv_heads ? f.kv_heads : H, D = f.head_dim;
+  // Index order (batch, head, row, dim); memory (row, head, dim). The batch
+  // stride is ignored.
+  const int64_t q[4] = {0, D, H * D, 1};
+  const int64_t kv[4] = {0, D, Hkv * D, 1};
+  for (int i = 0; i < 4; ++i) {
+    f.q_strides[i] = f.o_strides[i] = q[i];
+    f.k_strides[i] = f.v_strides[i] = kv[i];
+  }
+  // (H, total_q), FlashAttention's varlen LSE.
+  f.lse_strides[0] = 0;
+  f.lse_strides[1] = f.seqlen_q;
+  f.lse_strides[2] = 1;
+}
+
+attn_status attn_forward_varlen(const attn_varlen_args *args) {
+  try {
+    Status status = Engine::global().forwardVarlen(args);
+    return status.ok() ? ATTN_OK : fail(status);
+  } catch (const std::exception &e) {
+    return fail(Status(ATTN_ERROR_INTERNAL,
+                       std::string("attn_forward_varlen threw an exception: ") +
+                           e.what()));
+  } catch (...) {
+    return fail(Status(ATTN_ERROR_INTERNAL,
+                       "attn_forward_varlen threw an exception that is not a "
+                       "std::exception"));
+  }
+}
+
 void attn_set_bwd_strides_like_fwd(attn_bwd_args *args) {
   if (!args)
     return;

@@ -13,17 +13,17 @@ namespace {
 /// field added to the struct and left out here is a compile error below.
 auto fieldsOf(const CallKey &key) {
   const auto &[target, context, dtype, mask, headDim, blockM, blockN,
-               positiveScale, variants, userMods, backward, hash] = key;
+               positiveScale, variants, userMods, backward, varlen, hash] = key;
   (void)hash;
   return std::make_tuple(target, context, dtype, mask, headDim, blockM, blockN,
-                         positiveScale, variants, userMods, backward);
+                         positiveScale, variants, userMods, backward, varlen);
 }
 
 } // namespace
 
 CallKey CallKey::make(Target target, uint64_t context,
                       const attn_fwd_args &args, const void *userMods,
-                      bool backward) {
+                      bool backward, bool varlen) {
   CallKey key;
   key.target = target;
   key.context = context;
@@ -38,6 +38,7 @@ CallKey CallKey::make(Target target, uint64_t context,
   key.variants = args.variant.flags;
   key.userMods = userMods;
   key.backward = backward;
+  key.varlen = varlen;
   key.hash = std::apply(
       [](const auto &...field) {
         return static_cast<uint64_t>(llvm::hash_combine(field...));

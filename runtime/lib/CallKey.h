@@ -36,13 +36,15 @@ struct CallKey {
   /// the engine's life, so its address names the text); null: none.
   const void *userMods = nullptr;
   bool backward = false;
+  /// A packed variable-length batch (attn_forward_varlen).
+  bool varlen = false;
   /// Of every field above; set by make().
   uint64_t hash = 0;
 
   /// The key of a validated call.
   static CallKey make(Target target, uint64_t context,
                       const attn_fwd_args &args, const void *userMods,
-                      bool backward);
+                      bool backward, bool varlen = false);
 
   bool operator==(const CallKey &other) const;
   bool operator!=(const CallKey &other) const { return !(*this == other); }

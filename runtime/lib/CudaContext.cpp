@@ -149,4 +149,10 @@ Status checkDevicePointers(const CudaDriver &driver,
                                 {"dv", args.dv}});
 }
 
+Status checkDeviceOffsets(const CudaDriver &driver, const int32_t *cuSeqlensQ,
+                          const int32_t *cuSeqlensK) {
+  return checkPointers(driver, {{"cu_seqlens_q", cuSeqlensQ},
+                                {"cu_seqlens_k", cuSeqlensK}});
+}
+
 } // namespace attn::rt

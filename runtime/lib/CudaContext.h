@@ -57,6 +57,9 @@ private:
 Status checkDevicePointers(const CudaDriver &driver, const attn_fwd_args &args);
 /// The same for the backward's dO, dQ, dK and dV.
 Status checkDevicePointers(const CudaDriver &driver, const attn_bwd_args &args);
+/// The same for a variable-length call's offsets.
+Status checkDeviceOffsets(const CudaDriver &driver, const int32_t *cuSeqlensQ,
+                          const int32_t *cuSeqlensK);
 
 } // namespace attn::rt
 

@@ -128,7 +128,8 @@ static_assert(abi::kForwardScalarCount == 1 &&
 } // namespace
 
 KernelParams::KernelParams(const attn_fwd_args &args, float scale,
-                           const compiler::UserModsInfo *user)
+                           const compiler::UserModsInfo *user,
+                           const VarlenCall *varlen)
     : scale(scale) {
   int64_t B = args.batch, H = args.heads, Hkv = kvHeadsOf(args),
           Nq = args.seqlen_q, Nk = args.seqlen_k, D = args.head_dim;
@@ -137,7 +138,8 @@ KernelParams::KernelParams(const attn_fwd_args &args, float scale,
                             {args.v, {B, Hkv, Nk, D}, args.v_strides},
                             {args.o, {B, H, Nq, D}, args.o_strides},
                             {args.lse, {B, H, Nq}, args.lse_strides}};
-  fill(abi::kForwardTensors, tensors, abi::kForwardTensorCount, args, user);
+  fill(abi::kForwardTensors, tensors, abi::kForwardTensorCount, args, user,
+       varlen);
 }
 
 KernelParams::KernelParams(const attn_bwd_args &bwd, float *delta,
@@ -162,7 +164,8 @@ KernelParams::KernelParams(const attn_bwd_args &bwd, float *delta,
 
 void KernelParams::fill(const abi::TensorArg *args, const Tensor *tensors,
                         int count, const attn_fwd_args &call,
-                        const compiler::UserModsInfo *user) {
+                        const compiler::UserModsInfo *user,
+                        const VarlenCall *varlen) {
   int64_t *out = values;
   for (int t = 0; t < count; ++t) {
     const abi::TensorArg &arg = args[t];
@@ -181,10 +184,10 @@ void KernelParams::fill(const abi::TensorArg *args, const Tensor *tensors,
   // The variant's captures: a scalar is one parameter (of its own width),
   // a tensor its pointer, sizes and strides, like the tensors above.
   int p = used + abi::kForwardScalarCount, c = 0;
-  std::vector<abi::CaptureValue> values = captureValues(call, user);
-  std::vector<abi::UserCapture> kinds =
-      user ? abi::captureKinds(call.variant.flags, user->captures)
-           : abi::captureKinds(call.variant.flags);
+  std::vector<abi::CaptureValue> values = captureValues(call, user, varlen);
+  std::vector<abi::UserCapture> kinds = abi::captureKinds(
+      call.variant.flags,
+      user ? user->captures : std::vector<abi::UserCapture>(), varlen);
   for (size_t i = 0; i < kinds.size() && i < values.size(); ++i) {
     const abi::UserCapture &kind = kinds[i];
     const abi::CaptureValue &value = values[i];
@@ -218,15 +221,19 @@ void KernelParams::fill(const abi::TensorArg *args, const Tensor *tensors,
 namespace {
 
 /// Launches one kernel of a call: its grid runs over query tiles (of H
-/// heads, or packed over Hkv) or over K/V tiles.
+/// heads, or packed over Hkv; of each sequence of a variable-length call,
+/// up to its longest) or over K/V tiles.
 Status launch(const CudaDriver &driver, const LoadedFunction &fn,
-              const attn_fwd_args &args, KernelParams &params) {
+              const attn_fwd_args &args, KernelParams &params,
+              const VarlenCall *varlen = nullptr) {
   const compiler::KernelLaunch &k = fn.launch;
   int64_t kvHeads = kvHeadsOf(args);
-  int64_t rows = k.overKeys  ? args.seqlen_k
-                 : k.packGqa ? args.heads / kvHeads * args.seqlen_q
-                             : args.seqlen_q;
+  int64_t rows = varlen      ? varlen->maxSeqlenQ
+                 : k.overKeys ? args.seqlen_k
+                 : k.packGqa  ? args.heads / kvHeads * args.seqlen_q
+                              : args.seqlen_q;
   int64_t gridHeads = k.overKeys || k.packGqa ? kvHeads : args.heads;
+  int64_t batch = varlen ? varlen->sequences : args.batch;
   int64_t blocks = (rows + k.blockM - 1) / k.blockM;
   if (blocks > INT_MAX)
     return makeError(ATTN_ERROR_UNSUPPORTED,
@@ -236,7 +243,7 @@ Status launch(const CudaDriver &driver, const LoadedFunction &fn,
     return Status();
   CUresult result = driver.cuLaunchKernel(
       fn.function, static_cast<unsigned>(blocks),
-      static_cast<unsigned>(gridHeads), static_cast<unsigned>(args.batch),
+      static_cast<unsigned>(gridHeads), static_cast<unsigned>(batch),
       static_cast<unsigned>(k.threads), 1, 1,
       static_cast<unsigned>(k.sharedBytes),
       static_cast<CUstream>(args.stream), params.pointers, nullptr);
@@ -244,7 +251,7 @@ Status launch(const CudaDriver &driver, const LoadedFunction &fn,
     return makeError(ATTN_ERROR_CUDA,
                      "cuLaunchKernel of {} (grid {}x{}x{}, {} threads, {} B "
                      "shared) failed: {}",
-                     k.name, blocks, gridHeads, args.batch, k.threads,
+                     k.name, blocks, gridHeads, batch, k.threads,
                      k.sharedBytes, driver.describe(result));
   return Status();
 }
@@ -253,9 +260,10 @@ Status launch(const CudaDriver &driver, const LoadedFunction &fn,
 
 Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
                      const attn_fwd_args &args, float scale,
-                     const compiler::UserModsInfo *user) {
-  KernelParams params(args, scale, user);
-  return launch(driver, kernel.functions.front(), args, params);
+                     const compiler::UserModsInfo *user,
+                     const VarlenCall *varlen) {
+  KernelParams params(args, scale, user, varlen);
+  return launch(driver, kernel.functions.front(), args, params, varlen);
 }
 
 Status launchBackward(const CudaDriver &driver, const LoadedKernel &kernel,

@@ -4,6 +4,7 @@
 #define ATTN_RUNTIME_CUDAKERNEL_H
 
 #include "CudaContext.h"
+#include "Validate.h"
 #include "attn/Compiler/Compiler.h"
 #include "attn/Compiler/KernelABI.h"
 
@@ -50,6 +51,8 @@ struct KernelParams {
       abi::forwardTensorParams(), abi::backwardTensorParams());
   static constexpr int kCaptureValues = [] {
     int n = 0;
+    for (const abi::CaptureArg &c : abi::kVarlenArgs)
+      n += abi::paramsOf(c);
     for (const abi::CaptureArg &c : abi::kCaptureArgs)
       n += abi::paramsOf(c);
     return n + abi::kMaxUserCaptures *
@@ -60,9 +63,11 @@ struct KernelParams {
       kTensorValues + abi::kForwardScalarCount + kCaptureValues;
 
   /// The forward's parameters; `user`: the user's mods of the call, if any
-  /// (their captures follow).
+  /// (their captures follow); `varlen`: a variable-length call's offsets
+  /// (`args` is then its packed view).
   KernelParams(const attn_fwd_args &args, float scale,
-               const compiler::UserModsInfo *user = nullptr);
+               const compiler::UserModsInfo *user = nullptr,
+               const VarlenCall *varlen = nullptr);
   /// The backward's, with the row terms' workspace `delta` (B·H·Nq f32).
   KernelParams(const attn_bwd_args &args, float *delta, float scale,
                const compiler::UserModsInfo *user = nullptr);
@@ -85,13 +90,15 @@ private:
     const int64_t *strides;
   };
   void fill(const abi::TensorArg *args, const Tensor *tensors, int count,
-            const attn_fwd_args &call, const compiler::UserModsInfo *user);
+            const attn_fwd_args &call, const compiler::UserModsInfo *user,
+            const VarlenCall *varlen = nullptr);
 };
 
 /// Launches the forward kernel on args.stream (grid: KernelLaunch).
 Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
                      const attn_fwd_args &args, float scale,
-                     const compiler::UserModsInfo *user = nullptr);
+                     const compiler::UserModsInfo *user = nullptr,
+                     const VarlenCall *varlen = nullptr);
 
 /// Launches the backward's kernels, in order, on args.fwd.stream, with the
 /// row terms' workspace `delta` (device memory, B·H·Nq f32).

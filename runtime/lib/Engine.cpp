@@ -101,21 +101,33 @@ Engine::userModsOf(const attn_fwd_args &args,
 
 Status Engine::forward(const attn_fwd_args *args) {
   Status status = validateForward(args);
-  std::shared_ptr<const UserModsEntry> holder;
-  const compiler::UserModsInfo *info = nullptr;
-  if (status.ok()) {
-    Expected<const compiler::UserModsInfo *> user = userModsOf(*args, holder);
-    if (user)
-      info = *user;
-    else
-      status = user.takeStatus();
-  }
-  if (status.ok() && !isEmptyForward(*args))
-    status = args->device == ATTN_DEVICE_HOST ? forwardHost(*args, info)
-                                              : forwardCuda(*args, info);
+  if (status.ok())
+    status = runForward(*args, nullptr);
   if (!status.ok() && logging(LogLevel::Info))
     logLine("attn_forward failed: {}", status.toString());
   return status;
+}
+
+Status Engine::forwardVarlen(const attn_varlen_args *args) {
+  VarlenCall call;
+  Status status = validateVarlen(args, call);
+  if (status.ok())
+    status = runForward(call.packed, &call);
+  if (!status.ok() && logging(LogLevel::Info))
+    logLine("attn_forward_varlen failed: {}", status.toString());
+  return status;
+}
+
+Status Engine::runForward(const attn_fwd_args &args,
+                          const VarlenCall *varlen) {
+  std::shared_ptr<const UserModsEntry> holder;
+  Expected<const compiler::UserModsInfo *> user = userModsOf(args, holder);
+  if (!user)
+    return user.takeStatus();
+  if (isEmptyForward(args))
+    return Status();
+  return args.device == ATTN_DEVICE_HOST ? forwardHost(args, *user, varlen)
+                                         : forwardCuda(args, *user, varlen);
 }
 
 Status Engine::backward(const attn_bwd_args *args) {
@@ -236,7 +248,7 @@ Expected<llvm::ThreadPoolInterface *> Engine::hostPool() {
 static bool packsGqa(const CallKey &call, const attn_fwd_args &args,
                      int64_t blockM) {
   return !(call.variants & kVariantsReadingTensors) && !call.userMods &&
-         !call.backward &&
+         !call.backward && !call.varlen &&
          compiler::shouldPackGqa(args.heads, kvHeadsOf(args), args.seqlen_q,
                                  blockM);
 }
@@ -257,6 +269,7 @@ CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
   // (TilePolicy.h).
   key.config.variants = call.variants;
   key.config.backward = call.backward;
+  key.config.varlen = call.varlen;
   if (user)
     key.config.userMods = user->canonical;
   if (call.target == Target::Cuda) {
@@ -277,7 +290,8 @@ HotCache<Engine::HotKernel> &Engine::hotKernels() {
 
 Expected<const LoadedKernel *>
 Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user,
-                   bool backward, const CudaDriver *&driverOut) {
+                   bool backward, const CudaDriver *&driverOut,
+                   bool varlen) {
   // Read first: a kernel found after a clear must not be memoized in the
   // epoch before it.
   uint64_t epoch = epoch_.load(std::memory_order_acquire);
@@ -290,7 +304,8 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   Expected<ContextInfo> context = contexts.currentContext();
   if (!context)
     return context.takeStatus();
-  CallKey call = CallKey::make(Target::Cuda, context->id, args, user, backward);
+  CallKey call =
+      CallKey::make(Target::Cuda, context->id, args, user, backward, varlen);
 
   // A configuration this thread launched: no key text, no lock, no
   // allocation (HotCache.h). The device was checked when it was loaded.
@@ -357,14 +372,21 @@ Engine::cudaKernelMiss(const attn_fwd_args &args,
 }
 
 Status Engine::forwardCuda(const attn_fwd_args &args,
-                           const compiler::UserModsInfo *user) {
+                           const compiler::UserModsInfo *user,
+                           const VarlenCall *varlen) {
   const CudaDriver *driver = nullptr;
   Expected<const LoadedKernel *> kernel =
-      cudaKernel(args, user, /*backward=*/false, driver);
+      cudaKernel(args, user, /*backward=*/false, driver,
+                 varlen != nullptr);
   if (!kernel)
     return kernel.takeStatus();
-  Status status =
-      launchForward(*driver, **kernel, args, effectiveScale(args), user);
+  if (varlen)
+    if (Status status = checkDeviceOffsets(*driver, varlen->cuSeqlensQ,
+                                           varlen->cuSeqlensK);
+        !status.ok())
+      return status;
+  Status status = launchForward(*driver, **kernel, args, effectiveScale(args),
+                                user, varlen);
   if (status.ok())
     ++launches_;
   return status;
@@ -569,9 +591,11 @@ Engine::hostKernel(const CacheKey &key) {
   return entry;
 }
 
-/// The forward's host arguments of a call.
+/// The forward's host arguments of a call (of a variable-length one's
+/// packed view with `varlen`).
 static compiler::HostArgs hostArgsOf(const attn_fwd_args &args,
-                                     const compiler::UserModsInfo *user) {
+                                     const compiler::UserModsInfo *user,
+                                     const VarlenCall *varlen = nullptr) {
   compiler::HostArgs host;
   host.q = const_cast<void *>(args.q);
   host.k = const_cast<void *>(args.k);
@@ -592,22 +616,23 @@ static compiler::HostArgs hostArgsOf(const attn_fwd_args &args,
   for (int i = 0; i < 3; ++i)
     host.lseStrides[i] = args.lse ? args.lse_strides[i] : 0;
   host.scale = effectiveScale(args);
-  host.captures = captureValues(args, user);
+  host.captures = captureValues(args, user, varlen);
   return host;
 }
 
 Status Engine::forwardHost(const attn_fwd_args &args,
-                           const compiler::UserModsInfo *user) {
+                           const compiler::UserModsInfo *user,
+                           const VarlenCall *varlen) {
   Expected<llvm::ThreadPoolInterface *> pool = hostPool();
   if (!pool)
     return pool.takeStatus();
   Expected<std::shared_ptr<const HostEntry>> entry =
       hostKernel(makeKey(CallKey::make(Target::Host, 0, args, user,
-                                       /*backward=*/false),
+                                       /*backward=*/false, varlen != nullptr),
                          args, "", user));
   if (!entry)
     return entry.takeStatus();
-  compiler::HostArgs host = hostArgsOf(args, user);
+  compiler::HostArgs host = hostArgsOf(args, user, varlen);
   host.pool = *pool;
   (*entry)->kernel->run(host);
   ++launches_;

@@ -18,6 +18,7 @@
 #include "DiskCache.h"
 #include "Log.h"
 #include "SingleFlight.h"
+#include "Validate.h"
 
 #include "llvm/Support/ThreadPool.h"
 
@@ -64,6 +65,8 @@ public:
 
   /// attn_forward. Logs failures when logging is on.
   Status forward(const attn_fwd_args *args);
+  /// attn_forward_varlen.
+  Status forwardVarlen(const attn_varlen_args *args);
   /// attn_backward.
   Status backward(const attn_bwd_args *args);
   attn_stats stats() const;
@@ -105,10 +108,16 @@ private:
     std::string keyText[2];                         // for ATTN_JIT_LOG=2
   };
 
+  /// A forward call; `varlen`: a variable-length call (`args` its packed
+  /// view).
   Status forwardCuda(const attn_fwd_args &args,
-                     const compiler::UserModsInfo *user);
+                     const compiler::UserModsInfo *user,
+                     const VarlenCall *varlen = nullptr);
   Status forwardHost(const attn_fwd_args &args,
-                     const compiler::UserModsInfo *user);
+                     const compiler::UserModsInfo *user,
+                     const VarlenCall *varlen = nullptr);
+  /// validate + user mods + run, shared by forward and forwardVarlen.
+  Status runForward(const attn_fwd_args &args, const VarlenCall *varlen);
   Status backwardHost(const attn_bwd_args &args,
                       const compiler::UserModsInfo *user);
   /// The host kernel of `key`, compiled on first use.
@@ -137,7 +146,7 @@ private:
   /// kernel stays alive until this thread's next call.
   Expected<const LoadedKernel *>
   cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user,
-             bool backward, const CudaDriver *&driver);
+             bool backward, const CudaDriver *&driver, bool varlen = false);
   /// cudaKernel when this thread has not launched the configuration (in
   /// this epoch) or not with this GQA packing: the shared caches, then
   /// `hot` filled.

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <tuple>
 #include <vector>
 #include <type_traits>
 #include <utility>
@@ -503,6 +504,124 @@ Status validateForward(const attn_fwd_args *argsPtr) {
     return makeError(ATTN_ERROR_INVALID_ARGUMENT,
                      "lse = {} is not 4-byte aligned",
                      static_cast<const void *>(args.lse));
+  return Status();
+}
+
+std::vector<abi::CaptureValue> VarlenCall::values() const {
+  static_assert(std::size(abi::kVarlenArgs) == 3,
+                "VarlenCall::values passes cu_seqlens_q, cu_seqlens_k and "
+                "max_seqlen_q: update it with KernelABI.h");
+  abi::CaptureValue q, k, max;
+  q.data = cuSeqlensQ;
+  k.data = cuSeqlensK;
+  q.sizes[0] = k.sizes[0] = sequences + 1;
+  q.strides[0] = k.strides[0] = 1;
+  max.i64 = maxSeqlenQ;
+  return {q, k, max};
+}
+
+namespace {
+
+/// On the host the offsets are host memory: every rule attn_jit.h states
+/// is checked, so a bad array is an error rather than a wrong result.
+Status checkHostOffsets(const char *name, const int32_t *cu, int64_t count,
+                        int64_t total, int64_t maxLength,
+                        const char *maxName) {
+  if (cu[0] != 0)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "{}[0] = {}: the offsets must start at 0", name, cu[0]);
+  for (int64_t b = 0; b + 1 < count; ++b) {
+    int64_t length = int64_t(cu[b + 1]) - cu[b];
+    if (length < 0)
+      return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                       "{}[{}] = {} < {}[{}] = {}: the offsets must not "
+                       "decrease",
+                       name, b + 1, cu[b + 1], name, b, cu[b]);
+    if (length > maxLength)
+      return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                       "sequence {} has {} rows in {}, more than {} = {}", b,
+                       length, name, maxName, maxLength);
+  }
+  if (cu[count - 1] > total)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "{}[{}] = {}: past the {} packed rows", name, count - 1,
+                     cu[count - 1], total);
+  return Status();
+}
+
+} // namespace
+
+Status validateVarlen(const attn_varlen_args *argsPtr, VarlenCall &call) {
+  if (!argsPtr)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT, "args is a null pointer");
+  const attn_varlen_args &args = *argsPtr;
+  const attn_fwd_args &fwd = args.fwd;
+  if (fwd.batch < 1)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "fwd.batch = {}: a variable-length batch holds at least "
+                     "one sequence",
+                     fwd.batch);
+  unsigned unsupported = ATTN_VARIANT_DOCUMENT | ATTN_VARIANT_BIAS;
+  if (fwd.variant.flags & unsupported)
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "variant.flags = {:#x}: the document and bias variants "
+                     "index per-position arrays and are not supported with "
+                     "variable-length batches (the sequences already keep "
+                     "documents apart)",
+                     fwd.variant.flags);
+  // Everything about the tensors is attn_forward's: one batch of the
+  // packed rows (the batch strides do not matter).
+  call = VarlenCall();
+  call.packed = fwd;
+  call.packed.batch = 1;
+  for (int64_t *strides : {call.packed.q_strides, call.packed.k_strides,
+                           call.packed.v_strides, call.packed.o_strides,
+                           call.packed.lse_strides})
+    strides[0] = 0;
+  if (Status s = validateForward(&call.packed); !s.ok())
+    return s;
+  bool cuda = fwd.device == ATTN_DEVICE_CUDA;
+  if (cuda && fwd.batch > kMaxGridYZ)
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "fwd.batch = {}: at most {} sequences on CUDA (grid "
+                     "dimension z)",
+                     fwd.batch, kMaxGridYZ);
+  const std::tuple<const char *, int64_t, const char *, int64_t> maxima[] = {
+      {"max_seqlen_q", args.max_seqlen_q, "seqlen_q", fwd.seqlen_q},
+      {"max_seqlen_k", args.max_seqlen_k, "seqlen_k", fwd.seqlen_k}};
+  for (auto [name, value, totalName, total] : maxima)
+    if (value < 0 || value > total)
+      return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                       "{} = {}: must be in [0, fwd.{} = {}] (the packed "
+                       "rows)",
+                       name, value, totalName, total);
+  const std::pair<const char *, const int32_t *> offsets[] = {
+      {"cu_seqlens_q", args.cu_seqlens_q}, {"cu_seqlens_k", args.cu_seqlens_k}};
+  for (auto [name, cu] : offsets) {
+    if (!cu)
+      return makeError(ATTN_ERROR_INVALID_ARGUMENT, "{} is a null pointer",
+                       name);
+    if (reinterpret_cast<uintptr_t>(cu) % alignof(int32_t) != 0)
+      return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                       "{} = {} is not 4-byte aligned", name,
+                       static_cast<const void *>(cu));
+  }
+  if (!cuda) {
+    if (Status s = checkHostOffsets("cu_seqlens_q", args.cu_seqlens_q,
+                                    fwd.batch + 1, fwd.seqlen_q,
+                                    args.max_seqlen_q, "max_seqlen_q");
+        !s.ok())
+      return s;
+    if (Status s = checkHostOffsets("cu_seqlens_k", args.cu_seqlens_k,
+                                    fwd.batch + 1, fwd.seqlen_k,
+                                    args.max_seqlen_k, "max_seqlen_k");
+        !s.ok())
+      return s;
+  }
+  call.sequences = fwd.batch;
+  call.maxSeqlenQ = args.max_seqlen_q;
+  call.cuSeqlensQ = args.cu_seqlens_q;
+  call.cuSeqlensK = args.cu_seqlens_k;
   return Status();
 }
 

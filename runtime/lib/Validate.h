@@ -13,6 +13,8 @@
 #include "attn/Compiler/Compiler.h"
 #include "attn/Dialect/Attn/IR/Limits.h"
 
+#include <vector>
+
 namespace attn::rt {
 
 /// CUDA head dims: multiples of 8 in [8, 256]; host: [1, 512] (Limits.h).
@@ -22,6 +24,24 @@ inline constexpr int64_t kMaxHostHeadDim = mlir::attn::kMaxHostHeadDim;
 inline constexpr int64_t kMaxGridYZ = 65535;
 
 Status validateForward(const attn_fwd_args *args);
+
+/// A variable-length call as the engine runs it: the packed tensors as one
+/// batch of total rows (`packed`, batch 1, batch strides 0) and the
+/// sequences' offsets (KernelABI.h's kVarlenArgs).
+struct VarlenCall {
+  attn_fwd_args packed;
+  int64_t sequences = 0; // B
+  int64_t maxSeqlenQ = 0;
+  const int32_t *cuSeqlensQ = nullptr, *cuSeqlensK = nullptr;
+
+  /// The values of kVarlenArgs, in order.
+  std::vector<abi::CaptureValue> values() const;
+};
+
+/// Checks an attn_forward_varlen call (the packed tensors by
+/// validateForward's checks; on the host the offsets' contents too) and
+/// fills `call`.
+Status validateVarlen(const attn_varlen_args *args, VarlenCall &call);
 /// The forward's checks on args->fwd (its LSE required), then dO, dQ, dK,
 /// dV as O, Q, K, V.
 Status validateBackward(const attn_bwd_args *args);

@@ -125,12 +125,15 @@ Status validateUserCaptures(const attn_fwd_args &args,
 }
 
 std::vector<abi::CaptureValue>
-captureValues(const attn_fwd_args &args, const compiler::UserModsInfo *user) {
+captureValues(const attn_fwd_args &args, const compiler::UserModsInfo *user,
+              const VarlenCall *varlen) {
   const attn_variant &v = args.variant;
   auto window = [](int64_t bound) {
     return bound < 0 ? kUnboundedWindow : bound;
   };
   std::vector<abi::CaptureValue> out;
+  if (varlen)
+    out = varlen->values();
   for (const abi::CaptureArg &arg : abi::kCaptureArgs) {
     if (!(v.flags & arg.variant))
       continue;

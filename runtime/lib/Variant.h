@@ -12,6 +12,7 @@
 #include "attn-jit/Runtime.h"
 #include "attn/Compiler/Compiler.h"
 #include "attn/Compiler/KernelABI.h"
+#include "Validate.h"
 
 #include <vector>
 
@@ -26,11 +27,14 @@ inline constexpr int64_t kUnboundedWindow = int64_t(1) << 40;
 /// aligned for non-empty calls).
 Status validateVariant(const attn_fwd_args &args);
 
-/// The capture values of args.variant, in kernel-argument order: those of
-/// kCaptureArgs its flags select, then `user`'s (a user's mods), if any.
+/// The values of a kernel's arguments after its scalars (abi::captureKinds),
+/// in order: a variable-length call's offsets (`varlen`, if any), the
+/// captures of kCaptureArgs args.variant's flags select, then `user`'s (a
+/// user's mods), if any.
 std::vector<abi::CaptureValue>
 captureValues(const attn_fwd_args &args,
-              const compiler::UserModsInfo *user = nullptr);
+              const compiler::UserModsInfo *user = nullptr,
+              const VarlenCall *varlen = nullptr);
 
 /// Checks args.variant.captures against what the user's mods declare.
 Status validateUserCaptures(const attn_fwd_args &args,

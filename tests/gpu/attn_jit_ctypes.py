@@ -14,7 +14,7 @@ except ImportError:
     sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 from attn_jit import _capi  # noqa: E402
 from attn_jit._capi import (ATTN_OK, DEVICE_CUDA, DEVICE_HOST, AttnBwdArgs, AttnFwdArgs,  # noqa: E402,F401
-                            AttnStats, AttnVariant)
+                            AttnStats, AttnVariant, AttnVarlenArgs)
 from attn_jit.errors import AttnJitError  # noqa: E402
 
 STATUS_NAMES = {0: "OK", 1: "INVALID_ARGUMENT", 2: "UNSUPPORTED", 3: "NO_DRIVER",
@@ -78,6 +78,35 @@ class AttnJit(_capi.Library):
         a = self._fwd_args(q, k, v, o, lse, dtype, mask, scale, stream, device, kv_heads, variant)
         try:
             super().forward(a)
+        except AttnJitError as ex:
+            return ex.status, f"{STATUS_NAMES.get(ex.status, ex.status)}: {ex.message}"
+        return ATTN_OK, ""
+
+    def forward_varlen(self, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                       dtype, mask, scale=0.0, stream=None, device=DEVICE_CUDA, variant=None):
+        """attn_forward_varlen: q, o (total_q, H, D) and k, v (total_k, Hkv, D)
+        torch tensors (any strides, last one 1); lse (H, total_q) float32 or
+        None; cu_seqlens_*: int32 tensors of B + 1 offsets on the call's
+        device. Returns (status, message)."""
+        a = AttnVarlenArgs()
+        f = a.fwd
+        f.q, f.k, f.v, f.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr()
+        f.lse = lse.data_ptr() if lse is not None else None
+        f.batch = cu_seqlens_q.numel() - 1
+        f.heads, f.kv_heads, f.head_dim = q.shape[1], k.shape[1], q.shape[2]
+        f.seqlen_q, f.seqlen_k = q.shape[0], k.shape[0]
+        # (batch, head, row, dim) index order; the batch stride is ignored.
+        for name, t in (("q_strides", q), ("k_strides", k), ("v_strides", v), ("o_strides", o)):
+            getattr(f, name)[:] = [0, t.stride(1), t.stride(0), t.stride(2)]
+        f.lse_strides[:] = [0, lse.stride(0), lse.stride(1)] if lse is not None else [0, 0, 0]
+        f.dtype, f.mask, f.scale = DTYPES[dtype], MASKS[mask], float(scale)
+        f.device, f.stream = device, stream
+        if variant is not None:
+            f.variant = variant
+        a.cu_seqlens_q, a.cu_seqlens_k = cu_seqlens_q.data_ptr(), cu_seqlens_k.data_ptr()
+        a.max_seqlen_q, a.max_seqlen_k = int(max_seqlen_q), int(max_seqlen_k)
+        try:
+            super().forward_varlen(a)
         except AttnJitError as ex:
             return ex.status, f"{STATUS_NAMES.get(ex.status, ex.status)}: {ex.message}"
         return ATTN_OK, ""

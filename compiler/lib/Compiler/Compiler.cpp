@@ -51,6 +51,8 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
     opts += " variants=" + variantNames(variants);
   if (backward)
     opts += " backward=1";
+  if (varlen)
+    opts += " varlen=1";
   if (nvidia)
     opts += fmt::format(" arch={} warps={} stages={} tensor-core={}", arch,
                         warps, stages, tensorCore);
@@ -119,6 +121,7 @@ void setKernelOptions(Options &options, const KernelConfig &config) {
   options.packGqa = config.packGqa;
   options.variants = variantNames(config.variants);
   options.backward = config.backward;
+  options.varlen = config.varlen;
 }
 
 
@@ -471,7 +474,8 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
                                          *sym, config.headDim,
                                          config.backward, grids,
                                          abi::captureKinds(config.variants,
-                                                           userCaptures),
+                                                           userCaptures,
+                                                           config.varlen),
                                          times);
 }
 

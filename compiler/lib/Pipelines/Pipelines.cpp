@@ -40,7 +40,8 @@ static void buildTiledAttention(OpPassManager &pm, const Options &options,
                                 AttnConfigureOptions configure) {
   pm.addPass(createAttnCreateKernel(AttnCreateKernelOptions{
       options.headDim, options.dtype, options.maskName(), options.variants,
-      options.positiveScale, options.backward}));
+      options.positiveScale, options.backward,
+      options.varlen}));
   configure.blockM = options.blockM;
   configure.blockN = options.blockN;
   configure.packGqa = options.packGqa;

@@ -345,7 +345,10 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   if (!fitsRegisters(r, plan, error))
     return false;
   // Q's A fragments take 4 registers per 16 columns and m tile.
-  plan.qInRegisters = !wgmma && mTiles * paddedDim <= 128;
+  // A variable-length kernel keeps its sequence's offsets and lengths live
+  // through the K/V loop: with Q in registers too, ptxas spilled 16-44
+  // bytes at D = 64 (tests/compiler/Pipelines/ptxas-varlen.test).
+  plan.qInRegisters = !wgmma && mTiles * paddedDim <= 128 && !r.varlen;
   // wgmma with three stages: the K/V loop is software-pipelined, a P·V
   // running on while the next tile's work starts (its V must stay in its
   // stage while the tile after is copied). The softmax of tile j while P·V

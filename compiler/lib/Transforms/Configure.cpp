@@ -6,6 +6,8 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
+#include <type_traits>
+
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCONFIGURE
 #include "attn/Transforms/Passes.h.inc"
@@ -76,6 +78,8 @@ struct AttnConfigurePass
       config.positiveScale = op.getPositiveScale();
       config.backward = isa<SdpaBackwardOp>(op.getOperation());
       config.packGqa = packGqa;
+      if constexpr (std::is_same_v<OpTy, SdpaOp>)
+        config.varlen = op.isVarlen();
       // The policy sizes tiles by what the mods cost per score, which it
       // knows by the named variants' bits: a score_mod costs like a softcap,
       // or like a bias table when it loads; a mask_mod that loads, like

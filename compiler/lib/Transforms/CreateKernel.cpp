@@ -6,6 +6,7 @@
 #include "attn/Transforms/UserMods.h"
 #include "attn/Transforms/Variants.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -19,6 +20,22 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
+
+/// The type of a capture-like kernel argument: an i64 / f32 / i32 scalar or
+/// a memref of dynamic sizes and strides.
+Type abiType(OpBuilder &b, const ::attn::abi::CaptureArg &arg) {
+  Type element = arg.element == ::attn::abi::CaptureArg::F32
+                     ? Type(b.getF32Type())
+                 : arg.element == ::attn::abi::CaptureArg::I32
+                     ? Type(b.getI32Type())
+                     : Type(b.getI64Type());
+  if (arg.rank == 0)
+    return element;
+  int64_t dyn = ShapedType::kDynamic;
+  SmallVector<int64_t> shape(arg.rank, dyn), strides(arg.rank, dyn);
+  return MemRefType::get(shape, element,
+                         StridedLayoutAttr::get(b.getContext(), dyn, strides));
+}
 
 struct AttnCreateKernelPass
     : mlir::attn::impl::AttnCreateKernelBase<AttnCreateKernelPass> {
@@ -71,7 +88,16 @@ struct AttnCreateKernelPass
     static_assert(::attn::abi::kForwardScalarCount == 1,
                   "the scale is the only scalar");
     argTypes.push_back(b.getF32Type());
-    // The variants' capture arguments.
+    if (varlen && backward)
+      return (void)(emitError(loc) << "the backward pass of a variable-length "
+                                      "batch is not supported"),
+             signalPassFailure();
+    // A packed batch's offsets and query-length bound, then the variants'
+    // capture arguments.
+    unsigned firstVarlen = argTypes.size();
+    if (varlen)
+      for (const ::attn::abi::CaptureArg &arg : ::attn::abi::kVarlenArgs)
+        argTypes.push_back(abiType(b, arg));
     std::optional<unsigned> variantBits = parseVariants(variants);
     if (!variantBits)
       return (void)(emitError(loc) << "variants must be a comma-separated "
@@ -85,20 +111,8 @@ struct AttnCreateKernelPass
              signalPassFailure();
     unsigned firstCapture = argTypes.size();
     for (const ::attn::abi::CaptureArg &arg : ::attn::abi::kCaptureArgs) {
-      if (!(*variantBits & arg.variant))
-        continue;
-      Type element = arg.element == ::attn::abi::CaptureArg::F32
-                         ? Type(b.getF32Type())
-                     : arg.element == ::attn::abi::CaptureArg::I32
-                         ? Type(b.getI32Type())
-                         : Type(b.getI64Type());
-      if (arg.rank == 0) {
-        argTypes.push_back(element);
-        continue;
-      }
-      SmallVector<int64_t> shape(arg.rank, dyn), strides(arg.rank, dyn);
-      argTypes.push_back(MemRefType::get(
-          shape, element, StridedLayoutAttr::get(ctx, dyn, strides)));
+      if (*variantBits & arg.variant)
+        argTypes.push_back(abiType(b, arg));
     }
     // A user's own mods (UserMods.h): their captures follow the named ones.
     std::optional<UserMods> user;
@@ -135,10 +149,19 @@ struct AttnCreateKernelPass
           b, loc, args[0], args[1], args[2], args[3], args[4], args[5],
           args[6], args[7], args[8], args[9], scale, ValueRange(),
           MaskKindAttr::get(ctx, *kind)));
-    else
+    else {
+      Value cuQ, cuK, maxQ;
+      if (varlen) {
+        cuQ = args[firstVarlen];
+        cuK = args[firstVarlen + 1];
+        maxQ = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                          args[firstVarlen + 2]);
+      }
       built = attach(SdpaOp::create(b, loc, args[0], args[1], args[2], args[3],
-                                    args[4], scale, ValueRange(),
+                                    args[4], scale, cuQ, cuK, maxQ,
+                                    ValueRange(),
                                     MaskKindAttr::get(ctx, *kind)));
+    }
     if (failed(built))
       return signalPassFailure();
     func::ReturnOp::create(b, loc);

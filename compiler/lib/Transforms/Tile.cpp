@@ -9,7 +9,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -55,6 +57,76 @@ Sizes buildSizes(OpBuilder &b, Location loc, Value query, Value key,
   return s;
 }
 
+/// One sequence of a packed (variable-length) batch, inside its program:
+/// rows [qStart, qEnd) of Q and O, [kStart, kEnd) of K and V. The offsets
+/// are clamped to the packed rows (start in [0, total], end in [start,
+/// total]), so offsets that are wrong on the device can never move a load
+/// or a store outside the tensors.
+struct Sequence {
+  Value qStart, qEnd, qLen, kStart, kEnd, kLen;
+};
+
+Sequence buildSequence(OpBuilder &b, Location loc, SdpaOp op, Value seq,
+                       Value totalQueries, Value totalKeys) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value next = arith::AddIOp::create(
+      b, loc, seq, arith::ConstantIndexOp::create(b, loc, 1));
+  auto rows = [&](Value offsets, Value total) {
+    auto at = [&](Value i) {
+      Value v = memref::LoadOp::create(b, loc, offsets, i);
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(), v)
+          .getResult();
+    };
+    auto clamp = [&](Value v, Value lo) {
+      return arith::MinSIOp::create(
+                 b, loc, arith::MaxSIOp::create(b, loc, v, lo), total)
+          .getResult();
+    };
+    Value start = clamp(at(seq), zero);
+    Value end = clamp(at(next), start);
+    return std::array<Value, 3>{start, end,
+                                arith::SubIOp::create(b, loc, end, start)};
+  };
+  auto [qs, qe, ql] = rows(op.getCuSeqlensQ(), totalQueries);
+  auto [ks, ke, kl] = rows(op.getCuSeqlensK(), totalKeys);
+  return {qs, qe, ql, ks, ke, kl};
+}
+
+/// In a packed batch a capture computed from Q's or K's sequence length
+/// (memref.dim of dim 2: the bottom-right diagonal's shift, a variant's)
+/// means the sequence's own: the capture rebuilt inside the program with
+/// those lengths. Anything else is kept.
+Value perSequence(OpBuilder &b, SdpaOp op, const Sequence &s, Value v,
+                  IRMapping &mapping) {
+  if (Value mapped = mapping.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return v;
+  if (auto dim = dyn_cast<memref::DimOp>(def)) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    Value source = dim.getSource();
+    Value length;
+    if (index == 2 && (source == op.getQuery() || source == op.getOutput()))
+      length = s.qLen;
+    else if (index == 2 && (source == op.getKey() || source == op.getValue()))
+      length = s.kLen;
+    else
+      return v;
+    mapping.map(v, length);
+    return length;
+  }
+  if (def->getNumRegions() != 0 || !isPure(def))
+    return v;
+  bool changed = false;
+  for (Value operand : def->getOperands())
+    changed |= perSequence(b, op, s, operand, mapping) != operand;
+  if (!changed)
+    return v;
+  Operation *clone = b.clone(*def, mapping);
+  return clone->getResult(cast<OpResult>(v).getResultNumber());
+}
+
 LogicalResult tileSdpa(SdpaOp op) {
   ConfigAttr config = ConfigAttr::lookup(op);
   if (!config)
@@ -80,7 +152,6 @@ LogicalResult tileSdpa(SdpaOp op) {
                                        numKeys),
                     op.getScoreMod(), op.getMaskMod(), op.getCapturesMutable());
   op.setMask(MaskKind::None);
-  MaskStructure mask(op.getMaskMod(), op.getCaptures());
 
   // With packing (decoding with grouped-query attention) a query tile holds
   // the rows of the `group` query heads of one K/V head, end to end: the
@@ -102,21 +173,56 @@ LogicalResult tileSdpa(SdpaOp op) {
   if (pack && modsReadMemory)
     return op.emitOpError("cannot pack query heads (pack_gqa) with a "
                           "score_mod or mask_mod that reads a capture");
+  // A packed batch: the grid runs over its sequences and the longest
+  // one's query tiles.
+  bool varlen = op.isVarlen();
+  if (pack && varlen)
+    return op.emitOpError("cannot pack query heads (pack_gqa) in a "
+                          "variable-length batch");
+  Value gridBatch = batch;
+  if (varlen) {
+    Value offsets = memref::DimOp::create(b, loc, op.getCuSeqlensQ(), 0);
+    gridBatch = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, offsets, cst(1)), cst(0));
+    queryTiles = arith::CeilDivSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, op.getMaxSeqlenQ(), cst(0)),
+        cBlockM);
+  }
 
-  auto grid = TileGridOp::create(b, loc, batch, gridHeads, queryTiles);
+  auto grid = TileGridOp::create(b, loc, gridBatch, gridHeads, queryTiles);
   b.setInsertionPointToStart(&grid.getBodyBlock());
   Value bIdx = grid.getBatchIndex(), hIdx = grid.getHeadIndex();
   Value kvHead = pack ? hIdx : arith::DivUIOp::create(b, loc, hIdx, group);
   Value qHead = pack ? arith::MulIOp::create(b, loc, hIdx, group) : hIdx;
   Value row = arith::MulIOp::create(b, loc, grid.getTileIndex(), cBlockM);
+  // Where the tile's rows are in memory (`batch`, `qRow`, `qEnd`, `kStart`,
+  // `kEnd`) and where they are in their sequence (`row` of `numQueries`,
+  // keys of `numKeys`, the masks' and mods' positions): the same without
+  // packing; a packed batch's sequence starts at a row of its own.
+  Value memBatch = bIdx, qRow = row, qEnd = queryBound, kStart, kEnd = numKeys;
+  SmallVector<Value> captures(op.getCaptures());
+  if (varlen) {
+    Sequence s = buildSequence(b, loc, op, bIdx, numQueries, numKeys);
+    IRMapping mapping;
+    for (Value &capture : captures)
+      capture = perSequence(b, op, s, capture, mapping);
+    memBatch = cst(0);
+    qRow = arith::AddIOp::create(b, loc, s.qStart, row);
+    qEnd = s.qEnd;
+    kStart = s.kStart;
+    kEnd = s.kEnd;
+    numQueries = s.qLen;
+    numKeys = s.kLen;
+  }
+  MaskStructure mask(op.getMaskMod(), captures);
 
   auto qTile = RankedTensorType::get({blockM, headDim}, elementType);
   auto kTile = RankedTensorType::get({blockN, headDim}, elementType);
   auto vTile = RankedTensorType::get({blockN, valueDim}, elementType);
   auto rowType = RankedTensorType::get({blockM}, f32);
   auto accType = RankedTensorType::get({blockM, valueDim}, f32);
-  Value q = LoadTileOp::create(b, loc, qTile, op.getQuery(), bIdx, qHead, row,
-                               queryBound, rowsPerHead);
+  Value q = LoadTileOp::create(b, loc, qTile, op.getQuery(), memBatch, qHead,
+                               qRow, qEnd, rowsPerHead);
   Value m0 = splat(b, loc, rowType, -std::numeric_limits<float>::infinity());
   Value l0 = splat(b, loc, rowType, 0.0f);
   Value acc0 = splat(b, loc, accType, 0.0f);
@@ -127,18 +233,27 @@ LogicalResult tileSdpa(SdpaOp op) {
       buildQueryRange(b, loc, row, blockM, numQueries, pack);
   auto [lower, upper] =
       mask.keyRange(b, loc, firstQuery, lastQuery, numKeys, blockN);
+  // A tile past its sequence's queries visits no K/V tile (and stores
+  // nothing): it ends at once.
+  if (varlen)
+    upper = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row,
+                              numQueries),
+        upper, lower);
   auto loop = scf::ForOp::create(
       b, loc, lower, upper, cBlockN, ValueRange{m0, l0, acc0},
       [&](OpBuilder &lb, Location ll, Value kv, ValueRange state) {
-        Value k = LoadTileOp::create(lb, ll, kTile, op.getKey(), bIdx, kvHead,
-                                     kv, numKeys, Value());
-        Value v = LoadTileOp::create(lb, ll, vTile, op.getValue(), bIdx,
-                                     kvHead, kv, numKeys, Value());
+        Value kRow = kStart ? arith::AddIOp::create(lb, ll, kStart, kv) : kv;
+        Value k = LoadTileOp::create(lb, ll, kTile, op.getKey(), memBatch,
+                                     kvHead, kRow, kEnd, Value());
+        Value v = LoadTileOp::create(lb, ll, vTile, op.getValue(), memBatch,
+                                     kvHead, kRow, kEnd, Value());
         bool mods = !op.getScoreMod().empty() || !op.getMaskMod().empty();
         auto step = OnlineAttentionOp::create(
             lb, ll, rowType, rowType, accType, q, k, v, state[0], state[1],
             state[2], row, kv, numQueries, numKeys, scale, rowsPerHead,
-            mods ? bIdx : Value(), mods ? qHead : Value(), op.getCaptures(),
+            mods ? bIdx : Value(), mods ? qHead : Value(), captures,
             MaskKindAttr::get(lb.getContext(), MaskKind::None),
             op.getPositiveScaleAttr());
         // The variant travels with each step, cloned (it reads only its
@@ -151,11 +266,11 @@ LogicalResult tileSdpa(SdpaOp op) {
   auto outTile = RankedTensorType::get({blockM, valueDim}, elementType);
   auto fin = FinalizeOp::create(b, loc, outTile, rowType, loop.getResult(2),
                                 loop.getResult(0), loop.getResult(1));
-  StoreTileOp::create(b, loc, fin.getOutput(), op.getOutput(), bIdx, qHead,
-                      row, queryBound, rowsPerHead);
+  StoreTileOp::create(b, loc, fin.getOutput(), op.getOutput(), memBatch,
+                      qHead, qRow, qEnd, rowsPerHead);
   if (Value lse = op.getLse())
-    StoreTileOp::create(b, loc, fin.getLse(), lse, bIdx, qHead, row,
-                        queryBound, rowsPerHead);
+    StoreTileOp::create(b, loc, fin.getLse(), lse, memBatch, qHead, qRow,
+                        qEnd, rowsPerHead);
   op.erase();
   return success();
 }

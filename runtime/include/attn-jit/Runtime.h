@@ -110,6 +110,14 @@ inline Status forward(const attn_fwd_args &args) {
   return Status(code, attn_last_error());
 }
 
+/// Runs forward attention on a variable-length batch (attn_forward_varlen).
+inline Status forwardVarlen(const attn_varlen_args &args) {
+  attn_status code = attn_forward_varlen(&args);
+  if (code == ATTN_OK)
+    return Status();
+  return Status(code, attn_last_error());
+}
+
 /// Runs the backward pass (see attn_backward).
 inline Status backward(const attn_bwd_args &args) {
   attn_status code = attn_backward(&args);

@@ -161,6 +161,52 @@ ATTN_JIT_API void attn_set_bnhd_strides(attn_fwd_args *args);
 
 ATTN_JIT_API attn_status attn_forward(const attn_fwd_args *args);
 
+/* Variable-length batches (FlashAttention's flash_attn_varlen_func): B
+ * sequences of different lengths packed along the rows, with no padding.
+ * Sequence b holds the query rows [cu_seqlens_q[b], cu_seqlens_q[b + 1]) of
+ * Q and O and the key rows [cu_seqlens_k[b], cu_seqlens_k[b + 1]) of K and
+ * V, and attends only to its own keys. `fwd` holds the rest, read as for
+ * attn_forward with these meanings:
+ *   batch      B >= 1, the number of sequences;
+ *   seqlen_q   total_q, the rows of the packed Q and O (H, D per row);
+ *   seqlen_k   total_k, the rows of the packed K and V;
+ *   q/k/v/o    (total, heads, D): strides in the (batch, head, row, dim)
+ *              order as for attn_forward; the batch stride [0] is ignored
+ *              (attn_set_varlen_strides fills a contiguous layout);
+ *   lse        (H, total_q) f32, FlashAttention's layout (strides [1] head,
+ *              [2] row; [0] ignored), or NULL.
+ * Every mask and variant applies per sequence with positions relative to
+ * its start: ATTN_MASK_CAUSAL_BOTTOM_RIGHT is j <= i + Nk_b - Nq_b (chunked
+ * prefill), a window or ALiBi distance is within the sequence, a user mod
+ * sees b = the sequence and positions in it. ATTN_VARIANT_DOCUMENT and
+ * ATTN_VARIANT_BIAS index per-position arrays and are not supported here
+ * (ATTN_ERROR_UNSUPPORTED): sequences already separate the documents. A
+ * sequence with no keys gives O = 0 and LSE = -inf for its rows.
+ *
+ * Lengths are data: one kernel serves every batch (the launch covers B x H x
+ * ceil(max_seqlen_q / block_m) query tiles; tiles past a sequence's length
+ * end at once). The offsets are int32 on the device of the call. On the
+ * host they are checked (0 first, non-decreasing, the last <= total, every
+ * length <= max_seqlen); on CUDA they cannot be, and the kernel clamps
+ * them: each sequence's rows are taken as [min(max(cu[b], 0), total),
+ * min(max(cu[b + 1], start), total)), so wrong offsets give wrong results
+ * but never read or write outside Q, K, V, O and LSE; query rows of a
+ * sequence past max_seqlen_q are not written. The arrays themselves must
+ * hold B + 1 readable int32 values. Only the forward pass. */
+typedef struct attn_varlen_args {
+  attn_fwd_args fwd;
+  const int32_t *cu_seqlens_q; /* (B + 1) int32 */
+  const int32_t *cu_seqlens_k; /* (B + 1) int32 */
+  int64_t max_seqlen_q;        /* >= every query length, <= total_q */
+  int64_t max_seqlen_k;        /* >= every key length, <= total_k */
+} attn_varlen_args;
+
+/* Fills the strides of contiguous (total, H, D) Q, O and (total, Hkv, D) K, V
+ * from fwd's sizes, and the LSE's for a contiguous (H, total_q). */
+ATTN_JIT_API void attn_set_varlen_strides(attn_varlen_args *args);
+
+ATTN_JIT_API attn_status attn_forward_varlen(const attn_varlen_args *args);
+
 /* Gradients of attn_forward: given dO, the gradient of a loss with respect to
  * O, writes dQ, dK and dV (dK and dV of a K/V head sum the gradients of the
  * query heads that share it). `fwd` holds the forward call's arguments: Q, K,

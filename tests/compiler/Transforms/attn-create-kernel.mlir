@@ -2,6 +2,8 @@
 // RUN: attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 positive-scale=false" | FileCheck %s --check-prefix=ANYSCALE
 // RUN: attn-opt %s --split-input-file --attn-create-kernel | FileCheck %s --check-prefix=NONE
 // RUN: attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 mask=causal variants=softcap backward=1" | FileCheck %s --check-prefix=BACKWARD
+// RUN: attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 mask=causal_bottom_right variants=window varlen=1" | FileCheck %s --check-prefix=VARLEN
+// RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 varlen=1 backward=1" 2>&1 | FileCheck %s --check-prefix=VARLENBWD
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 dtype=f64" 2>&1 | FileCheck %s --check-prefix=DTYPE
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 mask=sliding" 2>&1 | FileCheck %s --check-prefix=MASK
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=-3" 2>&1 | FileCheck %s --check-prefix=HEADDIM
@@ -16,6 +18,17 @@
 // BACKWARD-SAME: (%arg0: memref<?x?x?x64xbf16, {{.*}}>, %arg1: memref<?x?x?x64xbf16, {{.*}}>, %arg2: memref<?x?x?x64xbf16, {{.*}}>, %arg3: memref<?x?x?x64xbf16, {{.*}}>, %arg4: memref<?x?x?x64xbf16, {{.*}}>, %arg5: memref<?x?x?xf32, {{.*}}>, %arg6: memref<?x?x?x64xbf16, {{.*}}>, %arg7: memref<?x?x?x64xbf16, {{.*}}>, %arg8: memref<?x?x?x64xbf16, {{.*}}>, %arg9: memref<?x?x?xf32, {{.*}}>, %arg10: f32, %arg11: f32)
 // BACKWARD: attn.sdpa_backward %arg0, %arg1, %arg2, %arg3, %arg4, %arg5 into %arg6, %arg7, %arg8 delta %arg9 scale %arg10 mask <causal> positive_scale captures(%arg11, %{{.*}} : f32, index) score_mod {
 // BACKWARD: math.tanh
+
+// A variable-length kernel: kVarlenArgs (the offsets, then the longest
+// query count) after the scale, before the variants' captures; the
+// diagonal's shift is built from the tensors' lengths, which attn-tile
+// reads per sequence.
+// VARLEN-LABEL: func.func @attn_fwd
+// VARLEN-SAME: %arg5: f32, %arg6: memref<?xi32, strided<[?], offset: ?>>, %arg7: memref<?xi32, strided<[?], offset: ?>>, %arg8: i64, %arg9: i64, %arg10: i64)
+// VARLEN: %[[MAX:.*]] = arith.index_cast %arg8 : i64 to index
+// VARLEN: %[[SHIFT:.*]] = arith.subi
+// VARLEN: attn.sdpa %arg0, %arg1, %arg2 into %arg3 lse %arg4 scale %arg5 varlen(%arg6, %arg7, %[[MAX]] : {{.*}}) mask <causal_bottom_right> positive_scale captures(%arg9, %arg10, %[[SHIFT]] : i64, i64, index)
+// VARLENBWD: the backward pass of a variable-length batch is not supported
 
 // CHECK-LABEL: func.func @attn_fwd
 // CHECK-SAME: (%arg0: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>, %arg1: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>, %arg2: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>, %arg3: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>

@@ -27,8 +27,8 @@ const char userModsA = 'a', userModsB = 'b';
 
 CallKey keyOf(const attn_fwd_args &args, Target target = Target::Cuda,
               uint64_t context = 1, const void *mods = nullptr,
-              bool backward = false) {
-  return CallKey::make(target, context, args, mods, backward);
+              bool backward = false, bool varlen = false) {
+  return CallKey::make(target, context, args, mods, backward, varlen);
 }
 
 TEST(CallKeyTest, EqualCallsGiveEqualKeysAndHashes) {
@@ -81,6 +81,7 @@ TEST(CallKeyTest, EveryFieldThatDecidesTheKernelChangesTheKey) {
       {"context", keyOf(base, Target::Cuda, 2)},
       {"user mods", keyOf(base, Target::Cuda, 1, &userModsA)},
       {"backward", keyOf(base, Target::Cuda, 1, nullptr, true)},
+      {"varlen", keyOf(base, Target::Cuda, 1, nullptr, false, true)},
   };
   CallKey reference = keyOf(base);
   for (const auto &[field, key] : changed) {

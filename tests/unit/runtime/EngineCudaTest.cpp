@@ -148,6 +148,63 @@ TEST_F(EngineCudaTest, GroupedQueryAttentionPassesKvHeadsInKAndVSizes) {
   EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
 }
 
+TEST_F(EngineCudaTest, VarlenLaunchesOverSequencesWithTheirOffsets) {
+  // Packed rows: 100 queries (H = 8) and 150 keys (Hkv = 2); the B + 1
+  // offsets (their contents stay on the device) and the longest query
+  // count follow the scale (KernelABI.h's kVarlenArgs).
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 8, 100, 150, 64,
+                      true, 2);
+  Buffer cuQ(16), cuK(16);
+  registerFakeMemory(cuQ.data(), cuQ.size());
+  registerFakeMemory(cuK.data(), cuK.size());
+  attn_varlen_args a{};
+  a.fwd = call.args;
+  a.fwd.batch = 3;
+  attn_set_varlen_strides(&a);
+  a.cu_seqlens_q = static_cast<const int32_t *>(cuQ.data());
+  a.cu_seqlens_k = static_cast<const int32_t *>(cuK.data());
+  a.max_seqlen_q = 70;
+  a.max_seqlen_k = 150;
+  fakeCuda().paramsAfterScale = 7;
+  Status status = engine().forwardVarlen(&a);
+  ASSERT_TRUE(status.ok()) << status.toString();
+  FakeLaunch launch = lastLaunch();
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.varlen);
+    EXPECT_FALSE(fakeCompiler().lastConfig.packGqa);
+    int blockM = fakeBlockM(fakeCompiler().lastConfig);
+    EXPECT_EQ(launch.grid[0], unsigned((70 + blockM - 1) / blockM));
+  }
+  EXPECT_EQ(launch.grid[1], 8u);
+  EXPECT_EQ(launch.grid[2], 3u); // one CTA plane per sequence
+  const int k = 9;
+  EXPECT_EQ(launch.values[1], 1); // one batch of packed rows
+  EXPECT_EQ(launch.values[3], 100);
+  EXPECT_EQ(launch.values[5], 0); // the batch stride is ignored
+  EXPECT_EQ(launch.values[6], 64);      // head stride: D
+  EXPECT_EQ(launch.values[7], 8 * 64);  // row stride: H * D
+  EXPECT_EQ(launch.values[k + 2], 2);
+  EXPECT_EQ(launch.values[k + 3], 150);
+  std::vector<int64_t> expected = {
+      int64_t(reinterpret_cast<uintptr_t>(cuQ.data())), 4, 1,
+      int64_t(reinterpret_cast<uintptr_t>(cuK.data())), 4, 1, 70};
+  EXPECT_EQ(launch.after, expected);
+  // Other lengths, the same kernel.
+  a.fwd.batch = 2;
+  a.max_seqlen_q = 5;
+  ASSERT_TRUE(engine().forwardVarlen(&a).ok());
+  EXPECT_EQ(lastLaunch().grid[2], 2u);
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  // Offsets in host memory cannot be read by the kernel.
+  int32_t host[4] = {0, 1, 2, 3};
+  a.cu_seqlens_k = host;
+  status = engine().forwardVarlen(&a);
+  EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(status.message().find("cu_seqlens_k"), std::string::npos)
+      << status.message();
+}
+
 TEST_F(EngineCudaTest, NullLseAndDefaultScale) {
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_F16, 1, 2, 10, 10, 128,
                       /*withLse=*/false);

@@ -160,6 +160,9 @@ CUresult fakeLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
   for (int i = 0; i < tensorValues; ++i)
     launch.values.push_back(*static_cast<int64_t *>(params[i]));
   launch.scale = *static_cast<float *>(params[tensorValues]);
+  for (int i = 0; i < state.paramsAfterScale; ++i)
+    launch.after.push_back(
+        *static_cast<int64_t *>(params[tensorValues + 1 + i]));
   ++state.launches;
   state.launchLog.push_back(std::move(launch));
   return CUDA_SUCCESS;
@@ -195,6 +198,7 @@ void resetFakeCuda() {
   state.moduleLoadResult = CUDA_SUCCESS;
   state.moduleLoadErrorLog.clear();
   state.launchResult = CUDA_SUCCESS;
+  state.paramsAfterScale = 0;
   state.moduleLoads = 0;
   state.launches = 0;
   state.primaryRetains = 0;

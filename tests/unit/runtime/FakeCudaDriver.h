@@ -28,6 +28,8 @@ struct FakeLaunch {
   std::string name;            ///< the kernel's name (cuModuleGetFunction)
   std::vector<int64_t> values; ///< the tensors' i64 parameters (KernelABI.h)
   float scale = 0;
+  /// FakeCudaState::paramsAfterScale 64-bit parameters after the scale.
+  std::vector<int64_t> after;
 };
 
 struct FakeCudaState {
@@ -38,6 +40,9 @@ struct FakeCudaState {
   CUresult moduleLoadResult = CUDA_SUCCESS;
   std::string moduleLoadErrorLog; ///< written into the JIT error log
   CUresult launchResult = CUDA_SUCCESS;
+  /// How many 64-bit parameters after the scale a launch records (a test
+  /// that knows its kernel's arguments sets it).
+  int paramsAfterScale = 0;
 
   std::atomic<int> moduleLoads{0}, launches{0}, primaryRetains{0},
       setAttributeCalls{0}, lastSharedAttribute{0};

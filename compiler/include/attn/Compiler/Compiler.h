@@ -80,6 +80,9 @@ struct KernelConfig {
   /// The backward pass of this attention (dQ, dK, dV; KernelABI.h's
   /// kBackwardTensors) instead of the forward.
   bool backward = false;
+  /// A variable-length (packed) batch (the forward only): the kernel takes
+  /// KernelABI.h's kVarlenArgs; lengths are its arguments, never the key's.
+  bool varlen = false;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;

@@ -91,6 +91,17 @@ inline constexpr CaptureArg kCaptureArgs[] = {
     {"kv_doc_ids", kDocument, CaptureArg::I32, 1},
     {"bias", kBias, CaptureArg::F32, 2}};
 
+/// A variable-length (packed) batch's arguments (KernelConfig::varlen), in
+/// order after the scalars and before the variants' captures: the B + 1
+/// offsets of the sequences' query and key rows (int32, FlashAttention's
+/// cu_seqlens) and the longest sequence's query count (the grid's extent
+/// in query tiles; NVIDIA reads it from the launch). Q, K, V, O are then
+/// (1, H or Hkv, total rows, D), the LSE (1, H, total_q).
+inline constexpr CaptureArg kVarlenArgs[] = {
+    {"cu_seqlens_q", 0, CaptureArg::I32, 1},
+    {"cu_seqlens_k", 0, CaptureArg::I32, 1},
+    {"max_seqlen_q", 0, CaptureArg::I64, 0}};
+
 /// The value of one capture argument at a call: a scalar, or a tensor's
 /// data, sizes and strides (elements).
 struct CaptureValue {
@@ -110,11 +121,16 @@ struct UserCapture {
 inline constexpr int kMaxUserCaptures = 16;
 inline constexpr int kMaxUserCaptureRank = 4;
 
-/// The kinds of all capture arguments of a kernel, in argument order: the
-/// named variants' (of `variants`), then a user's mods' `user`.
+/// The kinds of all arguments of a kernel after its scalars, in argument
+/// order: kVarlenArgs for a packed batch, the named variants' captures (of
+/// `variants`), then a user's mods' `user`.
 inline std::vector<UserCapture>
-captureKinds(unsigned variants, const std::vector<UserCapture> &user = {}) {
+captureKinds(unsigned variants, const std::vector<UserCapture> &user = {},
+             bool varlen = false) {
   std::vector<UserCapture> kinds;
+  if (varlen)
+    for (const CaptureArg &arg : kVarlenArgs)
+      kinds.push_back({arg.element, arg.rank});
   for (const CaptureArg &arg : kCaptureArgs)
     if (variants & arg.variant)
       kinds.push_back({arg.element, arg.rank});
@@ -149,7 +165,8 @@ constexpr int backwardTensorParams() {
 }
 
 /// Launch: grid (ceil(Nq / block_m), H, B), or with packed heads
-/// (ceil(H / Hkv · Nq / block_m), Hkv, B); the kernel's threads per CTA and
+/// (ceil(H / Hkv · Nq / block_m), Hkv, B), or for a packed batch
+/// (ceil(max_seqlen_q / block_m), H, B) with B the number of sequences; the kernel's threads per CTA and
 /// dynamic shared bytes. The lowering records them on each gpu.func under
 /// these attribute names; the compiler library reads them back.
 inline constexpr const char *kThreadsAttr = "attn.threads";

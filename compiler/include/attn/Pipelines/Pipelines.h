@@ -59,6 +59,11 @@ struct KernelPipelineOptions : public PassPipelineOptions<Derived> {
       llvm::cl::desc("The canonical kernel is the backward pass (dQ, dK, "
                      "dV) of the configuration"),
       llvm::cl::init(false)};
+  ::mlir::detail::PassOptions::Option<bool> varlen{
+      *this, "varlen",
+      llvm::cl::desc("The canonical kernel takes a variable-length (packed) "
+                     "batch: cu_seqlens_q, cu_seqlens_k, max_seqlen_q"),
+      llvm::cl::init(false)};
 
   std::string maskName() const { return causal ? "causal" : mask.getValue(); }
 };

@@ -38,9 +38,12 @@ def AttnCreateKernel : Pass<"attn-create-kernel", "ModuleOp"> {
            "kernel without this for other scales)">,
     Option<"backward", "backward", "bool", "false",
            "Build the backward kernel (dQ, dK, dV) instead of the forward">,
+    Option<"varlen", "varlen", "bool", "false",
+           "A variable-length (packed) batch: cu_seqlens arguments "
+           "(KernelABI.h's kVarlenArgs) after the scale">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect", "::mlir::func::FuncDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }
 
 def AttnConfigure : Pass<"attn-configure", "ModuleOp"> {

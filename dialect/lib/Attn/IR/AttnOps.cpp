@@ -237,13 +237,50 @@ verifyAttentionOperands(Operation *op, Type q, Type k, Type v, Type o,
   return success();
 }
 
+/// A packed batch: the offsets of both sides and the query-length bound
+/// together, one batch row of sequences, B + 1 offsets on each side.
+LogicalResult SdpaOp::verifyVarlen() {
+  Value cuQ = getCuSeqlensQ(), cuK = getCuSeqlensK(), maxQ = getMaxSeqlenQ();
+  if (!cuQ && !cuK && !maxQ)
+    return success();
+  if (!cuQ || !cuK || !maxQ)
+    return emitOpError("needs cu_seqlens_q, cu_seqlens_k and max_seqlen_q "
+                       "together (a variable-length batch) or none of them");
+  const std::pair<StringRef, Type> packed[] = {{"query", getQuery().getType()},
+                                               {"key", getKey().getType()},
+                                               {"value", getValue().getType()},
+                                               {"output", getOutput().getType()}};
+  for (auto [name, type] : packed) {
+    int64_t batch = cast<ShapedType>(type).getDimSize(0);
+    if (!ShapedType::isDynamic(batch) && batch != 1)
+      return emitOpError() << "'" << name << "' (" << shapeOf(type)
+                           << ") must have batch 1 with cu_seqlens: the "
+                              "sequences of a variable-length batch are "
+                              "packed along its rows";
+  }
+  int64_t nq = cast<MemRefType>(cuQ.getType()).getDimSize(0);
+  int64_t nk = cast<MemRefType>(cuK.getType()).getDimSize(0);
+  for (auto [name, n] : {std::pair<StringRef, int64_t>{"cu_seqlens_q", nq},
+                         {"cu_seqlens_k", nk}})
+    if (n == 0)
+      return emitOpError() << "'" << name << "' holds no offset: B + 1 "
+                              "offsets are needed";
+  if (dimsConflict(nq, nk))
+    return emitOpError() << "'cu_seqlens_q' has " << nq
+                         << " offsets and 'cu_seqlens_k' " << nk
+                         << ": both must hold B + 1";
+  return success();
+}
+
 LogicalResult SdpaOp::verify() {
   SmallVector<std::pair<StringRef, Type>, 1> rowTerms;
   if (Value lse = getLse())
     rowTerms.push_back({"lse", lse.getType()});
-  return verifyAttentionOperands(
-      getOperation(), getQuery().getType(), getKey().getType(),
-      getValue().getType(), getOutput().getType(), {}, rowTerms);
+  if (failed(verifyAttentionOperands(
+          getOperation(), getQuery().getType(), getKey().getType(),
+          getValue().getType(), getOutput().getType(), {}, rowTerms)))
+    return failure();
+  return verifyVarlen();
 }
 
 LogicalResult SdpaBackwardOp::verify() {

@@ -335,6 +335,47 @@ func.func @sdpa_lse_type(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %
 
 // -----
 
+// A variable-length batch needs both offsets and the query-length bound.
+func.func @sdpa_varlen_partial(%q: memref<1x2x8x64xbf16>, %cu: memref<3xi32>) {
+  // expected-error @+1 {{'attn.sdpa' op needs cu_seqlens_q, cu_seqlens_k and max_seqlen_q together (a variable-length batch) or none of them}}
+  "attn.sdpa"(%q, %q, %q, %q, %cu) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0>}> ({}, {}) : (memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<3xi32>) -> ()
+  return
+}
+
+// -----
+
+func.func @sdpa_varlen_batch(%q: memref<2x2x8x64xbf16>, %cu: memref<3xi32>, %n: index) {
+  // expected-error @+1 {{'query' (2x2x8x64xbf16) must have batch 1 with cu_seqlens: the sequences of a variable-length batch are packed along its rows}}
+  attn.sdpa %q, %q, %q into %q varlen(%cu, %cu, %n : memref<3xi32>, memref<3xi32>) : memref<2x2x8x64xbf16>, memref<2x2x8x64xbf16>, memref<2x2x8x64xbf16> -> memref<2x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_varlen_no_offsets(%q: memref<1x2x8x64xbf16>, %cq: memref<3xi32>, %ck: memref<0xi32>, %n: index) {
+  // expected-error @+1 {{'cu_seqlens_k' holds no offset: B + 1 offsets are needed}}
+  attn.sdpa %q, %q, %q into %q varlen(%cq, %ck, %n : memref<3xi32>, memref<0xi32>) : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_varlen_offset_counts(%q: memref<1x2x8x64xbf16>, %cq: memref<3xi32>, %ck: memref<4xi32>, %n: index) {
+  // expected-error @+1 {{'cu_seqlens_q' has 3 offsets and 'cu_seqlens_k' 4: both must hold B + 1}}
+  attn.sdpa %q, %q, %q into %q varlen(%cq, %ck, %n : memref<3xi32>, memref<4xi32>) : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_varlen_offset_type(%q: memref<1x2x8x64xbf16>, %cq: memref<3xi64>, %n: index) {
+  // expected-error @+1 {{operand #4 must be 1D memref of 32-bit signless integer values}}
+  attn.sdpa %q, %q, %q into %q varlen(%cq, %cq, %n : memref<3xi64>, memref<3xi64>) : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
 func.func @grid_argument_count(%n: index) {
   // expected-error @+1 {{'attn.tile_grid' op body must take three index arguments (batch, head, query tile), got ('index', 'index')}}
   "attn.tile_grid"(%n, %n, %n) ({

@@ -27,6 +27,18 @@ func.func @sdpa(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !lse, %s: f32) {
 
 // -----
 
+// A variable-length batch: sequences packed along the rows of batch 1.
+!p = memref<1x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!cu = memref<?xi32, strided<[?], offset: ?>>
+// CHECK-LABEL: func.func @sdpa_varlen
+func.func @sdpa_varlen(%q: !p, %k: !p, %o: !p, %cq: !cu, %ck: !cu, %n: index) {
+  // CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} varlen(%{{.*}}, %{{.*}}, %{{.*}} : memref<?xi32, strided<[?], offset: ?>>, memref<?xi32, strided<[?], offset: ?>>) mask <causal_bottom_right> :
+  attn.sdpa %q, %k, %k into %o varlen(%cq, %ck, %n : !cu, !cu) mask <causal_bottom_right> : !p, !p, !p -> !p
+  return
+}
+
+// -----
+
 // Grouped-query (8 query heads over 2 K/V heads) and multi-query (1 K/V
 // head) attention, f16, with a value head dim (32) different from the QK
 // head dim (64).

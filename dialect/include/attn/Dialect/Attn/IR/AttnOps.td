@@ -154,6 +154,10 @@ def Attn_MapTile : TensorRankOf<[AnyType], [1, 2]>;
 // coordinates: scalars (a window size, a softcap value) and memrefs of any
 // rank read with memref.load (ALiBi slopes, document ids, a bias table).
 // They are kernel arguments, so that changing one never recompiles.
+// Offsets of the sequences of a packed (variable-length) batch: B + 1
+// non-decreasing int32 values from 0 (FlashAttention's cu_seqlens).
+def Attn_SeqOffsets : MemRefRankOf<[I32], [1]>;
+
 def Attn_Capture : AnyTypeOf<[F32, I32, I64, Index,
                               MemRefOf<[F32, I32, I64, Index]>]>;
 
@@ -172,6 +176,20 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
     `causal` (query i sees keys j ≤ i, PyTorch's convention) or
     `causal_bottom_right` (j ≤ i + Nk − Nq, FlashAttention's). A row that
     sees no key gets O = 0 and LSE = −inf.
+
+    **Variable-length batches** (FlashAttention's `flash_attn_varlen_func`):
+    with `varlen(%cu_q, %cu_k, %max_q)` the batch is packed: Q and O are
+    (1, H, total_q, D), K and V (1, Hkv, total_k, D), the LSE (1, H,
+    total_q) (FlashAttention's (H, total_q)); sequence b holds the query
+    rows [cu_q[b], cu_q[b + 1]) and the key rows [cu_k[b], cu_k[b + 1]),
+    B = size(cu_q) − 1. `%max_q` (index) bounds every sequence's query
+    count: the grid covers ceil(max_q / block_m) query tiles per sequence,
+    so lengths are data, never part of a kernel. Every position (the masks,
+    the regions' `%q_idx`, `%kv_idx`, and Nq, Nk in the bottom-right
+    diagonal) is relative to its sequence's start and `%b` is the sequence;
+    a capture computed from `memref.dim` of Q's or K's sequence dimension
+    stands for the sequence's own length. Offsets are clamped to the packed
+    rows, so wrong ones never read or write outside the tensors.
 
     Sizes may be dynamic except the head dims. The (B, N, H, D) layout is
     expressed through strides: Q, K, V and O need a unit innermost stride; the
@@ -227,6 +245,9 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
       Arg<Attn_Tensor4D, "output", [MemWrite]>:$output,
       Arg<Optional<Attn_LseMemRef>, "log-sum-exp", [MemWrite]>:$lse,
       Optional<F32>:$scale,
+      Arg<Optional<Attn_SeqOffsets>, "query offsets (varlen)", [MemRead]>:$cuSeqlensQ,
+      Arg<Optional<Attn_SeqOffsets>, "key offsets (varlen)", [MemRead]>:$cuSeqlensK,
+      Optional<Index>:$maxSeqlenQ,
       Variadic<Attn_Capture>:$captures,
       DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::None">:$mask,
       UnitAttr:$positiveScale);
@@ -234,7 +255,10 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
                         MaxSizedRegion<1>:$maskMod);
   let assemblyFormat = [{
     $query `,` $key `,` $value `into` $output (`lse` $lse^)?
-    (`scale` $scale^)? (`mask` $mask^)? (`positive_scale` $positiveScale^)?
+    (`scale` $scale^)?
+    (`varlen` `(` $cuSeqlensQ^ `,` $cuSeqlensK `,` $maxSeqlenQ `:`
+      type($cuSeqlensQ) `,` type($cuSeqlensK) `)`)?
+    (`mask` $mask^)? (`positive_scale` $positiveScale^)?
     (`captures` `(` $captures^ `:` type($captures) `)`)?
     (`score_mod` $scoreMod^)? (`mask_mod` $maskMod^)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
@@ -242,6 +266,11 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// A packed, variable-length batch (cu_seqlens operands).
+    bool isVarlen() { return getCuSeqlensQ() != nullptr; }
+    ::mlir::LogicalResult verifyVarlen();
+  }];
 }
 
 

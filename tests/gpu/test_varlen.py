@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""attn-jit variable-length batches (attn_forward_varlen) against float64, on the GPU.
+
+Run on the GPU machine:  ATTN_JIT_LIB=<bundle>/lib/libattn-jit.so python3 test_varlen.py [--quick]
+(or --lib PATH). Exit 0 all passed, 1 a case failed, 2 usage error, 77 "SKIP: ..."
+when torch or a GPU is missing.
+
+Cases: bf16 and f16, D in {64, 128}, masks none / causal (top-left) / bottom_right,
+(H, Hkv) in {(8, 8), (8, 2), (32, 8)} (GQA), a ragged batch per case: B random
+lengths in 1..5000 (--quick: 1..1000) with some 0 and 1 on either side, Nq_b != Nk_b
+(chunked prefill: few queries over many keys; and more queries than keys), plus one
+window variant case. Q, K, V packed as (total, H, D) with cu_seqlens int32 on the GPU.
+
+Per case:
+  * O (total_q, H, D) and LSE (H, total_q) live inside larger buffers poisoned with
+    NaN, and the packed rows end past the last sequence: every row of a sequence
+    must be written, the guard and the rows of no sequence must stay NaN.
+  * Reference: float64 per sequence, independently of attn-jit.
+  * O tolerance: rel = ||O - ref|| / ||ref|| over the rows that see a key must be
+    <= 1.25 * err_sdpa, the same measure of torch SDPA run per sequence on the
+    equivalent contiguous (1, H, Nq_b, D) inputs (the padded batch without its
+    padding), with at least 2 * err_round (rounding the exact result) and, if SDPA
+    refuses every sequence, FIXED = 1e-2 (bf16) / 2e-3 (f16).
+  * Rows that see no key (bottom_right with Nq_b > Nk_b, Nk_b = 0): O = 0 and
+    LSE = -inf exactly. LSE elsewhere: |lse - ref| <= 1e-3 + 3e-5 |ref|.
+"""
+import argparse
+import math
+import os
+import random
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import attn_jit_ctypes as aj  # noqa: E402
+
+FIXED_TOL = {"bf16": 1e-2, "f16": 2e-3}
+GUARD = 512
+HEADS = [(8, 8), (8, 2), (32, 8)]
+MASKS = ["none", "causal", "bottom_right"]
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lib", default=aj.default_lib_path(), help="libattn-jit.so ($ATTN_JIT_LIB)")
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--quick", action="store_true", help="lengths up to 1000, fewer cases")
+    ap.add_argument("--only", default="", help="comma-separated case indices")
+    ap.add_argument("--filter", default="", help="run cases whose name contains this")
+    ap.add_argument("--list", action="store_true", help="print the cases and exit")
+    return ap.parse_args()
+
+
+def make_cases(quick):
+    cases = []
+    for dtype in ("bf16", "f16"):
+        for d in (64, 128):
+            for mi, mask in enumerate(MASKS):
+                for hi, (h, hkv) in enumerate(HEADS):
+                    if quick and (hi + mi) % 3 != 0:
+                        continue
+                    cases.append(dict(idx=len(cases), dtype=dtype, D=d, mask=mask, H=h, Hkv=hkv,
+                                      B=16 if quick else 12, window=None))
+    for dtype in ("bf16", "f16"):
+        cases.append(dict(idx=len(cases), dtype=dtype, D=128, mask="bottom_right", H=8, Hkv=2,
+                          B=8, window=(256, -1)))
+    return cases
+
+
+def case_name(c):
+    return (f"#{c['idx']} B={c['B']} H={c['H']} Hkv={c['Hkv']} D={c['D']} {c['dtype']} {c['mask']}"
+            + (f" window={c['window']}" if c["window"] else ""))
+
+
+def lengths(rng, B, quick):
+    """(lens_q, lens_k): random in 1..5000 (1..1000), some 0 and 1, Nq_b != Nk_b."""
+    top = 1000 if quick else 5000
+    lq, lk = [], []
+    for b in range(B):
+        kind = b % 6
+        if kind == 0:
+            lq.append(rng.choice([0, 1])), lk.append(rng.randint(1, top))
+        elif kind == 1:
+            lq.append(rng.randint(1, top)), lk.append(rng.choice([0, 1]))
+        elif kind == 2:   # chunked prefill: a chunk of queries over a long context
+            n = rng.randint(2, top)
+            lq.append(rng.randint(1, n)), lk.append(n)
+        elif kind == 3:   # more queries than keys
+            n = rng.randint(2, top)
+            lq.append(n), lk.append(rng.randint(1, n))
+        else:
+            lq.append(rng.randint(1, top)), lk.append(rng.randint(1, top))
+    return lq, lk
+
+
+def seen_mask(torch, mask, window, nq, nk, device):
+    i = torch.arange(nq, device=device)[:, None]
+    j = torch.arange(nk, device=device)[None, :]
+    vis = torch.ones(nq, nk, dtype=torch.bool, device=device)
+    diag = i + (nk - nq if mask == "bottom_right" else 0)
+    if mask != "none":
+        vis &= j <= diag
+    if window is not None:
+        left, right = window
+        if left >= 0:
+            vis &= j >= diag - left
+        if right >= 0:
+            vis &= j <= diag + right
+    return vis
+
+
+def run_case(torch, lib, c, seed):
+    dev = "cuda"
+    rng = random.Random(seed)
+    gen = torch.Generator(device=dev).manual_seed(seed)
+    dt = torch.bfloat16 if c["dtype"] == "bf16" else torch.float16
+    H, Hkv, D = c["H"], c["Hkv"], c["D"]
+    lq, lk = lengths(rng, c["B"], c.get("quick", False))
+    cu_q = [0]
+    cu_k = [0]
+    for a, b in zip(lq, lk):
+        cu_q.append(cu_q[-1] + a)
+        cu_k.append(cu_k[-1] + b)
+    tq, tk = cu_q[-1] + 5, cu_k[-1] + 3   # packed rows past the last sequence
+    q = torch.randn(tq, H, D, device=dev, generator=gen).to(dt)
+    k = torch.randn(tk, Hkv, D, device=dev, generator=gen).to(dt)
+    v = torch.randn(tk, Hkv, D, device=dev, generator=gen).to(dt)
+    o_buf = torch.full((tq * H * D + 2 * GUARD,), float("nan"), device=dev, dtype=dt)
+    lse_buf = torch.full((H * tq + 2 * GUARD,), float("nan"), device=dev, dtype=torch.float32)
+    o = o_buf[GUARD:GUARD + tq * H * D].view(tq, H, D)
+    lse = lse_buf[GUARD:GUARD + H * tq].view(H, tq)
+    cuq = torch.tensor(cu_q, dtype=torch.int32, device=dev)
+    cuk = torch.tensor(cu_k, dtype=torch.int32, device=dev)
+    variant = aj.make_variant(window=c["window"]) if c["window"] else None
+    scale = 1 / math.sqrt(D)
+    status, msg = lib.forward_varlen(q, k, v, o, lse, cuq, cuk, max(lq), max(lk), c["dtype"], c["mask"],
+                                     stream=torch.cuda.current_stream().cuda_stream, variant=variant)
+    torch.cuda.synchronize()
+    res = dict(name=case_name(c) + f" total_q={cu_q[-1]} total_k={cu_k[-1]}", seed=seed)
+    if status != aj.ATTN_OK:
+        res["fail"] = msg
+        return res
+    g = H // Hkv
+    num = den = num_sdpa = den_round = 0.0
+    sdpa_ok = True
+    lse_err = 0.0
+    for b in range(len(lq)):
+        nq, nk = lq[b], lk[b]
+        if nq == 0:
+            continue
+        qs = q[cu_q[b]:cu_q[b + 1]].transpose(0, 1)            # (H, nq, D)
+        ks = k[cu_k[b]:cu_k[b + 1]].transpose(0, 1).repeat_interleave(g, 0)
+        vs = v[cu_k[b]:cu_k[b + 1]].transpose(0, 1).repeat_interleave(g, 0)
+        vis = seen_mask(torch, c["mask"], c["window"], nq, nk, dev)
+        s = torch.matmul(qs.double(), ks.double().transpose(-1, -2)) * scale
+        s = s.masked_fill(~vis, float("-inf"))
+        any_key = vis.any(-1)                                     # (nq,)
+        m = s.amax(-1, keepdim=True)
+        p = torch.where(any_key[None, :, None], torch.exp(s - m.clamp_min(-1e300)), torch.zeros_like(s))
+        l = p.sum(-1, keepdim=True)
+        ref = torch.where(l > 0, torch.matmul(p, vs.double()) / l.clamp_min(1e-300), torch.zeros_like(l))
+        ref_lse = torch.where(l[..., 0] > 0, m[..., 0] + torch.log(l[..., 0].clamp_min(1e-300)),
+                              torch.full_like(l[..., 0], float("-inf")))
+        got = o[cu_q[b]:cu_q[b + 1]].transpose(0, 1).double()
+        got_lse = lse[:, cu_q[b]:cu_q[b + 1]].double()
+        if torch.isnan(got).any() or torch.isnan(got_lse).any():
+            res["fail"] = f"sequence {b}: NaN in O or LSE (a row not written)"
+            return res
+        empty = ~any_key
+        if empty.any():
+            if (got[:, empty] != 0).any() or not torch.isneginf(got_lse[:, empty]).all():
+                res["fail"] = f"sequence {b}: rows with no key must give O = 0, LSE = -inf"
+                return res
+        rows = any_key
+        num += float(((got - ref)[:, rows] ** 2).sum())
+        den += float((ref[:, rows] ** 2).sum())
+        den_round += float(((ref.to(dt).double() - ref)[:, rows] ** 2).sum())
+        lse_err = max(lse_err, float(((got_lse - ref_lse)[:, rows].abs()
+                                      - 3e-5 * ref_lse[:, rows].abs()).max()) if rows.any() else 0.0)
+        if not rows.any():
+            continue
+        # torch SDPA on the equivalent contiguous sequence (no padding).
+        try:
+            qs1, ks1, vs1 = (t.unsqueeze(0).contiguous() for t in
+                             (qs, k[cu_k[b]:cu_k[b + 1]].transpose(0, 1), v[cu_k[b]:cu_k[b + 1]].transpose(0, 1)))
+            kw = dict(scale=scale, enable_gqa=True)
+            if c["mask"] == "causal" and c["window"] is None:
+                out = torch.nn.functional.scaled_dot_product_attention(qs1, ks1, vs1, is_causal=True, **kw)
+            elif c["mask"] == "none" and c["window"] is None:
+                out = torch.nn.functional.scaled_dot_product_attention(qs1, ks1, vs1, **kw)
+            else:
+                out = torch.nn.functional.scaled_dot_product_attention(qs1, ks1, vs1, attn_mask=vis, **kw)
+            out = out[0].double()
+            num_sdpa += float(((out - ref)[:, rows] ** 2).sum())
+        except Exception:  # noqa: BLE001 - a backend that refuses the shape
+            sdpa_ok = False
+    guard_ok = (torch.isnan(o_buf[:GUARD]).all() and torch.isnan(o_buf[-GUARD:]).all()
+                and torch.isnan(lse_buf[:GUARD]).all() and torch.isnan(lse_buf[-GUARD:]).all()
+                and torch.isnan(o[cu_q[-1]:]).all() and torch.isnan(lse[:, cu_q[-1]:]).all())
+    if not guard_ok:
+        res["fail"] = "written outside the sequences' rows"
+        return res
+    err = math.sqrt(num / den) if den > 0 else 0.0
+    err_round = math.sqrt(den_round / den) if den > 0 else 0.0
+    if sdpa_ok and den > 0:
+        err_sdpa = math.sqrt(num_sdpa / den)
+        tol, tol_from = max(1.25 * err_sdpa, 2 * err_round), f"1.25x sdpa {err_sdpa:.2e}"
+    else:
+        tol, tol_from = FIXED_TOL[c["dtype"]], "fixed"
+    res.update(err=err, tol=tol, tol_from=tol_from, lse_err=lse_err)
+    if not err <= tol:
+        res["fail"] = f"rel err {err:.3e} > tol {tol:.3e} ({tol_from})"
+    elif lse_err > 1e-3:
+        res["fail"] = f"LSE error {lse_err:.2e} > 1e-3 + 3e-5 |ref|"
+    return res
+
+
+def main():
+    args = parse_args()
+    cases = aj.select_cases(make_cases(args.quick), args, case_name)
+    if cases is None:
+        return 0
+    try:
+        import torch
+    except ImportError as ex:
+        print(f"SKIP: torch not importable ({ex})")
+        return 77
+    if not torch.cuda.is_available():
+        print("SKIP: torch sees no CUDA device")
+        return 77
+    if not args.lib or not os.path.exists(args.lib):
+        print(f"error: libattn-jit.so not found (--lib or ATTN_JIT_LIB): {args.lib}", file=sys.stderr)
+        return 2
+    lib = aj.AttnJit(args.lib)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    print(f"# test_varlen: attn-jit {lib.version()} from {args.lib}; torch {torch.__version__}; "
+          f"device {torch.cuda.get_device_name()}; seed {seed}; {len(cases)} cases", flush=True)
+    failed = 0
+    for c in cases:
+        c["quick"] = args.quick
+        t0 = time.time()
+        try:
+            res = run_case(torch, lib, c, seed + c["idx"])
+        except Exception as ex:  # noqa: BLE001 - one case must not stop the run
+            res = dict(name=case_name(c), seed=seed + c["idx"], fail=f"exception: {type(ex).__name__}: {ex}")
+        ok = "fail" not in res
+        failed += not ok
+        line = f"{'PASS' if ok else 'FAIL'} {res['name']}"
+        if "err" in res:
+            line += f" err={res['err']:.3e} tol={res['tol']:.3e}({res['tol_from']}) lse_err={res['lse_err']:.1e}"
+        if not ok:
+            line += f" -- {res['fail']} (--seed {seed} --only {c['idx']})"
+        print(line + f" {time.time() - t0:.2f}s", flush=True)
+    print(f"# {len(cases) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
