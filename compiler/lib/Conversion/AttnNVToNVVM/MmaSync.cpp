@@ -7,7 +7,8 @@
 //    columns 8·(m / 2), V transposed by ldmatrix.trans.
 // QKᵀ runs k blocks outermost, as FlashAttention-2 does: each ldmatrix of K
 // feeds the mma of every m tile, and Q, when not kept in registers, is read
-// once per k block.
+// once per k block; the fragments of the next pair of k blocks are read
+// before the products of this one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -114,31 +115,63 @@ struct Mma : OpConversionPattern<MmaOp> {
       if (lhsGeom)
         lhsLanes.emplace(b, loc, lhsGeom->pitch(), 16 * mTiles);
       Value base = arith::AddIOp::create(b, loc, rhsBase, lanes.plain);
-      for (int64_t kk = 0; kk < kBlocks; kk += 2) {
-        int num = kk + 1 < kBlocks ? 4 : 2;
-        SmallVector<SmallVector<Value>> a(mTiles);
-        for (int64_t i = 0; i < mTiles; ++i)
-          for (int64_t h = 0; h < num / 2; ++h) {
-            if (lhsInRegisters)
-              llvm::append_range(a[i],
-                                 lhsRegs.slice((i * kBlocks + kk + h) * 4, 4));
-            else
-              llvm::append_range(
-                  a[i], loadABlock(b, loc, smem, *lhsLanes,
-                                   adaptor.getLhs().front(), lhsGeom->pitch(),
-                                   i, kk + h, element));
-          }
-        for (int64_t j = 0; j < rhs.rows / 8; ++j) {
-          Value off = arith::AddIOp::create(
-              b, loc, base, constI32(b, loc, j * 8 * rhs.pitch() + kk * 32));
-          SmallVector<Value> kFrag =
-              ldmatrix(b, loc, smem, off, num, /*transpose=*/false, element);
+      // Step s: k pair kk = 2 · (s / nRows), keys [8j, 8j + 8) with
+      // j = s % nRows; Q's fragments of the pair are read at its first step.
+      int64_t nRows = rhs.rows / 8, pairs = (kBlocks + 1) / 2;
+      SmallVector<SmallVector<SmallVector<Value>>> a(
+          pairs, SmallVector<SmallVector<Value>>(mTiles));
+      SmallVector<SmallVector<Value>> kFrags(pairs * nRows);
+      auto pairOf = [&](int64_t step) { return 2 * (step / nRows); };
+      auto matrices = [&](int64_t kk) { return kk + 1 < kBlocks ? 4 : 2; };
+      auto load = [&](int64_t step) {
+        int64_t kk = pairOf(step), j = step % nRows;
+        int num = matrices(kk);
+        if (j == 0)
           for (int64_t i = 0; i < mTiles; ++i)
-            for (int h = 0; h < num / 2; ++h)
-              update((i * nBlocks + j) * 4,
-                     ArrayRef<Value>(a[i]).slice(h * 4, 4),
-                     ArrayRef<Value>(kFrag).slice(h * 2, 2));
-        }
+            for (int64_t h = 0; h < num / 2; ++h) {
+              if (lhsInRegisters)
+                llvm::append_range(
+                    a[kk / 2][i], lhsRegs.slice((i * kBlocks + kk + h) * 4, 4));
+              else
+                llvm::append_range(
+                    a[kk / 2][i],
+                    loadABlock(b, loc, smem, *lhsLanes,
+                               adaptor.getLhs().front(), lhsGeom->pitch(), i,
+                               kk + h, element));
+            }
+        Value off = arith::AddIOp::create(
+            b, loc, base, constI32(b, loc, j * 8 * rhs.pitch() + kk * 32));
+        kFrags[step] =
+            ldmatrix(b, loc, smem, off, num, /*transpose=*/false, element);
+      };
+      // Each accumulator still sums its k blocks in order.
+      auto compute = [&](int64_t step) {
+        int64_t kk = pairOf(step), j = step % nRows;
+        for (int64_t i = 0; i < mTiles; ++i)
+          for (int h = 0; h < matrices(kk) / 2; ++h)
+            update((i * nBlocks + j) * 4,
+                   ArrayRef<Value>(a[kk / 2][i]).slice(h * 4, 4),
+                   ArrayRef<Value>(kFrags[step]).slice(h * 2, 2));
+      };
+      // With Q in shared memory, the next pair's fragments are read before
+      // this pair's products (FlashAttention-2's double-buffered fragments).
+      // With each read right before its use, ptxas issued the ldmatrix of Q
+      // and K closer to their mma (short-scoreboard stalls) and kept the
+      // loop's uniform values in vector registers: 0.91-0.95 of the
+      // hand-written emitter at D = 128 on an H200 (docs/BENCHMARKS.md,
+      // version 13 and the offline analysis above it). With Q in registers
+      // (D = 64 with two m tiles, D = 96 with one) ptxas schedules the K
+      // reads well itself, and one more pair live made its loop longer.
+      int64_t steps = pairs * nRows;
+      int64_t ahead = lhsInRegisters ? 0 : nRows;
+      for (int64_t s = 0; s < std::min(ahead, steps); ++s)
+        load(s);
+      for (int64_t s = 0; s < steps; ++s) {
+        if (ahead == 0)
+          load(s);
+        else if (s + ahead < steps)
+          load(s + ahead);
+        compute(s);
       }
     } else {
       // P·V: P (M×K) A fragments in registers (verified), V (K×N) read

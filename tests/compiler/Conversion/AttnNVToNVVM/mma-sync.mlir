@@ -1,9 +1,10 @@
 // RUN: attn-opt %s --convert-attn-nv-to-nvvm | FileCheck %s
 // RUN: attn-opt %s --convert-attn-nv-to-nvvm | FileCheck %s --check-prefix=LDM
 // RUN: attn-opt %s --convert-attn-nv-to-nvvm | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %s --convert-attn-nv-to-nvvm | FileCheck %s --check-prefix=ORDER
 
 // attn_nv.mma on mma.sync.m16n8k16 (bf16/f16, f32 accumulation): operands in
-// padded shared memory are read with ldmatrix right before the mma that uses
+// padded shared memory are read with ldmatrix before the mma that uses
 // them; one mma per (m tile, 8-column block, 16-deep k block). The LDM and
 // MMA prefixes count the ldmatrix and mma.sync of each function.
 
@@ -81,7 +82,11 @@ func.func @qk_registers(%n: index) attributes {attn.config = #cfg} {
 // Q from shared memory (128 rows over 4 warps: two m tiles a warp, 32 rows
 // of 144 bytes): read per k block pair, before the K fragments, which feed
 // the mmas of both m tiles: per pair 4 ldmatrix of Q and 4 of K; 2 x 4 x 4
-// = 32 mma.
+// = 32 mma. The fragments are double-buffered: the second pair's Q and K are
+// read before the first pair's mma (ORDER): all 8 reads of the first pair,
+// then the second pair's Q (m tile 1, k block 3 at 16 x 144 + 96 = 2400
+// bytes) and its first K block (64 bytes on), then per 8-key step 4 mma and
+// the second pair's next K block (8 rows of 144 bytes on: 1216).
 // CHECK-LABEL: gpu.func @qk_shared
 // CHECK: arith.muli %{{.*}}, %c4608_i32 : i32
 // CHECK: scf.for
@@ -92,12 +97,26 @@ func.func @qk_registers(%n: index) attributes {attn.config = #cfg} {
 // LDM: gpu.return
 // MMA-LABEL: gpu.func @qk_shared
 // MMA: scf.for
-// MMA-COUNT-4: nvvm.ldmatrix
-// MMA-COUNT-4: nvvm.mma.sync
-// MMA: nvvm.ldmatrix
-// MMA-COUNT-28: nvvm.mma.sync
+// MMA-COUNT-32: nvvm.mma.sync
 // MMA-NOT: nvvm.mma.sync
 // MMA: gpu.return
+// ORDER-LABEL: gpu.func @qk_shared
+// ORDER: scf.for
+// ORDER: %[[KBASE:.*]] = arith.addi %c18432_i32, %{{.*}} : i32
+// ORDER-NOT: nvvm.mma.sync
+// ORDER: arith.addi %[[KBASE]], %c3456_i32 : i32
+// ORDER-NOT: nvvm.mma.sync
+// ORDER: arith.addi %{{.*}}, %c2400_i32 : i32
+// ORDER-NOT: nvvm.mma.sync
+// ORDER: arith.addi %[[KBASE]], %c64_i32{{.*}} : i32
+// ORDER-NOT: nvvm.mma.sync
+// ORDER: nvvm.ldmatrix
+// ORDER-COUNT-4: nvvm.mma.sync
+// ORDER-NOT: nvvm.mma.sync
+// ORDER: arith.addi %[[KBASE]], %c1216_i32 : i32
+// ORDER-NOT: nvvm.mma.sync
+// ORDER: nvvm.ldmatrix
+// ORDER: nvvm.mma.sync
 func.func @qk_shared(%n: index) attributes {attn.config = #cfg} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
