@@ -114,12 +114,13 @@ class Library:
         lib = self.lib
         lib.attn_forward.argtypes = [ctypes.POINTER(AttnFwdArgs)]
         lib.attn_forward.restype = ctypes.c_int
-        lib.attn_backward.argtypes = [ctypes.POINTER(AttnBwdArgs)]
-        lib.attn_backward.restype = ctypes.c_int
-        # Absent from libraries older than issue 15 (ab_bench.py loads one).
-        if hasattr(lib, "attn_forward_varlen"):
-            lib.attn_forward_varlen.argtypes = [ctypes.POINTER(AttnVarlenArgs)]
-            lib.attn_forward_varlen.restype = ctypes.c_int
+        # Entry points absent from older libraries (ab_bench.py loads one to
+        # time its forward): attn_backward before issue 12, attn_forward_varlen
+        # before issue 15.
+        for name, args_type in (("attn_backward", AttnBwdArgs), ("attn_forward_varlen", AttnVarlenArgs)):
+            if hasattr(lib, name):
+                getattr(lib, name).argtypes = [ctypes.POINTER(args_type)]
+                getattr(lib, name).restype = ctypes.c_int
         lib.attn_last_error.restype = ctypes.c_char_p
         lib.attn_status_string.argtypes = [ctypes.c_int]
         lib.attn_status_string.restype = ctypes.c_char_p

@@ -156,7 +156,8 @@ def run_case(torch, lib, c, seed):
         s = torch.matmul(qs.double(), ks.double().transpose(-1, -2)) * scale
         s = s.masked_fill(~vis, float("-inf"))
         any_key = vis.any(-1)                                     # (nq,)
-        m = s.amax(-1, keepdim=True)
+        # (amax refuses an empty row: a sequence with no keys)
+        m = s.amax(-1, keepdim=True) if nk > 0 else s.new_full((*s.shape[:-1], 1), float("-inf"))
         p = torch.where(any_key[None, :, None], torch.exp(s - m.clamp_min(-1e300)), torch.zeros_like(s))
         l = p.sum(-1, keepdim=True)
         ref = torch.where(l > 0, torch.matmul(p, vs.double()) / l.clamp_min(1e-300), torch.zeros_like(l))
