@@ -1,5 +1,5 @@
-# Sanitizer and fuzzing builds (tools/ci_sanitizers.sh configures them, with
-# clang, each in a build directory of its own):
+# Sanitizer and fuzzing builds (tools/ci_sanitizers.sh configures them, each
+# in a build directory of its own; gcc or clang, libFuzzer clang only):
 #  ATTN_SANITIZER  a -fsanitize= list for all of attn's code, e.g.
 #                  "address,undefined" or "thread"; every report ends the
 #                  process (-fno-sanitize-recover=all).
@@ -12,9 +12,21 @@ set(ATTN_SANITIZER "" CACHE STRING
 option(ATTN_LIBFUZZER "Link attn-opt-fuzzer with libFuzzer (clang)" OFF)
 
 if(ATTN_SANITIZER)
+  # Line tables only: reports name files and lines at a fraction of full
+  # debug information's size (gcc's spelling is -g1).
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    set(ATTN_SANITIZER_DEBUG -gline-tables-only)
+  else()
+    set(ATTN_SANITIZER_DEBUG -g1)
+  endif()
   add_compile_options(-fsanitize=${ATTN_SANITIZER} -fno-sanitize-recover=all
-                      -fno-omit-frame-pointer -gline-tables-only)
+                      -fno-omit-frame-pointer ${ATTN_SANITIZER_DEBUG})
   add_link_options(-fsanitize=${ATTN_SANITIZER})
+  # LLVM's HandleLLVMOptions links shared libraries with -z defs; the
+  # sanitizer's runtime is linked into the executables only, so a shared
+  # library (libattn-jit.so) leaves its symbols undefined: -z undefs, later
+  # on the command line, lifts that for this build.
+  add_link_options(LINKER:-z,undefs)
 endif()
 
 set(ATTN_FUZZER_COVERAGE_FLAGS "")
