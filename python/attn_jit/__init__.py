@@ -10,6 +10,9 @@ through the custom op attn_jit::attention, which torch.compile traces without
 a graph break. A call signature is validated once and its C arguments kept
 (_core: plans); neither NumPy nor torch is imported before an array of theirs
 is passed.
+
+attn_jit.ring: context parallelism (ring attention over torch.distributed,
+and a simulated ring of NumPy or torch arrays in one process).
 """
 import importlib
 import sys
@@ -23,10 +26,10 @@ _torch = None  # the submodule _torch once imported (importing it sets this)
 # numpy.ndarray and attn_jit._numpy.attention once a NumPy array was passed.
 _ndarray = _numpy_attention = None
 
-__all__ = ["attention", "version", "stats", "clear_memory_cache", "library_path", "AttnJitError",
-           "InvalidArgumentError", "UnsupportedError", "DeviceError", "CompileError", "InternalError",
-           "LibraryNotFoundError", "TraceError", "where", "exp", "exp2", "log", "log2", "tanh", "sqrt",
-           "minimum", "maximum"]
+__all__ = ["attention", "attention_backward", "version", "stats", "clear_memory_cache", "library_path",
+           "AttnJitError", "InvalidArgumentError", "UnsupportedError", "DeviceError", "CompileError",
+           "InternalError", "LibraryNotFoundError", "TraceError", "where", "exp", "exp2", "log", "log2",
+           "tanh", "sqrt", "minimum", "maximum"]
 
 
 def attention(q, k, v, *, causal=False, scale=None, enable_gqa=False, return_lse=False, window=None,
@@ -104,6 +107,32 @@ def attention(q, k, v, *, causal=False, scale=None, enable_gqa=False, return_lse
     # The first NumPy array, a subclass of ndarray, or no array
     # (_numpy.attention raises the TypeError).
     return _load_numpy()(q, k, v, causal, scale, enable_gqa, return_lse, var)
+
+
+def attention_backward(q, k, v, o, lse, do, *, causal=False, scale=None, enable_gqa=False):
+    """(dQ, dK, dV) of attention(q, k, v, causal=, scale=, enable_gqa=) for
+    the output gradient dO, recomputed from the inputs, O and the LSE
+    (attn_backward), without autograd: what a caller that keeps O and the
+    LSE itself needs (attn_jit.ring's backward, whose O and LSE are the
+    merged ones of the whole ring). Plain attention only (no variants).
+
+    o, lse: the forward's O and float32 (B, H, Nq) LSE (attn_jit.ring passes
+    the whole row's final ones, with K/V a block of its keys: the result is
+    then that block's exact share of the gradients); do: dO, shaped and
+    typed as o. Returns contiguous arrays shaped and typed as q, k, v (dK, dV with
+    k's Hkv heads under GQA): NumPy arrays on the CPU, torch tensors on
+    their device (through the op attn_jit::attention_backward).
+    """
+    if type(q).__module__.startswith("torch"):
+        torch_adapter = _torch or _load_torch()
+        return torch_adapter.torch.ops.attn_jit.attention_backward.default(q, k, v, o, lse, do, causal,
+                                                                           scale, enable_gqa)
+    numpy_adapter = importlib.import_module(__name__ + "._numpy")
+    for name, x in (("q", q), ("k", k), ("v", v), ("o", o), ("lse", lse), ("do", do)):
+        if not isinstance(x, numpy_adapter.ndarray):
+            raise TypeError(f"attn_jit.attention_backward takes NumPy arrays or torch tensors; {name} is a "
+                            f"{type(x).__name__}")
+    return _core.backward(numpy_adapter, q, k, v, o, lse, do, causal, scale, enable_gqa)
 
 
 def version():

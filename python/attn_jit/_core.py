@@ -212,6 +212,7 @@ def backward(ad, q, k, v, o, lse, do, causal, scale, enable_gqa, var=None):
     b = _capi.AttnBwdArgs()
     a = b.fwd
     device, stream, align, _, _ = _setup(ad, a, q, k, v, causal, scale, enable_gqa, True, var)
+    _check_backward_operands(ad, q, o, lse, do)
     cuda = device == _capi.DEVICE_CUDA
     if var is not None:
         aux = fill_variant(ad, a.variant, var, q, a.heads, a.seqlen_q, a.seqlen_k)  # noqa: F841
@@ -231,6 +232,20 @@ def backward(ad, q, k, v, o, lse, do, causal, scale, enable_gqa, var=None):
     a.stream = stream
     _capi.library().backward(b)
     return tuple(grads)
+
+
+def _check_backward_operands(ad, q, o, lse, do):
+    """O and dO shaped and typed as Q, the LSE float32 (B, H, Nq): the C API
+    reads them with Q's sizes, so a smaller one would be read past its end."""
+    for name, x in (("o", o), ("do", do)):
+        if tuple(x.shape) != tuple(q.shape) or ad.dtype_name(x) != ad.dtype_name(q):
+            raise InvalidArgumentError(f"{name} is {ad.dtype_name(x)} {tuple(x.shape)}; the backward needs "
+                                       f"q's {ad.dtype_name(q)} {tuple(q.shape)}")
+    if tuple(lse.shape) != tuple(q.shape[:3]) or ad.dtype_name(lse) != "float32":
+        raise InvalidArgumentError(f"lse is {ad.dtype_name(lse)} {tuple(lse.shape)}; the backward needs "
+                                   f"float32 {tuple(q.shape[:3])} (B, H, Nq)")
+    if ad.strides(lse) is None:
+        raise InvalidArgumentError("lse's strides are not whole elements (byte-swapped?)")
 
 
 class Plan:
