@@ -11,6 +11,9 @@ a graph break. A call signature is validated once and its C arguments kept
 (_core: plans); neither NumPy nor torch is imported before an array of theirs
 is passed.
 
+attn_jit.attention_varlen: variable-length (packed) batches, as
+FlashAttention's flash_attn_varlen_func (the forward pass).
+
 attn_jit.ring: context parallelism (ring attention over torch.distributed,
 and a simulated ring of NumPy or torch arrays in one process).
 """
@@ -26,7 +29,7 @@ _torch = None  # the submodule _torch once imported (importing it sets this)
 # numpy.ndarray and attn_jit._numpy.attention once a NumPy array was passed.
 _ndarray = _numpy_attention = None
 
-__all__ = ["attention", "attention_backward", "version", "stats", "clear_memory_cache", "library_path",
+__all__ = ["attention", "attention_varlen", "attention_backward", "version", "stats", "clear_memory_cache", "library_path",
            "AttnJitError", "InvalidArgumentError", "UnsupportedError", "DeviceError", "CompileError",
            "InternalError", "LibraryNotFoundError", "TraceError", "where", "exp", "exp2", "log", "log2",
            "tanh", "sqrt", "minimum", "maximum"]
@@ -87,15 +90,7 @@ def attention(q, k, v, *, causal=False, scale=None, enable_gqa=False, return_lse
     LSE, deterministic), for every variant above; a returned LSE carries
     no gradient (it does not require grad).
     """
-    var = None
-    if (window is not None or prefix_len is not None or softcap is not None or alibi_slopes is not None
-            or document_ids is not None or bias is not None or score_mod is not None
-            or mask_mod is not None):
-        traced = None
-        if (score_mod is not None or mask_mod is not None) and _torch is not None and _torch.compiling():
-            traced = _torch.traced_mods(score_mod, mask_mod)
-        var = _core.variant(window, prefix_len, softcap, alibi_slopes, document_ids, bias, score_mod,
-                            mask_mod, traced)
+    var = _variant(window, prefix_len, softcap, alibi_slopes, document_ids, bias, score_mod, mask_mod)
     # A plain isinstance check once attn_jit._torch is loaded: what
     # torch.compile traces best (then this call is just the op in its graph).
     if _torch is not None and isinstance(q, _torch.Tensor):
@@ -107,6 +102,93 @@ def attention(q, k, v, *, causal=False, scale=None, enable_gqa=False, return_lse
     # The first NumPy array, a subclass of ndarray, or no array
     # (_numpy.attention raises the TypeError).
     return _load_numpy()(q, k, v, causal, scale, enable_gqa, return_lse, var)
+
+
+def _variant(window, prefix_len, softcap, alibi_slopes, document_ids, bias, score_mod, mask_mod):
+    """The call's _core.Variant, or None for plain attention."""
+    if (window is None and prefix_len is None and softcap is None and alibi_slopes is None
+            and document_ids is None and bias is None and score_mod is None and mask_mod is None):
+        return None
+    traced = None
+    if (score_mod is not None or mask_mod is not None) and _torch is not None and _torch.compiling():
+        traced = _torch.traced_mods(score_mod, mask_mod)
+    return _core.variant(window, prefix_len, softcap, alibi_slopes, document_ids, bias, score_mod, mask_mod,
+                         traced)
+
+
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, *, causal=False,
+                     scale=None, enable_gqa=False, return_lse=False, window=None, softcap=None,
+                     alibi_slopes=None, prefix_len=None, score_mod=None, mask_mod=None, document_ids=None,
+                     bias=None):
+    """Attention over a variable-length (packed, unpadded) batch, as
+    FlashAttention's flash_attn_varlen_func (the C API's attn_forward_varlen).
+
+    q: (total_q, H, D); k, v: (total_k, Hkv, D), with Hkv = H, or with
+    enable_gqa=True any Hkv dividing H (query head h reads K/V head
+    h // (H // Hkv)). Sequence b is the query rows
+    [cu_seqlens_q[b], cu_seqlens_q[b + 1]) and the key rows
+    [cu_seqlens_k[b], cu_seqlens_k[b + 1]); it attends to its own keys only.
+    Any strides with a unit last stride are read in place (e.g. q = qkv[:, 0]
+    of a packed (total, 3, H, D) tensor): the C API takes them in its
+    (batch, head, row, dim) order as [-, head stride, row stride, 1] of one
+    batch of total rows (attn_set_varlen_strides' layout when contiguous);
+    others are copied.
+    cu_seqlens_q, cu_seqlens_k: int32 (B + 1,), B >= 1, on q's device (NumPy:
+    an int32 array or a sequence of ints). max_seqlen_q, max_seqlen_k: ints,
+    at least every sequence's length and at most the packed rows (the launch
+    covers B x H x ceil(max_seqlen_q / block) query tiles). The offsets'
+    values are data, never part of the compiled kernel (new batches never
+    recompile). On the CPU the C API checks them (0 first, non-decreasing,
+    the last <= total, every length <= its maximum) and raises
+    InvalidArgumentError; on CUDA they stay on the device and are not
+    checked: the kernel clamps them to the packed rows, so wrong offsets or
+    maxima give wrong (or, past max_seqlen_q, unwritten) rows but never read
+    or write outside the tensors.
+    causal: bottom-right aligned per sequence, as FlashAttention's: query i
+    of a sequence with Nq_b queries and Nk_b keys sees keys
+    j <= i + Nk_b - Nq_b (chunked prefill: the queries are the sequence's
+    last tokens). With Nq_b > Nk_b the first rows see no key.
+    scale: None for 1 / sqrt(D); any finite value, negative or 0 too.
+    dtypes: float16 and bfloat16 on CUDA; float32 too on the CPU.
+
+    Variants, per sequence with positions relative to its start (i, j: a
+    query's and a key's position in their sequence; shift = Nk_b - Nq_b with
+    causal, else 0), as attention()'s: window=(left, right): key j is seen
+    when -left <= j - (i + shift) <= right (-1 or None: unbounded; as
+    FlashAttention's window_size with causal=True, or with Nq_b == Nk_b:
+    FlashAttention aligns a window bottom-right without causal too);
+    prefix_len (with causal=True); softcap;
+    alibi_slopes float32 (H,): score += slope[h] * (j - i); score_mod /
+    mask_mod (b is the sequence, q_idx and kv_idx positions in it).
+    document_ids and bias are not supported (UnsupportedError): the
+    sequences already keep documents apart.
+
+    Returns O (total_q, H, D), contiguous, in q's dtype, and with
+    return_lse=True also (O, LSE): the natural-log log-sum-exp of each row,
+    float32 (H, total_q) as FlashAttention's softmax_lse. A row that sees no
+    key (a sequence without keys) gives O = 0 and LSE = -inf. Rows of q
+    past cu_seqlens_q[B] belong to no sequence: their O (and LSE) are not
+    written (left uninitialised).
+
+    The forward pass only: torch tensors that require grad, with grad mode
+    on, raise UnsupportedError (call under torch.no_grad() or detach them).
+    Under torch.compile the call is the custom op attn_jit::attention_varlen
+    (fullgraph=True traces it without a graph break).
+    """
+    for name, x in (("document_ids", document_ids), ("bias", bias)):
+        if x is not None:
+            raise UnsupportedError(f"{name} is not supported by attention_varlen: per-position arrays over "
+                                   "packed sequences (the sequences already keep documents apart)")
+    var = _variant(window, prefix_len, softcap, alibi_slopes, None, None, score_mod, mask_mod)
+    if _torch is not None and isinstance(q, _torch.Tensor):
+        return _torch.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
+                                       scale, enable_gqa, return_lse, var)
+    if type(q).__module__.startswith("torch"):  # torch was imported after attn_jit
+        return _load_torch().attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                              max_seqlen_k, causal, scale, enable_gqa, return_lse, var)
+    numpy_adapter = importlib.import_module(__name__ + "._numpy")
+    return numpy_adapter.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                                          causal, scale, enable_gqa, return_lse, var)
 
 
 def attention_backward(q, k, v, o, lse, do, *, causal=False, scale=None, enable_gqa=False):

@@ -124,9 +124,11 @@ def _in_place(ad, x, cuda):
     negative, and on CUDA 16-byte pieces, strides multiples of 8 elements),
     else None. The data pointer is checkPointer's: see _alignment."""
     strides = ad.strides(x)
-    if strides is None:
-        return None
-    strides = _c_strides(x.shape, strides)
+    return None if strides is None else _readable(_c_strides(x.shape, strides), cuda)
+
+
+def _readable(strides, cuda):
+    """C strides as they are when the C API reads them in place, else None."""
     if strides[3] != 1 or min(strides[:3]) < 0:
         return None
     if cuda and any(s % 8 for s in strides[:3]):
@@ -152,6 +154,15 @@ def _operand(ad, x, align, cuda):
     return x, _c_strides(x.shape, ad.strides(x)), ad.ptr(x)
 
 
+def _fill(a, dims, dtype, mask, scale, device, var):
+    """Writes an attn_fwd_args' sizes (B, H, Hkv, Nq, Nk, D), dtype, mask,
+    scale, device and the variant's flags."""
+    a.batch, a.heads, a.kv_heads, a.seqlen_q, a.seqlen_k, a.head_dim = dims
+    a.dtype, a.mask, a.device = dtype, mask, device
+    a.scale = 0.0 if scale is None else (float(scale) if scale != 0 else _FLT_MIN)
+    a.variant.flags = var.flags if var is not None else 0
+
+
 def _setup(ad, a, q, k, v, causal, scale, enable_gqa, return_lse, var):
     """Checks a call and fills all of `a` but the data pointers, the stream
     and the variant's values (only its flags). Returns (attn_device, stream,
@@ -159,14 +170,9 @@ def _setup(ad, a, q, k, v, causal, scale, enable_gqa, return_lse, var):
     names = [ad.dtype_name(x) for x in (q, k, v)]
     (B, H, Hkv, Nq, Nk, D), dtype = check(q.shape, k.shape, v.shape, names, enable_gqa)
     check_variant_flags(var, causal)
-    a.variant.flags = var.flags if var is not None else 0
     device, stream = ad.device(q, k, v)
-    a.batch, a.heads, a.kv_heads = B, H, Hkv
-    a.seqlen_q, a.seqlen_k, a.head_dim = Nq, Nk, D
-    a.dtype = dtype
-    a.mask = _capi.MASK_CAUSAL if causal else _capi.MASK_NONE
-    a.scale = 0.0 if scale is None else (float(scale) if scale != 0 else _FLT_MIN)
-    a.device = device
+    _fill(a, (B, H, Hkv, Nq, Nk, D), dtype, _capi.MASK_CAUSAL if causal else _capi.MASK_NONE, scale,
+          device, var)
     align = _alignment(device == _capi.DEVICE_CUDA, DTYPES[names[0]][1])
     # The output's layout is Q's as given, before any copy (the fake tensors of
     # torch.compile only see that).
@@ -251,16 +257,17 @@ def _check_backward_operands(ad, q, o, lse, do):
 class Plan:
     """A call signature's prebuilt arguments, built by prepare, run by launch.
 
-    args: the attn_fwd_args, all filled but the data pointers and the stream
-    (ref: ctypes.byref(args); buf: its bytes, where the pointers are packed);
-    fn: attn_forward; ptr: the adapter's ptr; align: the low bits that q, k
+    args: the attn_fwd_args (varlen: attn_varlen_args), all filled but the
+    data pointers and the stream (ref: ctypes.byref(args); buf: its bytes,
+    where the pointers are packed); fwd: the attn_fwd_args in args (args
+    itself, or args.fwd); fn: attn_forward (attn_forward_varlen); ptr: the adapter's ptr; align: the low bits that q, k
     and v's pointers must have clear for the in-place reading that the
     strides in args describe; new_o, new_lse: the outputs' allocators
     (new_lse None without return_lse); device_index: the adapter's (torch:
     the CUDA device; -1 on the host); ad: the adapter. The variant's flags
     are in args; its values are written by each launch."""
 
-    __slots__ = ("args", "ref", "buf", "fn", "ptr", "align", "new_o", "new_lse", "device_index", "ad")
+    __slots__ = ("args", "fwd", "ref", "buf", "fn", "ptr", "align", "new_o", "new_lse", "device_index", "ad")
 
 
 # The five data pointers lead attn_fwd_args: one pack_into writes them.
@@ -285,7 +292,7 @@ def prepare(ad, q, k, v, causal, scale, enable_gqa, return_lse, var=None):
     p.new_lse = ad.allocator(*lse_spec, q, True) if lse_spec else None
     _set_output_strides(ad, a, p.new_o(), p.new_lse() if lse_spec else None)
     lib = _capi.library()
-    p.args, p.ref, p.buf, p.fn = a, ctypes.byref(a), memoryview(a).cast("B"), lib.lib.attn_forward
+    p.args, p.fwd, p.ref, p.buf, p.fn = a, a, ctypes.byref(a), memoryview(a).cast("B"), lib.lib.attn_forward
     p.ptr, p.align, p.device_index, p.ad = ad.ptr, align, -1, ad
     return p
 
@@ -300,7 +307,7 @@ def launch(plan, q, k, v, stream, var=None):
     if (qp | kp | vp) & plan.align:
         return None
     if var is not None:
-        a = plan.args
+        a = plan.fwd
         aux = fill_variant(plan.ad, a.variant, var, q, a.heads, a.seqlen_q, a.seqlen_k)  # noqa: F841
     o = plan.new_o()
     if plan.new_lse is None:
@@ -310,7 +317,7 @@ def launch(plan, q, k, v, stream, var=None):
         lse = plan.new_lse()
         _PACK_POINTERS(plan.buf, 0, qp, kp, vp, ptr(o), ptr(lse))
     if stream is not None:
-        plan.args.stream = stream
+        plan.fwd.stream = stream
     status = plan.fn(plan.ref)
     if status:
         _capi.library().check(status)
@@ -332,6 +339,145 @@ def remember(key, plan):
         del plans[next(iter(plans))]
     plans[key] = plan
     return plan
+
+
+# --- variable-length batches (attn_forward_varlen) ------------------------
+# Q, O packed (total_q, H, D), K, V (total_k, Hkv, D): the C API reads them as
+# one batch of total rows, strides in its (batch, head, row, dim) order
+# [ignored, head, row, 1]; the LSE is (H, total_q). Sequence b is rows
+# [cu_seqlens[b], cu_seqlens[b + 1]). A plan per signature as above (the
+# number of sequences B is part of it); the offsets and maxima are written by
+# each launch.
+
+
+def check_varlen(q_shape, k_shape, v_shape, dtypes, enable_gqa):
+    """`check`'s rules on packed (total, heads, D) operands, one batch of
+    their rows: returns (H, Hkv, total_q, total_k, D) and the attn_dtype."""
+    for name, shape in zip("qkv", (q_shape, k_shape, v_shape)):
+        if len(shape) != 3:
+            raise InvalidArgumentError(f"{name} has shape {tuple(shape)}: attn_jit.attention_varlen takes 3-D "
+                                       "packed (total, heads, D) tensors")
+    if tuple(k_shape[:2]) != tuple(v_shape[:2]):
+        raise InvalidArgumentError(f"k {tuple(k_shape)} and v {tuple(v_shape)} must agree in (total_k, Hkv)")
+    (_, H, Hkv, Tq, Tk, D), dtype = check(*((1, s[1], s[0], s[2]) for s in (q_shape, k_shape, v_shape)),
+                                          dtypes, enable_gqa)
+    return (H, Hkv, Tq, Tk, D), dtype
+
+
+def check_offsets(ad, cu_seqlens_q, cu_seqlens_k, q):
+    """The call's offsets as arrays of q's kind on its device (ad.aux: NumPy
+    converts sequences), each int32 (B + 1,) with B >= 1, the same B: returns
+    (cu_q, cu_k, B). Their values are the C API's to check (on the host) or
+    to clamp (on CUDA, where they stay on the device)."""
+    out = []
+    for name, x in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
+        x = ad.aux(x, name, "int32", q)
+        if ad.dtype_name(x) != "int32":
+            raise InvalidArgumentError(f"{name} must be int32 (as FlashAttention's); got {ad.dtype_name(x)}")
+        if len(x.shape) != 1 or x.shape[0] < 2:
+            raise InvalidArgumentError(f"{name} has shape {tuple(x.shape)}: must be (B + 1,), the offsets of "
+                                       "B >= 1 sequences")
+        out.append(x)
+    if out[0].shape[0] != out[1].shape[0]:
+        raise InvalidArgumentError(f"cu_seqlens_q has {out[0].shape[0]} offsets and cu_seqlens_k "
+                                   f"{out[1].shape[0]}: both are (B + 1,)")
+    return out[0], out[1], out[0].shape[0] - 1
+
+
+def check_maxima(max_seqlen_q, max_seqlen_k, total_q, total_k):
+    """The maxima as ints in [0, total] (the C API checks the same, and on
+    the host every sequence's length against them)."""
+    out = []
+    for name, x, total, rows in (("max_seqlen_q", max_seqlen_q, total_q, "q"),
+                                 ("max_seqlen_k", max_seqlen_k, total_k, "k")):
+        x = _int(x, name)
+        if not 0 <= x <= total:
+            raise InvalidArgumentError(f"{name} = {x}: must be in [0, {total}] ({rows}'s packed rows)")
+        out.append(x)
+    return out
+
+
+def _packed_c_strides(shape, strides):
+    """C strides of a packed (total, heads, D) array."""
+    return _c_strides((1, shape[1], shape[0], shape[2]), (0, strides[1], strides[0], strides[2]))
+
+
+def _packed_in_place(ad, x, cuda):
+    strides = ad.strides(x)
+    return None if strides is None else _readable(_packed_c_strides(x.shape, strides), cuda)
+
+
+def prepare_varlen(ad, q, k, v, batch, causal, scale, enable_gqa, return_lse, var=None, copies=False):
+    """The Plan of a variable-length signature of `batch` sequences, or
+    GENERAL when an operand's strides need a copy (copies: q, k, v are
+    forward_varlen's, taken as they are; the C API judges them). causal is
+    bottom-right per sequence (ATTN_MASK_CAUSAL_BOTTOM_RIGHT, FlashAttention's)."""
+    a = _capi.AttnVarlenArgs()
+    f = a.fwd
+    names = [ad.dtype_name(x) for x in (q, k, v)]
+    (H, Hkv, Tq, Tk, D), dtype = check_varlen(q.shape, k.shape, v.shape, names, enable_gqa)
+    check_variant_flags(var, causal)
+    device, _stream = ad.device(q, k, v)
+    _fill(f, (batch, H, Hkv, Tq, Tk, D), dtype,
+          _capi.MASK_CAUSAL_BOTTOM_RIGHT if causal else _capi.MASK_NONE, scale, device, var)
+    cuda = device == _capi.DEVICE_CUDA
+    if copies:
+        strides = [_packed_c_strides(x.shape, ad.strides(x)) for x in (q, k, v)]
+    else:
+        strides = [_packed_in_place(ad, x, cuda) for x in (q, k, v)]
+        if None in strides:
+            return GENERAL
+    f.q_strides[:], f.k_strides[:], f.v_strides[:] = strides
+    p = Plan()
+    p.new_o = ad.allocator((Tq, H, D), (0, 1, 2), q, False)
+    p.new_lse = ad.allocator((H, Tq), (0, 1), q, True) if return_lse else None
+    o = p.new_o()
+    f.o_strides[:] = _packed_c_strides(o.shape, ad.strides(o))
+    if return_lse:
+        lse = p.new_lse()
+        f.lse_strides[:] = _c_strides((1, H, Tq), (0,) + tuple(ad.strides(lse)))
+    lib = _capi.library()
+    p.args, p.fwd, p.ref, p.buf = a, f, ctypes.byref(a), memoryview(a).cast("B")
+    p.fn = lib.lib.attn_forward_varlen
+    p.ptr, p.align, p.device_index, p.ad = ad.ptr, _alignment(cuda, DTYPES[names[0]][1]), -1, ad
+    return p
+
+
+# attn_varlen_args: fwd first (its pointers where launch packs them), then
+# the offsets' pointers and the maxima, which one pack_into writes.
+assert _capi.AttnVarlenArgs.fwd.offset == 0
+_OFFSETS_AT = _capi.AttnVarlenArgs.cu_seqlens_q.offset
+assert [getattr(_capi.AttnVarlenArgs, n).offset - _OFFSETS_AT for n in
+        ("cu_seqlens_k", "max_seqlen_q", "max_seqlen_k")] == [8, 16, 24]
+_PACK_OFFSETS = struct.Struct("=2Q2q").pack_into
+
+
+def launch_varlen(plan, q, k, v, cu_q, cu_k, max_q, max_k, stream, var=None):
+    """launch for a plan of prepare_varlen, with the offsets (as
+    check_offsets gives them; copied unless contiguous and aligned) and the
+    maxima (checked here) of the call."""
+    f = plan.fwd
+    max_q, max_k = check_maxima(max_q, max_k, f.seqlen_q, f.seqlen_k)
+    ad = plan.ad
+    cu_q, cu_k = (x if _aux_strides(ad, x, tuple(x.shape), 4) is not None else ad.contiguous(x)
+                  for x in (cu_q, cu_k))
+    _PACK_OFFSETS(plan.buf, _OFFSETS_AT, ad.ptr(cu_q), ad.ptr(cu_k), max_q, max_k)
+    return launch(plan, q, k, v, stream, var)
+
+
+def forward_varlen(ad, q, k, v, cu_q, cu_k, max_q, max_k, batch, causal, scale, enable_gqa, return_lse,
+                   var=None):
+    """The general path of a signature that prepare_varlen accepted: the
+    operands it cannot read in place (strides, or a misaligned pointer)
+    copied, then a plan of the copies, used once. (O, LSE or None)."""
+    device, stream = ad.device(q, k, v)
+    cuda = device == _capi.DEVICE_CUDA
+    align = _alignment(cuda, DTYPES[ad.dtype_name(q)][1])
+    # Named locals keep the copies alive until the call returns.
+    q, k, v = (x if _packed_in_place(ad, x, cuda) is not None and not ad.ptr(x) & align else ad.contiguous(x)
+               for x in (q, k, v))
+    plan = prepare_varlen(ad, q, k, v, batch, causal, scale, enable_gqa, return_lse, var, copies=True)
+    return launch_varlen(plan, q, k, v, cu_q, cu_k, max_q, max_k, stream, var)
 
 
 # --- attention variants ---------------------------------------------------

@@ -15,11 +15,7 @@ def attention(q, k, v, causal, scale, enable_gqa, return_lse, var=None):
     """attn_jit.attention for NumPy arrays: through the plan of the call's
     signature (the variant's flags included), validated and built on its
     first call. var: the call's _core.Variant or None."""
-    if not (type(q) is ndarray and type(k) is ndarray and type(v) is ndarray):
-        for name, x in (("q", q), ("k", k), ("v", v)):
-            if not isinstance(x, ndarray):
-                raise TypeError(f"attn_jit.attention takes NumPy arrays or torch tensors; {name} is a "
-                                f"{type(x).__name__}")
+    _check_arrays("attention", q, k, v)
     if scale is not None and type(scale) is not float:
         scale = float(scale)
     key = (q.shape, q.strides, q.dtype, k.shape, k.strides, k.dtype, v.shape, v.strides, v.dtype,
@@ -31,6 +27,34 @@ def attention(q, k, v, causal, scale, enable_gqa, return_lse, var=None):
     out = _core.launch(plan, q, k, v, None, var) if plan is not _core.GENERAL else None
     o, lse = out or _core.forward(_self, q, k, v, causal, scale, enable_gqa, return_lse, var)
     return (o, lse) if return_lse else o
+
+
+def attention_varlen(q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gqa, return_lse, var=None):
+    """attn_jit.attention_varlen for NumPy arrays, through the plan of the
+    call's signature as attention()."""
+    _check_arrays("attention_varlen", q, k, v)
+    cu_q, cu_k, batch = _core.check_offsets(_self, cu_q, cu_k, q)
+    if scale is not None and type(scale) is not float:
+        scale = float(scale)
+    key = ("varlen", q.shape, q.strides, q.dtype, k.shape, k.strides, k.dtype, v.shape, v.strides, v.dtype,
+           batch, causal, scale, enable_gqa, return_lse, (var.flags, var.mods) if var is not None else 0)
+    plan = _core.local.plans.get(key)
+    if plan is None:
+        plan = _core.remember(key, _core.prepare_varlen(_self, q, k, v, batch, causal, scale, enable_gqa,
+                                                        return_lse, var))
+    out = (_core.launch_varlen(plan, q, k, v, cu_q, cu_k, max_q, max_k, None, var)
+           if plan is not _core.GENERAL else None)
+    o, lse = out or _core.forward_varlen(_self, q, k, v, cu_q, cu_k, max_q, max_k, batch, causal, scale,
+                                         enable_gqa, return_lse, var)
+    return (o, lse) if return_lse else o
+
+
+def _check_arrays(function, q, k, v):
+    if not (type(q) is ndarray and type(k) is ndarray and type(v) is ndarray):
+        for name, x in (("q", q), ("k", k), ("v", v)):
+            if not isinstance(x, ndarray):
+                raise TypeError(f"attn_jit.{function} takes NumPy arrays or torch tensors; {name} is a "
+                                f"{type(x).__name__}")
 
 
 # --- the adapter of _core -------------------------------------------------

@@ -193,12 +193,93 @@ def _prepare(q, k, v, causal, scale, enable_gqa, return_lse, var):
 
 
 def _forward(q, k, v, causal, scale, enable_gqa, return_lse, var=None):
-    """_core.forward, in q's CUDA device: the runtime runs in the caller's
-    current CUDA context."""
+    return _on_device(q, _core.forward, _self, q, k, v, causal, scale, enable_gqa, return_lse, var)
+
+
+def _on_device(q, fn, *args):
+    """fn(*args) with q's CUDA device current: the runtime runs in the
+    caller's current CUDA context."""
     if q.is_cuda and q.get_device() != _current_device():
         with torch.cuda.device(q.device):
-            return _core.forward(_self, q, k, v, causal, scale, enable_gqa, return_lse, var)
-    return _core.forward(_self, q, k, v, causal, scale, enable_gqa, return_lse, var)
+            return fn(*args)
+    return fn(*args)
+
+
+# --- variable-length batches ----------------------------------------------
+
+
+def attention_varlen(q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gqa, return_lse, var=None):
+    """attn_jit.attention_varlen for torch tensors: as attention(), directly
+    in eager calls, else through the op attn_jit::attention_varlen. It has no
+    backward: inputs that need gradients raise."""
+    if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
+        raise UnsupportedError("attn_jit.attention_varlen has no backward pass yet: q, k or v requires grad "
+                               "(call it under torch.no_grad() or on detached tensors)")
+    if (_is_compiling() or type(q) is not Tensor or type(k) is not Tensor or type(v) is not Tensor
+            or type(cu_q) is not Tensor or type(cu_k) is not Tensor
+            or _dispatch_modes() or _function_modes() or _functorch_transforms()
+            or (var is not None and _variant_needs_op(var))):
+        return _varlen_through_op(q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gqa, return_lse, var)
+    out = _run_varlen(q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gqa, return_lse, var)
+    if out is None:
+        return _varlen_through_op(q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gqa, return_lse, var)
+    o, lse = out
+    return (o, lse) if return_lse else o
+
+
+def _varlen_through_op(q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gqa, return_lse, var):
+    for name, x in [("cu_seqlens_q", cu_q), ("cu_seqlens_k", cu_k)] + (_core.variant_arrays(var) if var else []):
+        if not isinstance(x, Tensor):   # the dispatcher's TypeError names no argument
+            raise InvalidArgumentError(f"{name} must be a torch tensor on q's device ({q.device}); "
+                                       f"got {type(x).__name__}")
+    if not _is_compiling():   # the op's schema takes ints (traced: ints or SymInts already)
+        max_q, max_k = _core._int(max_q, "max_seqlen_q"), _core._int(max_k, "max_seqlen_k")
+    args = (q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gqa, return_lse)
+    if var is not None:
+        # The op's variant arguments are attn_jit::attention's less the
+        # document ids and the bias (attention_varlen refuses both).
+        window_left, window_right, prefix_len, softcap, alibi_slopes, _q_ids, _kv_ids, _bias, *mods = \
+            _op_variant_args(var)
+        args += (window_left, window_right, prefix_len, softcap, alibi_slopes, *mods)
+    o, lse = torch.ops.attn_jit.attention_varlen.default(*args)
+    return (o, lse) if return_lse else o
+
+
+def _run_varlen(q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gqa, return_lse, var=None):
+    """(O, LSE or None) through the plan of the call's signature, or the
+    general path where a plan cannot serve (copies, another current device);
+    None for devices that the op's other kernels serve (meta)."""
+    cu_q, cu_k, batch = _core.check_offsets(_self, cu_q, cu_k, q)
+    if scale is not None and type(scale) is not float:
+        scale = float(scale)
+    key = ("varlen", q.shape, q.stride(), q.dtype, q.device, k.shape, k.stride(), k.dtype, k.device,
+           v.shape, v.stride(), v.dtype, v.device, batch, causal, scale, enable_gqa, return_lse,
+           (var.flags, var.mods) if var is not None else 0)
+    plan = _core.local.plans.get(key)
+    if plan is None:
+        plan = _core.remember(key, _prepare_varlen(q, k, v, batch, causal, scale, enable_gqa, return_lse, var))
+    if plan is _OP:
+        return None
+    if plan is not _core.GENERAL:
+        index = plan.device_index
+        out = None
+        if index < 0:
+            out = _core.launch_varlen(plan, q, k, v, cu_q, cu_k, max_q, max_k, None, var)
+        elif index == _current_device():
+            out = _core.launch_varlen(plan, q, k, v, cu_q, cu_k, max_q, max_k, _raw_stream(index), var)
+        if out is not None:
+            return out
+    return _on_device(q, _core.forward_varlen, _self, q, k, v, cu_q, cu_k, max_q, max_k, batch, causal, scale,
+                      enable_gqa, return_lse, var)
+
+
+def _prepare_varlen(q, k, v, batch, causal, scale, enable_gqa, return_lse, var):
+    if not all(x.device.type in ("cpu", "cuda") for x in (q, k, v)):
+        return _OP
+    plan = _core.prepare_varlen(_self, q, k, v, batch, causal, scale, enable_gqa, return_lse, var)
+    if plan is not _core.GENERAL and q.is_cuda:
+        plan.device_index = q.get_device()
+    return plan
 
 
 # --- the adapter of _core -------------------------------------------------
@@ -315,10 +396,7 @@ def _backward_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Ten
                  ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     var = _variant_of_op(window_left, window_right, prefix_len, softcap, alibi_slopes, q_doc_ids,
                          kv_doc_ids, bias, mods, capture0, capture1, capture2, capture3)
-    if q.is_cuda and q.get_device() != _current_device():
-        with torch.cuda.device(q.device):
-            return _core.backward(_self, q, k, v, o, lse, grad_o, causal, scale, enable_gqa, var)
-    return _core.backward(_self, q, k, v, o, lse, grad_o, causal, scale, enable_gqa, var)
+    return _on_device(q, _core.backward, _self, q, k, v, o, lse, grad_o, causal, scale, enable_gqa, var)
 
 
 @_backward_op.register_fake
@@ -365,3 +443,51 @@ def _attention_backward(ctx, grad_o, grad_lse):
 
 
 _op.register_autograd(_attention_backward, setup_context=_setup_context)
+
+
+# attn_jit::attention_varlen: attn_jit.attention_varlen's positional form,
+# the variant arguments as attn_jit::attention's less q_doc_ids, kv_doc_ids
+# and bias. O (total_q, H, D) and LSE (H, total_q), both contiguous; LSE
+# empty without return_lse. No autograd: attention_varlen() refuses inputs
+# that need gradients before calling it.
+
+
+@torch.library.custom_op("attn_jit::attention_varlen", mutates_args=())
+def _varlen_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: torch.Tensor,
+               cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
+               scale: Optional[float], enable_gqa: bool, return_lse: bool, window_left: Optional[int] = None,
+               window_right: Optional[int] = None, prefix_len: Optional[int] = None,
+               softcap: Optional[float] = None, alibi_slopes: Optional[torch.Tensor] = None,
+               mods: Optional[str] = None, capture0: Optional[torch.Tensor] = None,
+               capture1: Optional[torch.Tensor] = None, capture2: Optional[torch.Tensor] = None,
+               capture3: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    var = _variant_of_op(window_left, window_right, prefix_len, softcap, alibi_slopes, None, None, None, mods,
+                         capture0, capture1, capture2, capture3)
+    args = (q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, enable_gqa,
+            return_lse, var)
+    out = _run_varlen(*args)
+    if out is None:   # a device that is neither CPU nor CUDA: refused with its name
+        cu_q, cu_k, batch = _core.check_offsets(_self, cu_seqlens_q, cu_seqlens_k, q)
+        out = _core.forward_varlen(_self, q, k, v, cu_q, cu_k, max_seqlen_q, max_seqlen_k, batch, causal, scale,
+                                   enable_gqa, return_lse, var)
+    o, lse = out
+    return o, (lse if return_lse else _no_lse(q))
+
+
+@_varlen_op.register_fake
+def _varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, enable_gqa,
+                 return_lse, window_left=None, window_right=None, prefix_len=None, softcap=None,
+                 alibi_slopes=None, mods=None, capture0=None, capture1=None, capture2=None, capture3=None):
+    # The real call's checks on what fake tensors show, and its outputs.
+    (H, _hkv, Tq, Tk, D), _dtype = _core.check_varlen(q.shape, k.shape, v.shape, map(dtype_name, (q, k, v)),
+                                                      enable_gqa)
+    _core.check_offsets(_self, cu_seqlens_q, cu_seqlens_k, q)
+    if isinstance(max_seqlen_q, int) and isinstance(max_seqlen_k, int):   # not SymInts
+        _core.check_maxima(max_seqlen_q, max_seqlen_k, Tq, Tk)
+    var = _variant_of_op(window_left, window_right, prefix_len, softcap, alibi_slopes, None, None, None, mods,
+                         capture0, capture1, capture2, capture3)
+    if var is not None:
+        _core.check_variant_flags(var, causal)
+        _core.check_variant(_self, var, q, H, Tq, Tk)
+    o = q.new_empty((Tq, H, D))
+    return o, (q.new_empty((H, Tq), dtype=torch.float32) if return_lse else _no_lse(q))
