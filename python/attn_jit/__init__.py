@@ -29,7 +29,8 @@ _torch = None  # the submodule _torch once imported (importing it sets this)
 # numpy.ndarray and attn_jit._numpy.attention once a NumPy array was passed.
 _ndarray = _numpy_attention = None
 
-__all__ = ["attention", "attention_varlen", "attention_backward", "version", "stats", "clear_memory_cache", "library_path",
+__all__ = ["attention", "attention_varlen", "attention_backward", "version", "stats", "clear_memory_cache",
+           "library_path",
            "AttnJitError", "InvalidArgumentError", "UnsupportedError", "DeviceError", "CompileError",
            "InternalError", "LibraryNotFoundError", "TraceError", "where", "exp", "exp2", "log", "log2",
            "tanh", "sqrt", "minimum", "maximum"]
@@ -181,8 +182,8 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
                                    "packed sequences (the sequences already keep documents apart)")
     var = _variant(window, prefix_len, softcap, alibi_slopes, None, None, score_mod, mask_mod)
     if _torch is not None and isinstance(q, _torch.Tensor):
-        return _torch.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
-                                       scale, enable_gqa, return_lse, var)
+        return _torch.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                                       causal, scale, enable_gqa, return_lse, var)
     if type(q).__module__.startswith("torch"):  # torch was imported after attn_jit
         return _load_torch().attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                               max_seqlen_k, causal, scale, enable_gqa, return_lse, var)

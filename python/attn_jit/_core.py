@@ -260,7 +260,8 @@ class Plan:
     args: the attn_fwd_args (varlen: attn_varlen_args), all filled but the
     data pointers and the stream (ref: ctypes.byref(args); buf: its bytes,
     where the pointers are packed); fwd: the attn_fwd_args in args (args
-    itself, or args.fwd); fn: attn_forward (attn_forward_varlen); ptr: the adapter's ptr; align: the low bits that q, k
+    itself, or args.fwd); fn: attn_forward (attn_forward_varlen); ptr: the
+    adapter's ptr; align: the low bits that q, k
     and v's pointers must have clear for the in-place reading that the
     strides in args describe; new_o, new_lse: the outputs' allocators
     (new_lse None without return_lse); device_index: the adapter's (torch:
@@ -355,8 +356,8 @@ def check_varlen(q_shape, k_shape, v_shape, dtypes, enable_gqa):
     their rows: returns (H, Hkv, total_q, total_k, D) and the attn_dtype."""
     for name, shape in zip("qkv", (q_shape, k_shape, v_shape)):
         if len(shape) != 3:
-            raise InvalidArgumentError(f"{name} has shape {tuple(shape)}: attn_jit.attention_varlen takes 3-D "
-                                       "packed (total, heads, D) tensors")
+            raise InvalidArgumentError(f"{name} has shape {tuple(shape)}: attn_jit.attention_varlen takes "
+                                       "3-D packed (total, heads, D) tensors")
     if tuple(k_shape[:2]) != tuple(v_shape[:2]):
         raise InvalidArgumentError(f"k {tuple(k_shape)} and v {tuple(v_shape)} must agree in (total_k, Hkv)")
     (_, H, Hkv, Tq, Tk, D), dtype = check(*((1, s[1], s[0], s[2]) for s in (q_shape, k_shape, v_shape)),

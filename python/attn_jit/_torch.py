@@ -219,16 +219,19 @@ def attention_varlen(q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gq
             or type(cu_q) is not Tensor or type(cu_k) is not Tensor
             or _dispatch_modes() or _function_modes() or _functorch_transforms()
             or (var is not None and _variant_needs_op(var))):
-        return _varlen_through_op(q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gqa, return_lse, var)
+        return _varlen_through_op(q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gqa, return_lse,
+                                  var)
     out = _run_varlen(q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gqa, return_lse, var)
     if out is None:
-        return _varlen_through_op(q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gqa, return_lse, var)
+        return _varlen_through_op(q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gqa, return_lse,
+                                  var)
     o, lse = out
     return (o, lse) if return_lse else o
 
 
 def _varlen_through_op(q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gqa, return_lse, var):
-    for name, x in [("cu_seqlens_q", cu_q), ("cu_seqlens_k", cu_k)] + (_core.variant_arrays(var) if var else []):
+    arrays = [("cu_seqlens_q", cu_q), ("cu_seqlens_k", cu_k)] + (_core.variant_arrays(var) if var else [])
+    for name, x in arrays:
         if not isinstance(x, Tensor):   # the dispatcher's TypeError names no argument
             raise InvalidArgumentError(f"{name} must be a torch tensor on q's device ({q.device}); "
                                        f"got {type(x).__name__}")
@@ -257,7 +260,8 @@ def _run_varlen(q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gqa, re
            (var.flags, var.mods) if var is not None else 0)
     plan = _core.local.plans.get(key)
     if plan is None:
-        plan = _core.remember(key, _prepare_varlen(q, k, v, batch, causal, scale, enable_gqa, return_lse, var))
+        plan = _core.remember(key, _prepare_varlen(q, k, v, batch, causal, scale, enable_gqa, return_lse,
+                                                   var))
     if plan is _OP:
         return None
     if plan is not _core.GENERAL:
@@ -468,8 +472,8 @@ def _varlen_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: 
     out = _run_varlen(*args)
     if out is None:   # a device that is neither CPU nor CUDA: refused with its name
         cu_q, cu_k, batch = _core.check_offsets(_self, cu_seqlens_q, cu_seqlens_k, q)
-        out = _core.forward_varlen(_self, q, k, v, cu_q, cu_k, max_seqlen_q, max_seqlen_k, batch, causal, scale,
-                                   enable_gqa, return_lse, var)
+        out = _core.forward_varlen(_self, q, k, v, cu_q, cu_k, max_seqlen_q, max_seqlen_k, batch, causal,
+                                   scale, enable_gqa, return_lse, var)
     o, lse = out
     return o, (lse if return_lse else _no_lse(q))
 

@@ -233,7 +233,7 @@ class VarlenErrors(Varlen):
 
     def test_shapes(self):
         q, k, v = self.q, self.k, self.v
-        self.refused(attn_jit.InvalidArgumentError, r"q has shape \(8, 64\): attn_jit.attention_varlen takes 3-D",
+        self.refused(attn_jit.InvalidArgumentError, r"q has shape \(8, 64\): .*attention_varlen takes 3-D",
                      q.reshape(8, 64))
         self.refused(attn_jit.InvalidArgumentError, r"k has shape \(1, 10, 2, 16\)", q, k[None])
         self.refused(attn_jit.InvalidArgumentError, r"must agree in \(total_k, Hkv\)", q, k, v[:9])
@@ -248,12 +248,12 @@ class VarlenErrors(Varlen):
         self.refused(attn_jit.InvalidArgumentError, r"one dtype", q, k.astype(np.float16))
         self.refused(attn_jit.UnsupportedError, r"dtype float64 is not supported",
                      *(x.astype(np.float64) for x in (q, k, v)))
-        with self.assertRaisesRegex(TypeError, r"attn_jit.attention_varlen takes NumPy arrays .* k is a list"):
+        with self.assertRaisesRegex(TypeError, r"attention_varlen takes NumPy arrays .* k is a list"):
             attn_jit.attention_varlen(q, k.tolist(), v, self.cu_q, self.cu_k, 5, 6, enable_gqa=True)
 
     def test_offsets(self):
         cu_q, cu_k = self.cu_q, self.cu_k
-        self.refused(attn_jit.InvalidArgumentError, r"cu_seqlens_q must be int32 \(as FlashAttention's\); got int64",
+        self.refused(attn_jit.InvalidArgumentError, r"cu_seqlens_q must be int32 \(as .*\); got int64",
                      *self.args[:3], cu_q.astype(np.int64))
         self.refused(attn_jit.InvalidArgumentError, r"cu_seqlens_k must be int32 .*got float64",
                      *self.args[:4], [0.0, 4.0, 10.0])
@@ -269,7 +269,7 @@ class VarlenErrors(Varlen):
         for bad, pattern in (([1, 3, 8], r"cu_seqlens_q\[0\] = 1: the offsets must start at 0"),
                              ([0, 5, 3], r"must not decrease"),
                              ([0, 4, 9], r"past the 8 packed rows"),
-                             ([0, 0, 8], r"sequence 1 has 8 rows in cu_seqlens_q, more than max_seqlen_q = 5")):
+                             ([0, 0, 8], r"sequence 1 has 8 rows in cu_seqlens_q, more than max_seqlen_q")):
             self.refused(attn_jit.InvalidArgumentError, pattern, *self.args[:3], np.array(bad, np.int32))
 
     def test_maxima(self):
@@ -277,7 +277,7 @@ class VarlenErrors(Varlen):
                                       (5, -1, r"max_seqlen_k = -1: must be in \[0, 10\]"),
                                       (5.0, 6, r"max_seqlen_q must be an int; got float"),
                                       (5, None, r"max_seqlen_k must be an int; got NoneType"),
-                                      (4, 6, r"sequence 1 has 5 rows in cu_seqlens_q, more than max_seqlen_q = 4")):
+                                      (4, 6, r"sequence 1 has 5 rows in cu_seqlens_q, more than")):
             self.refused(attn_jit.InvalidArgumentError, pattern, *self.args[:5], max_q, max_k)
         attn_jit.attention_varlen(*self.args[:5], np.int64(5), np.int32(6), enable_gqa=True)  # NumPy ints
 
