@@ -189,7 +189,16 @@ class Base(unittest.TestCase):
         self.assertTrue(bool((d <= 1e-3 + 3e-5 * ref_lse[live].abs()).all()),
                         f"LSE error {float(d.max()) if d.numel() else 0:.2e}")
 
-    def check_compiled_grad_error(self, q, k, v, cu_q, cu_k):
+    def check_grad_refused(self, D, dtype, device, which):
+        """With q, k or v (which) requiring grad: UnsupportedError, eager and
+        compiled; under torch.no_grad() the call runs (no graph)."""
+        q, k, v, cu_q, cu_k = tensors = self.packed([5, 7], [9, 4], 2, 2, D, dtype, device)
+        tensors[which].requires_grad_()
+        with self.assertRaisesRegex(attn_jit.UnsupportedError, "no backward pass"):
+            self.call(q, k, v, cu_q, cu_k)
+        with torch.no_grad():
+            self.assertFalse(self.call(q, k, v, cu_q, cu_k).requires_grad)
+
         def fn(q, k, v, cu_q, cu_k):
             return attn_jit.attention_varlen(q, k, v, cu_q, cu_k, 9, 9)
         torch._dynamo.reset()
@@ -260,13 +269,7 @@ class TorchCPU(Base):
         self.assertTrue(torch.equal(o, o_e) and torch.equal(lse, lse_e))
 
     def test_grad_is_refused(self):
-        q, k, v, cu_q, cu_k = self.packed([5, 7], [9, 4], 2, 2, 16, torch.float32, "cpu")
-        q.requires_grad_()
-        with self.assertRaisesRegex(attn_jit.UnsupportedError, "no backward pass"):
-            self.call(q, k, v, cu_q, cu_k)
-        with torch.no_grad():
-            self.assertFalse(self.call(q, k, v, cu_q, cu_k).requires_grad)
-        self.check_compiled_grad_error(q, k, v, cu_q, cu_k)
+        self.check_grad_refused(16, torch.float32, "cpu", 0)
 
     def test_errors(self):
         q, k, v, cu_q, cu_k = self.packed([5, 7], [9, 4], 2, 2, 16, torch.float32, "cpu")
@@ -380,13 +383,7 @@ class TorchCUDA(Base):
         self.check_lse(lse, ref_lse)
 
     def test_grad_is_refused(self):
-        q, k, v, cu_q, cu_k = self.packed([5, 7], [9, 4], 2, 2, 64, torch.bfloat16, "cuda")
-        k.requires_grad_()
-        with self.assertRaisesRegex(attn_jit.UnsupportedError, "no backward pass"):
-            self.call(q, k, v, cu_q, cu_k)
-        with torch.inference_mode():
-            self.call(q, k, v, cu_q, cu_k)
-        self.check_compiled_grad_error(q, k, v, cu_q, cu_k)
+        self.check_grad_refused(64, torch.bfloat16, "cuda", 1)
 
     def test_offsets_on_another_device(self):
         q, k, v, cu_q, cu_k = self.packed([5, 7], [9, 4], 2, 2, 64, torch.bfloat16, "cuda")
