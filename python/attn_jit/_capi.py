@@ -80,6 +80,17 @@ class AttnVarlenArgs(ctypes.Structure):
     ]
 
 
+class AttnPagedArgs(ctypes.Structure):
+    """attn_paged_args: packed queries over a paged K/V cache."""
+    _fields_ = [
+        ("fwd", AttnFwdArgs),
+        ("cu_seqlens_q", ctypes.c_void_p), ("max_seqlen_q", ctypes.c_int64),
+        ("block_table", ctypes.c_void_p), ("max_pages", ctypes.c_int64),
+        ("block_table_stride", ctypes.c_int64), ("seqused_k", ctypes.c_void_p),
+        ("num_pages", ctypes.c_int64), ("page_size", ctypes.c_int64),
+    ]
+
+
 class AttnStats(ctypes.Structure):
     _fields_ = [(n, ctypes.c_uint64) for n in
                 ("compiles", "memory_hits", "disk_hits", "disk_misses", "disk_rejected",
@@ -100,6 +111,7 @@ assert ctypes.sizeof(AttnStats) == 56
 assert ctypes.sizeof(AttnBwdArgs) == 552 and AttnBwdArgs.d_o.offset == 392
 assert AttnBwdArgs.do_strides.offset == 424 and AttnBwdArgs.dv_strides.offset == 520
 assert ctypes.sizeof(AttnVarlenArgs) == 424 and AttnVarlenArgs.max_seqlen_k.offset == 416
+assert ctypes.sizeof(AttnPagedArgs) == 456 and AttnPagedArgs.seqused_k.offset == 432
 
 
 class Library:
@@ -116,8 +128,9 @@ class Library:
         lib.attn_forward.restype = ctypes.c_int
         # Entry points absent from older libraries (ab_bench.py loads one to
         # time its forward): attn_backward before issue 12, attn_forward_varlen
-        # before issue 15.
-        for name, args_type in (("attn_backward", AttnBwdArgs), ("attn_forward_varlen", AttnVarlenArgs)):
+        # and attn_forward_paged before issue 15.
+        for name, args_type in (("attn_backward", AttnBwdArgs), ("attn_forward_varlen", AttnVarlenArgs),
+                                ("attn_forward_paged", AttnPagedArgs)):
             if hasattr(lib, name):
                 getattr(lib, name).argtypes = [ctypes.POINTER(args_type)]
                 getattr(lib, name).restype = ctypes.c_int
@@ -136,6 +149,10 @@ class Library:
     def forward_varlen(self, args):
         """attn_forward_varlen; a failure raises the errors class of its status."""
         self.check(self.lib.attn_forward_varlen(ctypes.byref(args)))
+
+    def forward_paged(self, args):
+        """attn_forward_paged; a failure raises the errors class of its status."""
+        self.check(self.lib.attn_forward_paged(ctypes.byref(args)))
 
     def backward(self, args):
         """attn_backward; a failure raises the errors class of its status."""

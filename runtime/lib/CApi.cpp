@@ -96,6 +96,39 @@ void attn_set_varlen_strides(attn_varlen_args *args) {
   f.lse_strides[2] = 1;
 }
 
+void attn_set_paged_strides(attn_paged_args *args) {
+  if (!args)
+    return;
+  attn_varlen_args varlen{};
+  varlen.fwd = args->fwd;
+  attn_set_varlen_strides(&varlen);
+  attn_fwd_args &f = args->fwd;
+  for (int i = 0; i < 4; ++i)
+    f.q_strides[i] = f.o_strides[i] = varlen.fwd.q_strides[i];
+  for (int i = 0; i < 3; ++i)
+    f.lse_strides[i] = varlen.fwd.lse_strides[i];
+  // Index order (page, head, row, dim); memory (page, row, head, dim).
+  int64_t Hkv = f.kv_heads ? f.kv_heads : f.heads, D = f.head_dim;
+  const int64_t kv[4] = {args->page_size * Hkv * D, D, Hkv * D, 1};
+  for (int i = 0; i < 4; ++i)
+    f.k_strides[i] = f.v_strides[i] = kv[i];
+}
+
+attn_status attn_forward_paged(const attn_paged_args *args) {
+  try {
+    Status status = Engine::global().forwardPaged(args);
+    return status.ok() ? ATTN_OK : fail(status);
+  } catch (const std::exception &e) {
+    return fail(Status(ATTN_ERROR_INTERNAL,
+                       std::string("attn_forward_paged threw an exception: ") +
+                           e.what()));
+  } catch (...) {
+    return fail(Status(ATTN_ERROR_INTERNAL,
+                       "attn_forward_paged threw an exception that is not a "
+                       "std::exception"));
+  }
+}
+
 attn_status attn_forward_varlen(const attn_varlen_args *args) {
   try {
     Status status = Engine::global().forwardVarlen(args);

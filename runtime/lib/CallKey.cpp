@@ -13,17 +13,19 @@ namespace {
 /// field added to the struct and left out here is a compile error below.
 auto fieldsOf(const CallKey &key) {
   const auto &[target, context, dtype, mask, headDim, blockM, blockN,
-               positiveScale, variants, userMods, backward, varlen, hash] = key;
+               positiveScale, variants, userMods, backward, varlen, pageSize,
+               hash] = key;
   (void)hash;
   return std::make_tuple(target, context, dtype, mask, headDim, blockM, blockN,
-                         positiveScale, variants, userMods, backward, varlen);
+                         positiveScale, variants, userMods, backward, varlen,
+                         pageSize);
 }
 
 } // namespace
 
 CallKey CallKey::make(Target target, uint64_t context,
                       const attn_fwd_args &args, const void *userMods,
-                      bool backward, bool varlen) {
+                      bool backward, bool varlen, int64_t pageSize) {
   CallKey key;
   key.target = target;
   key.context = context;
@@ -39,6 +41,7 @@ CallKey CallKey::make(Target target, uint64_t context,
   key.userMods = userMods;
   key.backward = backward;
   key.varlen = varlen;
+  key.pageSize = pageSize;
   key.hash = std::apply(
       [](const auto &...field) {
         return static_cast<uint64_t>(llvm::hash_combine(field...));

@@ -38,13 +38,16 @@ struct CallKey {
   bool backward = false;
   /// A packed variable-length batch (attn_forward_varlen).
   bool varlen = false;
+  /// The page size of a paged K/V cache (attn_forward_paged); 0: none.
+  int64_t pageSize = 0;
   /// Of every field above; set by make().
   uint64_t hash = 0;
 
   /// The key of a validated call.
   static CallKey make(Target target, uint64_t context,
                       const attn_fwd_args &args, const void *userMods,
-                      bool backward, bool varlen = false);
+                      bool backward, bool varlen = false,
+                      int64_t pageSize = 0);
 
   bool operator==(const CallKey &other) const;
   bool operator!=(const CallKey &other) const { return !(*this == other); }

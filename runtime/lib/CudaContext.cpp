@@ -155,4 +155,10 @@ Status checkDeviceOffsets(const CudaDriver &driver, const int32_t *cuSeqlensQ,
                                 {"cu_seqlens_k", cuSeqlensK}});
 }
 
+Status checkDevicePages(const CudaDriver &driver, const int32_t *blockTable,
+                        const int32_t *sequsedK) {
+  return checkPointers(driver,
+                       {{"block_table", blockTable}, {"seqused_k", sequsedK}});
+}
+
 } // namespace attn::rt

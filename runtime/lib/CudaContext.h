@@ -60,6 +60,9 @@ Status checkDevicePointers(const CudaDriver &driver, const attn_bwd_args &args);
 /// The same for a variable-length call's offsets.
 Status checkDeviceOffsets(const CudaDriver &driver, const int32_t *cuSeqlensQ,
                           const int32_t *cuSeqlensK);
+/// The same for a paged call's block table and key counts.
+Status checkDevicePages(const CudaDriver &driver, const int32_t *blockTable,
+                        const int32_t *sequsedK);
 
 } // namespace attn::rt
 

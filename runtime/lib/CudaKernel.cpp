@@ -133,9 +133,12 @@ KernelParams::KernelParams(const attn_fwd_args &args, float scale,
     : scale(scale) {
   int64_t B = args.batch, H = args.heads, Hkv = kvHeadsOf(args),
           Nq = args.seqlen_q, Nk = args.seqlen_k, D = args.head_dim;
+  // A paged cache's K and V hold pages (the packed view's seqlen_k is the
+  // page size).
+  int64_t Bkv = varlen && varlen->pageSize ? varlen->numPages : B;
   const Tensor tensors[] = {{args.q, {B, H, Nq, D}, args.q_strides},
-                            {args.k, {B, Hkv, Nk, D}, args.k_strides},
-                            {args.v, {B, Hkv, Nk, D}, args.v_strides},
+                            {args.k, {Bkv, Hkv, Nk, D}, args.k_strides},
+                            {args.v, {Bkv, Hkv, Nk, D}, args.v_strides},
                             {args.o, {B, H, Nq, D}, args.o_strides},
                             {args.lse, {B, H, Nq}, args.lse_strides}};
   fill(abi::kForwardTensors, tensors, abi::kForwardTensorCount, args, user,
@@ -187,7 +190,8 @@ void KernelParams::fill(const abi::TensorArg *args, const Tensor *tensors,
   std::vector<abi::CaptureValue> values = captureValues(call, user, varlen);
   std::vector<abi::UserCapture> kinds = abi::captureKinds(
       call.variant.flags,
-      user ? user->captures : std::vector<abi::UserCapture>(), varlen);
+      user ? user->captures : std::vector<abi::UserCapture>(), varlen,
+      varlen && varlen->pageSize);
   for (size_t i = 0; i < kinds.size() && i < values.size(); ++i) {
     const abi::UserCapture &kind = kinds[i];
     const abi::CaptureValue &value = values[i];

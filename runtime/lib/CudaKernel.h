@@ -51,8 +51,12 @@ struct KernelParams {
       abi::forwardTensorParams(), abi::backwardTensorParams());
   static constexpr int kCaptureValues = [] {
     int n = 0;
+    int varlen = 0, paged = 0;
     for (const abi::CaptureArg &c : abi::kVarlenArgs)
-      n += abi::paramsOf(c);
+      varlen += abi::paramsOf(c);
+    for (const abi::CaptureArg &c : abi::kPagedArgs)
+      paged += abi::paramsOf(c);
+    n += std::max(varlen, paged);
     for (const abi::CaptureArg &c : abi::kCaptureArgs)
       n += abi::paramsOf(c);
     return n + abi::kMaxUserCaptures *

@@ -118,6 +118,16 @@ Status Engine::forwardVarlen(const attn_varlen_args *args) {
   return status;
 }
 
+Status Engine::forwardPaged(const attn_paged_args *args) {
+  VarlenCall call;
+  Status status = validatePaged(args, call);
+  if (status.ok())
+    status = runForward(call.packed, &call);
+  if (!status.ok() && logging(LogLevel::Info))
+    logLine("attn_forward_paged failed: {}", status.toString());
+  return status;
+}
+
 Status Engine::runForward(const attn_fwd_args &args,
                           const VarlenCall *varlen) {
   std::shared_ptr<const UserModsEntry> holder;
@@ -270,6 +280,7 @@ CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
   key.config.variants = call.variants;
   key.config.backward = call.backward;
   key.config.varlen = call.varlen;
+  key.config.pageSize = call.pageSize;
   if (user)
     key.config.userMods = user->canonical;
   if (call.target == Target::Cuda) {
@@ -291,7 +302,7 @@ HotCache<Engine::HotKernel> &Engine::hotKernels() {
 Expected<const LoadedKernel *>
 Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user,
                    bool backward, const CudaDriver *&driverOut,
-                   bool varlen) {
+                   bool varlen, int64_t pageSize) {
   // Read first: a kernel found after a clear must not be memoized in the
   // epoch before it.
   uint64_t epoch = epoch_.load(std::memory_order_acquire);
@@ -304,8 +315,8 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   Expected<ContextInfo> context = contexts.currentContext();
   if (!context)
     return context.takeStatus();
-  CallKey call =
-      CallKey::make(Target::Cuda, context->id, args, user, backward, varlen);
+  CallKey call = CallKey::make(Target::Cuda, context->id, args, user,
+                               backward, varlen, pageSize);
 
   // A configuration this thread launched: no key text, no lock, no
   // allocation (HotCache.h). The device was checked when it was loaded.
@@ -377,12 +388,17 @@ Status Engine::forwardCuda(const attn_fwd_args &args,
   const CudaDriver *driver = nullptr;
   Expected<const LoadedKernel *> kernel =
       cudaKernel(args, user, /*backward=*/false, driver,
-                 varlen != nullptr);
+                 varlen != nullptr, varlen ? varlen->pageSize : 0);
   if (!kernel)
     return kernel.takeStatus();
   if (varlen)
     if (Status status = checkDeviceOffsets(*driver, varlen->cuSeqlensQ,
                                            varlen->cuSeqlensK);
+        !status.ok())
+      return status;
+  if (varlen && varlen->pageSize)
+    if (Status status = checkDevicePages(*driver, varlen->blockTable,
+                                         varlen->sequsedK);
         !status.ok())
       return status;
   Status status = launchForward(*driver, **kernel, args, effectiveScale(args),
@@ -617,6 +633,8 @@ static compiler::HostArgs hostArgsOf(const attn_fwd_args &args,
     host.lseStrides[i] = args.lse ? args.lse_strides[i] : 0;
   host.scale = effectiveScale(args);
   host.captures = captureValues(args, user, varlen);
+  if (varlen && varlen->pageSize)
+    host.kvBatch = varlen->numPages;
   return host;
 }
 
@@ -628,7 +646,8 @@ Status Engine::forwardHost(const attn_fwd_args &args,
     return pool.takeStatus();
   Expected<std::shared_ptr<const HostEntry>> entry =
       hostKernel(makeKey(CallKey::make(Target::Host, 0, args, user,
-                                       /*backward=*/false, varlen != nullptr),
+                                       /*backward=*/false, varlen != nullptr,
+                                       varlen ? varlen->pageSize : 0),
                          args, "", user));
   if (!entry)
     return entry.takeStatus();

@@ -67,6 +67,8 @@ public:
   Status forward(const attn_fwd_args *args);
   /// attn_forward_varlen.
   Status forwardVarlen(const attn_varlen_args *args);
+  /// attn_forward_paged.
+  Status forwardPaged(const attn_paged_args *args);
   /// attn_backward.
   Status backward(const attn_bwd_args *args);
   attn_stats stats() const;
@@ -146,7 +148,8 @@ private:
   /// kernel stays alive until this thread's next call.
   Expected<const LoadedKernel *>
   cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user,
-             bool backward, const CudaDriver *&driver, bool varlen = false);
+             bool backward, const CudaDriver *&driver, bool varlen = false,
+             int64_t pageSize = 0);
   /// cudaKernel when this thread has not launched the configuration (in
   /// this epoch) or not with this GQA packing: the shared caches, then
   /// `hot` filled.

@@ -508,6 +508,25 @@ Status validateForward(const attn_fwd_args *argsPtr) {
 }
 
 std::vector<abi::CaptureValue> VarlenCall::values() const {
+  if (pageSize) {
+    static_assert(std::size(abi::kPagedArgs) == 4,
+                  "VarlenCall::values passes cu_seqlens_q, max_seqlen_q, "
+                  "block_table and seqused_k: update it with KernelABI.h");
+    abi::CaptureValue q, max, table, used;
+    q.data = cuSeqlensQ;
+    q.sizes[0] = sequences + 1;
+    q.strides[0] = 1;
+    max.i64 = maxSeqlenQ;
+    table.data = blockTable;
+    table.sizes[0] = sequences;
+    table.sizes[1] = maxPages;
+    table.strides[0] = blockTableStride;
+    table.strides[1] = 1;
+    used.data = sequsedK;
+    used.sizes[0] = sequences;
+    used.strides[0] = 1;
+    return {q, max, table, used};
+  }
   static_assert(std::size(abi::kVarlenArgs) == 3,
                 "VarlenCall::values passes cu_seqlens_q, cu_seqlens_k and "
                 "max_seqlen_q: update it with KernelABI.h");
@@ -549,13 +568,12 @@ Status checkHostOffsets(const char *name, const int32_t *cu, int64_t count,
   return Status();
 }
 
-} // namespace
-
-Status validateVarlen(const attn_varlen_args *argsPtr, VarlenCall &call) {
-  if (!argsPtr)
-    return makeError(ATTN_ERROR_INVALID_ARGUMENT, "args is a null pointer");
-  const attn_varlen_args &args = *argsPtr;
-  const attn_fwd_args &fwd = args.fwd;
+/// What a packed batch of queries (varlen, paged) needs of `fwd`: at least
+/// one sequence, no variant indexed by position, and attn_forward's checks
+/// on one batch of the packed rows (the batch strides do not matter; K and
+/// V as `packed` has them). Sets call.packed and call.sequences.
+Status checkPackedBatch(const attn_fwd_args &fwd, const attn_fwd_args &packed,
+                        VarlenCall &call) {
   if (fwd.batch < 1)
     return makeError(ATTN_ERROR_INVALID_ARGUMENT,
                      "fwd.batch = {}: a variable-length batch holds at least "
@@ -569,10 +587,8 @@ Status validateVarlen(const attn_varlen_args *argsPtr, VarlenCall &call) {
                      "variable-length batches (the sequences already keep "
                      "documents apart)",
                      fwd.variant.flags);
-  // Everything about the tensors is attn_forward's: one batch of the
-  // packed rows (the batch strides do not matter).
   call = VarlenCall();
-  call.packed = fwd;
+  call.packed = packed;
   call.packed.batch = 1;
   for (int64_t *strides : {call.packed.q_strides, call.packed.k_strides,
                            call.packed.v_strides, call.packed.o_strides,
@@ -580,48 +596,183 @@ Status validateVarlen(const attn_varlen_args *argsPtr, VarlenCall &call) {
     strides[0] = 0;
   if (Status s = validateForward(&call.packed); !s.ok())
     return s;
-  bool cuda = fwd.device == ATTN_DEVICE_CUDA;
-  if (cuda && fwd.batch > kMaxGridYZ)
+  if (fwd.device == ATTN_DEVICE_CUDA && fwd.batch > kMaxGridYZ)
     return makeError(ATTN_ERROR_UNSUPPORTED,
                      "fwd.batch = {}: at most {} sequences on CUDA (grid "
                      "dimension z)",
                      fwd.batch, kMaxGridYZ);
-  const std::tuple<const char *, int64_t, const char *, int64_t> maxima[] = {
-      {"max_seqlen_q", args.max_seqlen_q, "seqlen_q", fwd.seqlen_q},
-      {"max_seqlen_k", args.max_seqlen_k, "seqlen_k", fwd.seqlen_k}};
-  for (auto [name, value, totalName, total] : maxima)
-    if (value < 0 || value > total)
-      return makeError(ATTN_ERROR_INVALID_ARGUMENT,
-                       "{} = {}: must be in [0, fwd.{} = {}] (the packed "
-                       "rows)",
-                       name, value, totalName, total);
-  const std::pair<const char *, const int32_t *> offsets[] = {
-      {"cu_seqlens_q", args.cu_seqlens_q}, {"cu_seqlens_k", args.cu_seqlens_k}};
-  for (auto [name, cu] : offsets) {
-    if (!cu)
-      return makeError(ATTN_ERROR_INVALID_ARGUMENT, "{} is a null pointer",
-                       name);
-    if (reinterpret_cast<uintptr_t>(cu) % alignof(int32_t) != 0)
-      return makeError(ATTN_ERROR_INVALID_ARGUMENT,
-                       "{} = {} is not 4-byte aligned", name,
-                       static_cast<const void *>(cu));
-  }
-  if (!cuda) {
-    if (Status s = checkHostOffsets("cu_seqlens_q", args.cu_seqlens_q,
-                                    fwd.batch + 1, fwd.seqlen_q,
-                                    args.max_seqlen_q, "max_seqlen_q");
-        !s.ok())
-      return s;
-    if (Status s = checkHostOffsets("cu_seqlens_k", args.cu_seqlens_k,
-                                    fwd.batch + 1, fwd.seqlen_k,
-                                    args.max_seqlen_k, "max_seqlen_k");
-        !s.ok())
-      return s;
-  }
   call.sequences = fwd.batch;
+  return Status();
+}
+
+/// An int32 array argument: not null, 4-byte aligned.
+Status checkInt32Array(const char *name, const int32_t *array) {
+  if (!array)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT, "{} is a null pointer",
+                     name);
+  if (reinterpret_cast<uintptr_t>(array) % alignof(int32_t) != 0)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "{} = {} is not 4-byte aligned", name,
+                     static_cast<const void *>(array));
+  return Status();
+}
+
+/// One side's offsets of a packed batch: `maxName` = `max` in [0, `total`]
+/// (fwd.`totalName`), the array `cuName` readable, and on the host (not
+/// `cuda`) its B + 1 offsets by checkHostOffsets.
+Status checkPackedRows(const char *cuName, const int32_t *cu,
+                       const char *maxName, int64_t max,
+                       const char *totalName, int64_t total, int64_t batch,
+                       bool cuda) {
+  if (max < 0 || max > total)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "{} = {}: must be in [0, fwd.{} = {}] (the packed "
+                     "rows)",
+                     maxName, max, totalName, total);
+  if (Status s = checkInt32Array(cuName, cu); !s.ok())
+    return s;
+  if (cuda)
+    return Status();
+  return checkHostOffsets(cuName, cu, batch + 1, total, max, maxName);
+}
+
+} // namespace
+
+Status validateVarlen(const attn_varlen_args *argsPtr, VarlenCall &call) {
+  if (!argsPtr)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT, "args is a null pointer");
+  const attn_varlen_args &args = *argsPtr;
+  const attn_fwd_args &fwd = args.fwd;
+  if (Status s = checkPackedBatch(fwd, fwd, call); !s.ok())
+    return s;
+  bool cuda = fwd.device == ATTN_DEVICE_CUDA;
+  if (Status s = checkPackedRows("cu_seqlens_q", args.cu_seqlens_q,
+                                 "max_seqlen_q", args.max_seqlen_q,
+                                 "seqlen_q", fwd.seqlen_q, fwd.batch, cuda);
+      !s.ok())
+    return s;
+  if (Status s = checkPackedRows("cu_seqlens_k", args.cu_seqlens_k,
+                                 "max_seqlen_k", args.max_seqlen_k,
+                                 "seqlen_k", fwd.seqlen_k, fwd.batch, cuda);
+      !s.ok())
+    return s;
   call.maxSeqlenQ = args.max_seqlen_q;
   call.cuSeqlensQ = args.cu_seqlens_q;
   call.cuSeqlensK = args.cu_seqlens_k;
+  return Status();
+}
+
+namespace {
+
+/// On the host the tables are host memory: every entry a sequence uses is
+/// checked, so a bad table is an error rather than a wrong result.
+Status checkHostPages(const attn_paged_args &args, int64_t tableStride) {
+  int64_t capacity = args.max_pages * args.page_size;
+  for (int64_t b = 0; b < args.fwd.batch; ++b) {
+    int64_t used = args.seqused_k[b];
+    if (used < 0 || used > capacity)
+      return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                       "seqused_k[{}] = {}: must be in [0, max_pages * "
+                       "page_size = {}]",
+                       b, used, capacity);
+    for (int64_t j = 0; j * args.page_size < used; ++j) {
+      int64_t page = args.block_table[b * tableStride + j];
+      if (page < 0 || page >= args.num_pages)
+        return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                         "block_table[{}][{}] = {}: sequence {} uses it, and "
+                         "pages are in [0, num_pages = {})",
+                         b, j, page, b, args.num_pages);
+    }
+  }
+  return Status();
+}
+
+} // namespace
+
+Status validatePaged(const attn_paged_args *argsPtr, VarlenCall &call) {
+  if (!argsPtr)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT, "args is a null pointer");
+  const attn_paged_args &args = *argsPtr;
+  const attn_fwd_args &fwd = args.fwd;
+  if (args.page_size < 1 || args.num_pages < 1 || args.max_pages < 1)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "page_size = {}, num_pages = {}, max_pages = {}: each "
+                     "must be positive",
+                     args.page_size, args.num_pages, args.max_pages);
+  if (!mlir::attn::isValidPageSize(args.page_size))
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "page_size = {}: pages of {} to {} rows in steps of {} "
+                     "are supported",
+                     args.page_size, mlir::attn::kMinPageSize,
+                     mlir::attn::kMaxPageSize, mlir::attn::kPageSizeStep);
+  int64_t tableStride =
+      args.block_table_stride ? args.block_table_stride : args.max_pages;
+  if (tableStride < args.max_pages)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "block_table_stride = {}: rows of max_pages = {} "
+                     "entries must not overlap (0: max_pages)",
+                     args.block_table_stride, args.max_pages);
+  int64_t tableEntries;
+  if (__builtin_mul_overflow(fwd.batch, tableStride, &tableEntries))
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "fwd.batch = {} rows of block_table_stride = {} "
+                     "overflow 64-bit offsets",
+                     fwd.batch, tableStride);
+  // The queries and one page of K and V (its strides, alignment and the
+  // outputs apart from it) by the packed batch's checks, then the caches
+  // whole.
+  attn_fwd_args onePage = fwd;
+  onePage.seqlen_k = args.page_size;
+  if (Status s = checkPackedBatch(fwd, onePage, call); !s.ok())
+    return s;
+  // The kernel steps from page to page by the caches' first stride.
+  call.packed.k_strides[0] = fwd.k_strides[0];
+  call.packed.v_strides[0] = fwd.v_strides[0];
+  int64_t kvHeads = kvHeadsOf(fwd);
+  size_t bytes = elementSize(fwd.dtype);
+  Extent caches[2];
+  const TensorView views[2] = {
+      {"k", "k_strides", fwd.k, 4,
+       {args.num_pages, kvHeads, args.page_size, fwd.head_dim},
+       fwd.k_strides},
+      {"v", "v_strides", fwd.v, 4,
+       {args.num_pages, kvHeads, args.page_size, fwd.head_dim},
+       fwd.v_strides}};
+  bool cuda = fwd.device == ATTN_DEVICE_CUDA;
+  for (int i = 0; i < 2; ++i) {
+    if (Status s = checkStrides(views[i], cuda); !s.ok())
+      return s;
+    if (Status s = extentOf(views[i], bytes, caches[i]); !s.ok())
+      return s;
+  }
+  if (!isEmptyForward(call.packed)) {
+    OutputExtents outputs;
+    if (Status s = outputExtents(call.packed, nullptr, outputs); !s.ok())
+      return s;
+    if (Status s = checkApart(outputs.all(), {caches, 2}); !s.ok())
+      return s;
+  }
+  if (Status s = checkPackedRows("cu_seqlens_q", args.cu_seqlens_q,
+                                 "max_seqlen_q", args.max_seqlen_q,
+                                 "seqlen_q", fwd.seqlen_q, fwd.batch, cuda);
+      !s.ok())
+    return s;
+  const std::pair<const char *, const int32_t *> tables[] = {
+      {"block_table", args.block_table}, {"seqused_k", args.seqused_k}};
+  for (auto [name, array] : tables)
+    if (Status s = checkInt32Array(name, array); !s.ok())
+      return s;
+  if (!cuda)
+    if (Status s = checkHostPages(args, tableStride); !s.ok())
+      return s;
+  call.maxSeqlenQ = args.max_seqlen_q;
+  call.cuSeqlensQ = args.cu_seqlens_q;
+  call.pageSize = args.page_size;
+  call.numPages = args.num_pages;
+  call.maxPages = args.max_pages;
+  call.blockTableStride = tableStride;
+  call.blockTable = args.block_table;
+  call.sequsedK = args.seqused_k;
   return Status();
 }
 

@@ -33,8 +33,13 @@ struct VarlenCall {
   int64_t sequences = 0; // B
   int64_t maxSeqlenQ = 0;
   const int32_t *cuSeqlensQ = nullptr, *cuSeqlensK = nullptr;
+  /// Over a paged K/V cache (attn_forward_paged; cuSeqlensK is null and
+  /// `packed` has K and V as one page, seqlen_k the page size): the page
+  /// size (0: not paged), the pages, the block table and the key counts.
+  int64_t pageSize = 0, numPages = 0, maxPages = 0, blockTableStride = 0;
+  const int32_t *blockTable = nullptr, *sequsedK = nullptr;
 
-  /// The values of kVarlenArgs, in order.
+  /// The values of kVarlenArgs (kPagedArgs when paged), in order.
   std::vector<abi::CaptureValue> values() const;
 };
 
@@ -42,6 +47,10 @@ struct VarlenCall {
 /// validateForward's checks; on the host the offsets' contents too) and
 /// fills `call`.
 Status validateVarlen(const attn_varlen_args *args, VarlenCall &call);
+/// Checks an attn_forward_paged call (the queries as validateVarlen's, the
+/// caches' sizes, strides and extents; on the host the tables' contents
+/// too) and fills `call`.
+Status validatePaged(const attn_paged_args *args, VarlenCall &call);
 /// The forward's checks on args->fwd (its LSE required), then dO, dQ, dK,
 /// dV as O, Q, K, V.
 Status validateBackward(const attn_bwd_args *args);

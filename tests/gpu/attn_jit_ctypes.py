@@ -14,7 +14,7 @@ except ImportError:
     sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 from attn_jit import _capi  # noqa: E402
 from attn_jit._capi import (ATTN_OK, DEVICE_CUDA, DEVICE_HOST, AttnBwdArgs, AttnFwdArgs,  # noqa: E402,F401
-                            AttnStats, AttnVariant, AttnVarlenArgs)
+                            AttnPagedArgs, AttnStats, AttnVariant, AttnVarlenArgs)
 from attn_jit.errors import AttnJitError  # noqa: E402
 
 STATUS_NAMES = {0: "OK", 1: "INVALID_ARGUMENT", 2: "UNSUPPORTED", 3: "NO_DRIVER",
@@ -90,23 +90,42 @@ class AttnJit(_capi.Library):
         device. Returns (status, message)."""
         a = AttnVarlenArgs()
         f = a.fwd
-        f.q, f.k, f.v, f.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr()
-        f.lse = lse.data_ptr() if lse is not None else None
-        f.batch = cu_seqlens_q.numel() - 1
-        f.heads, f.kv_heads, f.head_dim = q.shape[1], k.shape[1], q.shape[2]
-        f.seqlen_q, f.seqlen_k = q.shape[0], k.shape[0]
+        self._packed_fwd(f, q, k, v, o, lse, cu_seqlens_q, dtype, mask, scale, stream, device, variant)
+        f.kv_heads, f.seqlen_k = k.shape[1], k.shape[0]
         # (batch, head, row, dim) index order; the batch stride is ignored.
-        for name, t in (("q_strides", q), ("k_strides", k), ("v_strides", v), ("o_strides", o)):
+        for name, t in (("k_strides", k), ("v_strides", v)):
             getattr(f, name)[:] = [0, t.stride(1), t.stride(0), t.stride(2)]
-        f.lse_strides[:] = [0, lse.stride(0), lse.stride(1)] if lse is not None else [0, 0, 0]
-        f.dtype, f.mask, f.scale = DTYPES[dtype], MASKS[mask], float(scale)
-        f.device, f.stream = device, stream
-        if variant is not None:
-            f.variant = variant
         a.cu_seqlens_q, a.cu_seqlens_k = cu_seqlens_q.data_ptr(), cu_seqlens_k.data_ptr()
         a.max_seqlen_q, a.max_seqlen_k = int(max_seqlen_q), int(max_seqlen_k)
         try:
             super().forward_varlen(a)
+        except AttnJitError as ex:
+            return ex.status, f"{STATUS_NAMES.get(ex.status, ex.status)}: {ex.message}"
+        return ATTN_OK, ""
+
+    def forward_paged(self, q, k_cache, v_cache, o, lse, cu_seqlens_q, max_seqlen_q, block_table, seqused_k,
+                      dtype, mask, scale=0.0, stream=None, device=DEVICE_CUDA, variant=None):
+        """attn_forward_paged: q, o (total_q, H, D) torch tensors (any strides,
+        last one 1); k_cache, v_cache (num_pages, page_size, Hkv, D) (any
+        strides, last one 1); lse (H, total_q) float32 or None; cu_seqlens_q
+        (B + 1), block_table (B, max_pages) and seqused_k (B): int32 tensors
+        on the call's device (the table's rows may have any stride, columns
+        1). Returns (status, message)."""
+        a = AttnPagedArgs()
+        f = a.fwd
+        self._packed_fwd(f, q, k_cache, v_cache, o, lse, cu_seqlens_q, dtype, mask, scale, stream, device,
+                         variant)
+        f.kv_heads = k_cache.shape[2]
+        # (page, head, row, dim) index order.
+        for name, t in (("k_strides", k_cache), ("v_strides", v_cache)):
+            getattr(f, name)[:] = [t.stride(0), t.stride(2), t.stride(1), t.stride(3)]
+        a.cu_seqlens_q, a.max_seqlen_q = cu_seqlens_q.data_ptr(), int(max_seqlen_q)
+        a.block_table, a.max_pages = block_table.data_ptr(), block_table.shape[1]
+        a.block_table_stride = block_table.stride(0)
+        a.seqused_k = seqused_k.data_ptr()
+        a.num_pages, a.page_size = k_cache.shape[0], k_cache.shape[1]
+        try:
+            super().forward_paged(a)
         except AttnJitError as ex:
             return ex.status, f"{STATUS_NAMES.get(ex.status, ex.status)}: {ex.message}"
         return ATTN_OK, ""
@@ -126,6 +145,24 @@ class AttnJit(_capi.Library):
         except AttnJitError as ex:
             return ex.status, f"{STATUS_NAMES.get(ex.status, ex.status)}: {ex.message}"
         return ATTN_OK, ""
+
+    @staticmethod
+    def _packed_fwd(f, q, k, v, o, lse, cu_seqlens_q, dtype, mask, scale, stream, device, variant):
+        """The attn_fwd_args `f` of a packed call (varlen, paged): q, o
+        (total_q, H, D), lse (H, total_q) or None, the pointers of k and v,
+        B from cu_seqlens_q; the caller sets K's and V's sizes and strides."""
+        f.q, f.k, f.v, f.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr()
+        f.lse = lse.data_ptr() if lse is not None else None
+        f.batch = cu_seqlens_q.numel() - 1
+        f.heads, f.head_dim, f.seqlen_q = q.shape[1], q.shape[2], q.shape[0]
+        # (batch, head, row, dim) index order; the batch stride is ignored.
+        for name, t in (("q_strides", q), ("o_strides", o)):
+            getattr(f, name)[:] = [0, t.stride(1), t.stride(0), t.stride(2)]
+        f.lse_strides[:] = [0, lse.stride(0), lse.stride(1)] if lse is not None else [0, 0, 0]
+        f.dtype, f.mask, f.scale = DTYPES[dtype], MASKS[mask], float(scale)
+        f.device, f.stream = device, stream
+        if variant is not None:
+            f.variant = variant
 
     @staticmethod
     def _fwd_args(q, k, v, o, lse, dtype, mask, scale, stream, device, kv_heads, variant):

@@ -41,11 +41,12 @@ HEADS = [(8, 8), (8, 2), (32, 8)]
 MASKS = ["none", "causal", "bottom_right"]
 
 
-def parse_args():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def parse_args(doc=__doc__, quick_help="lengths up to 1000, fewer cases"):
+    """The options of a GPU test driver (this one's and test_paged's)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lib", default=aj.default_lib_path(), help="libattn-jit.so ($ATTN_JIT_LIB)")
     ap.add_argument("--seed", type=int, default=None)
-    ap.add_argument("--quick", action="store_true", help="lengths up to 1000, fewer cases")
+    ap.add_argument("--quick", action="store_true", help=quick_help)
     ap.add_argument("--only", default="", help="comma-separated case indices")
     ap.add_argument("--filter", default="", help="run cases whose name contains this")
     ap.add_argument("--list", action="store_true", help="print the cases and exit")
@@ -110,6 +111,108 @@ def seen_mask(torch, mask, window, nq, nk, device):
     return vis
 
 
+def sequence_terms(torch, qs, kb, vb, got, got_lse, mask, window, scale, dt):
+    """One sequence: queries qs (H, nq, D), its keys and values kb, vb (Hkv, nk, D),
+    attn-jit's got (H, nq, D) and got_lse (H, nq) in float64. Returns (terms, failure):
+    the squared-error sums of attn-jit (num) and of torch SDPA on the same contiguous
+    inputs (num_sdpa; sdpa_ok False if it refused them), of the reference (den) and of
+    its rounding (den_round) over the rows that see a key, and the LSE error; failure
+    is a message when a row was not written or a row with no key is not O = 0,
+    LSE = -inf."""
+    nq, nk = qs.shape[1], kb.shape[1]
+    dev = qs.device
+    g = qs.shape[0] // kb.shape[0]
+    ks = kb.repeat_interleave(g, 0)
+    vs = vb.repeat_interleave(g, 0)
+    vis = seen_mask(torch, mask, window, nq, nk, dev)
+    s = torch.matmul(qs.double(), ks.double().transpose(-1, -2)) * scale
+    s = s.masked_fill(~vis, float("-inf"))
+    any_key = vis.any(-1)                                     # (nq,)
+    # (amax refuses an empty row: a sequence with no keys)
+    m = s.amax(-1, keepdim=True) if nk > 0 else s.new_full((*s.shape[:-1], 1), float("-inf"))
+    p = torch.where(any_key[None, :, None], torch.exp(s - m.clamp_min(-1e300)), torch.zeros_like(s))
+    l = p.sum(-1, keepdim=True)
+    ref = torch.where(l > 0, torch.matmul(p, vs.double()) / l.clamp_min(1e-300), torch.zeros_like(l))
+    ref_lse = torch.where(l[..., 0] > 0, m[..., 0] + torch.log(l[..., 0].clamp_min(1e-300)),
+                          torch.full_like(l[..., 0], float("-inf")))
+    terms = dict(num=0.0, den=0.0, den_round=0.0, num_sdpa=0.0, sdpa_ok=True, lse_err=0.0)
+    if torch.isnan(got).any() or torch.isnan(got_lse).any():
+        return terms, "NaN in O or LSE (a row not written)"
+    empty = ~any_key
+    if empty.any():
+        if (got[:, empty] != 0).any() or not torch.isneginf(got_lse[:, empty]).all():
+            return terms, "rows with no key must give O = 0, LSE = -inf"
+    rows = any_key
+    if not rows.any():
+        return terms, None
+    terms["num"] = float(((got - ref)[:, rows] ** 2).sum())
+    terms["den"] = float((ref[:, rows] ** 2).sum())
+    terms["den_round"] = float(((ref.to(dt).double() - ref)[:, rows] ** 2).sum())
+    terms["lse_err"] = float(((got_lse - ref_lse)[:, rows].abs() - 3e-5 * ref_lse[:, rows].abs()).max())
+    # torch SDPA on the equivalent contiguous sequence (no padding).
+    try:
+        qs1, ks1, vs1 = (t.unsqueeze(0).contiguous() for t in (qs, kb, vb))
+        kw = dict(scale=scale, enable_gqa=True)
+        if mask == "causal" and window is None:
+            out = torch.nn.functional.scaled_dot_product_attention(qs1, ks1, vs1, is_causal=True, **kw)
+        elif mask == "none" and window is None:
+            out = torch.nn.functional.scaled_dot_product_attention(qs1, ks1, vs1, **kw)
+        else:
+            out = torch.nn.functional.scaled_dot_product_attention(qs1, ks1, vs1, attn_mask=vis, **kw)
+        out = out[0].double()
+        terms["num_sdpa"] = float(((out - ref)[:, rows] ** 2).sum())
+    except Exception:  # noqa: BLE001 - a backend that refuses the shape
+        terms["sdpa_ok"] = False
+    return terms, None
+
+
+class PoisonedOutputs:
+    """O (total_q, H, D) and LSE (H, total_q) inside larger buffers, all NaN."""
+
+    def __init__(self, torch, tq, H, D, dt, dev):
+        self.o_buf = torch.full((tq * H * D + 2 * GUARD,), float("nan"), device=dev, dtype=dt)
+        self.lse_buf = torch.full((H * tq + 2 * GUARD,), float("nan"), device=dev, dtype=torch.float32)
+        self.o = self.o_buf[GUARD:GUARD + tq * H * D].view(tq, H, D)
+        self.lse = self.lse_buf[GUARD:GUARD + H * tq].view(H, tq)
+
+    def untouched_from(self, torch, row):
+        """Whether the guards and the packed rows from `row` on are still NaN."""
+        o_buf, lse_buf = self.o_buf, self.lse_buf
+        return bool(torch.isnan(o_buf[:GUARD]).all() and torch.isnan(o_buf[-GUARD:]).all()
+                    and torch.isnan(lse_buf[:GUARD]).all() and torch.isnan(lse_buf[-GUARD:]).all()
+                    and torch.isnan(self.o[row:]).all() and torch.isnan(self.lse[:, row:]).all())
+
+
+class Errors:
+    """The sequences' sequence_terms summed, and the verdict on them."""
+
+    def __init__(self):
+        self.num = self.den = self.den_round = self.num_sdpa = self.lse_err = 0.0
+        self.sdpa_ok = True
+
+    def add(self, terms):
+        for name in ("num", "den", "den_round", "num_sdpa"):
+            setattr(self, name, getattr(self, name) + terms[name])
+        self.sdpa_ok &= terms["sdpa_ok"]
+        self.lse_err = max(self.lse_err, terms["lse_err"])
+
+    def verdict(self, res, dtype):
+        """Sets err, tol, tol_from, lse_err of res, and fail if over them."""
+        den = self.den
+        err = math.sqrt(self.num / den) if den > 0 else 0.0
+        err_round = math.sqrt(self.den_round / den) if den > 0 else 0.0
+        if self.sdpa_ok and den > 0:
+            err_sdpa = math.sqrt(self.num_sdpa / den)
+            tol, tol_from = max(1.25 * err_sdpa, 2 * err_round), f"1.25x sdpa {err_sdpa:.2e}"
+        else:
+            tol, tol_from = FIXED_TOL[dtype], "fixed"
+        res.update(err=err, tol=tol, tol_from=tol_from, lse_err=self.lse_err)
+        if not err <= tol:
+            res["fail"] = f"rel err {err:.3e} > tol {tol:.3e} ({tol_from})"
+        elif self.lse_err > 1e-3:
+            res["fail"] = f"LSE error {self.lse_err:.2e} > 1e-3 + 3e-5 |ref|"
+
+
 def run_case(torch, lib, c, seed):
     dev = "cuda"
     rng = random.Random(seed)
@@ -126,10 +229,8 @@ def run_case(torch, lib, c, seed):
     q = torch.randn(tq, H, D, device=dev, generator=gen).to(dt)
     k = torch.randn(tk, Hkv, D, device=dev, generator=gen).to(dt)
     v = torch.randn(tk, Hkv, D, device=dev, generator=gen).to(dt)
-    o_buf = torch.full((tq * H * D + 2 * GUARD,), float("nan"), device=dev, dtype=dt)
-    lse_buf = torch.full((H * tq + 2 * GUARD,), float("nan"), device=dev, dtype=torch.float32)
-    o = o_buf[GUARD:GUARD + tq * H * D].view(tq, H, D)
-    lse = lse_buf[GUARD:GUARD + H * tq].view(H, tq)
+    outputs = PoisonedOutputs(torch, tq, H, D, dt, dev)
+    o, lse = outputs.o, outputs.lse
     cuq = torch.tensor(cu_q, dtype=torch.int32, device=dev)
     cuk = torch.tensor(cu_k, dtype=torch.int32, device=dev)
     variant = aj.make_variant(window=c["window"]) if c["window"] else None
@@ -141,85 +242,30 @@ def run_case(torch, lib, c, seed):
     if status != aj.ATTN_OK:
         res["fail"] = msg
         return res
-    g = H // Hkv
-    num = den = num_sdpa = den_round = 0.0
-    sdpa_ok = True
-    lse_err = 0.0
+    errors = Errors()
     for b in range(len(lq)):
-        nq, nk = lq[b], lk[b]
-        if nq == 0:
+        if lq[b] == 0:
             continue
         qs = q[cu_q[b]:cu_q[b + 1]].transpose(0, 1)            # (H, nq, D)
-        ks = k[cu_k[b]:cu_k[b + 1]].transpose(0, 1).repeat_interleave(g, 0)
-        vs = v[cu_k[b]:cu_k[b + 1]].transpose(0, 1).repeat_interleave(g, 0)
-        vis = seen_mask(torch, c["mask"], c["window"], nq, nk, dev)
-        s = torch.matmul(qs.double(), ks.double().transpose(-1, -2)) * scale
-        s = s.masked_fill(~vis, float("-inf"))
-        any_key = vis.any(-1)                                     # (nq,)
-        # (amax refuses an empty row: a sequence with no keys)
-        m = s.amax(-1, keepdim=True) if nk > 0 else s.new_full((*s.shape[:-1], 1), float("-inf"))
-        p = torch.where(any_key[None, :, None], torch.exp(s - m.clamp_min(-1e300)), torch.zeros_like(s))
-        l = p.sum(-1, keepdim=True)
-        ref = torch.where(l > 0, torch.matmul(p, vs.double()) / l.clamp_min(1e-300), torch.zeros_like(l))
-        ref_lse = torch.where(l[..., 0] > 0, m[..., 0] + torch.log(l[..., 0].clamp_min(1e-300)),
-                              torch.full_like(l[..., 0], float("-inf")))
+        kb = k[cu_k[b]:cu_k[b + 1]].transpose(0, 1)            # (Hkv, nk, D)
+        vb = v[cu_k[b]:cu_k[b + 1]].transpose(0, 1)
         got = o[cu_q[b]:cu_q[b + 1]].transpose(0, 1).double()
         got_lse = lse[:, cu_q[b]:cu_q[b + 1]].double()
-        if torch.isnan(got).any() or torch.isnan(got_lse).any():
-            res["fail"] = f"sequence {b}: NaN in O or LSE (a row not written)"
+        terms, failure = sequence_terms(torch, qs, kb, vb, got, got_lse, c["mask"], c["window"], scale, dt)
+        if failure:
+            res["fail"] = f"sequence {b}: {failure}"
             return res
-        empty = ~any_key
-        if empty.any():
-            if (got[:, empty] != 0).any() or not torch.isneginf(got_lse[:, empty]).all():
-                res["fail"] = f"sequence {b}: rows with no key must give O = 0, LSE = -inf"
-                return res
-        rows = any_key
-        num += float(((got - ref)[:, rows] ** 2).sum())
-        den += float((ref[:, rows] ** 2).sum())
-        den_round += float(((ref.to(dt).double() - ref)[:, rows] ** 2).sum())
-        lse_err = max(lse_err, float(((got_lse - ref_lse)[:, rows].abs()
-                                      - 3e-5 * ref_lse[:, rows].abs()).max()) if rows.any() else 0.0)
-        if not rows.any():
-            continue
-        # torch SDPA on the equivalent contiguous sequence (no padding).
-        try:
-            qs1, ks1, vs1 = (t.unsqueeze(0).contiguous() for t in
-                             (qs, k[cu_k[b]:cu_k[b + 1]].transpose(0, 1), v[cu_k[b]:cu_k[b + 1]].transpose(0, 1)))
-            kw = dict(scale=scale, enable_gqa=True)
-            if c["mask"] == "causal" and c["window"] is None:
-                out = torch.nn.functional.scaled_dot_product_attention(qs1, ks1, vs1, is_causal=True, **kw)
-            elif c["mask"] == "none" and c["window"] is None:
-                out = torch.nn.functional.scaled_dot_product_attention(qs1, ks1, vs1, **kw)
-            else:
-                out = torch.nn.functional.scaled_dot_product_attention(qs1, ks1, vs1, attn_mask=vis, **kw)
-            out = out[0].double()
-            num_sdpa += float(((out - ref)[:, rows] ** 2).sum())
-        except Exception:  # noqa: BLE001 - a backend that refuses the shape
-            sdpa_ok = False
-    guard_ok = (torch.isnan(o_buf[:GUARD]).all() and torch.isnan(o_buf[-GUARD:]).all()
-                and torch.isnan(lse_buf[:GUARD]).all() and torch.isnan(lse_buf[-GUARD:]).all()
-                and torch.isnan(o[cu_q[-1]:]).all() and torch.isnan(lse[:, cu_q[-1]:]).all())
-    if not guard_ok:
+        errors.add(terms)
+    if not outputs.untouched_from(torch, cu_q[-1]):
         res["fail"] = "written outside the sequences' rows"
         return res
-    err = math.sqrt(num / den) if den > 0 else 0.0
-    err_round = math.sqrt(den_round / den) if den > 0 else 0.0
-    if sdpa_ok and den > 0:
-        err_sdpa = math.sqrt(num_sdpa / den)
-        tol, tol_from = max(1.25 * err_sdpa, 2 * err_round), f"1.25x sdpa {err_sdpa:.2e}"
-    else:
-        tol, tol_from = FIXED_TOL[c["dtype"]], "fixed"
-    res.update(err=err, tol=tol, tol_from=tol_from, lse_err=lse_err)
-    if not err <= tol:
-        res["fail"] = f"rel err {err:.3e} > tol {tol:.3e} ({tol_from})"
-    elif lse_err > 1e-3:
-        res["fail"] = f"LSE error {lse_err:.2e} > 1e-3 + 3e-5 |ref|"
+    errors.verdict(res, c["dtype"])
     return res
 
 
-def main():
-    args = parse_args()
-    cases = aj.select_cases(make_cases(args.quick), args, case_name)
+def run_cases(title, args, cases, case_name, run_case):
+    """Runs `cases` (None: --list printed them) with run_case(torch, lib, case,
+    seed) on the GPU; one PASS/FAIL line each. Returns the exit status."""
     if cases is None:
         return 0
     try:
@@ -236,7 +282,7 @@ def main():
     lib = aj.AttnJit(args.lib)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
     torch.backends.cuda.matmul.allow_tf32 = False
-    print(f"# test_varlen: attn-jit {lib.version()} from {args.lib}; torch {torch.__version__}; "
+    print(f"# {title}: attn-jit {lib.version()} from {args.lib}; torch {torch.__version__}; "
           f"device {torch.cuda.get_device_name()}; seed {seed}; {len(cases)} cases", flush=True)
     failed = 0
     for c in cases:
@@ -256,6 +302,12 @@ def main():
         print(line + f" {time.time() - t0:.2f}s", flush=True)
     print(f"# {len(cases) - failed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def main():
+    args = parse_args()
+    cases = aj.select_cases(make_cases(args.quick), args, case_name)
+    return run_cases("test_varlen", args, cases, case_name, run_case)
 
 
 if __name__ == "__main__":

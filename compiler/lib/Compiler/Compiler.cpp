@@ -53,6 +53,8 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
     opts += " backward=1";
   if (varlen)
     opts += " varlen=1";
+  if (pageSize)
+    opts += fmt::format(" page-size={}", pageSize);
   if (nvidia)
     opts += fmt::format(" arch={} warps={} stages={} tensor-core={}", arch,
                         warps, stages, tensorCore);
@@ -122,6 +124,7 @@ void setKernelOptions(Options &options, const KernelConfig &config) {
   options.variants = variantNames(config.variants);
   options.backward = config.backward;
   options.varlen = config.varlen;
+  options.pageSize = config.pageSize;
 }
 
 
@@ -277,17 +280,17 @@ public:
 
   void run(const HostArgs &a) override {
     auto tensor = [&](const void *p, int64_t heads, int64_t n,
-                      const int64_t *strides) {
+                      const int64_t *strides, int64_t batch = 0) {
       Descriptor<4> d{const_cast<void *>(p), const_cast<void *>(p), 0,
-                      {a.batch, heads, n, headDim},
+                      {batch ? batch : a.batch, heads, n, headDim},
                       {strides[0], strides[1], strides[2], strides[3]}};
       return d;
     };
     // The kernel reads the K/V head count (the GQA group) from K's sizes.
     int64_t kvHeads = a.kvHeads ? a.kvHeads : a.heads;
     Descriptor<4> q = tensor(a.q, a.heads, a.numQueries, a.qStrides);
-    Descriptor<4> k = tensor(a.k, kvHeads, a.numKeys, a.kStrides);
-    Descriptor<4> v = tensor(a.v, kvHeads, a.numKeys, a.vStrides);
+    Descriptor<4> k = tensor(a.k, kvHeads, a.numKeys, a.kStrides, a.kvBatch);
+    Descriptor<4> v = tensor(a.v, kvHeads, a.numKeys, a.vStrides, a.kvBatch);
     Descriptor<4> o = tensor(a.o, a.heads, a.numQueries, a.oStrides);
     // The host kernel always writes the LSE; give it scratch when the caller
     // did not ask for it.
@@ -475,7 +478,8 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
                                          config.backward, grids,
                                          abi::captureKinds(config.variants,
                                                            userCaptures,
-                                                           config.varlen),
+                                                           config.varlen,
+                                                           config.pageSize > 0),
                                          times);
 }
 

@@ -86,7 +86,7 @@ LogicalResult Assigner::stageLoads() {
     OpBuilder b(load);
     CopyAsyncOp::create(b, loc, load.getSource(), load.getBatch(),
                         load.getHead(), load.getRow(), load.getBound(),
-                        load.getRowsPerHead(), buffer);
+                        load.getRowsPerHead(), buffer, load.getPages());
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
     NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
     if (config.isWgmma())

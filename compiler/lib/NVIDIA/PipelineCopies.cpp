@@ -198,7 +198,7 @@ LogicalResult Pipeliner::run() {
       Value rowsPerHead =
           copy.getRowsPerHead() ? valueAt(copy.getRowsPerHead()) : Value();
       CopyAsyncOp::create(ib, loc, copy.getSource(), batch, head, row, bound,
-                          rowsPerHead, slot);
+                          rowsPerHead, slot, copy.getPages());
     }
   };
   Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lo, hi);

@@ -78,8 +78,13 @@ struct AttnConfigurePass
       config.positiveScale = op.getPositiveScale();
       config.backward = isa<SdpaBackwardOp>(op.getOperation());
       config.packGqa = packGqa;
-      if constexpr (std::is_same_v<OpTy, SdpaOp>)
-        config.varlen = op.isVarlen();
+      // A paged kernel keeps its sequence's key count and the block table
+      // live as a packed batch keeps its offsets.
+      if constexpr (std::is_same_v<OpTy, SdpaOp>) {
+        config.varlen = op.isVarlen() || op.isPaged();
+        if (op.isPaged())
+          config.pageSize = op.getKey().getType().getDimSize(2);
+      }
       // The policy sizes tiles by what the mods cost per score, which it
       // knows by the named variants' bits: a score_mod costs like a softcap,
       // or like a bias table when it loads; a mask_mod that loads, like

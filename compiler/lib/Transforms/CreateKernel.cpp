@@ -2,6 +2,7 @@
 
 #include "attn/Compiler/KernelABI.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/Limits.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/UserMods.h"
 #include "attn/Transforms/Variants.h"
@@ -74,6 +75,18 @@ struct AttnCreateKernelPass
     ArrayRef<::attn::abi::TensorArg> tensors =
         backward ? ArrayRef(::attn::abi::kBackwardTensors)
                  : ArrayRef(::attn::abi::kForwardTensors);
+    if (pageSize != 0 && (backward || !isValidPageSize(pageSize)))
+      return (void)(emitError(loc)
+                    << "page-size must be 0 or a multiple of "
+                    << kPageSizeStep << " in [" << kMinPageSize << ", "
+                    << kMaxPageSize << "] (forward only), got "
+                    << static_cast<int64_t>(pageSize)),
+             signalPassFailure();
+    // A paged cache's K and V: (num_pages, Hkv, page_size, D), the page
+    // size compiled in; the queries are packed (varlen).
+    bool paged = pageSize != 0;
+    StringRef keyName = ::attn::abi::kForwardTensors[1].name;
+    StringRef valueName = ::attn::abi::kForwardTensors[2].name;
     for (const ::attn::abi::TensorArg &arg : tensors) {
       SmallVector<int64_t> shape(arg.rank, dyn), strides(arg.rank, dyn);
       Type type = Float32Type::get(ctx);
@@ -82,20 +95,25 @@ struct AttnCreateKernelPass
         strides.back() = 1;
         type = element;
       }
+      if (paged && (arg.name == keyName || arg.name == valueName))
+        shape[2] = pageSize;
       argTypes.push_back(MemRefType::get(
           shape, type, StridedLayoutAttr::get(ctx, dyn, strides)));
     }
     static_assert(::attn::abi::kForwardScalarCount == 1,
                   "the scale is the only scalar");
     argTypes.push_back(b.getF32Type());
-    if (varlen && backward)
+    if ((varlen || paged) && backward)
       return (void)(emitError(loc) << "the backward pass of a variable-length "
                                       "batch is not supported"),
              signalPassFailure();
     // A packed batch's offsets and query-length bound, then the variants'
     // capture arguments.
     unsigned firstVarlen = argTypes.size();
-    if (varlen)
+    if (paged)
+      for (const ::attn::abi::CaptureArg &arg : ::attn::abi::kPagedArgs)
+        argTypes.push_back(abiType(b, arg));
+    else if (varlen)
       for (const ::attn::abi::CaptureArg &arg : ::attn::abi::kVarlenArgs)
         argTypes.push_back(abiType(b, arg));
     std::optional<unsigned> variantBits = parseVariants(variants);
@@ -150,16 +168,26 @@ struct AttnCreateKernelPass
           args[6], args[7], args[8], args[9], scale, ValueRange(),
           MaskKindAttr::get(ctx, *kind)));
     else {
-      Value cuQ, cuK, maxQ;
-      if (varlen) {
+      Value cuQ, cuK, maxQ, blockTable, sequsedK;
+      auto index = [&](Value v) {
+        return arith::IndexCastOp::create(b, loc, b.getIndexType(), v)
+            .getResult();
+      };
+      static_assert(std::size(::attn::abi::kPagedArgs) == 4,
+                    "cu_seqlens_q, max_seqlen_q, block_table, seqused_k");
+      if (paged) {
+        cuQ = args[firstVarlen];
+        maxQ = index(args[firstVarlen + 1]);
+        blockTable = args[firstVarlen + 2];
+        sequsedK = args[firstVarlen + 3];
+      } else if (varlen) {
         cuQ = args[firstVarlen];
         cuK = args[firstVarlen + 1];
-        maxQ = arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                          args[firstVarlen + 2]);
+        maxQ = index(args[firstVarlen + 2]);
       }
       built = attach(SdpaOp::create(b, loc, args[0], args[1], args[2], args[3],
                                     args[4], scale, cuQ, cuK, maxQ,
-                                    ValueRange(),
+                                    ValueRange(), blockTable, sequsedK,
                                     MaskKindAttr::get(ctx, *kind)));
     }
     if (failed(built))

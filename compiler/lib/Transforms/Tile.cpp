@@ -66,6 +66,25 @@ struct Sequence {
   Value qStart, qEnd, qLen, kStart, kEnd, kLen;
 };
 
+/// The key count of sequence `seq` of a paged cache: seqused_k[seq]
+/// clamped to [0, max_pages · page_size], so that every key it covers has a
+/// block-table column.
+Value buildPagedKeyCount(OpBuilder &b, Location loc, SdpaOp op, Value seq) {
+  Value used = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      memref::LoadOp::create(b, loc, op.getSequsedK(), seq));
+  Value maxPages = memref::DimOp::create(b, loc, op.getBlockTable(), 1);
+  Value pageSize = arith::ConstantIndexOp::create(
+      b, loc, op.getKey().getType().getDimSize(2));
+  Value capacity = arith::MulIOp::create(b, loc, maxPages, pageSize);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, used, zero), capacity);
+}
+
+/// A sequence's rows: of a packed batch, or over a paged cache (its K/V
+/// rows are then the sequence's own keys, gathered through the block
+/// table: no start, the key count as the end).
 Sequence buildSequence(OpBuilder &b, Location loc, SdpaOp op, Value seq,
                        Value totalQueries, Value totalKeys) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -87,7 +106,14 @@ Sequence buildSequence(OpBuilder &b, Location loc, SdpaOp op, Value seq,
     return std::array<Value, 3>{start, end,
                                 arith::SubIOp::create(b, loc, end, start)};
   };
-  auto [qs, qe, ql] = rows(op.getCuSeqlensQ(), totalQueries);
+  // Ordinary query rows over a paged cache: the whole batch row.
+  auto [qs, qe, ql] =
+      op.isVarlen() ? rows(op.getCuSeqlensQ(), totalQueries)
+                    : std::array<Value, 3>{zero, totalQueries, totalQueries};
+  if (op.isPaged()) {
+    Value keys = buildPagedKeyCount(b, loc, op, seq);
+    return {qs, qe, ql, Value(), keys, keys};
+  }
   auto [ks, ke, kl] = rows(op.getCuSeqlensK(), totalKeys);
   return {qs, qe, ql, ks, ke, kl};
 }
@@ -179,6 +205,10 @@ LogicalResult tileSdpa(SdpaOp op) {
   if (pack && varlen)
     return op.emitOpError("cannot pack query heads (pack_gqa) in a "
                           "variable-length batch");
+  bool paged = op.isPaged();
+  if (pack && paged)
+    return op.emitOpError("cannot pack query heads (pack_gqa) over a paged "
+                          "K/V cache");
   Value gridBatch = batch;
   if (varlen) {
     Value offsets = memref::DimOp::create(b, loc, op.getCuSeqlensQ(), 0);
@@ -201,14 +231,16 @@ LogicalResult tileSdpa(SdpaOp op) {
   // packing; a packed batch's sequence starts at a row of its own.
   Value memBatch = bIdx, qRow = row, qEnd = queryBound, kStart, kEnd = numKeys;
   SmallVector<Value> captures(op.getCaptures());
-  if (varlen) {
+  if (varlen || paged) {
     Sequence s = buildSequence(b, loc, op, bIdx, numQueries, numKeys);
     IRMapping mapping;
     for (Value &capture : captures)
       capture = perSequence(b, op, s, capture, mapping);
-    memBatch = cst(0);
-    qRow = arith::AddIOp::create(b, loc, s.qStart, row);
-    qEnd = s.qEnd;
+    if (varlen) {
+      memBatch = cst(0);
+      qRow = arith::AddIOp::create(b, loc, s.qStart, row);
+      qEnd = s.qEnd;
+    }
     kStart = s.kStart;
     kEnd = s.kEnd;
     numQueries = s.qLen;
@@ -245,10 +277,15 @@ LogicalResult tileSdpa(SdpaOp op) {
       b, loc, lower, upper, cBlockN, ValueRange{m0, l0, acc0},
       [&](OpBuilder &lb, Location ll, Value kv, ValueRange state) {
         Value kRow = kStart ? arith::AddIOp::create(lb, ll, kStart, kv) : kv;
-        Value k = LoadTileOp::create(lb, ll, kTile, op.getKey(), memBatch,
-                                     kvHead, kRow, kEnd, Value());
-        Value v = LoadTileOp::create(lb, ll, vTile, op.getValue(), memBatch,
-                                     kvHead, kRow, kEnd, Value());
+        // Over a paged cache the rows are gathered through the sequence's
+        // row of the block table.
+        Value kvBatch = paged ? bIdx : memBatch;
+        Value k = LoadTileOp::create(lb, ll, kTile, op.getKey(), kvBatch,
+                                     kvHead, kRow, kEnd, Value(),
+                                     op.getBlockTable());
+        Value v = LoadTileOp::create(lb, ll, vTile, op.getValue(), kvBatch,
+                                     kvHead, kRow, kEnd, Value(),
+                                     op.getBlockTable());
         bool mods = !op.getScoreMod().empty() || !op.getMaskMod().empty();
         auto step = OnlineAttentionOp::create(
             lb, ll, rowType, rowType, accType, q, k, v, state[0], state[1],

@@ -118,6 +118,14 @@ inline Status forwardVarlen(const attn_varlen_args &args) {
   return Status(code, attn_last_error());
 }
 
+/// Runs forward attention over a paged K/V cache (attn_forward_paged).
+inline Status forwardPaged(const attn_paged_args &args) {
+  attn_status code = attn_forward_paged(&args);
+  if (code == ATTN_OK)
+    return Status();
+  return Status(code, attn_last_error());
+}
+
 /// Runs the backward pass (see attn_backward).
 inline Status backward(const attn_bwd_args &args) {
   attn_status code = attn_backward(&args);

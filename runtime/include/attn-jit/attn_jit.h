@@ -207,6 +207,49 @@ ATTN_JIT_API void attn_set_varlen_strides(attn_varlen_args *args);
 
 ATTN_JIT_API attn_status attn_forward_varlen(const attn_varlen_args *args);
 
+/* A paged K/V cache (vLLM's layout; FlashAttention's page_table, FlashInfer's
+ * paged KV): keys and values live in pages of page_size rows, K and V each
+ * (num_pages, page_size, kv_heads, head_dim), and sequence b's key j is row
+ * j % page_size of page block_table[b * block_table_stride + j / page_size].
+ * Queries are packed as for attn_forward_varlen (cu_seqlens_q; decode is
+ * every length 1, chunked prefill any), and sequence b sees its first
+ * seqused_k[b] keys. `fwd` is read as for attn_forward_varlen except:
+ *   seqlen_k   ignored (the key counts are seqused_k);
+ *   k/v        the caches; k_strides/v_strides in the (page, head, row, dim)
+ *              order, any strides with a unit innermost one
+ *              (attn_set_paged_strides fills the contiguous vLLM layout).
+ * page_size must be a multiple of 16 from 16 to 256 (others are
+ * ATTN_ERROR_UNSUPPORTED); it is compiled into the kernel, so each page size
+ * is a kernel of its own, and lengths, tables and page counts are data.
+ * GQA (kv_heads dividing heads), every mask per sequence (bottom-right: the
+ * sequence's last query sees its last key) and the window, prefix-LM,
+ * ALiBi and softcap variants and user mods apply as for varlen;
+ * ATTN_VARIANT_DOCUMENT and ATTN_VARIANT_BIAS are ATTN_ERROR_UNSUPPORTED.
+ *
+ * The tables are int32 on the device of the call. On the host every entry
+ * a sequence uses is checked (seqused_k[b] in [0, max_pages * page_size],
+ * its pages in [0, num_pages)); on CUDA they cannot be, and the kernel
+ * clamps them: a key count to [0, max_pages * page_size], a page number to
+ * [0, num_pages), so wrong tables give wrong results but never read outside
+ * the block table or the caches. Only the forward pass. */
+typedef struct attn_paged_args {
+  attn_fwd_args fwd;
+  const int32_t *cu_seqlens_q; /* (B + 1) int32, as for varlen */
+  int64_t max_seqlen_q;        /* >= every query length, <= total_q */
+  const int32_t *block_table;  /* (B, max_pages) int32 page numbers */
+  int64_t max_pages;           /* block table columns, >= 1 */
+  int64_t block_table_stride;  /* elements between rows; 0: max_pages */
+  const int32_t *seqused_k;    /* (B) int32 key counts */
+  int64_t num_pages;           /* pages in each of K and V, >= 1 */
+  int64_t page_size;           /* rows per page: 16, 32, ..., 256 */
+} attn_paged_args;
+
+/* Fills contiguous strides: Q, O and the LSE as attn_set_varlen_strides,
+ * K and V as (num_pages, page_size, kv_heads, head_dim). */
+ATTN_JIT_API void attn_set_paged_strides(attn_paged_args *args);
+
+ATTN_JIT_API attn_status attn_forward_paged(const attn_paged_args *args);
+
 /* Gradients of attn_forward: given dO, the gradient of a loss with respect to
  * O, writes dQ, dK and dV (dK and dV of a K/V head sum the gradients of the
  * query heads that share it). `fwd` holds the forward call's arguments: Q, K,

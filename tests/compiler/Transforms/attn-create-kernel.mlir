@@ -4,6 +4,8 @@
 // RUN: attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 mask=causal variants=softcap backward=1" | FileCheck %s --check-prefix=BACKWARD
 // RUN: attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 mask=causal_bottom_right variants=window varlen=1" | FileCheck %s --check-prefix=VARLEN
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 varlen=1 backward=1" 2>&1 | FileCheck %s --check-prefix=VARLENBWD
+// RUN: attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 mask=causal_bottom_right varlen=1 page-size=16" | FileCheck %s --check-prefix=PAGED
+// RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 varlen=1 page-size=24" 2>&1 | FileCheck %s --check-prefix=PAGESIZE
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 dtype=f64" 2>&1 | FileCheck %s --check-prefix=DTYPE
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 mask=sliding" 2>&1 | FileCheck %s --check-prefix=MASK
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=-3" 2>&1 | FileCheck %s --check-prefix=HEADDIM
@@ -29,6 +31,16 @@
 // VARLEN: %[[SHIFT:.*]] = arith.subi
 // VARLEN: attn.sdpa %arg0, %arg1, %arg2 into %arg3 lse %arg4 scale %arg5 varlen(%arg6, %arg7, %[[MAX]] : {{.*}}) mask <causal_bottom_right> positive_scale captures(%arg9, %arg10, %[[SHIFT]] : i64, i64, index)
 // VARLENBWD: the backward pass of a variable-length batch is not supported
+
+// A paged kernel: K and V (num_pages, Hkv, 16, D) with the page size
+// compiled in, then kPagedArgs after the scale (query offsets, the longest
+// query count, the block table, the key counts).
+// PAGED-LABEL: func.func @attn_fwd
+// PAGED-SAME: %arg1: memref<?x?x16x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, %arg2: memref<?x?x16x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+// PAGED-SAME: %arg5: f32, %arg6: memref<?xi32, strided<[?], offset: ?>>, %arg7: i64, %arg8: memref<?x?xi32, strided<[?, ?], offset: ?>>, %arg9: memref<?xi32, strided<[?], offset: ?>>)
+// PAGED: %[[MAX:.*]] = arith.index_cast %arg7 : i64 to index
+// PAGED: attn.sdpa %arg0, %arg1, %arg2 into %arg3 lse %arg4 scale %arg5 varlen(%arg6, %[[MAX]] : memref<?xi32, strided<[?], offset: ?>>) paged(%arg8, %arg9 : memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?xi32, strided<[?], offset: ?>>) mask <causal_bottom_right> positive_scale :
+// PAGESIZE: error: page-size must be 0 or a multiple of 16 in [16, 256] (forward only), got 24
 
 // CHECK-LABEL: func.func @attn_fwd
 // CHECK-SAME: (%arg0: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>, %arg1: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>, %arg2: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>, %arg3: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ReferenceRow.h"
 #include "attn-jit/attn_jit.h"
 
 #include <gtest/gtest.h>
@@ -22,6 +23,8 @@
 #include <vector>
 
 namespace {
+
+using namespace attn;
 
 constexpr int H = 4, Hkv = 2, D = 32;
 
@@ -121,37 +124,20 @@ protected:
       for (int h = 0; h < H; ++h)
         for (int i = 0; i < nq; ++i) {
           int kh = h / (H / Hkv);
-          std::vector<double> s(nk);
-          double m = -INFINITY;
-          for (int j = 0; j < nk; ++j) {
-            if (!seen(b, h, i, j, nq, nk)) {
-              s[j] = -INFINITY;
-              continue;
-            }
-            double x = 0;
-            for (int d = 0; d < D; ++d)
-              x += double(q[((q0 + i) * H + h) * D + d]) *
-                   k[((k0 + j) * Hkv + kh) * D + d];
-            s[j] = score(h, i, j, x * scale);
-            m = std::max(m, s[j]);
-          }
-          double l = 0;
-          std::vector<double> acc(D, 0);
-          if (m > -INFINITY)
-            for (int j = 0; j < nk; ++j) {
-              double p = std::exp(s[j] - m);
-              l += p;
-              for (int d = 0; d < D; ++d)
-                acc[d] += p * v[((k0 + j) * Hkv + kh) * D + d];
-            }
+          auto row = [&](const std::vector<float> &t) {
+            return [&, kh](int j) { return &t[((k0 + j) * Hkv + kh) * D]; };
+          };
+          test::ReferenceRow ref = test::referenceRow(
+              nk, D, scale, &q[((q0 + i) * H + h) * D], row(k), row(v),
+              [&](int j) { return seen(b, h, i, j, nq, nk); },
+              [&](int j, double x) { return score(h, i, j, x); });
           for (int d = 0; d < D; ++d) {
-            double ref = l > 0 ? acc[d] / l : 0.0;
             float got = out.o[((q0 + i) * H + h) * D + d];
             ASSERT_FALSE(std::isnan(got)) << "b " << b << " h " << h << " i "
                                           << i;
-            outErr = std::max(outErr, std::abs(got - ref));
+            outErr = std::max(outErr, std::abs(got - ref.o[d]));
           }
-          double refLse = l > 0 ? m + std::log(l) : -INFINITY;
+          double refLse = ref.lse;
           float got = out.lse[h * batch.totalQ + q0 + i];
           if (std::isinf(refLse))
             EXPECT_TRUE(std::isinf(got) && got < 0)

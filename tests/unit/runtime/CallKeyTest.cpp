@@ -27,8 +27,10 @@ const char userModsA = 'a', userModsB = 'b';
 
 CallKey keyOf(const attn_fwd_args &args, Target target = Target::Cuda,
               uint64_t context = 1, const void *mods = nullptr,
-              bool backward = false, bool varlen = false) {
-  return CallKey::make(target, context, args, mods, backward, varlen);
+              bool backward = false, bool varlen = false,
+              int64_t pageSize = 0) {
+  return CallKey::make(target, context, args, mods, backward, varlen,
+                       pageSize);
 }
 
 TEST(CallKeyTest, EqualCallsGiveEqualKeysAndHashes) {
@@ -82,6 +84,7 @@ TEST(CallKeyTest, EveryFieldThatDecidesTheKernelChangesTheKey) {
       {"user mods", keyOf(base, Target::Cuda, 1, &userModsA)},
       {"backward", keyOf(base, Target::Cuda, 1, nullptr, true)},
       {"varlen", keyOf(base, Target::Cuda, 1, nullptr, false, true)},
+      {"page size", keyOf(base, Target::Cuda, 1, nullptr, false, true, 16)},
   };
   CallKey reference = keyOf(base);
   for (const auto &[field, key] : changed) {

@@ -205,6 +205,73 @@ TEST_F(EngineCudaTest, VarlenLaunchesOverSequencesWithTheirOffsets) {
       << status.message();
 }
 
+TEST_F(EngineCudaTest, PagedLaunchesOverSequencesWithTheirTables) {
+  // 100 packed query rows (H = 8) over caches of 40 pages of 16 rows (Hkv =
+  // 2): K and V pass the pages as their first size and the page stride as
+  // their first stride; the query offsets, the longest query count, the
+  // block table (3 rows of 5 pages, 6 apart) and the key counts follow the
+  // scale (KernelABI.h's kPagedArgs).
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 8, 100, 40 * 16,
+                      64, true, 2);
+  Buffer cuQ(16), table(3 * 6 * 4), used(12);
+  for (Buffer *b : {&cuQ, &table, &used})
+    registerFakeMemory(b->data(), b->size());
+  attn_paged_args a{};
+  a.fwd = call.args;
+  a.fwd.batch = 3;
+  a.cu_seqlens_q = static_cast<const int32_t *>(cuQ.data());
+  a.max_seqlen_q = 70;
+  a.block_table = static_cast<const int32_t *>(table.data());
+  a.max_pages = 5;
+  a.block_table_stride = 6;
+  a.seqused_k = static_cast<const int32_t *>(used.data());
+  a.num_pages = 40;
+  a.page_size = 16;
+  attn_set_paged_strides(&a);
+  fakeCuda().paramsAfterScale = 12;
+  Status status = engine().forwardPaged(&a);
+  ASSERT_TRUE(status.ok()) << status.toString();
+  FakeLaunch launch = lastLaunch();
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.varlen);
+    EXPECT_EQ(fakeCompiler().lastConfig.pageSize, 16);
+    EXPECT_FALSE(fakeCompiler().lastConfig.packGqa);
+    int blockM = fakeBlockM(fakeCompiler().lastConfig);
+    EXPECT_EQ(launch.grid[0], unsigned((70 + blockM - 1) / blockM));
+  }
+  EXPECT_EQ(launch.grid[1], 8u);
+  EXPECT_EQ(launch.grid[2], 3u); // one CTA plane per sequence
+  const int k = 9;
+  EXPECT_EQ(launch.values[k + 1], 40);           // pages
+  EXPECT_EQ(launch.values[k + 2], 2);            // Hkv
+  EXPECT_EQ(launch.values[k + 3], 16);           // rows per page
+  EXPECT_EQ(launch.values[k + 5], 16 * 2 * 64);  // page stride
+  EXPECT_EQ(launch.values[k + 6], 64);           // head stride
+  EXPECT_EQ(launch.values[k + 7], 2 * 64);       // row stride
+  std::vector<int64_t> expected = {
+      int64_t(reinterpret_cast<uintptr_t>(cuQ.data())), 4, 1, 70,
+      int64_t(reinterpret_cast<uintptr_t>(table.data())), 3, 5, 6, 1,
+      int64_t(reinterpret_cast<uintptr_t>(used.data())), 3, 1};
+  EXPECT_EQ(launch.after, expected);
+  // Another page size is another kernel; other tables are not.
+  a.max_pages = 4;
+  ASSERT_TRUE(engine().forwardPaged(&a).ok());
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  a.page_size = 32;
+  a.num_pages = 20;
+  attn_set_paged_strides(&a);
+  ASSERT_TRUE(engine().forwardPaged(&a).ok());
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
+  // A block table in host memory cannot be read by the kernel.
+  int32_t host[18] = {};
+  a.block_table = host;
+  status = engine().forwardPaged(&a);
+  EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(status.message().find("block_table"), std::string::npos)
+      << status.message();
+}
+
 TEST_F(EngineCudaTest, NullLseAndDefaultScale) {
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_F16, 1, 2, 10, 10, 128,
                       /*withLse=*/false);

@@ -83,6 +83,10 @@ struct KernelConfig {
   /// A variable-length (packed) batch (the forward only): the kernel takes
   /// KernelABI.h's kVarlenArgs; lengths are its arguments, never the key's.
   bool varlen = false;
+  /// A paged K/V cache (with varlen queries): its page size, compiled in
+  /// (a multiple of 16 in [16, 256]); the kernel takes kPagedArgs instead
+  /// of kVarlenArgs. 0: contiguous K and V.
+  int64_t pageSize = 0;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;
@@ -152,6 +156,9 @@ struct HostArgs {
   float *lse = nullptr; // may be null
   int64_t batch = 0, heads = 0, numQueries = 0, numKeys = 0;
   int64_t kvHeads = 0; // divides heads; 0: heads
+  /// K's and V's first size when it is not `batch`: a paged cache's pages
+  /// (numKeys is then the page size). 0: batch.
+  int64_t kvBatch = 0;
   int64_t qStrides[4] = {}, kStrides[4] = {}, vStrides[4] = {},
           oStrides[4] = {}, lseStrides[3] = {};
   float scale = 0; // 0: 1/sqrt(D)

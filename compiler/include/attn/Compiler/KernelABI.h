@@ -102,6 +102,18 @@ inline constexpr CaptureArg kVarlenArgs[] = {
     {"cu_seqlens_k", 0, CaptureArg::I32, 1},
     {"max_seqlen_q", 0, CaptureArg::I64, 0}};
 
+/// A paged K/V cache's arguments (KernelConfig::pageSize > 0; the queries
+/// are packed as for varlen), in place of kVarlenArgs: the B + 1 query
+/// offsets and the longest query count, the (B, max_pages) block table of
+/// each sequence's pages and the B key counts (FlashAttention's seqused_k).
+/// K and V are then (num_pages, Hkv, page_size, D) with the page size
+/// compiled in.
+inline constexpr CaptureArg kPagedArgs[] = {
+    {"cu_seqlens_q", 0, CaptureArg::I32, 1},
+    {"max_seqlen_q", 0, CaptureArg::I64, 0},
+    {"block_table", 0, CaptureArg::I32, 2},
+    {"seqused_k", 0, CaptureArg::I32, 1}};
+
 /// The value of one capture argument at a call: a scalar, or a tensor's
 /// data, sizes and strides (elements).
 struct CaptureValue {
@@ -122,13 +134,17 @@ inline constexpr int kMaxUserCaptures = 16;
 inline constexpr int kMaxUserCaptureRank = 4;
 
 /// The kinds of all arguments of a kernel after its scalars, in argument
-/// order: kVarlenArgs for a packed batch, the named variants' captures (of
-/// `variants`), then a user's mods' `user`.
+/// order: kVarlenArgs for a packed batch (kPagedArgs over a paged cache),
+/// the named variants' captures (of `variants`), then a user's mods'
+/// `user`.
 inline std::vector<UserCapture>
 captureKinds(unsigned variants, const std::vector<UserCapture> &user = {},
-             bool varlen = false) {
+             bool varlen = false, bool paged = false) {
   std::vector<UserCapture> kinds;
-  if (varlen)
+  if (paged)
+    for (const CaptureArg &arg : kPagedArgs)
+      kinds.push_back({arg.element, arg.rank});
+  else if (varlen)
     for (const CaptureArg &arg : kVarlenArgs)
       kinds.push_back({arg.element, arg.rank});
   for (const CaptureArg &arg : kCaptureArgs)

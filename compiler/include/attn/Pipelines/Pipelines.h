@@ -64,6 +64,12 @@ struct KernelPipelineOptions : public PassPipelineOptions<Derived> {
       llvm::cl::desc("The canonical kernel takes a variable-length (packed) "
                      "batch: cu_seqlens_q, cu_seqlens_k, max_seqlen_q"),
       llvm::cl::init(false)};
+  ::mlir::detail::PassOptions::Option<int64_t> pageSize{
+      *this, "page-size",
+      llvm::cl::desc("The canonical kernel reads K and V from a paged cache "
+                     "of this page size (with varlen queries; 0: contiguous "
+                     "K and V)"),
+      llvm::cl::init(0)};
 
   std::string maskName() const { return causal ? "causal" : mask.getValue(); }
 };

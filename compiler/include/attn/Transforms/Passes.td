@@ -41,6 +41,10 @@ def AttnCreateKernel : Pass<"attn-create-kernel", "ModuleOp"> {
     Option<"varlen", "varlen", "bool", "false",
            "A variable-length (packed) batch: cu_seqlens arguments "
            "(KernelABI.h's kVarlenArgs) after the scale">,
+    Option<"pageSize", "page-size", "int64_t", "0",
+           "K and V in a paged cache of this page size, with varlen "
+           "queries (KernelABI.h's kPagedArgs after the scale); 0: "
+           "contiguous K and V">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect", "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];

@@ -46,6 +46,38 @@ struct Slot : OpConversionPattern<SlotOp> {
   }
 };
 
+/// The element offset of key row `row` of a paged cache (`source`, its
+/// kernel parameters `sourceParams`) for block-table row `batch`: the page
+/// read from the table (its parameters `pages`: pointer, sizes, strides)
+/// through the read-only cache, clamped like every lowering
+/// (getPagedRowPosition, clampPage).
+Value pagedRowElements(OpBuilder &b, Location loc, const GlobalTensor &global,
+                       MemRefType source, ValueRange sourceParams,
+                       ValueRange pages, Value batch, Value head, Value row) {
+  Type index = b.getIndexType(), i32 = b.getI32Type();
+  auto asIndex = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, index, v).getResult();
+  };
+  auto [column, inPage] = getPagedRowPosition(
+      b, loc, row, source.getDimSize(2), asIndex(pages[2]));
+  // One statement each: the IR's order must not depend on the order in
+  // which the C++ compiler evaluates arguments.
+  Value rowStart = arith::MulIOp::create(b, loc, batch, asIndex(pages[3]));
+  Value columnOffset =
+      arith::MulIOp::create(b, loc, column, asIndex(pages[4]));
+  Value entry = arith::AddIOp::create(b, loc, rowStart, columnOffset);
+  Value at = LLVM::GEPOp::create(
+      b, loc, pages[0].getType(), i32, pages[0],
+      ValueRange{arith::IndexCastOp::create(b, loc, b.getI64Type(), entry)});
+  Value page = LLVM::LoadOp::create(b, loc, i32, at, /*alignment=*/4,
+                                    /*isVolatile=*/false,
+                                    /*isNonTemporal=*/false,
+                                    /*isInvariant=*/true);
+  Value number = asIndex(page);
+  page = clampPage(b, loc, number, asIndex(sourceParams[1]));
+  return global.rowElements(b, loc, page, head, inPage);
+}
+
 /// Every thread copies 16-byte chunks (thread t: chunks t, t + threads,
 /// ...) with cp.async.cg; chunks of rows at or past the bound and columns
 /// past the row copy 0 bytes, which fills zeros.
@@ -85,8 +117,9 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
     // tile that starts at or past the bound from `ptr`, any other chunk from
     // the tile's first row, by selecting its 32-bit offset rather than its
     // 64-bit pointer (one SEL a chunk instead of two).
+    ValueRange pages = adaptor.getPages();
     Value tileBase;
-    if (!rowsPerHead)
+    if (!rowsPerHead && pages.empty())
       tileBase = arith::SelectOp::create(
           b, loc,
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, bound),
@@ -112,17 +145,25 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
                                              c, constI32(bb, loc, validChunks));
         Value valid = arith::AndIOp::create(bb, loc, inRows, inCols);
         Value from; // the chunk's source address
-        if (rowsPerHead) {
+        if (rowsPerHead || !pages.empty()) {
           // Packed heads: each row finds its own head (one copy per CTA,
-          // of Q, so the 64-bit arithmetic does not matter).
+          // of Q, so the 64-bit arithmetic does not matter). A paged cache:
+          // each row finds its page in the block table (a row's pages may
+          // lie anywhere, so the address is 64-bit).
           Value p = arith::AddIOp::create(
               bb, loc, row, arith::IndexCastUIOp::create(bb, loc, index, r));
-          auto [h, n] = getPackedRowPosition(bb, loc, head, p, rowsPerHead);
           Value chunkBytes = arith::IndexCastUIOp::create(
               bb, loc, index,
               arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16)));
-          from = global.address(
-              bb, loc, global.rowElements(bb, loc, batch, h, n), chunkBytes);
+          Value rowOff;
+          if (!pages.empty()) {
+            rowOff = pagedRowElements(bb, loc, global, src, adaptor.getSource(),
+                                      pages, batch, head, p);
+          } else {
+            auto [h, n] = getPackedRowPosition(bb, loc, head, p, rowsPerHead);
+            rowOff = global.rowElements(bb, loc, batch, h, n);
+          }
+          from = global.address(bb, loc, rowOff, chunkBytes);
           from = arith::SelectOp::create(bb, loc, valid, from, ptr);
         } else {
           Value bytes = arith::AddIOp::create(

@@ -114,6 +114,9 @@ struct LoadTile : OpConversionPattern<LoadTileOp> {
       return op.emitOpError("loads into #attn_nv.acc, #attn_nv.rows or "
                             "#attn_nv.cols tiles, got ")
              << op.getType();
+    if (op.getPages())
+      return op.emitOpError("gathers the rows of a paged cache only into "
+                            "shared memory (attn_nv.copy_async)");
     auto &b = rewriter;
     Location loc = op.getLoc();
     auto source = cast<MemRefType>(op.getSource().getType());

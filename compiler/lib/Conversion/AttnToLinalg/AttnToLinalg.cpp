@@ -79,6 +79,21 @@ using utils::IteratorType;
 constexpr IteratorType kPar = IteratorType::parallel;
 constexpr IteratorType kRed = IteratorType::reduction;
 
+/// The (page, head, row in page) of key row `row` of a paged source, read
+/// through row `op.getBatch()` of the block table `table`.
+SmallVector<Value, 4> pagedIndices(OpBuilder &b, Location loc, LoadTileOp op,
+                                   Value table, Value head, Value row) {
+  Value source = op.getSource();
+  int64_t pageSize = cast<MemRefType>(source.getType()).getDimSize(2);
+  auto [column, inPage] = getPagedRowPosition(
+      b, loc, row, pageSize, memref::DimOp::create(b, loc, table, 1));
+  Value page = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      memref::LoadOp::create(b, loc, table, ValueRange{op.getBatch(), column}));
+  page = clampPage(b, loc, page, memref::DimOp::create(b, loc, source, 0));
+  return {page, head, inPage};
+}
+
 Value lowerLoad(OpBuilder &b, LoadTileOp op) {
   Location loc = op.getLoc();
   auto type = cast<RankedTensorType>(op.getResult().getType());
@@ -104,6 +119,8 @@ Value lowerLoad(OpBuilder &b, LoadTileOp op) {
         auto [head, seq] = getPackedRowPosition(tb, tl, op.getHead(), row,
                                                 op.getRowsPerHead());
         SmallVector<Value, 4> indices{op.getBatch(), head, seq};
+        if (Value table = op.getPages())
+          indices = pagedIndices(tb, tl, op, table, head, seq);
         if (!rowTerms)
           indices.push_back(block->getArgument(1));
         Value v = memref::LoadOp::create(tb, tl, op.getSource(), indices);

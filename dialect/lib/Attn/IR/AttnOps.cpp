@@ -113,6 +113,28 @@ std::pair<Value, Value> mlir::attn::getPackedRowPosition(OpBuilder &b,
   return {arith::AddIOp::create(b, loc, head, heads), inHead};
 }
 
+std::pair<Value, Value> mlir::attn::getPagedRowPosition(OpBuilder &b,
+                                                        Location loc,
+                                                        Value row,
+                                                        int64_t pageSize,
+                                                        Value maxPages) {
+  Value size = arith::ConstantIndexOp::create(b, loc, pageSize);
+  Value column = arith::DivUIOp::create(b, loc, row, size);
+  Value lastColumn = arith::SubIOp::create(
+      b, loc, maxPages, arith::ConstantIndexOp::create(b, loc, 1));
+  column = arith::MinSIOp::create(b, loc, column, lastColumn);
+  return {column, arith::RemUIOp::create(b, loc, row, size)};
+}
+
+Value mlir::attn::clampPage(OpBuilder &b, Location loc, Value page,
+                            Value numPages) {
+  Value lastPage = arith::SubIOp::create(
+      b, loc, numPages, arith::ConstantIndexOp::create(b, loc, 1));
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  return arith::MaxSIOp::create(
+      b, loc, arith::MinSIOp::create(b, loc, page, lastPage), zero);
+}
+
 bool mlir::attn::isZeroTile(Value tile) {
   Attribute attr;
   if (!matchPattern(tile, m_Constant(&attr)))
@@ -196,7 +218,8 @@ ConfigAttr ConfigAttr::lookup(Operation *op) {
 static LogicalResult
 verifyAttentionOperands(Operation *op, Type q, Type k, Type v, Type o,
                         ArrayRef<std::pair<StringRef, Type>> tensors,
-                        ArrayRef<std::pair<StringRef, Type>> rowTerms) {
+                        ArrayRef<std::pair<StringRef, Type>> rowTerms,
+                        bool pagedKeys = false) {
   SmallVector<std::pair<StringRef, Type>> all = {
       {"query", q}, {"key", k}, {"value", v}, {"output", o}};
   llvm::append_range(all, tensors);
@@ -214,8 +237,10 @@ verifyAttentionOperands(Operation *op, Type q, Type k, Type v, Type o,
       failed(checkSameDim(op, "query", q, 1, "output", o, 1, "head count")) ||
       failed(checkSameDim(op, "key", k, 1, "value", v, 1, "head count")))
     return failure();
+  // A paged cache's first dim counts pages, not sequences.
   for (auto [name, type] : ArrayRef(all).slice(1, 3))
-    if (failed(checkSameDim(op, "query", q, 0, name, type, 0, "batch")))
+    if ((!pagedKeys || name == "output") &&
+        failed(checkSameDim(op, "query", q, 0, name, type, 0, "batch")))
       return failure();
   // Grouped-query attention: every K/V head serves H / Hkv query heads.
   int64_t heads = cast<ShapedType>(q).getDimSize(1);
@@ -243,14 +268,24 @@ LogicalResult SdpaOp::verifyVarlen() {
   Value cuQ = getCuSeqlensQ(), cuK = getCuSeqlensK(), maxQ = getMaxSeqlenQ();
   if (!cuQ && !cuK && !maxQ)
     return success();
-  if (!cuQ || !cuK || !maxQ)
+  // Over a paged cache only the queries are packed (verifyPaged).
+  if (isPaged()) {
+    if (cuK)
+      return emitOpError("takes no cu_seqlens_k with a paged K/V cache: "
+                         "seqused_k gives the key counts");
+    if (!cuQ || !maxQ)
+      return emitOpError("needs cu_seqlens_q and max_seqlen_q together");
+  } else if (!cuQ || !cuK || !maxQ) {
     return emitOpError("needs cu_seqlens_q, cu_seqlens_k and max_seqlen_q "
                        "together (a variable-length batch) or none of them");
+  }
   const std::pair<StringRef, Type> packed[] = {{"query", getQuery().getType()},
                                                {"key", getKey().getType()},
                                                {"value", getValue().getType()},
                                                {"output", getOutput().getType()}};
   for (auto [name, type] : packed) {
+    if (isPaged() && (name == "key" || name == "value"))
+      continue;
     int64_t batch = cast<ShapedType>(type).getDimSize(0);
     if (!ShapedType::isDynamic(batch) && batch != 1)
       return emitOpError() << "'" << name << "' (" << shapeOf(type)
@@ -259,6 +294,10 @@ LogicalResult SdpaOp::verifyVarlen() {
                               "packed along its rows";
   }
   int64_t nq = cast<MemRefType>(cuQ.getType()).getDimSize(0);
+  if (!cuK)
+    return nq == 0 ? emitOpError("'cu_seqlens_q' holds no offset: B + 1 "
+                                 "offsets are needed")
+                   : success();
   int64_t nk = cast<MemRefType>(cuK.getType()).getDimSize(0);
   for (auto [name, n] : {std::pair<StringRef, int64_t>{"cu_seqlens_q", nq},
                          {"cu_seqlens_k", nk}})
@@ -272,15 +311,99 @@ LogicalResult SdpaOp::verifyVarlen() {
   return success();
 }
 
+/// A paged K/V cache: the block table and the key counts together; K and
+/// V pages of one static size (a multiple of 16 in [16, 256]); one table
+/// row and one key count per sequence.
+LogicalResult SdpaOp::verifyPaged() {
+  Value table = getBlockTable(), used = getSequsedK();
+  if (!table && !used)
+    return success();
+  if (!table || !used)
+    return emitOpError("needs block_table and seqused_k together (a paged "
+                       "K/V cache) or neither");
+  Type key = getKey().getType();
+  int64_t pageSize = cast<ShapedType>(key).getDimSize(2);
+  if (ShapedType::isDynamic(pageSize) || !isValidPageSize(pageSize))
+    return emitOpError() << "'key' (" << shapeOf(key)
+                         << ") must have a static page size (dim 2) that is "
+                            "a multiple of "
+                         << kPageSizeStep << " in [" << kMinPageSize << ", "
+                         << kMaxPageSize << "] with a paged K/V cache";
+  int64_t rows = cast<ShapedType>(table.getType()).getDimSize(0);
+  int64_t counts = cast<ShapedType>(used.getType()).getDimSize(0);
+  if (dimsConflict(rows, counts))
+    return emitOpError() << "'block_table' has " << rows
+                         << " rows and 'seqused_k' " << counts
+                         << " key counts: both must be one per sequence";
+  Value cuQ = getCuSeqlensQ();
+  int64_t sequences =
+      cuQ ? cast<ShapedType>(cuQ.getType()).getDimSize(0)
+          : cast<ShapedType>(getQuery().getType()).getDimSize(0);
+  if (cuQ && !ShapedType::isDynamic(sequences))
+    --sequences; // B + 1 offsets
+  if (dimsConflict(rows, sequences))
+    return emitOpError() << "'block_table' has " << rows
+                         << " rows for " << sequences
+                         << " sequences of queries: one row per sequence";
+  return success();
+}
+
 LogicalResult SdpaOp::verify() {
   SmallVector<std::pair<StringRef, Type>, 1> rowTerms;
   if (Value lse = getLse())
     rowTerms.push_back({"lse", lse.getType()});
   if (failed(verifyAttentionOperands(
           getOperation(), getQuery().getType(), getKey().getType(),
-          getValue().getType(), getOutput().getType(), {}, rowTerms)))
+          getValue().getType(), getOutput().getType(), {}, rowTerms,
+          isPaged())))
+    return failure();
+  if (failed(verifyPaged()))
     return failure();
   return verifyVarlen();
+}
+
+/// `varlen(%cu_q, %cu_k, %max_q : type, type)`, or over a paged cache
+/// `varlen(%cu_q, %max_q : type)`; nothing without cu_seqlens.
+static ParseResult
+parseVarlen(OpAsmParser &parser,
+            std::optional<OpAsmParser::UnresolvedOperand> &cuQ,
+            std::optional<OpAsmParser::UnresolvedOperand> &cuK,
+            std::optional<OpAsmParser::UnresolvedOperand> &maxQ,
+            Type &cuQType, Type &cuKType) {
+  if (failed(parser.parseOptionalKeyword("varlen")))
+    return success();
+  OpAsmParser::UnresolvedOperand first, second;
+  if (parser.parseLParen() || parser.parseOperand(first) ||
+      parser.parseComma() || parser.parseOperand(second))
+    return failure();
+  cuQ = first;
+  if (succeeded(parser.parseOptionalComma())) {
+    OpAsmParser::UnresolvedOperand third;
+    if (parser.parseOperand(third))
+      return failure();
+    cuK = second;
+    maxQ = third;
+  } else {
+    maxQ = second;
+  }
+  if (parser.parseColon() || parser.parseType(cuQType))
+    return failure();
+  if (cuK && (parser.parseComma() || parser.parseType(cuKType)))
+    return failure();
+  return parser.parseRParen();
+}
+
+static void printVarlen(OpAsmPrinter &p, SdpaOp, Value cuQ, Value cuK,
+                        Value maxQ, Type cuQType, Type cuKType) {
+  if (!cuQ)
+    return;
+  p << "varlen(" << cuQ << ", ";
+  if (cuK)
+    p << cuK << ", ";
+  p << maxQ << " : " << cuQType;
+  if (cuK)
+    p << ", " << cuKType;
+  p << ")";
 }
 
 LogicalResult SdpaBackwardOp::verify() {
@@ -492,6 +615,10 @@ LogicalResult LoadTileOp::verify() {
     return failure();
   // Row terms: a row tile (R) or a 1×R tile.
   auto tileType = cast<ShapedType>(tile);
+  if (getPages() && cast<ShapedType>(src).getRank() != 4)
+    return emitOpError() << "gathers rows of a paged (num_pages, H, "
+                            "page_size, D) source with pages, got "
+                         << shapeOf(src);
   if (cast<ShapedType>(src).getRank() == 3) {
     if (tileType.getRank() == 1 ||
         (tileType.getRank() == 2 && tileType.getDimSize(0) == 1))
@@ -510,6 +637,18 @@ LogicalResult LoadTileOp::verify() {
                           "head dim")) ||
       failed(checkUnitInnerStride(*this, "source", src)))
     return failure();
+  if (getPages()) {
+    int64_t pageSize = cast<ShapedType>(src).getDimSize(2);
+    if (ShapedType::isDynamic(pageSize) || !isValidPageSize(pageSize))
+      return emitOpError() << "'source' (" << shapeOf(src)
+                           << ") must have a static page size (dim 2) that "
+                              "is a multiple of "
+                           << kPageSizeStep << " in [" << kMinPageSize << ", "
+                           << kMaxPageSize << "] with pages";
+    if (getRowsPerHead())
+      return emitOpError("cannot pack heads (rows_per_head) of a paged "
+                         "source");
+  }
   return success();
 }
 

@@ -144,3 +144,42 @@ func.func @swizzled_packed(%Q: !t128, %b: index, %h: index, %row: index, %bound:
   attn_nv.copy_async %Q[%b, %h, %row] rows_per_head %rph bounds %bound into %q : !t128, !attn_nv.smem<64x128xbf16, swizzle_128b>
   return
 }
+
+// A paged cache (pages of 16 rows): each chunk's row finds its page in row
+// %b of the block table, read through the read-only cache; the table
+// column is clamped to the table's columns and the page number to the
+// cache's pages (so rows past the bound read valid entries too, and copy 0
+// bytes); the address is 64-bit from the page, head and row in the page.
+// CHECK-LABEL: gpu.func @paged
+// CHECK-SAME: (%[[PTR:[^:]*]]: !llvm.ptr<1>, %[[PAGES:[^:]*]]: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %[[SP:[^:]*]]: i64, %[[SH:[^:]*]]: i64, %[[SN:[^:]*]]: i64, %{{[^:]*}}: i64, %[[TPTR:[^:]*]]: !llvm.ptr<1>, %{{[^:]*}}: i64, %[[COLS:[^:]*]]: i64, %[[TS0:[^:]*]]: i64, %[[TS1:[^:]*]]: i64, %[[B:[^:]*]]: index, %[[H:[^:]*]]: index, %[[ROW:[^:]*]]: index, %[[BOUND:[^:]*]]: index)
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK: %[[R64:.*]] = arith.index_castui %{{.*}} : i32 to index
+// CHECK: %[[J:.*]] = arith.addi %[[ROW]], %[[R64]] : index
+// CHECK: %[[NCOLS:.*]] = arith.index_cast %[[COLS]] : i64 to index
+// CHECK: %[[COL:.*]] = arith.divui %[[J]], %{{.*}} : index
+// CHECK: %[[LASTCOL:.*]] = arith.subi %[[NCOLS]], %{{.*}} : index
+// CHECK: %[[CCOL:.*]] = arith.minsi %[[COL]], %[[LASTCOL]] : index
+// CHECK: %[[INPAGE:.*]] = arith.remui %[[J]], %{{.*}} : index
+// CHECK: arith.muli %[[B]], %{{.*}} : index
+// CHECK: arith.muli %[[CCOL]], %{{.*}} : index
+// CHECK: %[[AT:.*]] = llvm.getelementptr %[[TPTR]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
+// CHECK: %[[E:.*]] = llvm.load %[[AT]] invariant {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+// CHECK: %[[P:.*]] = arith.index_cast %[[E]] : i32 to index
+// CHECK: %[[NPAGES:.*]] = arith.index_cast %[[PAGES]] : i64 to index
+// CHECK: %[[LAST:.*]] = arith.subi %[[NPAGES]], %{{.*}} : index
+// CHECK: %[[LO:.*]] = arith.minsi %[[P]], %[[LAST]] : index
+// CHECK: %[[PAGE:.*]] = arith.maxsi %[[LO]], %{{.*}} : index
+// CHECK: arith.muli %[[PAGE]], %{{.*}} : index
+// CHECK: arith.muli %[[H]], %{{.*}} : index
+// CHECK: arith.muli %[[INPAGE]], %{{.*}} : index
+// CHECK: %[[SRC:.*]] = llvm.getelementptr %[[PTR]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+// CHECK: %[[FROM:.*]] = arith.select %{{.*}}, %[[SRC]], %[[PTR]] : !llvm.ptr<1>
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %[[FROM]], 16, cache = cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK: nvvm.cp.async.shared.global
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK: gpu.return
+func.func @paged(%K: memref<?x?x16x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, %bt: memref<?x?xi32, strided<[?, ?], offset: ?>>, %b: index, %h: index, %row: index, %bound: index) attributes {attn.config = #mma} {
+  %k = attn_nv.alloc_shared {offset = 0} : !attn_nv.smem<32x64xbf16, padded>
+  attn_nv.copy_async %K[%b, %h, %row] pages(%bt : memref<?x?xi32, strided<[?, ?], offset: ?>>) bounds %bound into %k : memref<?x?x16x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, !attn_nv.smem<32x64xbf16, padded>
+  return
+}

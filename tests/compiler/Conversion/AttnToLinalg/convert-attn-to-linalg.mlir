@@ -209,3 +209,30 @@ func.func @column_tiles(%l: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, %s
   }
   return %m : tensor<8x16xf32>
 }
+
+// A paged source (pages of 16 rows): each row in the bound finds its page
+// in row %b of the block table -- the column clamped to the table, the
+// page number to the cache -- and its row in that page.
+// CHECK-LABEL: func.func @load_paged
+// CHECK-SAME: (%[[K:[^:]*]]: memref<?x?x16x32xf32{{.*}}, %[[BT:[^:]*]]: memref<?x?xi32{{.*}}, %[[B:[^:]*]]: index, %[[H:[^:]*]]: index, %[[ROW:[^:]*]]: index, %[[N:[^:]*]]: index)
+// CHECK: tensor.generate
+// CHECK: ^bb0(%[[R:.*]]: index, %[[D:.*]]: index):
+// CHECK:   %[[J:.*]] = arith.addi %[[ROW]], %[[R]] : index
+// CHECK:   %[[IN:.*]] = arith.cmpi slt, %[[J]], %[[N]] : index
+// CHECK:   scf.if %[[IN]]
+// CHECK:     %[[COLS:.*]] = memref.dim %[[BT]], %{{.*}}
+// CHECK:     %[[COL:.*]] = arith.divui %[[J]], %[[P16:.*]] : index
+// CHECK:     %[[LASTCOL:.*]] = arith.subi %[[COLS]], %{{.*}} : index
+// CHECK:     %[[CCOL:.*]] = arith.minsi %[[COL]], %[[LASTCOL]] : index
+// CHECK:     %[[INPAGE:.*]] = arith.remui %[[J]], %[[P16]] : index
+// CHECK:     %[[E:.*]] = memref.load %[[BT]][%[[B]], %[[CCOL]]]
+// CHECK:     %[[P:.*]] = arith.index_cast %[[E]] : i32 to index
+// CHECK:     %[[PAGES:.*]] = memref.dim %[[K]], %{{.*}}
+// CHECK:     %[[LAST:.*]] = arith.subi %[[PAGES]], %{{.*}} : index
+// CHECK:     %[[LO:.*]] = arith.minsi %[[P]], %[[LAST]] : index
+// CHECK:     %[[PAGE:.*]] = arith.maxsi %[[LO]], %{{.*}} : index
+// CHECK:     memref.load %[[K]][%[[PAGE]], %[[H]], %[[INPAGE]], %[[D]]]
+func.func @load_paged(%K: memref<?x?x16x32xf32, strided<[?, ?, ?, 1], offset: ?>>, %bt: memref<?x?xi32, strided<[?, ?], offset: ?>>, %b: index, %h: index, %row: index, %n: index) -> tensor<64x32xf32> {
+  %k = attn.load_tile %K[%b, %h, %row] pages(%bt : memref<?x?xi32, strided<[?, ?], offset: ?>>) bounds %n : memref<?x?x16x32xf32, strided<[?, ?, ?, 1], offset: ?>> -> tensor<64x32xf32>
+  return %k : tensor<64x32xf32>
+}

@@ -338,7 +338,104 @@ func.func @sdpa_lse_type(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %
 // A variable-length batch needs both offsets and the query-length bound.
 func.func @sdpa_varlen_partial(%q: memref<1x2x8x64xbf16>, %cu: memref<3xi32>) {
   // expected-error @+1 {{'attn.sdpa' op needs cu_seqlens_q, cu_seqlens_k and max_seqlen_q together (a variable-length batch) or none of them}}
-  "attn.sdpa"(%q, %q, %q, %q, %cu) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0>}> ({}, {}) : (memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<3xi32>) -> ()
+  "attn.sdpa"(%q, %q, %q, %q, %cu) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0>}> ({}, {}) : (memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<3xi32>) -> ()
+  return
+}
+
+// -----
+
+// A paged K/V cache needs the block table and the key counts together.
+func.func @sdpa_paged_partial(%q: memref<2x2x8x64xbf16>, %kv: memref<9x2x16x64xbf16>, %bt: memref<2x4xi32>) {
+  // expected-error @+1 {{'attn.sdpa' op needs block_table and seqused_k together (a paged K/V cache) or neither}}
+  "attn.sdpa"(%q, %kv, %kv, %q, %bt) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {}) : (memref<2x2x8x64xbf16>, memref<9x2x16x64xbf16>, memref<9x2x16x64xbf16>, memref<2x2x8x64xbf16>, memref<2x4xi32>) -> ()
+  return
+}
+
+// -----
+
+func.func @sdpa_paged_page_size(%q: memref<2x2x8x64xbf16>, %kv: memref<9x2x24x64xbf16>, %bt: memref<2x4xi32>, %n: memref<2xi32>) {
+  // expected-error @+1 {{'key' (9x2x24x64xbf16) must have a static page size (dim 2) that is a multiple of 16 in [16, 256] with a paged K/V cache}}
+  attn.sdpa %q, %kv, %kv into %q paged(%bt, %n : memref<2x4xi32>, memref<2xi32>) : memref<2x2x8x64xbf16>, memref<9x2x24x64xbf16>, memref<9x2x24x64xbf16> -> memref<2x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_paged_dynamic_page_size(%q: memref<2x2x8x64xbf16>, %kv: memref<9x2x?x64xbf16>, %bt: memref<2x4xi32>, %n: memref<2xi32>) {
+  // expected-error @+1 {{'key' (9x2x?x64xbf16) must have a static page size (dim 2)}}
+  attn.sdpa %q, %kv, %kv into %q paged(%bt, %n : memref<2x4xi32>, memref<2xi32>) : memref<2x2x8x64xbf16>, memref<9x2x?x64xbf16>, memref<9x2x?x64xbf16> -> memref<2x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_paged_counts(%q: memref<2x2x8x64xbf16>, %kv: memref<9x2x16x64xbf16>, %bt: memref<2x4xi32>, %n: memref<3xi32>) {
+  // expected-error @+1 {{'block_table' has 2 rows and 'seqused_k' 3 key counts: both must be one per sequence}}
+  attn.sdpa %q, %kv, %kv into %q paged(%bt, %n : memref<2x4xi32>, memref<3xi32>) : memref<2x2x8x64xbf16>, memref<9x2x16x64xbf16>, memref<9x2x16x64xbf16> -> memref<2x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_paged_sequences(%q: memref<3x2x8x64xbf16>, %kv: memref<9x2x16x64xbf16>, %bt: memref<2x4xi32>, %n: memref<2xi32>) {
+  // expected-error @+1 {{'block_table' has 2 rows for 3 sequences of queries: one row per sequence}}
+  attn.sdpa %q, %kv, %kv into %q paged(%bt, %n : memref<2x4xi32>, memref<2xi32>) : memref<3x2x8x64xbf16>, memref<9x2x16x64xbf16>, memref<9x2x16x64xbf16> -> memref<3x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_paged_varlen_sequences(%q: memref<1x2x8x64xbf16>, %kv: memref<9x2x16x64xbf16>, %cq: memref<4xi32>, %m: index, %bt: memref<2x4xi32>, %n: memref<2xi32>) {
+  // expected-error @+1 {{'block_table' has 2 rows for 3 sequences of queries: one row per sequence}}
+  attn.sdpa %q, %kv, %kv into %q varlen(%cq, %m : memref<4xi32>) paged(%bt, %n : memref<2x4xi32>, memref<2xi32>) : memref<1x2x8x64xbf16>, memref<9x2x16x64xbf16>, memref<9x2x16x64xbf16> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_paged_cu_seqlens_k(%q: memref<1x2x8x64xbf16>, %kv: memref<9x2x16x64xbf16>, %cq: memref<3xi32>, %m: index, %bt: memref<2x4xi32>, %n: memref<2xi32>) {
+  // expected-error @+1 {{'attn.sdpa' op takes no cu_seqlens_k with a paged K/V cache: seqused_k gives the key counts}}
+  attn.sdpa %q, %kv, %kv into %q varlen(%cq, %cq, %m : memref<3xi32>, memref<3xi32>) paged(%bt, %n : memref<2x4xi32>, memref<2xi32>) : memref<1x2x8x64xbf16>, memref<9x2x16x64xbf16>, memref<9x2x16x64xbf16> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_paged_varlen_partial(%q: memref<1x2x8x64xbf16>, %kv: memref<9x2x16x64xbf16>, %cq: memref<3xi32>, %bt: memref<2x4xi32>, %n: memref<2xi32>) {
+  // expected-error @+1 {{'attn.sdpa' op needs cu_seqlens_q and max_seqlen_q together}}
+  "attn.sdpa"(%q, %kv, %kv, %q, %cq, %bt, %n) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1>}> ({}, {}) : (memref<1x2x8x64xbf16>, memref<9x2x16x64xbf16>, memref<9x2x16x64xbf16>, memref<1x2x8x64xbf16>, memref<3xi32>, memref<2x4xi32>, memref<2xi32>) -> ()
+  return
+}
+
+// -----
+
+func.func @sdpa_paged_table_type(%q: memref<2x2x8x64xbf16>, %kv: memref<9x2x16x64xbf16>, %bt: memref<2x4xi64>, %n: memref<2xi32>) {
+  // expected-error @+1 {{must be 2D memref of 32-bit signless integer values}}
+  attn.sdpa %q, %kv, %kv into %q paged(%bt, %n : memref<2x4xi64>, memref<2xi32>) : memref<2x2x8x64xbf16>, memref<9x2x16x64xbf16>, memref<9x2x16x64xbf16> -> memref<2x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @load_tile_paged_page_size(%kv: memref<9x2x8x64xbf16>, %bt: memref<2x4xi32>, %i: index) {
+  // expected-error @+1 {{'source' (9x2x8x64xbf16) must have a static page size (dim 2) that is a multiple of 16 in [16, 256] with pages}}
+  %t = attn.load_tile %kv[%i, %i, %i] pages(%bt : memref<2x4xi32>) bounds %i : memref<9x2x8x64xbf16> -> tensor<32x64xbf16>
+  return
+}
+
+// -----
+
+func.func @load_tile_paged_packed(%kv: memref<9x2x16x64xbf16>, %bt: memref<2x4xi32>, %i: index) {
+  // expected-error @+1 {{cannot pack heads (rows_per_head) of a paged source}}
+  %t = attn.load_tile %kv[%i, %i, %i] rows_per_head %i pages(%bt : memref<2x4xi32>) bounds %i : memref<9x2x16x64xbf16> -> tensor<32x64xbf16>
+  return
+}
+
+// -----
+
+func.func @load_tile_paged_rows(%lse: memref<9x2x16xf32>, %bt: memref<2x4xi32>, %i: index) {
+  // expected-error @+1 {{gathers rows of a paged (num_pages, H, page_size, D) source with pages, got 9x2x16xf32}}
+  %t = attn.load_tile %lse[%i, %i, %i] pages(%bt : memref<2x4xi32>) bounds %i : memref<9x2x16xf32> -> tensor<32xf32>
   return
 }
 

@@ -27,6 +27,26 @@ func.func @sdpa(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !lse, %s: f32) {
 
 // -----
 
+// A paged K/V cache: (num_pages, Hkv, page_size, D) caches, a block table
+// and key counts, under an ordinary batch of queries or packed ones; a
+// load gathers rows through the block table.
+!pq = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!pkv = memref<?x?x16x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!bt = memref<?x?xi32, strided<[?, ?], offset: ?>>
+!n = memref<?xi32, strided<[?], offset: ?>>
+// CHECK-LABEL: func.func @sdpa_paged
+func.func @sdpa_paged(%q: !pq, %k: !pkv, %v: !pkv, %o: !pq, %bt: !bt, %n: !n, %cq: !n, %m: index, %i: index) {
+  // CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} paged(%{{.*}}, %{{.*}} : memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?xi32, strided<[?], offset: ?>>) mask <causal_bottom_right> :
+  attn.sdpa %q, %k, %v into %o paged(%bt, %n : !bt, !n) mask <causal_bottom_right> : !pq, !pkv, !pkv -> !pq
+  // CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} varlen(%{{.*}}, %{{.*}} : memref<?xi32, strided<[?], offset: ?>>) paged(%{{.*}}, %{{.*}} : memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?xi32, strided<[?], offset: ?>>) :
+  attn.sdpa %q, %k, %v into %o varlen(%cq, %m : !n) paged(%bt, %n : !bt, !n) : !pq, !pkv, !pkv -> !pq
+  // CHECK: attn.load_tile %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] pages(%{{.*}} : memref<?x?xi32, strided<[?, ?], offset: ?>>) bounds %{{.*}} :
+  %t = attn.load_tile %k[%i, %i, %i] pages(%bt : !bt) bounds %i : !pkv -> tensor<64x64xbf16>
+  return
+}
+
+// -----
+
 // A variable-length batch: sequences packed along the rows of batch 1.
 !p = memref<1x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !cu = memref<?xi32, strided<[?], offset: ?>>

@@ -30,6 +30,17 @@ std::pair<Value, Value> getPackedRowPosition(OpBuilder &b, Location loc,
                                              Value head, Value row,
                                              Value rowsPerHead);
 
+/// Where key row `row` of a paged cache lies (attn.load_tile with pages),
+/// as (block-table column, row in the page) index values: min(row /
+/// pageSize, maxPages - 1) and row mod pageSize; and a page number read
+/// from the block table clamped into [0, numPages). The one definition of
+/// the gather, for every lowering, so that wrong device data never reads
+/// outside the block table or the cache.
+std::pair<Value, Value> getPagedRowPosition(OpBuilder &b, Location loc,
+                                            Value row, int64_t pageSize,
+                                            Value maxPages);
+Value clampPage(OpBuilder &b, Location loc, Value page, Value numPages);
+
 /// Whether `tile` is a constant tile of +0.0 (a product starting from zero,
 /// a sum that can start anywhere).
 bool isZeroTile(Value tile);

@@ -157,6 +157,11 @@ def Attn_MapTile : TensorRankOf<[AnyType], [1, 2]>;
 // Offsets of the sequences of a packed (variable-length) batch: B + 1
 // non-decreasing int32 values from 0 (FlashAttention's cu_seqlens).
 def Attn_SeqOffsets : MemRefRankOf<[I32], [1]>;
+// A paged K/V cache's block table: row b lists the pages of sequence b
+// (vLLM's block_tables, FlashAttention's page_table), int32.
+def Attn_BlockTable : MemRefRankOf<[I32], [2]>;
+// Per-sequence key counts of a paged cache (FlashAttention's seqused_k).
+def Attn_SeqLengths : MemRefRankOf<[I32], [1]>;
 
 def Attn_Capture : AnyTypeOf<[F32, I32, I64, Index,
                               MemRefOf<[F32, I32, I64, Index]>]>;
@@ -190,6 +195,19 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
     a capture computed from `memref.dim` of Q's or K's sequence dimension
     stands for the sequence's own length. Offsets are clamped to the packed
     rows, so wrong ones never read or write outside the tensors.
+
+    **Paged K/V cache** (vLLM's layout, FlashAttention's `page_table`):
+    with `paged(%block_table, %seqused_k)` K and V are caches of pages,
+    (num_pages, Hkv, page_size, D) memrefs (vLLM's (num_pages, page_size,
+    Hkv, D) through strides) with a static page size, a multiple of 16 in
+    [16, 256]; `%block_table` (B, max_pages) int32 lists each sequence's
+    pages and `%seqused_k` (B) int32 its key count: key j of sequence b is
+    row j mod page_size of page block_table[b, j / page_size]. Queries are
+    an ordinary (B, H, Nq, D) batch, or packed by `varlen(%cu_q, %max_q)`
+    (no `cu_seqlens_k`: the cache holds the keys). Positions, lengths and
+    `memref.dim` of K's sequence dimension are per sequence as for varlen.
+    Key counts are clamped to [0, max_pages · page_size] and page numbers
+    to [0, num_pages), so wrong device data never reads outside the cache.
 
     Sizes may be dynamic except the head dims. The (B, N, H, D) layout is
     expressed through strides: Q, K, V and O need a unit innermost stride; the
@@ -249,6 +267,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
       Arg<Optional<Attn_SeqOffsets>, "key offsets (varlen)", [MemRead]>:$cuSeqlensK,
       Optional<Index>:$maxSeqlenQ,
       Variadic<Attn_Capture>:$captures,
+      Arg<Optional<Attn_BlockTable>, "pages of each sequence (paged K/V)", [MemRead]>:$blockTable,
+      Arg<Optional<Attn_SeqLengths>, "keys of each sequence (paged K/V)", [MemRead]>:$sequsedK,
       DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::None">:$mask,
       UnitAttr:$positiveScale);
   let regions = (region MaxSizedRegion<1>:$scoreMod,
@@ -256,8 +276,10 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
   let assemblyFormat = [{
     $query `,` $key `,` $value `into` $output (`lse` $lse^)?
     (`scale` $scale^)?
-    (`varlen` `(` $cuSeqlensQ^ `,` $cuSeqlensK `,` $maxSeqlenQ `:`
-      type($cuSeqlensQ) `,` type($cuSeqlensK) `)`)?
+    custom<Varlen>($cuSeqlensQ, $cuSeqlensK, $maxSeqlenQ, type($cuSeqlensQ),
+                   type($cuSeqlensK))
+    (`paged` `(` $blockTable^ `,` $sequsedK `:` type($blockTable) `,`
+      type($sequsedK) `)`)?
     (`mask` $mask^)? (`positive_scale` $positiveScale^)?
     (`captures` `(` $captures^ `:` type($captures) `)`)?
     (`score_mod` $scoreMod^)? (`mask_mod` $maskMod^)?
@@ -270,6 +292,9 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
     /// A packed, variable-length batch (cu_seqlens operands).
     bool isVarlen() { return getCuSeqlensQ() != nullptr; }
     ::mlir::LogicalResult verifyVarlen();
+    /// K and V are a paged cache (block table and key counts).
+    bool isPaged() { return getBlockTable() != nullptr; }
+    ::mlir::LogicalResult verifyPaged();
   }];
 }
 
@@ -373,7 +398,7 @@ def Attn_TileGridOp : Attn_Op<"tile_grid", [
   }];
 }
 
-def Attn_LoadTileOp : Attn_Op<"load_tile"> {
+def Attn_LoadTileOp : Attn_Op<"load_tile", [AttrSizedOperandSegments]> {
   let summary = "loads rows [row, row + R) of one (batch, head) as a tile";
   let description = [{
     Reads the R×D tile `source[batch, head, row : row + R, :]` of a
@@ -385,6 +410,12 @@ def Attn_LoadTileOp : Attn_Op<"load_tile"> {
     end, row p being row p mod rows_per_head of head `head` + p /
     rows_per_head; `bound` counts packed rows. Grouped-query decoding packs
     the query heads of one K/V head so that K and V are read once per group.
+
+    With `pages(%block_table)` the source is a paged cache (num_pages, H,
+    page_size, D) and `batch` a row of the (B, max_pages) int32 block
+    table: row j (< bound) is row j mod page_size of page
+    block_table[batch, j / page_size], a gather of rows. Page numbers are
+    clamped to [0, num_pages) and block-table columns to [0, max_pages).
 
     From a (B, H, N) memref of row terms (a log-sum-exp) it reads
     `source[batch, head, row : row + R]` as a row tile of R elements, or as
@@ -401,13 +432,24 @@ def Attn_LoadTileOp : Attn_Op<"load_tile"> {
   }];
   let arguments = (ins Arg<Attn_AnyMemRef, "source", [MemRead]>:$source,
                        Index:$batch, Index:$head, Index:$row, Index:$bound,
-                       Optional<Index>:$rowsPerHead);
+                       Optional<Index>:$rowsPerHead,
+                       Arg<Optional<Attn_BlockTable>, "block table", [MemRead]>:$pages);
   let results = (outs Attn_AnyTile:$result);
   let assemblyFormat = [{
     $source `[` $batch `,` $head `,` $row `]`
-    (`rows_per_head` $rowsPerHead^)? `bounds` $bound attr-dict
+    (`rows_per_head` $rowsPerHead^)?
+    (`pages` `(` $pages^ `:` type($pages) `)`)? `bounds` $bound attr-dict
     `:` type($source) `->` type($result)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$source,
+                   "::mlir::Value":$batch, "::mlir::Value":$head,
+                   "::mlir::Value":$row, "::mlir::Value":$bound,
+                   "::mlir::Value":$rowsPerHead), [{
+      build($_builder, $_state, result, source, batch, head, row, bound,
+            rowsPerHead, ::mlir::Value());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

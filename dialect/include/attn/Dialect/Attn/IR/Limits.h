@@ -33,6 +33,18 @@ inline constexpr int64_t kMaxThreadsPerCta = 1024;
 /// older chips).
 inline constexpr int64_t kMinSmVersion = 80;
 
+/// Page sizes of a paged K/V cache (rows per page): multiples of
+/// kPageSizeStep in [kMinPageSize, kMaxPageSize] (vLLM's 16, FlashInfer's
+/// and FlashAttention's up to 256). A multiple of 16 keeps a page's rows a
+/// whole number of the NVIDIA mappings' 16-key k blocks.
+inline constexpr int64_t kMinPageSize = 16;
+inline constexpr int64_t kMaxPageSize = 256;
+inline constexpr int64_t kPageSizeStep = 16;
+inline constexpr bool isValidPageSize(int64_t size) {
+  return size >= kMinPageSize && size <= kMaxPageSize &&
+         size % kPageSizeStep == 0;
+}
+
 } // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTN_IR_LIMITS_H

@@ -217,7 +217,7 @@ def AttnNV_SlotOp : AttnNV_Op<"slot", [Pure]> {
   let hasVerifier = 1;
 }
 
-def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async"> {
+def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async", [AttrSizedOperandSegments]> {
   let summary = "starts copying a tile from global to shared memory (cp.async)";
   let description = [{
     Every thread of the CTA issues `cp.async` of 16-byte pieces of the tile
@@ -226,7 +226,8 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async"> {
     for them). The copies complete asynchronously: a `nvvm.cp.async.commit.group`
     after them and a `nvvm.cp.async.wait.group` (then a barrier) before any
     read of `dest`. Rows of the source must be 16-byte aligned.
-    `rows_per_head` packs heads as for `attn.load_tile`.
+    `rows_per_head` packs heads as for `attn.load_tile`, and `pages` gathers
+    the rows of a paged cache through a block table as it does.
 
     Example:
     ```mlir
@@ -236,12 +237,24 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async"> {
   }];
   let arguments = (ins Arg<AnyMemRef, "source", [MemRead]>:$source,
                        Index:$batch, Index:$head, Index:$row, Index:$bound,
-                       Optional<Index>:$rowsPerHead, AttnNV_AnySmem:$dest);
+                       Optional<Index>:$rowsPerHead, AttnNV_AnySmem:$dest,
+                       Arg<Optional<MemRefRankOf<[I32], [2]>>, "block table",
+                           [MemRead]>:$pages);
   let assemblyFormat = [{
     $source `[` $batch `,` $head `,` $row `]`
-    (`rows_per_head` $rowsPerHead^)? `bounds` $bound `into` $dest
+    (`rows_per_head` $rowsPerHead^)?
+    (`pages` `(` $pages^ `:` type($pages) `)`)? `bounds` $bound `into` $dest
     attr-dict `:` type($source) `,` qualified(type($dest))
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$source, "::mlir::Value":$batch,
+                   "::mlir::Value":$head, "::mlir::Value":$row,
+                   "::mlir::Value":$bound, "::mlir::Value":$rowsPerHead,
+                   "::mlir::Value":$dest), [{
+      build($_builder, $_state, source, batch, head, row, bound, rowsPerHead,
+            dest, ::mlir::Value());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
