@@ -208,13 +208,29 @@ def _on_device(q, fn, *args):
 # --- variable-length batches ----------------------------------------------
 
 
+_VARLEN_NO_GRAD = ("attn_jit.attention_varlen has no backward pass yet: q, k or v requires grad "
+                   "(call it under torch.no_grad() or on detached tensors)")
+
+
+def _varlen_refuses_grad():
+    raise UnsupportedError(_VARLEN_NO_GRAD)
+
+
+# Run eagerly, at a graph break: dynamo (torch 2.11) fails with its own
+# AssertionError when it traces the raise of our exception in a resumed
+# frame. Under fullgraph=True the graph break is the error, with this reason.
+try:
+    _varlen_refuses_grad = torch.compiler.disable(_varlen_refuses_grad, reason=_VARLEN_NO_GRAD)
+except TypeError:  # a torch without disable(reason=)
+    _varlen_refuses_grad = torch.compiler.disable(_varlen_refuses_grad)
+
+
 def attention_varlen(q, k, v, cu_q, cu_k, max_q, max_k, causal, scale, enable_gqa, return_lse, var=None):
     """attn_jit.attention_varlen for torch tensors: as attention(), directly
     in eager calls, else through the op attn_jit::attention_varlen. It has no
     backward: inputs that need gradients raise."""
     if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
-        raise UnsupportedError("attn_jit.attention_varlen has no backward pass yet: q, k or v requires grad "
-                               "(call it under torch.no_grad() or on detached tensors)")
+        _varlen_refuses_grad()
     if (_is_compiling() or type(q) is not Tensor or type(k) is not Tensor or type(v) is not Tensor
             or type(cu_q) is not Tensor or type(cu_k) is not Tensor
             or _dispatch_modes() or _function_modes() or _functorch_transforms()
