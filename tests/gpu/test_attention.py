@@ -5,7 +5,8 @@ Run on the GPU machine:  ATTN_JIT_LIB=<bundle>/lib/libattn-jit.so python3 test_a
 (or --lib PATH). Exit 0 all passed, 1 a case failed, 2 usage error, 77 "SKIP: ..."
 when torch or a GPU is missing.
 
-Sweep: every (D, mask, Nq, Nk) with D in {32,64,96,128,256}, mask in {none, causal
+Sweep: every (D, mask, Nq, Nk) with D in {32,64,96,128,256} (--head-dims D1,D2,...
+replaces them: 80,96,112,160,192 are the wgmma head dims not a multiple of 64), mask in {none, causal
 (top-left, PyTorch's is_causal), bottom_right}, Nq, Nk in {1,17,128,1000,4096} is
 covered; each (D, mask, dtype, layout, distribution) combination gets 5 of the
 (Nq, Nk) pairs (rotating so the 8 combinations of a (D, mask) cover all 25), with
@@ -103,18 +104,37 @@ def parse_args():
     ap.add_argument("--time-limit", type=float, default=0, help="seconds; later cases are skipped")
     ap.add_argument("--json", default="", help="append one JSON object per case to this file")
     ap.add_argument("--list", action="store_true", help="print the cases and exit")
+    ap.add_argument("--head-dims", default="",
+                    help="comma-separated head dims for the main sweep instead of "
+                         + ",".join(map(str, DIMS))
+                         + " (e.g. 80,96,112,160,192: wgmma's head dims that are not multiples of 64); "
+                         "the GQA sweep keeps its own")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--gqa", action="store_true", help="run only the GQA sweep (K/V with Hkv < H heads)")
     g.add_argument("--no-gqa", action="store_true", help="leave the GQA sweep out")
     return ap.parse_args()
 
 
-def make_cases(quick, device):
+def head_dims(args):
+    """--head-dims as a list (DIMS when empty); exit 2 on a malformed list."""
+    if not args.head_dims:
+        return DIMS
+    try:
+        dims = [int(x) for x in args.head_dims.split(",")]
+    except ValueError:
+        dims = []
+    if not dims or any(d < 1 for d in dims):
+        print(f"error: --head-dims {args.head_dims!r}: expected positive integers, e.g. 80,96,112", file=sys.stderr)
+        sys.exit(2)
+    return dims
+
+
+def make_cases(quick, device, dims=DIMS):
     seqlens = [n for n in SEQLENS if n <= (128 if device == "cpu" else 1000 if quick else 4096)]
     pairs = [(a, b) for a in seqlens for b in seqlens]
     per_combo = 2 if quick or device == "cpu" else PAIRS_PER_COMBO
     cases = []
-    combos = list(itertools.product(DIMS, MASKS, DTYPES, LAYOUTS, DISTS))
+    combos = list(itertools.product(dims, MASKS, DTYPES, LAYOUTS, DISTS))
     # Round-major order: every combination gets its first pair before any gets
     # its second, so a run cut short by --time-limit still spans all of them.
     for r in range(per_combo):
@@ -388,7 +408,7 @@ def main():
     args = parse_args()
     # Indices of the GQA sweep continue after the main sweep's whether or not
     # that runs, so that --seed S --only I names the same case either way.
-    main_cases = make_cases(args.quick, args.device)
+    main_cases = make_cases(args.quick, args.device, head_dims(args))
     gqa_cases = make_gqa_cases(args.quick, args.device, len(main_cases))
     cases = ([] if args.gqa else main_cases) + ([] if args.no_gqa else gqa_cases)
     cases = aj.select_cases(cases, args, case_name)

@@ -36,7 +36,11 @@ using namespace attn_tools;
 namespace {
 
 struct Options {
-  std::vector<int64_t> dims{32, 64, 96, 128, 256};
+  // On sm_90a every multiple of 16 takes wgmma: a head dim of each residue
+  // mod 64 (the last swizzle block full, half, a quarter or three quarters
+  // used) in each tile regime (64 keys with 64-column tiles, 128 keys up to
+  // D = 128, 64 keys above, two stages past 192 columns).
+  std::vector<int64_t> dims{32, 64, 80, 96, 112, 128, 160, 224, 256};
   std::vector<std::string> dtypes{"bf16", "f16"};
   std::vector<std::string> masks{"none", "causal", "bottom_right"};
   std::vector<std::string> layouts{"bhnd"};
@@ -49,7 +53,8 @@ struct Options {
 constexpr int64_t kGuard = 256; // elements before and after O and LSE
 
 void usage() {
-  std::puts("usage: attn-variants [--d 32,64,96,128,256] [--dtype bf16,f16]\n"
+  std::puts("usage: attn-variants [--d 32,64,80,96,112,128,160,224,256]\n"
+            "  [--dtype bf16,f16]\n"
             "  [--mask none,causal,bottom_right] [--layout bhnd,bnhd]\n"
             "  [--shape NQxNK,...] [--b 2] [--h 3] [--seed S]\n"
             "Default shape: 77x133 for none/causal, 133x77 for bottom_right\n"

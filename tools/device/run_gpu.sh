@@ -11,7 +11,7 @@
 #   correctness tests/gpu/test_attention.py, and in parallel compute-sanitizer
 #               memcheck and racecheck over bin/attn-variants (every D x dtype x
 #               mask kind on a small shape, as auto maps it, and again on
-#               mma.sync where auto took wgmma); correctness work only, so sharing
+#               mma.sync at D = 32, 64, 96, 128, 256); correctness work only, so sharing
 #               the GPU costs nothing but time
 #   bench       bin/attn-bench over the FlashAttention-convention shapes, then
 #               the mma.sync mapping (ATTN_JIT_TENSOR_CORES) at N = 2k, 8k
@@ -163,14 +163,15 @@ main() {
         > "$WORK/tests.out" 2>&1; echo $? > "$WORK/tests.rc") &
       local san_ok=1
       if [[ -x "$CS" && -x "$BUNDLE/bin/attn-variants" ]]; then
-        # Every variant as the runtime picks it (wgmma on sm_90a where it
-        # can), then the mma.sync mapping of the head dims that took wgmma.
+        # Every variant as the runtime picks it (wgmma on sm_90a for every
+        # multiple of 16), then the mma.sync mapping (sm_80's, and the
+        # ATTN_JIT_TENSOR_CORES=mma.sync fallback) of the usual head dims.
         for tool in memcheck racecheck; do
           (export ATTN_JIT_CACHE_DIR="$WORK/cache-$tool"
            timeout -k 10 "$t" "$CS" --tool "$tool" --error-exitcode 99 \
              --print-limit 50 "$BUNDLE/bin/attn-variants" --b 1 --h 2 > "$WORK/$tool.out" 2>&1 &&
            ATTN_JIT_TENSOR_CORES=mma.sync timeout -k 10 "$t" "$CS" --tool "$tool" --error-exitcode 99 \
-             --print-limit 50 "$BUNDLE/bin/attn-variants" --b 1 --h 2 --d 64,128,256 >> "$WORK/$tool.out" 2>&1
+             --print-limit 50 "$BUNDLE/bin/attn-variants" --b 1 --h 2 --d 32,64,96,128,256 >> "$WORK/$tool.out" 2>&1
            echo $? > "$WORK/$tool.rc") &
         done
       else

@@ -15,6 +15,7 @@ using mlir::attn::kMaxNvidiaHeadDim;
 using mlir::attn::kMaxThreadsPerCta;
 using mlir::attn::kMaxTileSide;
 using mlir::attn::kMinSmVersion;
+using mlir::attn::kWgmmaK;
 
 namespace {
 
@@ -22,6 +23,9 @@ namespace {
 /// 1 KB reserved per CTA); half of it when two CTAs share the SM.
 constexpr int64_t kSharedPerSm = 227 * 1024;
 constexpr int64_t kSharedPerCtaPair = 113 * 1024;
+/// The backward on wgmma takes head dims that are multiples of this (its
+/// products at other head dims have never run on a device).
+constexpr int64_t kBackwardWgmmaHeadDimMultiple = 64;
 /// Query and key tiles of the backward pass (both grids' score tiles are
 /// 64 x 64: 4 warps of one 16-row m tile).
 constexpr int64_t kBackwardBlock = 64;
@@ -128,15 +132,22 @@ std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
   // spills and 64 keys measured faster (bias 1.51 vs 2.14 ms, document 0.96
   // vs 1.02 on an H200); ALiBi and softcap measured faster with 128 keys
   // (1.47 vs 1.54, 1.74 vs 1.98 ms), ALiBi's 236 spilled bytes included.
-  if (wgmma && headDim == 128 && (variants & (abi::kBias | abi::kDocument)))
+  // D = 80-112 have D = 128's tiles and score tile: the same rule, not yet
+  // measured there.
+  if (wgmma && headDim > 64 && headDim <= 128 && headDim % kWgmmaK == 0 &&
+      (variants & (abi::kBias | abi::kDocument)))
     return {128, 64};
   // wgmma (sm_90a): two warpgroups of 64 rows, one CTA per SM. S takes
   // block-n / 2 registers a thread and O head-dim / 2: 128 keys fit at
   // D = 128, 64 at D = 256. At D = 64, 64 keys measured best on an H200
-  // (docs/BENCHMARKS.md). Head dims that are not a multiple of 64 stay on
-  // mma.sync.
-  if (wgmma && headDim % 64 == 0)
-    return {128, headDim == 128 ? 128 : 64};
+  // (docs/BENCHMARKS.md). Other multiples of 16 take the tiles of the
+  // multiple of 64 their shared tiles are stored as (swizzle blocks of 64
+  // columns): D <= 64 those of 64; 64 < D <= 128 those of 128 (the same
+  // shared memory, fewer O registers); above 128, 64 keys as at D = 256
+  // (128 keys would need 241 KB with two stages at D = 160 and 192).
+  // Head dims that are not a multiple of 16 stay on mma.sync.
+  if (wgmma && headDim % kWgmmaK == 0)
+    return {128, headDim > 64 && headDim <= 128 ? 128 : 64};
   // On the NVIDIA mapping (4 warps) block-m = 128 gives each warp two 16-row
   // m tiles, so every K/V fragment read from shared memory feeds two mma:
   // with one m tile per warp, shared-memory bandwidth limits the tensor
@@ -156,11 +167,14 @@ std::string wgmmaUnsupportedReason(std::string_view chip, int64_t headDim,
                                    int64_t blockM, int64_t blockN,
                                    int64_t warps) {
   // One warpgroup per 64 rows, each warp one 16-row slice; tiles in
-  // 64-column swizzle blocks; at most 256 columns per instruction.
+  // 64-column swizzle blocks (the last one partly used when 64 does not
+  // divide the head dim); QKᵀ in k steps of 16 columns; at most 256 columns
+  // per instruction.
   if (chip != "sm_90a")
     return "needs sm_90a, got " + std::string(chip);
-  if (headDim % 64 != 0)
-    return "needs a head dim that is a multiple of 64";
+  if (headDim % kWgmmaK != 0)
+    return "needs a head dim that is a multiple of " +
+           std::to_string(kWgmmaK);
   if (blockM % 64 != 0 || blockM > 256)
     return "needs block-m a multiple of 64 up to 256";
   if (blockN > 256)
@@ -266,6 +280,13 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
     return false;
   }
   if (r.backward) {
+    if (wgmma && d % kBackwardWgmmaHeadDimMultiple != 0) {
+      error = "tensor-core=wgmma: the backward needs a head dim that is a "
+              "multiple of " +
+              std::to_string(kBackwardWgmmaHeadDimMultiple) + ", got " +
+              std::to_string(d);
+      return false;
+    }
     // Both grids' tiles are score tiles with rows split over the warps:
     // queries (block-m) in the dQ grid, keys (block-n) in the dK/dV grid.
     if (r.blockN % (16 * plan.warps) != 0) {
@@ -384,7 +405,8 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   if (backward) {
     defM = defN = kBackwardBlock;
     if (nvidia && tensorCore == "auto")
-      r.tensorCore = tilesForWgmma("auto", arch) && headDim % 64 == 0 &&
+      r.tensorCore = tilesForWgmma("auto", arch) &&
+                             headDim % kBackwardWgmmaHeadDimMultiple == 0 &&
                              headDim <= 128
                          ? "wgmma"
                          : "mma.sync";

@@ -59,12 +59,27 @@ func.func @d64(%q: !d64, %k: !d64, %v: !d64, %o: !d64) {
 
 // -----
 
-// wgmma tiles are 64-column swizzle blocks (auto would take mma.sync).
-!d96 = memref<?x?x?x96xbf16, strided<[?, ?, ?, 1], offset: ?>>
+// wgmma reduces over the head dim in k steps of 16 (auto would take
+// mma.sync).
+!d88 = memref<?x?x?x88xbf16, strided<[?, ?, ?, 1], offset: ?>>
 
-func.func @d96(%q: !d96, %k: !d96, %v: !d96, %o: !d96) {
-  // expected-error @+1 {{'attn.sdpa' op cannot be configured: tensor-core=wgmma needs a head dim that is a multiple of 64}}
-  attn.sdpa %q, %k, %v into %o : !d96, !d96, !d96 -> !d96
+func.func @d88(%q: !d88, %k: !d88, %v: !d88, %o: !d88) {
+  // expected-error @+1 {{'attn.sdpa' op cannot be configured: tensor-core=wgmma needs a head dim that is a multiple of 16}}
+  attn.sdpa %q, %k, %v into %o : !d88, !d88, !d88 -> !d88
+  return
+}
+
+// -----
+
+// The backward takes wgmma at multiples of 64 only (the forward at any
+// multiple of 16).
+!d96 = memref<?x?x?x96xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+
+func.func @backward_d96(%t: !d96, %l: !lse) {
+  // expected-error @+1 {{'attn.sdpa_backward' op cannot be configured: tensor-core=wgmma: the backward needs a head dim that is a multiple of 64, got 96}}
+  attn.sdpa_backward %t, %t, %t, %t, %t, %l into %t, %t, %t delta %l
+      : !d96, !d96, !d96, !d96, !lse -> !d96, !d96, !d96, !lse
   return
 }
 

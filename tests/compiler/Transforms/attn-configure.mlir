@@ -15,6 +15,9 @@
 !d96 = memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>
 !d128 = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !d256 = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!d48 = memref<?x?x?x48xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!d72 = memref<?x?x?x72xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!d160 = memref<?x?x?x160xf16, strided<[?, ?, ?, 1], offset: ?>>
 
 // wgmma, D = 64: two warpgroups, 64 keys, three stages that leave room for
 // two CTAs per SM; the softmax overlaps the P·V of the tile before.
@@ -56,9 +59,13 @@ func.func @d64_causal(%q: !d64, %k: !d64, %v: !d64, %o: !d64) {
   return
 }
 
-// D = 96 is not a multiple of 64: mma.sync even on sm_90a.
+// D = 96, a multiple of 16: wgmma with D = 128's tiles (its shared tiles
+// are stored in two 64-column blocks, as D = 128's).
 // SM90-LABEL: func.func @d96(
-// SM90-SAME: attn.config = #attn.config<mapping = "mma.sync", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = true, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+// SM90-SAME: attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = true, pack_gqa = false, conditional_rescale = false>
+// mma.sync (the fallback): its own tiles, the kernel D = 96 had before.
+// MMA-LABEL: func.func @d96(
+// MMA-SAME: attn.config = #attn.config<mapping = "mma.sync", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = true, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 // SM80-LABEL: func.func @d96(
 // SM80-SAME: attn.config = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = true, schedule = "plain"
 // HOST-LABEL: func.func @d96(
@@ -97,6 +104,32 @@ func.func @d128(%q: !d128, %k: !d128, %v: !d128, %o: !d128) {
 // SM80-SAME: attn.config = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain"
 func.func @d256(%q: !d256, %k: !d256, %v: !d256, %o: !d256) {
   attn.sdpa %q, %k, %v into %o : !d256, !d256, !d256 -> !d256
+  return
+}
+
+// Head dims that are multiples of 16 take the tiles of the multiple of 64
+// their shared tiles are stored as. D = 48: D = 64's, two CTAs per SM.
+// SM90-LABEL: func.func @d48(
+// SM90-SAME: attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 64, warps = 8, min_ctas_per_sm = 2, stages = 3, q_in_registers = false, schedule = "softmax_overlaps_pv", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+func.func @d48(%q: !d48, %k: !d48, %v: !d48, %o: !d48) {
+  attn.sdpa %q, %k, %v into %o : !d48, !d48, !d48 -> !d48
+  return
+}
+
+// D = 160 (stored as 192): 64 keys (128 would need two stages of 241 KB),
+// three stages, P·V in flight.
+// SM90-LABEL: func.func @d160(
+// SM90-SAME: attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 64, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+func.func @d160(%q: !d160, %k: !d160, %v: !d160, %o: !d160) {
+  attn.sdpa %q, %k, %v into %o : !d160, !d160, !d160 -> !d160
+  return
+}
+
+// D = 72 is not a multiple of 16: mma.sync on sm_90a.
+// SM90-LABEL: func.func @d72(
+// SM90-SAME: attn.config = #attn.config<mapping = "mma.sync", chip = "sm_90a"
+func.func @d72(%q: !d72, %k: !d72, %v: !d72, %o: !d72) {
+  attn.sdpa %q, %k, %v into %o : !d72, !d72, !d72 -> !d72
   return
 }
 

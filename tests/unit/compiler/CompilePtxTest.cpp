@@ -58,6 +58,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{128, MaskKind::Causal, "sm_90a", "auto"},
                       Case{256, MaskKind::None, "sm_90a", "auto"},
                       Case{96, MaskKind::CausalBottomRight, "sm_90a", "auto"},
+                      Case{96, MaskKind::Causal, "sm_90a", "mma.sync"},
+                      Case{80, MaskKind::None, "sm_90a", "auto"},
+                      Case{160, MaskKind::Causal, "sm_90a", "auto"},
+                      Case{224, MaskKind::None, "sm_90a", "auto"},
                       Case{128, MaskKind::Causal, "sm_80", "auto"},
                       Case{72, MaskKind::None, "sm_80", "auto"}));
 

@@ -843,7 +843,7 @@ TEST_F(EngineCudaTest, BackwardLaunchesBothKernelsOverTheirGrids) {
 }
 
 TEST_F(EngineCudaTest, WgmmaWhereItCannotRunIsUnsupportedInOneLine) {
-  // ATTN_JIT_TENSOR_CORES=wgmma on sm_80, or with D = 96: the plan refuses
+  // ATTN_JIT_TENSOR_CORES=wgmma on sm_80, or with D = 72: the plan refuses
   // it before any compile (issue 14: it was ATTN_ERROR_COMPILE, "a bug in
   // attn-jit", with ~3 KB of IR).
   options.tensorCore = "wgmma";
@@ -852,8 +852,8 @@ TEST_F(EngineCudaTest, WgmmaWhereItCannotRunIsUnsupportedInOneLine) {
     int64_t headDim;
     const char *why;
   } cases[] = {{8, 0, 64, "tensor-core=wgmma needs sm_90a, got sm_80"},
-               {9, 0, 96, "tensor-core=wgmma needs a head dim that is a "
-                          "multiple of 64"}};
+               {9, 0, 72, "tensor-core=wgmma needs a head dim that is a "
+                          "multiple of 16"}};
   for (auto c : cases) {
     resetFakeCompiler();
     fakeCuda().major = c.major;

@@ -80,7 +80,11 @@ Value pagedRowElements(OpBuilder &b, Location loc, const GlobalTensor &global,
 
 /// Every thread copies 16-byte chunks (thread t: chunks t, t + threads,
 /// ...) with cp.async.cg; chunks of rows at or past the bound and columns
-/// past the row copy 0 bytes, which fills zeros.
+/// past the row copy 0 bytes, which fills zeros. A padded tile's row is
+/// copied up to its stored columns (ldmatrix reads the 16-column k block
+/// that holds the last column); a swizzled tile's only up to its own: wgmma
+/// reads no column past them (k steps of 16, N = the columns), so the rest
+/// of a partly used 64-column block is never written.
 struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -107,7 +111,9 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
     SharedBase smem = SharedBase::get(b, loc, op);
     int64_t chunksPerRow = geometry.storedCols() * geometry.elementBytes / 16;
     int64_t validChunks = geometry.cols * geometry.elementBytes / 16;
-    int64_t total = geometry.rows * chunksPerRow;
+    int64_t copiedChunks =
+        geometry.layout == SharedLayout::Padded ? chunksPerRow : validChunks;
+    int64_t total = geometry.rows * copiedChunks;
     int64_t threads = config.getThreads();
     // One 64-bit pointer to the tile's first row; each chunk adds a 32-bit
     // byte offset. LLVM hoists every chunk's loop-invariant address part out
@@ -134,9 +140,9 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
       Value chunk = arith::AddIOp::create(b, loc, tid, constI32(b, loc, at));
       auto body = [&](OpBuilder &bb) {
         Value r = arith::DivUIOp::create(bb, loc, chunk,
-                                         constI32(bb, loc, chunksPerRow));
+                                         constI32(bb, loc, copiedChunks));
         Value c = arith::RemUIOp::create(bb, loc, chunk,
-                                         constI32(bb, loc, chunksPerRow));
+                                         constI32(bb, loc, copiedChunks));
         Value dst = arith::AddIOp::create(bb, loc, smemOffset,
                                           geometry.chunkOffset(bb, loc, r, c));
         Value inRows = arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::slt,

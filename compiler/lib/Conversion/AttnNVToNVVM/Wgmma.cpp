@@ -169,6 +169,8 @@ struct Wgmma : OpConversionPattern<WgmmaOp> {
       else
         out = Ptx::through(b, loc, "wgmma.fence.sync.aligned;", out);
       int64_t rowsA = lhsType.getRows(), rowsB = rhsType.getRows();
+      // K (the head dim) need not fill its last 64-column block: the k
+      // steps stop at K, and nothing reads the block's rest.
       for (int64_t kk = 0; kk < lhsType.getCols() / 16; ++kk) {
         // k step kk: column block kk / 4, 32 bytes per 16 columns in it.
         int64_t block = kk / 4, inBlock = (kk % 4) * 32;
@@ -183,7 +185,8 @@ struct Wgmma : OpConversionPattern<WgmmaOp> {
                               "(K×N) rhs");
       // MN-major: the leading byte offset steps between 64-column blocks of
       // the rhs, the stride byte offset between 8-row groups; a k step is
-      // 16 rows.
+      // 16 rows. N (the head dim) may end inside a block (N = 96: all of
+      // block 0, half of block 1): the instruction reads N columns only.
       int64_t rowsB = rhsType.getRows();
       Value bDesc = descriptor(b, loc, smem, rhsOffset, rowsB * 128, 1024);
       // Registers written by ordinary instructions (the accumulator, A)

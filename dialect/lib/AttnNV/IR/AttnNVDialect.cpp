@@ -153,10 +153,6 @@ LogicalResult SmemType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "!attn_nv.smem rows are copied in 16-byte pieces: "
                           "columns must be a multiple of 8, got "
                        << cols;
-  if (layout == SharedLayout::Swizzle128B && cols % 64 != 0)
-    return emitError() << "swizzle_128b stores 64-column blocks: columns "
-                          "must be a multiple of 64, got "
-                       << cols;
   return success();
 }
 

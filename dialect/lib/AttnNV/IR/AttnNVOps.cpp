@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Dialect/Attn/IR/Limits.h"
 #include "attn/Dialect/AttnNV/IR/AttnNV.h"
 #include "attn/Dialect/AttnNV/IR/Layouts.h"
 
@@ -235,6 +236,15 @@ LogicalResult WgmmaOp::verify() {
                             "of 4, got "
                          << acc.rows() << " rows over " << acc.warps()
                          << " warps";
+  // Each instruction reduces over 16 columns of a K-major lhs (QKᵀ's head
+  // dim) or 16 rows of an MN-major rhs (P·V's keys); nothing zero-fills a
+  // swizzled tile's columns past its own.
+  using mlir::attn::kWgmmaK;
+  int64_t k = tileShape(getLhs().getType()).second;
+  if (k % kWgmmaK != 0)
+    return emitOpError() << "wgmma.m64nNk16 reduces in steps of " << kWgmmaK
+                         << ": needs K a multiple of " << kWgmmaK << ", got "
+                         << k;
   // The accumulator layout keeps columns in pairs of 8-column blocks.
   if (acc.cols() > 256 || acc.cols() % 16 != 0)
     return emitOpError() << "wgmma.m64nNk16 needs N a multiple of 16 up to "

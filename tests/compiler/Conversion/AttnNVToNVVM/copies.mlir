@@ -13,6 +13,7 @@
 !t64 = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !t40 = memref<?x?x?x40xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !t128 = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!t96 = memref<?x?x?x96xbf16, strided<[?, ?, ?, 1], offset: ?>>
 
 // 3 stages of 32 padded rows of 64 bf16 (+16 bytes: 144-byte rows, 4608
 // bytes a tile) at byte 4096; 32 rows x 8 chunks = 256 chunks: two per
@@ -181,5 +182,28 @@ func.func @swizzled_packed(%Q: !t128, %b: index, %h: index, %row: index, %bound:
 func.func @paged(%K: memref<?x?x16x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, %bt: memref<?x?xi32, strided<[?, ?], offset: ?>>, %b: index, %h: index, %row: index, %bound: index) attributes {attn.config = #mma} {
   %k = attn_nv.alloc_shared {offset = 0} : !attn_nv.smem<32x64xbf16, padded>
   attn_nv.copy_async %K[%b, %h, %row] pages(%bt : memref<?x?xi32, strided<[?, ?], offset: ?>>) bounds %bound into %k : memref<?x?x16x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, !attn_nv.smem<32x64xbf16, padded>
+  return
+}
+
+// A head dim of 96 (wgmma): rows stored in two 64-column blocks, the second
+// half used. Only the row's own 12 chunks are copied (chunks 8-11 into
+// block 1, 64 rows x 128 bytes on); the unused half of block 1 is never
+// written: 64 rows x 12 chunks = 768, six full rounds of 128 threads.
+// CHECK-LABEL: gpu.func @swizzled_partial_block
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK: %[[CHUNK:.*]] = arith.addi %[[TID]], %c0_i32
+// CHECK: %[[R:.*]] = arith.divui %[[CHUNK]], %c12_i32
+// CHECK: %[[C:.*]] = arith.remui %[[CHUNK]], %c12_i32
+// CHECK: %[[BLOCK:.*]] = arith.divui %[[C]], %c8_i32
+// CHECK: arith.muli %[[BLOCK]], %c8192_i32 : i32
+// CHECK: arith.cmpi ult, %[[C]], %c12_i32{{.*}} : i32
+// CHECK: nvvm.cp.async.shared.global
+// CHECK-COUNT-5: nvvm.cp.async.shared.global
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK-NOT: scf.if
+// CHECK: gpu.return
+func.func @swizzled_partial_block(%K: !t96, %b: index, %h: index, %row: index, %bound: index) attributes {attn.config = #wg} {
+  %k = attn_nv.alloc_shared {offset = 1024} : !attn_nv.smem<64x96xbf16, swizzle_128b>
+  attn_nv.copy_async %K[%b, %h, %row] bounds %bound into %k : !t96, !attn_nv.smem<64x96xbf16, swizzle_128b>
   return
 }

@@ -177,6 +177,73 @@ func.func @pv_rs_zero(%n: index) attributes {attn.config = #wg4} {
   return
 }
 
+// A head dim of 96 (not a multiple of 64): Q and K are stored in two
+// 64-column blocks, the second half used. QKᵀ takes 96 / 16 = 6 k steps:
+// 4 in block 0 (32 bytes apart: 2, 4, 6 in the descriptor), 2 in block 1,
+// 64 rows x 128 bytes (512) on; nothing reads the block's unused half.
+// CHECK-LABEL: gpu.func @qk_ss_d96
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK: arith.addi %{{.*}}, %c2_i64
+// CHECK: wgmma.mma_async
+// CHECK: arith.addi %{{.*}}, %c4_i64
+// CHECK: wgmma.mma_async
+// CHECK: arith.addi %{{.*}}, %c6_i64
+// CHECK: wgmma.mma_async
+// CHECK: arith.addi %{{.*}}, %c512_i64
+// CHECK: arith.addi %{{.*}}, %c512_i64
+// CHECK: wgmma.mma_async
+// CHECK: arith.addi %{{.*}}, %c514_i64
+// CHECK: arith.addi %{{.*}}, %c514_i64
+// CHECK: wgmma.mma_async
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+func.func @qk_ss_d96(%n: index) attributes {attn.config = #wg4} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %q = attn_nv.alloc_shared {offset = 0} : !attn_nv.smem<64x96xbf16, swizzle_128b>
+  %k = attn_nv.alloc_shared {offset = 16384} : !attn_nv.smem<64x96xbf16, swizzle_128b>
+  %zero = arith.constant dense<0.0> : !acc
+  %r = scf.for %it = %c0 to %n step %c1 iter_args(%acc = %zero) -> (!acc) {
+    %s = attn_nv.wgmma %q, %k, %zero transpose_rhs : !attn_nv.smem<64x96xbf16, swizzle_128b>, !attn_nv.smem<64x96xbf16, swizzle_128b>, !acc
+    %s1 = attn_nv.wgmma_wait %s {pending = 0} : !acc
+    scf.yield %s1 : !acc
+  }
+  return
+}
+
+// P·V with N = 96: one m64n96k16 per k step (48 accumulator registers a
+// thread) reads all of V's block 0 and the used half of block 1; the
+// leading byte offset steps to block 1: 128 keys x 128 bytes = 16384
+// (1024 << 16 in the descriptor), stride byte offset 1024, swizzle:
+// 0x4000004004000000. 128 keys: 8 k steps of 16 rows x 128 bytes (128).
+// CHECK-LABEL: gpu.func @pv_rs_n96
+// CHECK: %[[VADDR:.*]] = arith.addi %{{.*}}, %c8192_i32 : i32
+// CHECK: %[[V4:.*]] = arith.shrui %[[VADDR]], %c4_i32 : i32
+// CHECK: %[[V64:.*]] = arith.extui %[[V4]] : i32 to i64
+// CHECK: %[[BDESC:.*]] = arith.ori %[[V64]], %c4611686293372403712_i64 : i64
+// CHECK: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $53, 0;\0Awgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 {$0, {{.*}}, $47}, {$48, $49, $50, $51}, $52, p, 1, 1, 1;\0A}", "{{(=f,){48}r}},r,r,r,l,r" {{.*}}, %[[BDESC]], %c0_i32
+// CHECK: arith.addi %[[BDESC]], %c128_i64 : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n96k16
+// CHECK: arith.addi %[[BDESC]], %c896_i64 : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n96k16
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+func.func @pv_rs_n96(%n: index) attributes {attn.config = #wg4} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %v = attn_nv.alloc_shared {offset = 8192} : !attn_nv.smem<128x96xbf16, swizzle_128b>
+  %zero = arith.constant dense<0.0> : tensor<64x96xf32, #attn_nv.acc<warps = 4>>
+  %pz = arith.constant dense<0.0> : tensor<64x128xf32, #attn_nv.acc<warps = 4>>
+  %p0 = attn_nv.convert_layout %pz : tensor<64x128xf32, #attn_nv.acc<warps = 4>> -> tensor<64x128xbf16, #attn_nv.operand_a<warps = 4>>
+  %r = scf.for %it = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x96xf32, #attn_nv.acc<warps = 4>>) {
+    %o = attn_nv.wgmma %p0, %v, %zero : tensor<64x128xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<128x96xbf16, swizzle_128b>, tensor<64x96xf32, #attn_nv.acc<warps = 4>>
+    %o1 = attn_nv.wgmma_wait %o {pending = 0} : tensor<64x96xf32, #attn_nv.acc<warps = 4>>
+    scf.yield %o1 : tensor<64x96xf32, #attn_nv.acc<warps = 4>>
+  }
+  return
+}
+
 // Three warpgroups: 1 waits on barrier 1, 2 on barrier 2; after its turn 0
 // arrives at 1, 1 at 2. The body's results are the op's.
 // CHECK-LABEL: gpu.func @turn_three

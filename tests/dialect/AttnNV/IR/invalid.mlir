@@ -137,8 +137,12 @@ func.func @smem_columns(%x: !attn_nv.smem<64x36xbf16, padded>) {
 
 // -----
 
-// expected-error @+1 {{swizzle_128b stores 64-column blocks: columns must be a multiple of 64, got 96}}
-func.func @smem_swizzle_columns(%x: !attn_nv.smem<2x64x96xf16, swizzle_128b>) {
+// A swizzled tile of 72 columns is a type (two 64-column blocks, the
+// second partly used), but wgmma reduces over 16 columns at a time and
+// nothing zero-fills a swizzled tile past its columns.
+func.func @wgmma_k_multiple_of_16(%l: !attn_nv.smem<64x72xbf16, swizzle_128b>, %r: !attn_nv.smem<64x72xbf16, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op wgmma.m64nNk16 reduces in steps of 16: needs K a multiple of 16, got 72}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_rhs : !attn_nv.smem<64x72xbf16, swizzle_128b>, !attn_nv.smem<64x72xbf16, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
   return
 }
 

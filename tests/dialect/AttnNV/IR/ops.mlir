@@ -34,10 +34,12 @@ func.func @rows_default(%r: tensor<64xf32, #attn_nv.rows<warps = 4, partial = fa
 // CHECK-SAME: !attn_nv.smem<128x64xf16, swizzle_128b>
 // CHECK-SAME: !attn_nv.smem<2x64x72xbf16, padded>
 // CHECK-SAME: !attn_nv.smem<64x8xf16, padded>
+// CHECK-SAME: !attn_nv.smem<3x128x96xbf16, swizzle_128b>
 func.func @smem_types(%a: !attn_nv.smem<3x128x128xbf16, swizzle_128b>,
                       %b: !attn_nv.smem<128x64xf16, swizzle_128b>,
                       %c: !attn_nv.smem<2x64x72xbf16, padded>,
-                      %d: !attn_nv.smem<64x8xf16, padded>) {
+                      %d: !attn_nv.smem<64x8xf16, padded>,
+                      %e: !attn_nv.smem<3x128x96xbf16, swizzle_128b>) {
   return
 }
 

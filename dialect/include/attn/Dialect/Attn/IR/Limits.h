@@ -25,6 +25,11 @@ inline constexpr int64_t kMaxTileSide = 1024;
 inline constexpr int64_t kMaxNvidiaHeadDim = 256;
 inline constexpr int64_t kMaxHostHeadDim = 512;
 
+/// wgmma's k step in 16-bit elements: QKᵀ on wgmma reduces over the head
+/// dim in steps of it, so the wgmma mapping takes head dims that are
+/// multiples of it (the policy and the wgmma op's verifier).
+inline constexpr int64_t kWgmmaK = 16;
+
 /// Threads in one CTA on every NVIDIA GPU.
 inline constexpr int64_t kMaxThreadsPerCta = 1024;
 

@@ -143,11 +143,12 @@ def AttnNV_SmemType : TypeDef<AttnNV_Dialect, "Smem"> {
     R×C tiles of `element_type` in shared memory, S of them when the shape
     has a leading stage dimension (S×R×C). `padded`: rows of C elements
     (rounded up to 16) plus 16 bytes, so the 8 rows one ldmatrix reads fall
-    in 8 bank groups; `swizzle_128b`: C / 64 blocks of R rows × 128 bytes,
-    16-byte chunk c of row r at chunk c ^ (r mod 8), each block 1024-byte
-    aligned (what wgmma's matrix descriptors read). The value is the
-    buffer's place in the CTA's shared memory, assigned by
-    `attn-nv-allocate-shared`.
+    in 8 bank groups; `swizzle_128b`: ceil(C / 64) blocks of R rows × 128
+    bytes, 16-byte chunk c of row r at chunk c ^ (r mod 8), each block
+    1024-byte aligned (what wgmma's matrix descriptors read); when 64 does
+    not divide C (C = 96: 1.5 blocks), the last block's rest is never
+    written or read. The value is the buffer's place in the CTA's shared
+    memory, assigned by `attn-nv-allocate-shared`.
 
     Example: `!attn_nv.smem<3x128x128xbf16, swizzle_128b>`
   }];
@@ -340,7 +341,9 @@ def AttnNV_WgmmaOp : AttnNV_Op<"wgmma", [AllTypesMatch<["acc", "result"]>]> {
     commits them as one wgmma group. `lhs` is a `swizzle_128b` shared tile
     (K-major) or an `#attn_nv.operand_a` register tile; `rhs` a
     `swizzle_128b` shared tile, N×K with `transpose_rhs` (K-major) or K×N
-    without (MN-major). An `acc` that is a splat of 0 starts from zero.
+    without (MN-major). K is a multiple of 16 (the k step) and N of 16 up
+    to 256; neither need be a multiple of the 64-column swizzle block. An
+    `acc` that is a splat of 0 starts from zero.
     The product runs asynchronously: `result`, and the registers of `acc`
     and `lhs`, may be read or written only after an `attn_nv.wgmma_wait`
     that covers this group.
