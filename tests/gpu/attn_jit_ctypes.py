@@ -131,12 +131,14 @@ class AttnJit(_capi.Library):
         return ATTN_OK, ""
 
     def backward(self, q, k, v, o, lse, do, dq, dk, dv, dtype, mask, scale=0.0, stream=None,
-                 device=DEVICE_CUDA, variant=None):
+                 device=DEVICE_CUDA, variant=None, tiles=(0, 0)):
         """attn_backward: the forward's q, k, v, o, lse (as forward takes
-        them), dO shaped as o, writing dq, dk, dv (shaped as q, k, v).
+        them), dO shaped as o, writing dq, dk, dv (shaped as q, k, v);
+        tiles: (block_m, block_n), 0 for the policy's default.
         Returns (status, message)."""
         a = AttnBwdArgs()
         a.fwd = self._fwd_args(q, k, v, o, lse, dtype, mask, scale, stream, device, None, variant)
+        a.fwd.block_m, a.fwd.block_n = tiles
         a.d_o, a.dq, a.dk, a.dv = do.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr()
         for name, t in (("do_strides", do), ("dq_strides", dq), ("dk_strides", dk), ("dv_strides", dv)):
             getattr(a, name)[:] = list(t.stride())

@@ -3,7 +3,15 @@
 
     ATTN_JIT_LIB=.../libattn-jit.so python3 tools/device/bench_backward.py
         [--reps 10] [--warmup 3] [--dims 64,128] [--seqlens 512,2048,8192,16384]
+        [--old-lib OLD/lib/libattn-jit.so] [--jit-tiles M,N]
         [--json FILE] [--time-limit S]
+
+A/B in one process: --old-lib loads a second build of the library beside
+ATTN_JIT_LIB's (ctypes, a handle each) and times it as method "old" on the
+same inputs; --jit-tiles also times ATTN_JIT_LIB's backward with tiles
+block_m x block_n (attn_fwd_args.block_m/block_n) as method "attn-jit MxN".
+Both print their time over attn-jit's ("vs attn-jit", > 1: attn-jit faster).
+Mapping A/B: ATTN_JIT_TENSOR_CORES=wgmma or mma.sync for the whole process.
 
 Shapes (FlashAttention's convention): bf16, (B, H, N, D) contiguous, H = 2048 / D
 heads, batch so that B * N = 16k tokens; causal and not.
@@ -38,6 +46,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--dims", default="64,128")
     ap.add_argument("--seqlens", default="512,2048,8192,16384")
+    ap.add_argument("--old-lib", default="", help="a second libattn-jit.so, timed as method 'old'")
+    ap.add_argument("--jit-tiles", default="", help="M,N: also time attn-jit's backward with these tiles")
     ap.add_argument("--json", default="")
     ap.add_argument("--time-limit", type=float, default=0)
     args = ap.parse_args()
@@ -54,6 +64,11 @@ def main():
     from attn_jit_ctypes import ATTN_OK, AttnJit, default_lib_path
     from sdpa_anchors import time_events
     lib = AttnJit(default_lib_path())
+    old_lib = AttnJit(args.old_lib) if args.old_lib else None
+    tiles = tuple(int(x) for x in args.jit_tiles.split(",")) if args.jit_tiles else None
+    # Extra attn-jit methods: (name, library, tiles), timed like attn-jit.
+    variants = ([("old", old_lib, (0, 0))] if old_lib else []) + \
+        ([(f"attn-jit {tiles[0]}x{tiles[1]}", lib, tiles)] if tiles else [])
     start = time.time()
     rows = []
     failed = False
@@ -92,6 +107,22 @@ def main():
                 both = time_events(torch, lambda i: ours_fwd(i) or ours_bwd(i), args.warmup, args.reps)
                 extra = b * h * n * 4 / 2 ** 20
                 results = [("attn-jit", bwd[0], both[0], extra)]
+                alternatives = []
+                for name, alt_lib, alt_tiles in variants:
+                    def alt_fwd(_, L=alt_lib):
+                        return L.forward(q, k, v, o, lse, "bf16", mask, stream=stream)[0]
+
+                    def alt_bwd(_, L=alt_lib, t=alt_tiles):
+                        return L.backward(q, k, v, o, lse, do, dq, dk, dv, "bf16", mask, stream=stream,
+                                          tiles=t)[0]
+                    st3, msg3 = alt_lib.backward(q, k, v, o, lse, do, dq, dk, dv, "bf16", mask,
+                                                 stream=stream, tiles=alt_tiles)
+                    if st3 != ATTN_OK:
+                        print(f"{name} failed at D={d} N={n} {mask}: {msg3}")
+                        continue
+                    tb3 = time_events(torch, alt_bwd, args.warmup, args.reps)
+                    tf3 = time_events(torch, lambda i: alt_fwd(i) or alt_bwd(i), args.warmup, args.reps)
+                    alternatives.append((name, tb3[0], tf3[0], extra))
                 for name, backend in (("fa2", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
                     qs, ks, vs = (x.detach().clone().requires_grad_() for x in (q, k, v))
                     try:
@@ -117,6 +148,7 @@ def main():
                     except RuntimeError as ex:
                         print(f"{name} unavailable at D={d} N={n} {mask}: {str(ex).splitlines()[0]}")
                     del qs, ks, vs
+                results += alternatives
                 for name, tb, tf, extra_mb in results:
                     row = dict(d=d, n=n, b=b, h=h, mask=mask, method=name, bwd_ms=tb,
                                bwd_tflops=2.5 * fwd_flops / (tb * 1e-3) / 1e12, both_ms=tf,

@@ -207,10 +207,17 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
   gpu::GPUModuleOp gpuModule = *gpuModules.begin();
   // The launches, as the lowering recorded them on the kernels themselves
   // (llvm.funcs by now; read before serialization replaces the module).
+  // The backward's kernels are attn_bwd_0, _1 (and _2 where dK and dV
+  // have kernels of their own), as many as the module holds.
   std::vector<std::string> names;
   if (config.backward)
-    for (int i = 0; i < abi::kBackwardKernelCount; ++i)
-      names.push_back(abi::kernelName(abi::kBackwardKernel, i));
+    for (int i = 0; i < abi::kMaxBackwardKernels; ++i) {
+      std::string name = abi::kernelName(abi::kBackwardKernel, i);
+      if (i >= abi::kMinBackwardKernels &&
+          !SymbolTable::lookupSymbolIn(gpuModule, name))
+        break;
+      names.push_back(std::move(name));
+    }
   else
     names.push_back(abi::kForwardKernel);
   out.kernels.clear();

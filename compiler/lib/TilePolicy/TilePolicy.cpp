@@ -27,8 +27,19 @@ constexpr int64_t kSharedPerCtaPair = 113 * 1024;
 /// products at other head dims have never run on a device).
 constexpr int64_t kBackwardWgmmaHeadDimMultiple = 64;
 /// Query and key tiles of the backward pass (both grids' score tiles are
-/// 64 x 64: 4 warps of one 16-row m tile).
+/// 64 x 64: 4 warps of one 16-row m tile, one warpgroup for wgmma).
 constexpr int64_t kBackwardBlock = 64;
+/// The backward on mma.sync past D = 128 (dK and dV in grids of their own):
+/// 32 x 32 tiles, 2 warps of one 16-row m tile. Every kernel of the
+/// backward at D = 256 then assembles without spills (ptxas 13.0, sm_90a:
+/// 254 registers each) where 64 x 64 tiles and 4 warps spill 12 (dQ), 164
+/// (dK) and 8 (dV) bytes, and the two-grid kernels 12 and 1980 bytes
+/// (409 LDL/STL in the dK/dV loop; docs/design.md). Each warp still owns
+/// one 16-row m tile, so its ratio of shared-memory reads to mma is
+/// unchanged; two CTAs of 2 warps share an SM where one of 4 did.
+constexpr int64_t kBackwardSplitBlock = 32;
+/// Head dims above this split the backward's dK and dV (splitsBackwardGrads).
+constexpr int64_t kMaxBackwardJointHeadDim = 128;
 
 /// Registers: at most 255 a thread, 64K 32-bit registers an SM (every chip
 /// from sm_80 on).
@@ -46,12 +57,15 @@ int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 /// spread over 32 threads (a wgmma warpgroup's 64 rows are 16 a warp).
 /// Forward: S (block-n columns) and O (head dim). Backward: the query
 /// tiles' S, dP and dQ, or the key tiles' S^T, dP^T, dK and dV.
+/// Split grads: the K/V tiles' kernels hold dK (with Sᵀ and dPᵀ) or dV.
 int64_t tileValuesPerThread(const KernelConfig &r, int64_t warps) {
   int64_t d = roundUp(r.headDim, 16);
   if (!r.backward)
     return r.blockM / warps * (r.blockN + d) / 32;
+  int64_t keyTiles = splitsBackwardGrads(r.headDim) ? 2 * r.blockM + d
+                                                    : 2 * r.blockM + 2 * d;
   return std::max(r.blockM / warps * (2 * r.blockN + d),
-                  r.blockN / warps * (2 * r.blockM + 2 * d)) /
+                  r.blockN / warps * keyTiles) /
          32;
 }
 
@@ -119,6 +133,14 @@ bool tilesForWgmma(std::string_view tensorCore, std::string_view chip) {
 
 int64_t defaultWarps(bool wgmma, int64_t blockM) {
   return wgmma ? blockM / 16 : 4;
+}
+
+bool splitsBackwardGrads(int64_t headDim) {
+  // dK and dV of a 16-row slice take D registers a thread together; with
+  // Sᵀ, dPᵀ and the row terms beside them, D = 128 already spills 68 bytes
+  // (wgmma; split: 0 and 28 bytes, for one more product a tile), and
+  // D = 256 cannot fit at all (docs/design.md).
+  return roundUp(headDim, 16) > kMaxBackwardJointHeadDim;
 }
 
 bool scoresHeavy(unsigned variants) {
@@ -402,6 +424,7 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   // D = 64 and 128 measured 1.36-1.60x mma.sync on an H200
   // (docs/BENCHMARKS.md, version 15); at D = 256 dK and dV alone take every
   // register and ptxas serializes wgmma, so mma.sync.
+  // mma.sync with dK and dV split: smaller tiles (kBackwardSplitBlock).
   if (backward) {
     defM = defN = kBackwardBlock;
     if (nvidia && tensorCore == "auto")
@@ -410,6 +433,8 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
                              headDim <= 128
                          ? "wgmma"
                          : "mma.sync";
+    if (nvidia && r.tensorCore != "wgmma" && splitsBackwardGrads(headDim))
+      defM = defN = kBackwardSplitBlock;
   }
   if (r.blockM == 0)
     r.blockM = defM;
@@ -431,6 +456,11 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   }
   if (r.warps == 0 && (r.tensorCore == "wgmma" || r.tensorCore == "mma.sync"))
     r.warps = defaultWarps(r.tensorCore == "wgmma", r.blockM);
+  // The backward's mma.sync warps own 16 rows of both grids' score tiles:
+  // no more warps than the smaller side has 16-row tiles.
+  if (backward && warps == 0 && r.tensorCore == "mma.sync")
+    r.warps = std::max<int64_t>(
+        1, std::min(r.warps, std::min(r.blockM, r.blockN) / 16));
   return r;
 }
 

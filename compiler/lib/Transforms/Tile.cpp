@@ -1,6 +1,7 @@
 //===- Tile.cpp - attn.sdpa to a grid of query tiles and a K/V loop -------===//
 
 #include "attn/Compiler/KernelABI.h"
+#include "attn/Compiler/TilePolicy.h"
 #include "attn/Transforms/Mask.h"
 #include "attn/Transforms/Passes.h"
 
@@ -443,8 +444,12 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
                         Value());
   }
 
-  // 2. K/V tiles: dK and dV over the query tiles of the group's heads.
-  {
+  // 2. K/V tiles: dK and dV over the query tiles of the group's heads, in
+  //    one grid, or (splitGrads) dK in one and dV in another: each then
+  //    holds one accumulator, at the cost of recomputing Sᵀ.
+  bool splitGrads =
+      !config.isHost() && ::attn::compiler::splitsBackwardGrads(headDim);
+  auto keyGrid = [&](bool withK, bool withV) {
     Value keyTiles = arith::CeilDivSIOp::create(b, loc, numKeys, cBlockN);
     auto grid = TileGridOp::create(b, loc, batch, kvHeads, keyTiles);
     grid->setAttr(::attn::abi::kGridAttr,
@@ -475,9 +480,14 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
             b, loc, arith::SubIOp::create(b, loc, upper, lower), cBlockM),
         zero);
     Value pairs = arith::MulIOp::create(b, loc, group, tiles);
+    SmallVector<Value> inits;
+    if (withK)
+      inits.push_back(splat(b, loc, accK, 0.0f));
+    if (withV)
+      inits.push_back(splat(b, loc, accV, 0.0f));
     auto heads = scf::ForOp::create(
         b, loc, zero, pairs, one,
-        ValueRange{splat(b, loc, accK, 0.0f), splat(b, loc, accV, 0.0f)},
+        inits,
         [&](OpBuilder &lb, Location ll, Value it, ValueRange state) {
           Value h = arith::AddIOp::create(
               lb, ll, firstHead, arith::DivUIOp::create(lb, ll, it, tiles));
@@ -495,16 +505,29 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
                                            bIdx, h, row, numQueries, Value());
           auto grad = step(lb, ll, scoreTypeT, q, k, v, dO, lse, delta, row,
                            kv, bIdx, h, /*keysMajor=*/true);
-          Value dk = MatmulOp::create(lb, ll, grad.getGradScores(), q,
-                                      state[0], false, false);
-          Value dv = MatmulOp::create(lb, ll, grad.getProbs(), dO, state[1],
-                                      false, false);
-          scf::YieldOp::create(lb, ll, ValueRange{dk, dv});
+          SmallVector<Value> next;
+          if (withK)
+            next.push_back(MatmulOp::create(lb, ll, grad.getGradScores(), q,
+                                            state[0], false, false));
+          if (withV)
+            next.push_back(MatmulOp::create(lb, ll, grad.getProbs(), dO,
+                                            state.back(), false, false));
+          scf::YieldOp::create(lb, ll, next);
         });
-    StoreTileOp::create(b, loc, finish(b, loc, heads.getResult(0), true),
-                        op.getGradKey(), bIdx, kvHead, kv, numKeys, Value());
-    StoreTileOp::create(b, loc, finish(b, loc, heads.getResult(1), false),
-                        op.getGradValue(), bIdx, kvHead, kv, numKeys, Value());
+    if (withK)
+      StoreTileOp::create(b, loc, finish(b, loc, heads.getResult(0), true),
+                          op.getGradKey(), bIdx, kvHead, kv, numKeys, Value());
+    if (withV)
+      StoreTileOp::create(b, loc,
+                          finish(b, loc, heads.getResults().back(), false),
+                          op.getGradValue(), bIdx, kvHead, kv, numKeys,
+                          Value());
+  };
+  if (splitGrads) {
+    keyGrid(true, false);
+    keyGrid(false, true);
+  } else {
+    keyGrid(true, true);
   }
   op.erase();
   return success();

@@ -1,7 +1,11 @@
-// RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-configure="tensor-core=mma.sync block-n=32"
+// RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-configure="tensor-core=mma.sync block-n=32 warps=4"
+// RUN: attn-opt %s --split-input-file --attn-configure="tensor-core=mma.sync block-n=32" | FileCheck %s
 
 // The backward's K/V tiles are score tiles too (keys-major): their rows must
-// split into 16-row m tiles over the warps, as a query tile's do.
+// split into 16-row m tiles over the warps, as a query tile's do. Warps
+// left automatic fit the smaller tile instead (mma.sync: one 16-row m tile
+// a warp).
+// CHECK: block_m = 64, block_n = 32, warps = 2,
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
 

@@ -369,3 +369,56 @@ func.func @backward_window(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !lse, 
   } : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
   return
 }
+
+// -----
+
+// Past D = 128 the NVIDIA backward gives dK and dV a grid each (a thread
+// cannot hold both accumulators): three grids, the K/V tiles' loops carry
+// one accumulator each and each stores its own gradient.
+#cfg = #attn.config<mapping = "mma.sync", chip = "sm_90a", block_m = 32, block_n = 32, warps = 2, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+
+// CHECK-LABEL: func.func @backward_split_grads(
+// CHECK:      attn.tile_grid
+// CHECK:        scf.for {{.*}} -> (tensor<32x256xf32>)
+// CHECK:        attn.store_tile %{{.*}}, %arg6[
+// CHECK:      attn.tile_grid {{.*}} attributes {attn.grid = "keys"}
+// CHECK:        %[[DK:.*]] = scf.for {{.*}} -> (tensor<32x256xf32>)
+// CHECK:          %{{.*}}, %[[DS:.*]] = attn.score_grad {{.*}} keys_major
+// CHECK-NEXT:     %[[ACC:.*]] = attn.matmul %[[DS]], %{{.*}} : tensor<32x32xbf16>, tensor<32x256xbf16>, tensor<32x256xf32>
+// CHECK-NEXT:     scf.yield %[[ACC]]
+// CHECK-NOT:    %arg8
+// CHECK:        attn.store_tile %{{.*}}, %arg7[
+// CHECK-NOT:    %arg8
+// CHECK:      attn.tile_grid {{.*}} attributes {attn.grid = "keys"}
+// CHECK:        %[[DV:.*]] = scf.for {{.*}} -> (tensor<32x256xf32>)
+// CHECK:          %[[P:.*]], %{{.*}} = attn.score_grad {{.*}} keys_major
+// CHECK-NEXT:     %[[ACCV:.*]] = attn.matmul %[[P]], %{{.*}} : tensor<32x32xbf16>, tensor<32x256xbf16>, tensor<32x256xf32>
+// CHECK-NEXT:     scf.yield %[[ACCV]]
+// CHECK-NOT:    %arg7
+// CHECK:        attn.store_tile %{{.*}}, %arg8[
+// CHECK-NOT:  attn.tile_grid
+func.func @backward_split_grads(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !lse, %dq: !t, %dk: !t, %dv: !t, %delta: !lse, %s: f32) attributes {attn.config = #cfg} {
+  attn.sdpa_backward %q, %k, %v, %o, %do, %lse into %dq, %dk, %dv delta %delta scale %s
+      : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
+  return
+}
+
+// -----
+
+// The host keeps dK and dV in one grid at any head dim.
+#cfg = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+
+// CHECK-LABEL: func.func @backward_host_joint_grads(
+// CHECK:      attn.tile_grid
+// CHECK:      attn.tile_grid
+// CHECK:        scf.for {{.*}} -> (tensor<32x256xf32>, tensor<32x256xf32>)
+// CHECK-NOT:  attn.tile_grid
+func.func @backward_host_joint_grads(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !lse, %dq: !t, %dk: !t, %dv: !t, %delta: !lse, %s: f32) attributes {attn.config = #cfg} {
+  attn.sdpa_backward %q, %k, %v, %o, %do, %lse into %dq, %dk, %dv delta %delta scale %s
+      : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
+  return
+}

@@ -99,4 +99,37 @@ TEST(CompilePtxTest, BackwardIsTwoKernels) {
   }
 }
 
+// Past D = 128 dK and dV get a kernel each (splitsBackwardGrads): three
+// kernels, the last two over K/V tiles, mma.sync with 32 x 32 tiles and 2
+// warps by default (sm_80 has the shared memory for them too).
+TEST(CompilePtxTest, BackwardSplitsGradsPastD128) {
+  EXPECT_FALSE(splitsBackwardGrads(128));
+  EXPECT_TRUE(splitsBackwardGrads(136));
+  for (const char *arch : {"sm_90a", "sm_80"}) {
+    KernelConfig config;
+    config.headDim = 256;
+    config.arch = arch;
+    config.backward = true;
+    KernelPlan plan;
+    std::string error;
+    ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
+    EXPECT_EQ(plan.mapping, "mma.sync");
+    EXPECT_EQ(plan.blockM, 32);
+    EXPECT_EQ(plan.blockN, 32);
+    EXPECT_EQ(plan.warps, 2);
+    PtxKernel kernel;
+    ASSERT_TRUE(compilePtx(config, kernel, error)) << error;
+    ASSERT_EQ(kernel.kernels.size(), 3u);
+    for (int i = 0; i < 3; ++i) {
+      const KernelLaunch &launch = kernel.kernels[i];
+      EXPECT_EQ(launch.name,
+                attn::abi::kernelName(attn::abi::kBackwardKernel, i));
+      EXPECT_NE(kernel.ptx.find(".entry " + launch.name), std::string::npos);
+      EXPECT_EQ(launch.threads, 64);
+      EXPECT_EQ(launch.blockM, 32);
+      EXPECT_EQ(launch.overKeys, i > 0);
+    }
+  }
+}
+
 } // namespace

@@ -170,8 +170,8 @@ bool compilePtx(const KernelConfig &config, PtxKernel &out,
   if (config.backward) {
     // As the real backward (KernelABI.h): the query tiles' kernel, then the
     // K/V tiles' one, with the same arguments.
-    out.kernels.assign(abi::kBackwardKernelCount, launch);
-    for (int i = 0; i < abi::kBackwardKernelCount; ++i) {
+    out.kernels.assign(abi::kMinBackwardKernels, launch);
+    for (int i = 0; i < abi::kMinBackwardKernels; ++i) {
       out.kernels[i].name = abi::kernelName(abi::kBackwardKernel, i);
       out.kernels[i].packGqa = false;
     }

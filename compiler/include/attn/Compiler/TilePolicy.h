@@ -44,6 +44,11 @@ int64_t defaultWarps(bool wgmma, int64_t blockM);
 std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
                                              unsigned variants = 0);
 
+/// Whether the NVIDIA backward computes dK and dV in two grids (kernels) of
+/// their own instead of one, at the cost of recomputing the keys-major
+/// scores: past D = 128 a thread cannot hold both accumulators.
+bool splitsBackwardGrads(int64_t headDim);
+
 /// Variants that compute per score (KernelABI.h bits): their kernels get no
 /// two-CTA register cap (the capped D = 64 kernels spill).
 bool scoresHeavy(unsigned variants);
