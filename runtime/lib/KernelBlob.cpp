@@ -9,7 +9,8 @@ namespace attn::rt {
 
 namespace {
 
-/// A configuration compiles to at most this many kernels (the backward: 2).
+/// A configuration compiles to at most this many kernels (the backward: 2
+/// or 3).
 constexpr int32_t kMaxKernels = 8;
 
 } // namespace

@@ -44,6 +44,11 @@ CASES = [
     (2, 4, 1, 128, 200, 128, "f16", "none"),
     (1, 4, 4, 1000, 1000, 128, "bf16", "none"),
     (1, 2, 2, 200, 200, 256, "bf16", "causal"),
+    # D = 256: dK and dV in kernels of their own (splitsBackwardGrads), 32 x 32
+    # tiles; GQA sums over the group in both, odd and unequal lengths.
+    (2, 4, 2, 77, 133, 256, "bf16", "none"),
+    (1, 4, 1, 133, 77, 256, "f16", "bottom_right"),
+    (1, 2, 2, 300, 300, 192, "bf16", "causal"),
 ]
 # Variants (whose score_mods the compiler differentiates), another layout and
 # a head dim on mma.sync: (case, options). torch has none of the variants,
@@ -56,8 +61,9 @@ VARIANT_CASES = [
     ((1, 4, 4, 200, 200, 64, "bf16", "causal"), {"window": (31, -1)}),
     ((1, 4, 4, 256, 256, 64, "bf16", "none"), {"bias": True}),
     ((1, 4, 4, 256, 256, 128, "bf16", "causal"), {"document": True}),
+    ((1, 4, 2, 150, 150, 256, "bf16", "causal"), {"softcap": 1.5}),
 ]
-SMALL = [CASES[2], CASES[5]]
+SMALL = [CASES[2], CASES[5], CASES[8]]
 
 
 def visible(mask, nq, nk, device):

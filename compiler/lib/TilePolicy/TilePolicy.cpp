@@ -45,9 +45,9 @@ constexpr int64_t kMaxBackwardJointHeadDim = 128;
 /// from sm_80 on).
 constexpr int64_t kRegistersPerThread = 255;
 constexpr int64_t kRegistersPerSm = 64 * 1024;
-/// A kernel may spill some of its tiles (the backward at D = 256 holds 320
-/// values a thread and spills 2 KB), but one whose tiles need more than this
-/// many times the registers a thread has runs from local memory: refused.
+/// A kernel may spill some of its tiles (the backward's dK/dV kernel at
+/// D = 128 spills 68 bytes), but one whose tiles need more than this many
+/// times the registers a thread has runs from local memory: refused.
 constexpr int64_t kMaxRegisterOvercommit = 2;
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
