@@ -10,7 +10,9 @@ A/B in one process: --old-lib loads a second build of the library beside
 ATTN_JIT_LIB's (ctypes, a handle each) and times it as method "old" on the
 same inputs; --jit-tiles also times ATTN_JIT_LIB's backward with tiles
 block_m x block_n (attn_fwd_args.block_m/block_n) as method "attn-jit MxN".
-Both print their time over attn-jit's ("vs attn-jit", > 1: attn-jit faster).
+Each shape prints every method's time over attn-jit's ("ratio vs", > 1:
+attn-jit faster); a last line per extra method, "ab summary:", gives the
+median and minimum of that ratio over the shapes.
 Mapping A/B: ATTN_JIT_TENSOR_CORES=wgmma or mma.sync for the whole process.
 
 Shapes (FlashAttention's convention): bf16, (B, H, N, D) contiguous, H = 2048 / D
@@ -162,6 +164,18 @@ def main():
                           f"fwd+bwd {tf / ours[2]:.2f}x (>1: attn-jit faster)")
                 del q, k, v, do, o, lse, dq, dk, dv
                 torch.cuda.empty_cache()
+    # A/B summary: each extra attn-jit method's backward time over attn-jit's
+    # per shape (> 1: attn-jit faster), median and minimum.
+    ours_ms = {(r["d"], r["n"], r["mask"]): r["bwd_ms"] for r in rows if r["method"] == "attn-jit"}
+    for name, _, _ in variants:
+        ratios = sorted((r["bwd_ms"] / ours_ms[(r["d"], r["n"], r["mask"])], r["d"], r["n"], r["mask"])
+                        for r in rows if r["method"] == name and (r["d"], r["n"], r["mask"]) in ours_ms)
+        if ratios:
+            mid = ratios[len(ratios) // 2][0] if len(ratios) % 2 else \
+                (ratios[len(ratios) // 2 - 1][0] + ratios[len(ratios) // 2][0]) / 2
+            low = ratios[0]
+            print(f"ab summary: {name} bwd time / attn-jit's over {len(ratios)} shapes: median {mid:.3f}, "
+                  f"min {low[0]:.3f} (D={low[1]} N={low[2]} {low[3]}) (> 1: attn-jit faster)")
     if args.json:
         with open(args.json, "a") as f:
             for row in rows:
