@@ -17,7 +17,7 @@ std::string CacheKey::str() const {
   // the key names it too.
   const auto &[headDim, dtype, mask, configArch, blockM, blockN, warps, stages,
                tensorCore, positiveScale, packGqa, variants, userMods,
-               backward, varlen] = config;
+               backward, varlen, split] = config;
   // The arch only matters for CUDA: the host kernel targets this machine and
   // is never stored on disk.
   std::string_view arch =
@@ -25,13 +25,14 @@ std::string CacheKey::str() const {
   return fmt::format("attn-jit-kernel;compiler={};target={};arch={};dtype={};"
                      "head_dim={};mask={};block_m={};block_n={};warps={};"
                      "stages={};tensor_core={};positive_scale={};pack_gqa={};"
-                     "variants={};backward={};varlen={};user_mods={}",
+                     "variants={};backward={};varlen={};split={};"
+                     "user_mods={}",
                      compilerVersion, toString(target), arch,
                      compiler::toString(dtype), headDim,
                      compiler::toString(mask), blockM, blockN, warps, stages,
                      tensorCore, positiveScale ? 1 : 0, packGqa ? 1 : 0,
                      compiler::variantNames(variants), backward ? 1 : 0,
-                     varlen ? 1 : 0, userMods);
+                     varlen ? 1 : 0, split ? 1 : 0, userMods);
 }
 
 uint64_t CacheKey::hash() const { return keyHash(str()); }

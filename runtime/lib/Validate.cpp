@@ -620,6 +620,7 @@ Status validateVarlen(const attn_varlen_args *argsPtr, VarlenCall &call) {
   }
   call.sequences = fwd.batch;
   call.maxSeqlenQ = args.max_seqlen_q;
+  call.maxSeqlenK = args.max_seqlen_k;
   call.cuSeqlensQ = args.cu_seqlens_q;
   call.cuSeqlensK = args.cu_seqlens_k;
   return Status();

@@ -31,7 +31,7 @@ Status validateForward(const attn_fwd_args *args);
 struct VarlenCall {
   attn_fwd_args packed;
   int64_t sequences = 0; // B
-  int64_t maxSeqlenQ = 0;
+  int64_t maxSeqlenQ = 0, maxSeqlenK = 0;
   const int32_t *cuSeqlensQ = nullptr, *cuSeqlensK = nullptr;
 
   /// The values of kVarlenArgs, in order.

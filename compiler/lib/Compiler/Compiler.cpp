@@ -53,6 +53,8 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
     opts += " backward=1";
   if (varlen)
     opts += " varlen=1";
+  if (split)
+    opts += " split=1";
   if (nvidia)
     opts += fmt::format(" arch={} warps={} stages={} tensor-core={}", arch,
                         warps, stages, tensorCore);
@@ -122,6 +124,7 @@ void setKernelOptions(Options &options, const KernelConfig &config) {
   options.variants = variantNames(config.variants);
   options.backward = config.backward;
   options.varlen = config.varlen;
+  options.split = config.split;
 }
 
 
@@ -208,6 +211,9 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
   if (config.backward)
     for (int i = 0; i < abi::kBackwardKernelCount; ++i)
       names.push_back(abi::kernelName(abi::kBackwardKernel, i));
+  else if (config.split)
+    for (int i = 0; i < abi::kSplitKernelCount; ++i)
+      names.push_back(abi::kernelName(abi::kForwardKernel, i));
   else
     names.push_back(abi::kForwardKernel);
   out.kernels.clear();
@@ -229,6 +235,7 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
     launch.packGqa = intAttr(abi::kPackGqaAttr) != 0;
     auto over = kernel->getAttrOfType<StringAttr>(abi::kGridAttr);
     launch.overKeys = over && over.getValue() == abi::kGridOverKeys;
+    launch.overSplits = over && over.getValue() == abi::kGridOverSplits;
     out.kernels.push_back(std::move(launch));
   }
   mlir::attn::PTXTarget target;
@@ -475,7 +482,8 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
                                          config.backward, grids,
                                          abi::captureKinds(config.variants,
                                                            userCaptures,
-                                                           config.varlen),
+                                                           config.varlen,
+                                                           config.split),
                                          times);
 }
 

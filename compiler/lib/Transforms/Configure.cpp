@@ -78,8 +78,10 @@ struct AttnConfigurePass
       config.positiveScale = op.getPositiveScale();
       config.backward = isa<SdpaBackwardOp>(op.getOperation());
       config.packGqa = packGqa;
-      if constexpr (std::is_same_v<OpTy, SdpaOp>)
+      if constexpr (std::is_same_v<OpTy, SdpaOp>) {
         config.varlen = op.isVarlen();
+        config.split = op.isSplit();
+      }
       // The policy sizes tiles by what the mods cost per score, which it
       // knows by the named variants' bits: a score_mod costs like a softcap,
       // or like a bias table when it loads; a mask_mod that loads, like

@@ -83,6 +83,10 @@ struct KernelConfig {
   /// A variable-length (packed) batch (the forward only): the kernel takes
   /// KernelABI.h's kVarlenArgs; lengths are its arguments, never the key's.
   bool varlen = false;
+  /// Split-KV (the forward only): the keys of each query tile divided over
+  /// num_splits programs and merged after (KernelABI.h's kSplitArgs; the
+  /// count is an argument, never the key's).
+  bool split = false;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;
@@ -126,6 +130,8 @@ struct KernelLaunch {
   int sharedBytes = 0;
   bool packGqa = false;
   bool overKeys = false;
+  /// Split-KV's first kernel: the grid's z is B · num_splits.
+  bool overSplits = false;
 };
 
 /// A compiled NVIDIA configuration: one module of PTX holding its kernels,

@@ -64,6 +64,11 @@ struct KernelPipelineOptions : public PassPipelineOptions<Derived> {
       llvm::cl::desc("The canonical kernel takes a variable-length (packed) "
                      "batch: cu_seqlens_q, cu_seqlens_k, max_seqlen_q"),
       llvm::cl::init(false)};
+  ::mlir::detail::PassOptions::Option<bool> split{
+      *this, "split",
+      llvm::cl::desc("Split-KV: the canonical kernel divides the keys over "
+                     "num_splits programs and merges their partials"),
+      llvm::cl::init(false)};
 
   std::string maskName() const { return causal ? "causal" : mask.getValue(); }
 };

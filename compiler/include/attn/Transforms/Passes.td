@@ -41,6 +41,9 @@ def AttnCreateKernel : Pass<"attn-create-kernel", "ModuleOp"> {
     Option<"varlen", "varlen", "bool", "false",
            "A variable-length (packed) batch: cu_seqlens arguments "
            "(KernelABI.h's kVarlenArgs) after the scale">,
+    Option<"split", "split", "bool", "false",
+           "Split-KV: the keys divided over num_splits programs and merged "
+           "(KernelABI.h's kSplitArgs after the varlen ones)">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect", "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];

@@ -157,6 +157,9 @@ def Attn_MapTile : TensorRankOf<[AnyType], [1, 2]>;
 // Offsets of the sequences of a packed (variable-length) batch: B + 1
 // non-decreasing int32 values from 0 (FlashAttention's cu_seqlens).
 def Attn_SeqOffsets : MemRefRankOf<[I32], [1]>;
+// Split-KV workspaces: the partial outputs (f32, rank 4) and their
+// log-sum-exps (f32, rank 3) of every split.
+def Attn_PartialOut : MemRefRankOf<[F32], [4]>;
 
 def Attn_Capture : AnyTypeOf<[F32, I32, I64, Index,
                               MemRefOf<[F32, I32, I64, Index]>]>;
@@ -190,6 +193,16 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
     a capture computed from `memref.dim` of Q's or K's sequence dimension
     stands for the sequence's own length. Offsets are clamped to the packed
     rows, so wrong ones never read or write outside the tensors.
+
+    **Split-KV** (flash-decoding): with `split(%n, %o_part, %lse_part)` the
+    keys each query tile sees are divided into `%n` (index, >= 1) ranges of
+    whole K/V tiles, each computed by a program of its own into f32
+    partials: `%o_part` (B·n, H, Nq, Dv) and `%lse_part` (B·n, H, Nq), row
+    b·n + s for split s of batch row b (B = 1 for a packed batch). The
+    partials are then merged (LSE = log Σ exp(LSE_s), O = Σ exp(LSE_s −
+    LSE) O_s) into O and the LSE; a split without keys has LSE_s = −inf
+    and adds nothing. The count is an operand, so a new one never
+    recompiles.
 
     Sizes may be dynamic except the head dims. The (B, N, H, D) layout is
     expressed through strides: Q, K, V and O need a unit innermost stride; the
@@ -249,6 +262,9 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
       Arg<Optional<Attn_SeqOffsets>, "key offsets (varlen)", [MemRead]>:$cuSeqlensK,
       Optional<Index>:$maxSeqlenQ,
       Variadic<Attn_Capture>:$captures,
+      Optional<Index>:$numSplits,
+      Arg<Optional<Attn_PartialOut>, "partial outputs (split-KV)", [MemRead, MemWrite]>:$outputPartial,
+      Arg<Optional<Attn_LseMemRef>, "partial log-sum-exps (split-KV)", [MemRead, MemWrite]>:$lsePartial,
       DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::None">:$mask,
       UnitAttr:$positiveScale);
   let regions = (region MaxSizedRegion<1>:$scoreMod,
@@ -258,6 +274,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
     (`scale` $scale^)?
     (`varlen` `(` $cuSeqlensQ^ `,` $cuSeqlensK `,` $maxSeqlenQ `:`
       type($cuSeqlensQ) `,` type($cuSeqlensK) `)`)?
+    (`split` `(` $numSplits^ `,` $outputPartial `,` $lsePartial `:`
+      type($outputPartial) `,` type($lsePartial) `)`)?
     (`mask` $mask^)? (`positive_scale` $positiveScale^)?
     (`captures` `(` $captures^ `:` type($captures) `)`)?
     (`score_mod` $scoreMod^)? (`mask_mod` $maskMod^)?
@@ -270,6 +288,9 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
     /// A packed, variable-length batch (cu_seqlens operands).
     bool isVarlen() { return getCuSeqlensQ() != nullptr; }
     ::mlir::LogicalResult verifyVarlen();
+    /// Split-KV: the keys divided over numSplits programs, merged after.
+    bool isSplit() { return getNumSplits() != nullptr; }
+    ::mlir::LogicalResult verifySplit();
   }];
 }
 
