@@ -24,12 +24,10 @@ Per case:
   * Rows that see no key (bottom_right with Nq_b > Nk_b, Nk_b = 0): O = 0 and
     LSE = -inf exactly. LSE elsewhere: |lse - ref| <= 1e-3 + 3e-5 |ref|.
 """
-import argparse
 import math
 import os
 import random
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -39,17 +37,6 @@ FIXED_TOL = {"bf16": 1e-2, "f16": 2e-3}
 GUARD = 512
 HEADS = [(8, 8), (8, 2), (32, 8)]
 MASKS = ["none", "causal", "bottom_right"]
-
-
-def parse_args():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--lib", default=aj.default_lib_path(), help="libattn-jit.so ($ATTN_JIT_LIB)")
-    ap.add_argument("--seed", type=int, default=None)
-    ap.add_argument("--quick", action="store_true", help="lengths up to 1000, fewer cases")
-    ap.add_argument("--only", default="", help="comma-separated case indices")
-    ap.add_argument("--filter", default="", help="run cases whose name contains this")
-    ap.add_argument("--list", action="store_true", help="print the cases and exit")
-    return ap.parse_args()
 
 
 def make_cases(quick):
@@ -218,43 +205,19 @@ def run_case(torch, lib, c, seed):
 
 
 def main():
-    args = parse_args()
+    args = aj.parse_case_args(__doc__, "lengths up to 1000, fewer cases")
     cases = aj.select_cases(make_cases(args.quick), args, case_name)
     if cases is None:
         return 0
-    try:
-        import torch
-    except ImportError as ex:
-        print(f"SKIP: torch not importable ({ex})")
-        return 77
-    if not torch.cuda.is_available():
-        print("SKIP: torch sees no CUDA device")
-        return 77
-    if not args.lib or not os.path.exists(args.lib):
-        print(f"error: libattn-jit.so not found (--lib or ATTN_JIT_LIB): {args.lib}", file=sys.stderr)
-        return 2
-    lib = aj.AttnJit(args.lib)
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    print(f"# test_varlen: attn-jit {lib.version()} from {args.lib}; torch {torch.__version__}; "
-          f"device {torch.cuda.get_device_name()}; seed {seed}; {len(cases)} cases", flush=True)
-    failed = 0
-    for c in cases:
+    opened = aj.open_for_cases(args, f"test_varlen, {len(cases)} cases")
+    if isinstance(opened, int):
+        return opened
+    torch, lib, seed = opened
+
+    def run(c, case_seed):
         c["quick"] = args.quick
-        t0 = time.time()
-        try:
-            res = run_case(torch, lib, c, seed + c["idx"])
-        except Exception as ex:  # noqa: BLE001 - one case must not stop the run
-            res = dict(name=case_name(c), seed=seed + c["idx"], fail=f"exception: {type(ex).__name__}: {ex}")
-        ok = "fail" not in res
-        failed += not ok
-        line = f"{'PASS' if ok else 'FAIL'} {res['name']}"
-        if "err" in res:
-            line += f" err={res['err']:.3e} tol={res['tol']:.3e}({res['tol_from']}) lse_err={res['lse_err']:.1e}"
-        if not ok:
-            line += f" -- {res['fail']} (--seed {seed} --only {c['idx']})"
-        print(line + f" {time.time() - t0:.2f}s", flush=True)
-    print(f"# {len(cases) - failed} passed, {failed} failed")
+        return run_case(torch, lib, c, case_seed)
+    failed = aj.run_cases(cases, run, case_name, seed)
     return 1 if failed else 0
 
 
