@@ -288,8 +288,9 @@ int64_t Engine::splitsOf(const CallKey &call, const attn_fwd_args &args,
   int64_t rows = pack ? args.heads / kvHeads * queries : queries;
   int64_t ctas =
       batch * (pack ? kvHeads : args.heads) * ((rows + blockM - 1) / blockM);
+  int64_t chunk = std::max(blockN, kMinKeysPerSplit);
   return splitsForCall(numSplits_.load(std::memory_order_relaxed), batch,
-                       ctas, (keys + blockN - 1) / blockN, multiprocessors);
+                       ctas, (keys + chunk - 1) / chunk, multiprocessors);
 }
 
 CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,

@@ -31,6 +31,12 @@ inline constexpr int64_t kMaxGridZ = 65535;
 /// num_splits_heuristic, 0.8 and 0.85).
 inline constexpr double kFillsGpu = 0.8;
 inline constexpr double kGoodEnoughWaves = 0.85;
+/// Auto counts keys in chunks of at least this many (FlashAttention's
+/// split kernels' K/V block at D = 128), so that a short context is never
+/// split into splits too small to pay for the merge's launch: Nq = Nk =
+/// 128 with 64-key tiles took +220 ns of host time a call for two splits
+/// (attn-hotpath on the fake driver) and a second launch on the GPU.
+inline constexpr int64_t kMinKeysPerSplit = 128;
 
 /// The splits of a grid of `ctas` CTAs whose query tiles see `keyTiles` K/V
 /// tiles, on `multiprocessors` SMs: 1 when the grid fills the GPU, else the

@@ -280,6 +280,22 @@ TEST_F(EngineCudaTest, SplitKvDecodeLaunchesTheSplitsThenTheirMerge) {
   EXPECT_EQ(fakeCuda().launchLog.size(), 5u);
 }
 
+TEST_F(EngineCudaTest, SplitKvNeverSplitsAShortContext) {
+  // Nq = Nk = 128 at D = 64: two 64-key tiles and 4 CTAs on 132 SMs, but
+  // fewer keys than two chunks of kMinKeysPerSplit: one kernel, no
+  // workspace (a split would cost a second launch for nothing).
+  options.numSplits = 0;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 4, 128, 128, 64);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_FALSE(fakeCompiler().lastConfig.split);
+  }
+  std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+  EXPECT_EQ(fakeCuda().launchLog.size(), 1u);
+  EXPECT_TRUE(fakeCuda().allocationLog.empty());
+}
+
 TEST_F(EngineCudaTest, NullLseAndDefaultScale) {
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_F16, 1, 2, 10, 10, 128,
                       /*withLse=*/false);
