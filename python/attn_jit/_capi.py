@@ -141,6 +141,10 @@ class Library:
         lib.attn_get_stats.argtypes = [ctypes.POINTER(AttnStats)]
         lib.attn_get_stats.restype = ctypes.c_int
         lib.attn_clear_memory_cache.restype = None
+        # attn_set_num_splits: split-KV, issue 15 (absent before).
+        if hasattr(lib, "attn_set_num_splits"):
+            lib.attn_set_num_splits.argtypes = [ctypes.c_int64]
+            lib.attn_set_num_splits.restype = ctypes.c_int
 
     def forward(self, args):
         """attn_forward; a failure raises the errors class of its status."""
@@ -180,6 +184,11 @@ class Library:
 
     def clear_memory_cache(self):
         self.lib.attn_clear_memory_cache()
+
+    def set_num_splits(self, num_splits):
+        """attn_set_num_splits: split-KV's count for forward calls from now on
+        (0 auto, 1 never, k > 1 always k); a failure raises."""
+        self.check(self.lib.attn_set_num_splits(int(num_splits)))
 
 
 def candidate_paths():

@@ -40,7 +40,8 @@ Expected<std::shared_ptr<const DeviceInfo>> CudaContexts::queryDevice() {
       {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &info->major},
       {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &info->minor},
       {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-       &info->maxSharedBytes}};
+       &info->maxSharedBytes},
+      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &info->multiprocessors}};
   for (auto &query : queries) {
     result = driver.cuDeviceGetAttribute(query.value, query.attribute,
                                          info->device);

@@ -17,6 +17,7 @@ struct DeviceInfo {
   int major = 0, minor = 0;
   std::string arch; ///< "" when the GPU is too old
   int maxSharedBytes = 0; ///< opt-in dynamic shared memory per block
+  int multiprocessors = 0; ///< SMs (split-KV's count, SplitKv.h)
 };
 
 struct ContextInfo {

@@ -129,7 +129,7 @@ static_assert(abi::kForwardScalarCount == 1 &&
 
 KernelParams::KernelParams(const attn_fwd_args &args, float scale,
                            const compiler::UserModsInfo *user,
-                           const VarlenCall *varlen)
+                           const VarlenCall *varlen, const SplitCall *split)
     : scale(scale) {
   int64_t B = args.batch, H = args.heads, Hkv = kvHeadsOf(args),
           Nq = args.seqlen_q, Nk = args.seqlen_k, D = args.head_dim;
@@ -142,7 +142,7 @@ KernelParams::KernelParams(const attn_fwd_args &args, float scale,
                             {args.o, {B, H, Nq, D}, args.o_strides},
                             {args.lse, {B, H, Nq}, args.lse_strides}};
   fill(abi::kForwardTensors, tensors, abi::kForwardTensorCount, args, user,
-       varlen);
+       varlen, split);
 }
 
 KernelParams::KernelParams(const attn_bwd_args &bwd, float *delta,
@@ -168,7 +168,7 @@ KernelParams::KernelParams(const attn_bwd_args &bwd, float *delta,
 void KernelParams::fill(const abi::TensorArg *args, const Tensor *tensors,
                         int count, const attn_fwd_args &call,
                         const compiler::UserModsInfo *user,
-                        const VarlenCall *varlen) {
+                        const VarlenCall *varlen, const SplitCall *split) {
   int64_t *out = values;
   for (int t = 0; t < count; ++t) {
     const abi::TensorArg &arg = args[t];
@@ -187,11 +187,12 @@ void KernelParams::fill(const abi::TensorArg *args, const Tensor *tensors,
   // The variant's captures: a scalar is one parameter (of its own width),
   // a tensor its pointer, sizes and strides, like the tensors above.
   int p = used + abi::kForwardScalarCount, c = 0;
-  std::vector<abi::CaptureValue> values = captureValues(call, user, varlen);
+  std::vector<abi::CaptureValue> values =
+      captureValues(call, user, varlen, split);
   std::vector<abi::UserCapture> kinds = abi::captureKinds(
       call.variant.flags,
       user ? user->captures : std::vector<abi::UserCapture>(), varlen,
-      varlen && varlen->pageSize);
+      varlen && varlen->pageSize, split != nullptr);
   for (size_t i = 0; i < kinds.size() && i < values.size(); ++i) {
     const abi::UserCapture &kind = kinds[i];
     const abi::CaptureValue &value = values[i];
@@ -226,10 +227,11 @@ namespace {
 
 /// Launches one kernel of a call: its grid runs over query tiles (of H
 /// heads, or packed over Hkv; of each sequence of a variable-length call,
-/// up to its longest) or over K/V tiles.
+/// up to its longest; `splits` times per batch row for split-KV's first
+/// kernel) or over K/V tiles.
 Status launch(const CudaDriver &driver, const LoadedFunction &fn,
               const attn_fwd_args &args, KernelParams &params,
-              const VarlenCall *varlen = nullptr) {
+              const VarlenCall *varlen = nullptr, int64_t splits = 1) {
   const compiler::KernelLaunch &k = fn.launch;
   int64_t kvHeads = kvHeadsOf(args);
   int64_t rows = varlen      ? varlen->maxSeqlenQ
@@ -237,7 +239,8 @@ Status launch(const CudaDriver &driver, const LoadedFunction &fn,
                  : k.packGqa  ? args.heads / kvHeads * args.seqlen_q
                               : args.seqlen_q;
   int64_t gridHeads = k.overKeys || k.packGqa ? kvHeads : args.heads;
-  int64_t batch = varlen ? varlen->sequences : args.batch;
+  int64_t batch = (varlen ? varlen->sequences : args.batch) *
+                  (k.overSplits ? splits : 1);
   int64_t blocks = (rows + k.blockM - 1) / k.blockM;
   if (blocks > INT_MAX)
     return makeError(ATTN_ERROR_UNSUPPORTED,
@@ -262,12 +265,57 @@ Status launch(const CudaDriver &driver, const LoadedFunction &fn,
 
 } // namespace
 
+Expected<StreamWorkspace> StreamWorkspace::allocate(const CudaDriver &driver,
+                                                    CUstream stream,
+                                                    size_t bytes,
+                                                    const char *what) {
+  if (!driver.cuMemAllocAsync || !driver.cuMemFreeAsync)
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "the CUDA driver lacks cuMemAllocAsync (CUDA 11.2): "
+                     "cannot allocate the {} workspace",
+                     what);
+  CUdeviceptr pointer = 0;
+  CUresult result =
+      driver.cuMemAllocAsync(&pointer, std::max<size_t>(bytes, 1), stream);
+  if (result != CUDA_SUCCESS)
+    return makeError(ATTN_ERROR_CUDA,
+                     "cuMemAllocAsync of the {} workspace ({} bytes) failed: "
+                     "{}",
+                     what, bytes, driver.describe(result));
+  return StreamWorkspace(driver, stream, pointer);
+}
+
+StreamWorkspace::StreamWorkspace(StreamWorkspace &&other) noexcept
+    : driver_(other.driver_), stream_(other.stream_),
+      pointer_(other.pointer_) {
+  other.pointer_ = 0;
+}
+
+StreamWorkspace::~StreamWorkspace() { (void)release(); }
+
+Status StreamWorkspace::release() {
+  if (!pointer_)
+    return Status();
+  CUresult result = driver_->cuMemFreeAsync(pointer_, stream_);
+  pointer_ = 0;
+  if (result != CUDA_SUCCESS)
+    return makeError(ATTN_ERROR_CUDA, "cuMemFreeAsync failed: {}",
+                     driver_->describe(result));
+  return Status();
+}
+
 Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
                      const attn_fwd_args &args, float scale,
                      const compiler::UserModsInfo *user,
-                     const VarlenCall *varlen) {
-  KernelParams params(args, scale, user, varlen);
-  return launch(driver, kernel.functions.front(), args, params, varlen);
+                     const VarlenCall *varlen, const SplitCall *split) {
+  KernelParams params(args, scale, user, varlen, split);
+  // One stream: the merge reads the partials the splits wrote.
+  for (const LoadedFunction &fn : kernel.functions)
+    if (Status status = launch(driver, fn, args, params, varlen,
+                               split ? split->numSplits : 1);
+        !status.ok())
+      return status;
+  return Status();
 }
 
 Status launchBackward(const CudaDriver &driver, const LoadedKernel &kernel,

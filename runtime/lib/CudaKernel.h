@@ -4,6 +4,7 @@
 #define ATTN_RUNTIME_CUDAKERNEL_H
 
 #include "CudaContext.h"
+#include "SplitKv.h"
 #include "Validate.h"
 #include "attn/Compiler/Compiler.h"
 #include "attn/Compiler/KernelABI.h"
@@ -57,6 +58,8 @@ struct KernelParams {
     for (const abi::CaptureArg &c : abi::kPagedArgs)
       paged += abi::paramsOf(c);
     n += std::max(varlen, paged);
+    for (const abi::CaptureArg &c : abi::kSplitArgs)
+      n += abi::paramsOf(c);
     for (const abi::CaptureArg &c : abi::kCaptureArgs)
       n += abi::paramsOf(c);
     return n + abi::kMaxUserCaptures *
@@ -68,10 +71,12 @@ struct KernelParams {
 
   /// The forward's parameters; `user`: the user's mods of the call, if any
   /// (their captures follow); `varlen`: a variable-length call's offsets
-  /// (`args` is then its packed view).
+  /// (`args` is then its packed view); `split`: a split call's count and
+  /// workspace.
   KernelParams(const attn_fwd_args &args, float scale,
                const compiler::UserModsInfo *user = nullptr,
-               const VarlenCall *varlen = nullptr);
+               const VarlenCall *varlen = nullptr,
+               const SplitCall *split = nullptr);
   /// The backward's, with the row terms' workspace `delta` (B·H·Nq f32).
   KernelParams(const attn_bwd_args &args, float *delta, float scale,
                const compiler::UserModsInfo *user = nullptr);
@@ -95,14 +100,45 @@ private:
   };
   void fill(const abi::TensorArg *args, const Tensor *tensors, int count,
             const attn_fwd_args &call, const compiler::UserModsInfo *user,
-            const VarlenCall *varlen = nullptr);
+            const VarlenCall *varlen = nullptr,
+            const SplitCall *split = nullptr);
 };
 
-/// Launches the forward kernel on args.stream (grid: KernelLaunch).
+/// Device memory of one call, allocated and freed on the call's stream
+/// (stream-ordered, CUDA 11.2), so that concurrent calls on other streams
+/// never share it: the backward's row terms, split-KV's partials.
+class StreamWorkspace {
+public:
+  /// `bytes` (at least one) on `stream`; `what` names it in errors.
+  static Expected<StreamWorkspace> allocate(const CudaDriver &driver,
+                                            CUstream stream, size_t bytes,
+                                            const char *what);
+  StreamWorkspace(StreamWorkspace &&other) noexcept;
+  StreamWorkspace &operator=(StreamWorkspace &&) = delete;
+  /// Frees it if release() was not called (an error path).
+  ~StreamWorkspace();
+  float *floats() const {
+    return reinterpret_cast<float *>(static_cast<uintptr_t>(pointer_));
+  }
+  /// Frees it after the work queued on the stream so far.
+  Status release();
+
+private:
+  StreamWorkspace(const CudaDriver &driver, CUstream stream,
+                  CUdeviceptr pointer)
+      : driver_(&driver), stream_(stream), pointer_(pointer) {}
+  const CudaDriver *driver_;
+  CUstream stream_;
+  CUdeviceptr pointer_;
+};
+
+/// Launches the forward's kernels (one; a split call's two, the merge
+/// after the splits) on args.stream (grids: KernelLaunch).
 Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
                      const attn_fwd_args &args, float scale,
                      const compiler::UserModsInfo *user = nullptr,
-                     const VarlenCall *varlen = nullptr);
+                     const VarlenCall *varlen = nullptr,
+                     const SplitCall *split = nullptr);
 
 /// Launches the backward's kernels, in order, on args.fwd.stream, with the
 /// row terms' workspace `delta` (device memory, B·H·Nq f32).

@@ -4,6 +4,7 @@
 #include "Error.h"
 #include "HotCache.h"
 #include "KernelBlob.h"
+#include "SplitKv.h"
 #include "Validate.h"
 #include "Variant.h"
 
@@ -42,6 +43,14 @@ EngineOptions EngineOptions::fromEnvironment() {
             ? kBadThreadCount
             : int(count);
   }
+  if (const char *splits = std::getenv("ATTN_JIT_NUM_SPLITS");
+      splits && *splits && llvm::StringRef(splits) != "auto") {
+    int64_t count = 0;
+    options.numSplits =
+        llvm::StringRef(splits).getAsInteger(10, count) || count < 0
+            ? kBadSplitCount
+            : count;
+  }
   return options;
 }
 
@@ -49,7 +58,17 @@ Engine::Engine(EngineOptions options)
     : options_(std::move(options)),
       compilerVersion_(compiler::compilerVersion()),
       tensorCoreOk_(compiler::isTensorCoreName(options_.tensorCore)),
-      epoch_(nextHotCacheEpoch()) {}
+      numSplits_(options_.numSplits), epoch_(nextHotCacheEpoch()) {}
+
+Status Engine::setNumSplits(int64_t splits) {
+  if (splits < 0)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "num_splits = {}: expected 0 (auto), 1 (never split) or "
+                     "a count of splits",
+                     splits);
+  numSplits_.store(splits, std::memory_order_relaxed);
+  return Status();
+}
 
 Engine &Engine::global() {
   static Engine *engine = new Engine(EngineOptions::fromEnvironment());
@@ -130,6 +149,9 @@ Status Engine::forwardPaged(const attn_paged_args *args) {
 
 Status Engine::runForward(const attn_fwd_args &args,
                           const VarlenCall *varlen) {
+  if (numSplits_.load(std::memory_order_relaxed) < 0)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "ATTN_JIT_NUM_SPLITS is not 'auto' or a count >= 0");
   std::shared_ptr<const UserModsEntry> holder;
   Expected<const compiler::UserModsInfo *> user = userModsOf(args, holder);
   if (!user)
@@ -263,6 +285,25 @@ static bool packsGqa(const CallKey &call, const attn_fwd_args &args,
                                  blockM);
 }
 
+int64_t Engine::splitsOf(const CallKey &call, const attn_fwd_args &args,
+                         const VarlenCall *varlen, int64_t blockM,
+                         int64_t blockN, bool pack,
+                         int multiprocessors) const {
+  // A paged cache is not split (yet): its kernels take no kSplitArgs.
+  if (call.backward || call.pageSize || blockM <= 0 || blockN <= 0)
+    return 1;
+  int64_t batch = varlen ? varlen->sequences : args.batch;
+  int64_t queries = varlen ? varlen->maxSeqlenQ : args.seqlen_q;
+  int64_t keys = varlen ? varlen->maxSeqlenK : args.seqlen_k;
+  int64_t kvHeads = kvHeadsOf(args);
+  int64_t rows = pack ? args.heads / kvHeads * queries : queries;
+  int64_t ctas =
+      batch * (pack ? kvHeads : args.heads) * ((rows + blockM - 1) / blockM);
+  int64_t chunk = std::max(blockN, kMinKeysPerSplit);
+  return splitsForCall(numSplits_.load(std::memory_order_relaxed), batch,
+                       ctas, (keys + chunk - 1) / chunk, multiprocessors);
+}
+
 CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
                          const std::string &arch,
                          const compiler::UserModsInfo *user) const {
@@ -294,6 +335,19 @@ CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
   return key;
 }
 
+/// The partials of a forward call (of a variable-length one's packed view:
+/// one batch row of total_q queries) run in `splits` splits; the workspace
+/// is the caller's to set.
+static SplitCall splitCallOf(const attn_fwd_args &args, int64_t splits) {
+  SplitCall split;
+  split.numSplits = splits;
+  split.batchRows = args.batch;
+  split.heads = args.heads;
+  split.rows = args.seqlen_q;
+  split.valueDim = args.head_dim;
+  return split;
+}
+
 HotCache<Engine::HotKernel> &Engine::hotKernels() {
   static thread_local HotCache<HotKernel> cache;
   return cache;
@@ -302,7 +356,7 @@ HotCache<Engine::HotKernel> &Engine::hotKernels() {
 Expected<const LoadedKernel *>
 Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user,
                    bool backward, const CudaDriver *&driverOut,
-                   bool varlen, int64_t pageSize) {
+                   const VarlenCall *varlen, int64_t *splits) {
   // Read first: a kernel found after a clear must not be memoized in the
   // epoch before it.
   uint64_t epoch = epoch_.load(std::memory_order_acquire);
@@ -316,29 +370,36 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   if (!context)
     return context.takeStatus();
   CallKey call = CallKey::make(Target::Cuda, context->id, args, user,
-                               backward, varlen, pageSize);
+                               backward, varlen != nullptr,
+                               varlen ? varlen->pageSize : 0);
 
   // A configuration this thread launched: no key text, no lock, no
   // allocation (HotCache.h). The device was checked when it was loaded.
   if (HotKernel *entry = hotKernels().find(call, epoch)) {
     bool pack = packsGqa(call, args, entry->blockM);
-    if (const LoadedKernel *kernel = entry->kernels[pack].get()) {
+    int64_t count = splitsOf(call, args, varlen, entry->blockM,
+                             entry->blockN, pack, entry->multiprocessors);
+    if (const LoadedKernel *kernel = entry->kernels[pack][count > 1].get()) {
       if (Status status = checkDevicePointers(driver, args); !status.ok())
         return status;
       ++memoryHits_;
       if (logging(LogLevel::Verbose))
-        logLine("memory hit {}", entry->keyText[pack]);
+        logLine("memory hit {}", entry->keyText[pack][count > 1]);
+      if (splits)
+        *splits = count;
       return kernel;
     }
   }
-  return cudaKernelMiss(args, user, call, epoch, driver, contexts);
+  return cudaKernelMiss(args, user, call, epoch, driver, contexts, varlen,
+                        splits);
 }
 
 Expected<const LoadedKernel *>
 Engine::cudaKernelMiss(const attn_fwd_args &args,
                        const compiler::UserModsInfo *user, const CallKey &call,
                        uint64_t epoch, const CudaDriver &driver,
-                       CudaContexts &contexts) {
+                       CudaContexts &contexts, const VarlenCall *varlen,
+                       int64_t *splits) {
   Expected<ContextInfo> context = contexts.current();
   if (!context)
     return context.takeStatus();
@@ -357,6 +418,10 @@ Engine::cudaKernelMiss(const attn_fwd_args &args,
                      options_.tensorCore);
 
   CacheKey key = makeKey(call, args, device.arch, user);
+  int64_t count =
+      splitsOf(call, args, varlen, key.config.blockM, key.config.blockN,
+               key.config.packGqa, device.multiprocessors);
+  key.config.split = count > 1;
   std::string keyText = key.str();
   // Modules belong to a context: the same key loads once per context.
   std::string memoryKey = fmt::format("{}|{}", context->id, keyText);
@@ -375,20 +440,24 @@ Engine::cudaKernelMiss(const attn_fwd_args &args,
   HotKernel *entry = hot.find(call, epoch);
   if (!entry)
     entry = &hot.insert(call, epoch);
-  bool pack = key.config.packGqa;
+  bool pack = key.config.packGqa, split = key.config.split;
   entry->blockM = key.config.blockM;
-  entry->kernels[pack] = *kernel;
-  entry->keyText[pack] = std::move(keyText);
-  return entry->kernels[pack].get();
+  entry->blockN = key.config.blockN;
+  entry->multiprocessors = device.multiprocessors;
+  entry->kernels[pack][split] = *kernel;
+  entry->keyText[pack][split] = std::move(keyText);
+  if (splits)
+    *splits = count;
+  return entry->kernels[pack][split].get();
 }
 
 Status Engine::forwardCuda(const attn_fwd_args &args,
                            const compiler::UserModsInfo *user,
                            const VarlenCall *varlen) {
   const CudaDriver *driver = nullptr;
-  Expected<const LoadedKernel *> kernel =
-      cudaKernel(args, user, /*backward=*/false, driver,
-                 varlen != nullptr, varlen ? varlen->pageSize : 0);
+  int64_t splits = 1;
+  Expected<const LoadedKernel *> kernel = cudaKernel(
+      args, user, /*backward=*/false, driver, varlen, &splits);
   if (!kernel)
     return kernel.takeStatus();
   if (varlen)
@@ -401,8 +470,26 @@ Status Engine::forwardCuda(const attn_fwd_args &args,
                                          varlen->sequsedK);
         !status.ok())
       return status;
+  if (splits <= 1) {
+    Status status = launchForward(*driver, **kernel, args,
+                                  effectiveScale(args), user, varlen);
+    if (status.ok())
+      ++launches_;
+    return status;
+  }
+  // The partials' workspace, stream-ordered as the backward's.
+  SplitCall split = splitCallOf(args, splits);
+  Expected<StreamWorkspace> workspace = StreamWorkspace::allocate(
+      *driver, static_cast<CUstream>(args.stream),
+      split.workspaceFloats() * sizeof(float), "split-KV partials");
+  if (!workspace)
+    return workspace.takeStatus();
+  split.workspace = workspace->floats();
   Status status = launchForward(*driver, **kernel, args, effectiveScale(args),
-                                user, varlen);
+                                user, varlen, &split);
+  Status freed = workspace->release();
+  if (status.ok())
+    status = freed;
   if (status.ok())
     ++launches_;
   return status;
@@ -417,32 +504,20 @@ Status Engine::backwardCuda(const attn_bwd_args &args,
     return kernel.takeStatus();
   if (Status status = checkDevicePointers(*driver, args); !status.ok())
     return status;
-  // The row terms' workspace, stream-ordered: allocated and freed on the
-  // call's stream, so concurrent calls on other streams never share it.
+  // The row terms' workspace.
   const attn_fwd_args &f = args.fwd;
-  CUstream stream = static_cast<CUstream>(f.stream);
   size_t bytes = static_cast<size_t>(std::max<int64_t>(
                      1, f.batch * f.heads * f.seqlen_q)) *
                  sizeof(float);
-  if (!driver->cuMemAllocAsync || !driver->cuMemFreeAsync)
-    return makeError(ATTN_ERROR_UNSUPPORTED,
-                     "the CUDA driver lacks cuMemAllocAsync (CUDA 11.2): the "
-                     "backward pass cannot allocate its workspace");
-  CUdeviceptr workspace = 0;
-  CUresult result = driver->cuMemAllocAsync(&workspace, bytes, stream);
-  if (result != CUDA_SUCCESS)
-    return makeError(ATTN_ERROR_CUDA,
-                     "cuMemAllocAsync of the backward's {}-byte workspace "
-                     "failed: {}",
-                     bytes, driver->describe(result));
-  Status status = launchBackward(
-      *driver, **kernel, args,
-      reinterpret_cast<float *>(static_cast<uintptr_t>(workspace)),
-      effectiveScale(f), user);
-  result = driver->cuMemFreeAsync(workspace, stream);
-  if (status.ok() && result != CUDA_SUCCESS)
-    status = makeError(ATTN_ERROR_CUDA, "cuMemFreeAsync failed: {}",
-                       driver->describe(result));
+  Expected<StreamWorkspace> workspace = StreamWorkspace::allocate(
+      *driver, static_cast<CUstream>(f.stream), bytes, "backward's row terms");
+  if (!workspace)
+    return workspace.takeStatus();
+  Status status = launchBackward(*driver, **kernel, args, workspace->floats(),
+                                 effectiveScale(f), user);
+  Status freed = workspace->release();
+  if (status.ok())
+    status = freed;
   if (status.ok())
     ++launches_;
   return status;
@@ -608,10 +683,11 @@ Engine::hostKernel(const CacheKey &key) {
 }
 
 /// The forward's host arguments of a call (of a variable-length one's
-/// packed view with `varlen`).
+/// packed view with `varlen`; of a split one with `split`).
 static compiler::HostArgs hostArgsOf(const attn_fwd_args &args,
                                      const compiler::UserModsInfo *user,
-                                     const VarlenCall *varlen = nullptr) {
+                                     const VarlenCall *varlen = nullptr,
+                                     const SplitCall *split = nullptr) {
   compiler::HostArgs host;
   host.q = const_cast<void *>(args.q);
   host.k = const_cast<void *>(args.k);
@@ -632,7 +708,7 @@ static compiler::HostArgs hostArgsOf(const attn_fwd_args &args,
   for (int i = 0; i < 3; ++i)
     host.lseStrides[i] = args.lse ? args.lse_strides[i] : 0;
   host.scale = effectiveScale(args);
-  host.captures = captureValues(args, user, varlen);
+  host.captures = captureValues(args, user, varlen, split);
   if (varlen && varlen->pageSize)
     host.kvBatch = varlen->numPages;
   return host;
@@ -644,14 +720,27 @@ Status Engine::forwardHost(const attn_fwd_args &args,
   Expected<llvm::ThreadPoolInterface *> pool = hostPool();
   if (!pool)
     return pool.takeStatus();
-  Expected<std::shared_ptr<const HostEntry>> entry =
-      hostKernel(makeKey(CallKey::make(Target::Host, 0, args, user,
-                                       /*backward=*/false, varlen != nullptr,
-                                       varlen ? varlen->pageSize : 0),
-                         args, "", user));
+  CallKey call = CallKey::make(Target::Host, 0, args, user,
+                               /*backward=*/false, varlen != nullptr,
+                               varlen ? varlen->pageSize : 0);
+  CacheKey key = makeKey(call, args, "", user);
+  // Auto never splits on the host (its threads already take the grid's
+  // items, and the result would depend on the count); a forced count does.
+  int64_t splits = splitsOf(call, args, varlen, key.config.blockM,
+                            key.config.blockN, key.config.packGqa,
+                            /*multiprocessors=*/0);
+  key.config.split = splits > 1;
+  Expected<std::shared_ptr<const HostEntry>> entry = hostKernel(key);
   if (!entry)
     return entry.takeStatus();
-  compiler::HostArgs host = hostArgsOf(args, user, varlen);
+  SplitCall split = splitCallOf(args, splits);
+  std::vector<float> workspace;
+  if (key.config.split) {
+    workspace.resize(split.workspaceFloats());
+    split.workspace = workspace.data();
+  }
+  compiler::HostArgs host =
+      hostArgsOf(args, user, varlen, key.config.split ? &split : nullptr);
   host.pool = *pool;
   (*entry)->kernel->run(host);
   ++launches_;

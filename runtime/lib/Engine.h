@@ -48,12 +48,17 @@ struct EngineOptions {
   int hostThreads = 0;
   static constexpr int kBadThreadCount = -1;
   static constexpr int kMaxThreads = 1024;
+  /// Split-KV's count for forward calls (ATTN_JIT_NUM_SPLITS; SplitKv.h):
+  /// 0 chosen per call (never on the host), 1 never split, k > 1 always k
+  /// splits; kBadSplitCount when the variable is not a count.
+  int64_t numSplits = 0;
+  static constexpr int64_t kBadSplitCount = -1;
   /// How long to wait for another process that builds the same kernel.
   std::chrono::milliseconds buildWait = std::chrono::minutes(2);
 
   /// ATTN_JIT_LOG, ATTN_JIT_DISK_CACHE, ATTN_JIT_CACHE_DIR, XDG_CACHE_HOME,
   /// ATTN_JIT_CACHE_MAX_MB, ATTN_JIT_LIBCUDA, ATTN_JIT_TENSOR_CORES,
-  /// ATTN_JIT_NUM_THREADS.
+  /// ATTN_JIT_NUM_THREADS, ATTN_JIT_NUM_SPLITS.
   static EngineOptions fromEnvironment();
 };
 
@@ -72,6 +77,8 @@ public:
   /// attn_backward.
   Status backward(const attn_bwd_args *args);
   attn_stats stats() const;
+  /// attn_set_num_splits: EngineOptions::numSplits from now on (>= 0).
+  Status setNumSplits(int64_t splits);
   /// Forgets kernels held in memory; the disk cache stays.
   void clearMemoryCache();
   const EngineOptions &options() const { return options_; }
@@ -105,9 +112,10 @@ private:
   /// resolved tile rows, which decide per call whether GQA heads pack, and
   /// the kernel of each choice once loaded.
   struct HotKernel {
-    int64_t blockM = 0;
-    std::shared_ptr<const LoadedKernel> kernels[2]; // by packGqa
-    std::string keyText[2];                         // for ATTN_JIT_LOG=2
+    int64_t blockM = 0, blockN = 0;
+    int multiprocessors = 0; // of the context's device
+    std::shared_ptr<const LoadedKernel> kernels[2][2]; // by packGqa, split
+    std::string keyText[2][2];                         // for ATTN_JIT_LOG=2
   };
 
   /// A forward call; `varlen`: a variable-length call (`args` its packed
@@ -146,10 +154,17 @@ private:
   /// The CUDA kernel of a call in the current context (checks the device
   /// and the forward's pointers first); `driver` is set to the driver. The
   /// kernel stays alive until this thread's next call.
+  /// `splits`: the forward's split count (SplitKv.h), which the kernel
+  /// takes when it is > 1.
   Expected<const LoadedKernel *>
   cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user,
-             bool backward, const CudaDriver *&driver, bool varlen = false,
-             int64_t pageSize = 0);
+             bool backward, const CudaDriver *&driver,
+             const VarlenCall *varlen = nullptr, int64_t *splits = nullptr);
+  /// A forward call's split count on tiles of blockM x blockN rows (`pack`:
+  /// GQA heads packed) and `multiprocessors` SMs (0: the host).
+  int64_t splitsOf(const CallKey &call, const attn_fwd_args &args,
+                   const VarlenCall *varlen, int64_t blockM, int64_t blockN,
+                   bool pack, int multiprocessors) const;
   /// cudaKernel when this thread has not launched the configuration (in
   /// this epoch) or not with this GQA packing: the shared caches, then
   /// `hot` filled.
@@ -158,7 +173,8 @@ private:
   Expected<const LoadedKernel *>
   cudaKernelMiss(const attn_fwd_args &args, const compiler::UserModsInfo *user,
                  const CallKey &call, uint64_t epoch, const CudaDriver &driver,
-                 CudaContexts &contexts);
+                 CudaContexts &contexts, const VarlenCall *varlen,
+                 int64_t *splits);
   Status backwardCuda(const attn_bwd_args &args,
                       const compiler::UserModsInfo *user);
   Expected<std::shared_ptr<const PtxEntry>> buildPtx(const CacheKey &key);
@@ -172,6 +188,8 @@ private:
   std::string compilerVersion_;
   /// options_.tensorCore names a mapping (checked once).
   bool tensorCoreOk_;
+  /// options_.numSplits, changed by setNumSplits.
+  std::atomic<int64_t> numSplits_;
 
   std::mutex cudaMutex_;
   std::optional<Expected<CudaState *>> cudaState_;

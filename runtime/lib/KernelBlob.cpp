@@ -25,6 +25,7 @@ std::string encodeKernelBlob(const compiler::PtxKernel &kernel) {
     writer.i32(launch.sharedBytes);
     writer.i32(launch.packGqa ? 1 : 0);
     writer.i32(launch.overKeys ? 1 : 0);
+    writer.i32(launch.overSplits ? 1 : 0);
   }
   writer.string(kernel.ptx);
   return writer.take();
@@ -67,20 +68,24 @@ bool decodeKernelBlob(std::string_view blob, compiler::PtxKernel &out,
   }
   for (int32_t i = 0; i < count; ++i) {
     compiler::KernelLaunch launch;
-    int32_t packGqa = 0, overKeys = 0;
+    int32_t packGqa = 0, overKeys = 0, overSplits = 0;
     if (!reader.string(launch.name) || !reader.i32(launch.threads) ||
         !reader.i32(launch.blockM) || !reader.i32(launch.sharedBytes) ||
-        !reader.i32(packGqa) || !reader.i32(overKeys)) {
+        !reader.i32(packGqa) || !reader.i32(overKeys) ||
+        !reader.i32(overSplits)) {
       reason = "kernel payload is truncated";
       return false;
     }
-    if ((packGqa != 0 && packGqa != 1) || (overKeys != 0 && overKeys != 1)) {
-      reason = fmt::format("bad kernel metadata: pack_gqa = {}, over_keys = {}",
-                           packGqa, overKeys);
+    auto isFlag = [](int32_t v) { return v == 0 || v == 1; };
+    if (!isFlag(packGqa) || !isFlag(overKeys) || !isFlag(overSplits)) {
+      reason = fmt::format("bad kernel metadata: pack_gqa = {}, over_keys = "
+                           "{}, over_splits = {}",
+                           packGqa, overKeys, overSplits);
       return false;
     }
     launch.packGqa = packGqa == 1;
     launch.overKeys = overKeys == 1;
+    launch.overSplits = overSplits == 1;
     kernel.kernels.push_back(std::move(launch));
   }
   if (!reader.string(kernel.ptx)) {

@@ -657,6 +657,7 @@ Status validateVarlen(const attn_varlen_args *argsPtr, VarlenCall &call) {
       !s.ok())
     return s;
   call.maxSeqlenQ = args.max_seqlen_q;
+  call.maxSeqlenK = args.max_seqlen_k;
   call.cuSeqlensQ = args.cu_seqlens_q;
   call.cuSeqlensK = args.cu_seqlens_k;
   return Status();

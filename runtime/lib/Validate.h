@@ -31,7 +31,7 @@ Status validateForward(const attn_fwd_args *args);
 struct VarlenCall {
   attn_fwd_args packed;
   int64_t sequences = 0; // B
-  int64_t maxSeqlenQ = 0;
+  int64_t maxSeqlenQ = 0, maxSeqlenK = 0;
   const int32_t *cuSeqlensQ = nullptr, *cuSeqlensK = nullptr;
   /// Over a paged K/V cache (attn_forward_paged; cuSeqlensK is null and
   /// `packed` has K and V as one page, seqlen_k the page size): the page

@@ -126,7 +126,7 @@ Status validateUserCaptures(const attn_fwd_args &args,
 
 std::vector<abi::CaptureValue>
 captureValues(const attn_fwd_args &args, const compiler::UserModsInfo *user,
-              const VarlenCall *varlen) {
+              const VarlenCall *varlen, const SplitCall *split) {
   const attn_variant &v = args.variant;
   auto window = [](int64_t bound) {
     return bound < 0 ? kUnboundedWindow : bound;
@@ -134,6 +134,10 @@ captureValues(const attn_fwd_args &args, const compiler::UserModsInfo *user,
   std::vector<abi::CaptureValue> out;
   if (varlen)
     out = varlen->values();
+  if (split) {
+    std::vector<abi::CaptureValue> values = split->values();
+    out.insert(out.end(), values.begin(), values.end());
+  }
   for (const abi::CaptureArg &arg : abi::kCaptureArgs) {
     if (!(v.flags & arg.variant))
       continue;

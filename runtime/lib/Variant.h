@@ -12,6 +12,7 @@
 #include "attn-jit/Runtime.h"
 #include "attn/Compiler/Compiler.h"
 #include "attn/Compiler/KernelABI.h"
+#include "SplitKv.h"
 #include "Validate.h"
 
 #include <vector>
@@ -28,13 +29,15 @@ inline constexpr int64_t kUnboundedWindow = int64_t(1) << 40;
 Status validateVariant(const attn_fwd_args &args);
 
 /// The values of a kernel's arguments after its scalars (abi::captureKinds),
-/// in order: a variable-length call's offsets (`varlen`, if any), the
-/// captures of kCaptureArgs args.variant's flags select, then `user`'s (a
-/// user's mods), if any.
+/// in order: a variable-length call's offsets (`varlen`, if any), a split
+/// call's count and workspaces (`split`, if any), the captures of
+/// kCaptureArgs args.variant's flags select, then `user`'s (a user's mods),
+/// if any.
 std::vector<abi::CaptureValue>
 captureValues(const attn_fwd_args &args,
               const compiler::UserModsInfo *user = nullptr,
-              const VarlenCall *varlen = nullptr);
+              const VarlenCall *varlen = nullptr,
+              const SplitCall *split = nullptr);
 
 /// Checks args.variant.captures against what the user's mods declare.
 Status validateUserCaptures(const attn_fwd_args &args,

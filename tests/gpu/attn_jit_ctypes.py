@@ -198,3 +198,89 @@ def select_cases(cases, args, case_name):
             print(case_name(c))
         return None
     return cases
+
+
+def run_cases(cases, run, case_name, seed):
+    """Runs run(case, seed + idx) for each case (an exception fails that case
+    only), printing one PASS / FAIL line each with the result's err / tol /
+    lse_err and how to repeat a failure; returns the number that failed."""
+    import time
+    failed = 0
+    for c in cases:
+        t0 = time.time()
+        try:
+            res = run(c, seed + c["idx"])
+        except Exception as ex:  # noqa: BLE001 - one case must not stop the run
+            res = dict(name=case_name(c), fail=f"exception: {type(ex).__name__}: {ex}")
+        ok = "fail" not in res
+        failed += not ok
+        line = f"{'PASS' if ok else 'FAIL'} {res['name']}"
+        if "err" in res:
+            line += f" err={res['err']:.3e} tol={res['tol']:.3e}({res['tol_from']}) lse_err={res['lse_err']:.1e}"
+        if not ok:
+            line += f" -- {res['fail']} (--seed {seed} --only {c['idx']})"
+        print(line + f" {time.time() - t0:.2f}s", flush=True)
+    print(f"# {len(cases) - failed} passed, {failed} failed")
+    return failed
+
+
+def open_for_cases(args, script):
+    """torch and the library of a GPU test driver (args.lib, args.seed), and
+    the seed it runs with, after printing its header line; or the exit status
+    when it cannot run (77: no torch or GPU, 2: no library)."""
+    import random
+    try:
+        import torch
+    except ImportError as ex:
+        print(f"SKIP: torch not importable ({ex})")
+        return 77
+    if not torch.cuda.is_available():
+        print("SKIP: torch sees no CUDA device")
+        return 77
+    if not args.lib or not os.path.exists(args.lib):
+        print(f"error: libattn-jit.so not found (--lib or ATTN_JIT_LIB): {args.lib}", file=sys.stderr)
+        return 2
+    lib = AttnJit(args.lib)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    print(f"# {script}: attn-jit {lib.version()} from {args.lib}; torch {torch.__version__}; "
+          f"device {torch.cuda.get_device_name()}; seed {seed}", flush=True)
+    return torch, lib, seed
+
+
+def parse_case_args(doc, quick_help):
+    """The command line of a GPU test driver: --lib, --seed, --quick, and
+    the case selection of select_cases (--only, --filter, --list)."""
+    import argparse
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lib", default=default_lib_path(), help="libattn-jit.so ($ATTN_JIT_LIB)")
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--quick", action="store_true", help=quick_help)
+    ap.add_argument("--only", default="", help="comma-separated case indices")
+    ap.add_argument("--filter", default="", help="run cases whose name contains this")
+    ap.add_argument("--list", action="store_true", help="print the cases and exit")
+    return ap.parse_args()
+
+
+def drive(doc, quick_help, script, make_cases, case_name, run_case, needs=()):
+    """The main of a GPU test driver: its command line (parse_case_args), the
+    cases selected, then run_case(torch, lib, case, seed) on each (the case's
+    "quick" set from --quick); `needs`: C functions the library must export.
+    Returns the exit status (0 all passed, 1 a case failed, 2 usage, 77 skip)."""
+    args = parse_case_args(doc, quick_help)
+    cases = select_cases(make_cases(args.quick), args, case_name)
+    if cases is None:
+        return 0
+    opened = open_for_cases(args, f"{script}, {len(cases)} cases")
+    if isinstance(opened, int):
+        return opened
+    torch, lib, seed = opened
+    for name in needs:
+        if not hasattr(lib.lib, name):
+            print(f"error: {args.lib} has no {name} (an older library)", file=sys.stderr)
+            return 2
+
+    def run(c, case_seed):
+        c["quick"] = args.quick
+        return run_case(torch, lib, c, case_seed)
+    return 1 if run_cases(cases, run, case_name, seed) else 0

@@ -35,7 +35,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import attn_jit_ctypes as aj  # noqa: E402
-from test_varlen import Errors, PoisonedOutputs, parse_args, run_cases, sequence_terms  # noqa: E402
+from test_varlen import Errors, PoisonedOutputs, sequence_terms  # noqa: E402
 
 HEADS = [(8, 2), (32, 8)]
 MASKS = ["none", "causal", "bottom_right"]
@@ -207,9 +207,7 @@ def variant_check(torch, qs, kb, vb, got, got_lse, slopes, scale, res):
 
 
 def main():
-    args = parse_args(__doc__, "key counts up to 1000, fewer cases")
-    cases = aj.select_cases(make_cases(args.quick), args, case_name)
-    return run_cases("test_paged", args, cases, case_name, run_case)
+    return aj.drive(__doc__, "key counts up to 1000, fewer cases", "test_paged", make_cases, case_name, run_case)
 
 
 if __name__ == "__main__":

@@ -24,12 +24,10 @@ Per case:
   * Rows that see no key (bottom_right with Nq_b > Nk_b, Nk_b = 0): O = 0 and
     LSE = -inf exactly. LSE elsewhere: |lse - ref| <= 1e-3 + 3e-5 |ref|.
 """
-import argparse
 import math
 import os
 import random
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -39,18 +37,6 @@ FIXED_TOL = {"bf16": 1e-2, "f16": 2e-3}
 GUARD = 512
 HEADS = [(8, 8), (8, 2), (32, 8)]
 MASKS = ["none", "causal", "bottom_right"]
-
-
-def parse_args(doc=__doc__, quick_help="lengths up to 1000, fewer cases"):
-    """The options of a GPU test driver (this one's and test_paged's)."""
-    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--lib", default=aj.default_lib_path(), help="libattn-jit.so ($ATTN_JIT_LIB)")
-    ap.add_argument("--seed", type=int, default=None)
-    ap.add_argument("--quick", action="store_true", help=quick_help)
-    ap.add_argument("--only", default="", help="comma-separated case indices")
-    ap.add_argument("--filter", default="", help="run cases whose name contains this")
-    ap.add_argument("--list", action="store_true", help="print the cases and exit")
-    return ap.parse_args()
 
 
 def make_cases(quick):
@@ -213,6 +199,22 @@ class Errors:
             res["fail"] = f"LSE error {self.lse_err:.2e} > 1e-3 + 3e-5 |ref|"
 
 
+def packed_inputs(torch, gen, lq, lk, H, Hkv, D, dt, pad_q=5, pad_k=3):
+    """Random packed Q (total_q, H, D), K and V (total_k, Hkv, D) of sequences of
+    lq queries and lk keys, with pad_q / pad_k rows of no sequence after them; the
+    poisoned outputs; the offsets cu_q, cu_k (lists)."""
+    cu_q, cu_k = [0], [0]
+    for a, b in zip(lq, lk):
+        cu_q.append(cu_q[-1] + a)
+        cu_k.append(cu_k[-1] + b)
+    tq, tk = cu_q[-1] + pad_q, cu_k[-1] + pad_k
+    dev = gen.device
+    q = torch.randn(tq, H, D, device=dev, generator=gen).to(dt)
+    k = torch.randn(tk, Hkv, D, device=dev, generator=gen).to(dt)
+    v = torch.randn(tk, Hkv, D, device=dev, generator=gen).to(dt)
+    return q, k, v, PoisonedOutputs(torch, tq, H, D, dt, dev), cu_q, cu_k
+
+
 def run_case(torch, lib, c, seed):
     dev = "cuda"
     rng = random.Random(seed)
@@ -220,16 +222,7 @@ def run_case(torch, lib, c, seed):
     dt = torch.bfloat16 if c["dtype"] == "bf16" else torch.float16
     H, Hkv, D = c["H"], c["Hkv"], c["D"]
     lq, lk = lengths(rng, c["B"], c.get("quick", False))
-    cu_q = [0]
-    cu_k = [0]
-    for a, b in zip(lq, lk):
-        cu_q.append(cu_q[-1] + a)
-        cu_k.append(cu_k[-1] + b)
-    tq, tk = cu_q[-1] + 5, cu_k[-1] + 3   # packed rows past the last sequence
-    q = torch.randn(tq, H, D, device=dev, generator=gen).to(dt)
-    k = torch.randn(tk, Hkv, D, device=dev, generator=gen).to(dt)
-    v = torch.randn(tk, Hkv, D, device=dev, generator=gen).to(dt)
-    outputs = PoisonedOutputs(torch, tq, H, D, dt, dev)
+    q, k, v, outputs, cu_q, cu_k = packed_inputs(torch, gen, lq, lk, H, Hkv, D, dt)
     o, lse = outputs.o, outputs.lse
     cuq = torch.tensor(cu_q, dtype=torch.int32, device=dev)
     cuk = torch.tensor(cu_k, dtype=torch.int32, device=dev)
@@ -242,16 +235,24 @@ def run_case(torch, lib, c, seed):
     if status != aj.ATTN_OK:
         res["fail"] = msg
         return res
+    return check_packed(torch, res, q, k, v, outputs, cu_q, cu_k, c["mask"], c["window"], scale, c["dtype"])
+
+
+def check_packed(torch, res, q, k, v, outputs, cu_q, cu_k, mask, window, scale, dtype):
+    """The verdict on a packed call's outputs (PoisonedOutputs) into res: each
+    sequence with queries by sequence_terms, the rows of no sequence untouched."""
+    dt = q.dtype
+    o, lse = outputs.o, outputs.lse
     errors = Errors()
-    for b in range(len(lq)):
-        if lq[b] == 0:
+    for b in range(len(cu_q) - 1):
+        if cu_q[b + 1] == cu_q[b]:
             continue
         qs = q[cu_q[b]:cu_q[b + 1]].transpose(0, 1)            # (H, nq, D)
         kb = k[cu_k[b]:cu_k[b + 1]].transpose(0, 1)            # (Hkv, nk, D)
         vb = v[cu_k[b]:cu_k[b + 1]].transpose(0, 1)
         got = o[cu_q[b]:cu_q[b + 1]].transpose(0, 1).double()
         got_lse = lse[:, cu_q[b]:cu_q[b + 1]].double()
-        terms, failure = sequence_terms(torch, qs, kb, vb, got, got_lse, c["mask"], c["window"], scale, dt)
+        terms, failure = sequence_terms(torch, qs, kb, vb, got, got_lse, mask, window, scale, dt)
         if failure:
             res["fail"] = f"sequence {b}: {failure}"
             return res
@@ -259,55 +260,12 @@ def run_case(torch, lib, c, seed):
     if not outputs.untouched_from(torch, cu_q[-1]):
         res["fail"] = "written outside the sequences' rows"
         return res
-    errors.verdict(res, c["dtype"])
+    errors.verdict(res, dtype)
     return res
 
 
-def run_cases(title, args, cases, case_name, run_case):
-    """Runs `cases` (None: --list printed them) with run_case(torch, lib, case,
-    seed) on the GPU; one PASS/FAIL line each. Returns the exit status."""
-    if cases is None:
-        return 0
-    try:
-        import torch
-    except ImportError as ex:
-        print(f"SKIP: torch not importable ({ex})")
-        return 77
-    if not torch.cuda.is_available():
-        print("SKIP: torch sees no CUDA device")
-        return 77
-    if not args.lib or not os.path.exists(args.lib):
-        print(f"error: libattn-jit.so not found (--lib or ATTN_JIT_LIB): {args.lib}", file=sys.stderr)
-        return 2
-    lib = aj.AttnJit(args.lib)
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    print(f"# {title}: attn-jit {lib.version()} from {args.lib}; torch {torch.__version__}; "
-          f"device {torch.cuda.get_device_name()}; seed {seed}; {len(cases)} cases", flush=True)
-    failed = 0
-    for c in cases:
-        c["quick"] = args.quick
-        t0 = time.time()
-        try:
-            res = run_case(torch, lib, c, seed + c["idx"])
-        except Exception as ex:  # noqa: BLE001 - one case must not stop the run
-            res = dict(name=case_name(c), seed=seed + c["idx"], fail=f"exception: {type(ex).__name__}: {ex}")
-        ok = "fail" not in res
-        failed += not ok
-        line = f"{'PASS' if ok else 'FAIL'} {res['name']}"
-        if "err" in res:
-            line += f" err={res['err']:.3e} tol={res['tol']:.3e}({res['tol_from']}) lse_err={res['lse_err']:.1e}"
-        if not ok:
-            line += f" -- {res['fail']} (--seed {seed} --only {c['idx']})"
-        print(line + f" {time.time() - t0:.2f}s", flush=True)
-    print(f"# {len(cases) - failed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 def main():
-    args = parse_args()
-    cases = aj.select_cases(make_cases(args.quick), args, case_name)
-    return run_cases("test_varlen", args, cases, case_name, run_case)
+    return aj.drive(__doc__, "lengths up to 1000, fewer cases", "test_varlen", make_cases, case_name, run_case)
 
 
 if __name__ == "__main__":

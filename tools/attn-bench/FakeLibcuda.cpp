@@ -23,6 +23,7 @@ namespace {
 
 constexpr int kComputeMajor = 9, kComputeMinor = 0;
 constexpr int kMaxSharedOptIn = 227 * 1024;
+constexpr int kMultiprocessors = 132; // an H100 / H200 SXM (split-KV's count)
 constexpr size_t kAlignment = 256; // as cuMemAlloc's
 constexpr size_t kFakeMemoryBytes = size_t(80) << 30;
 constexpr CUdeviceptr kWorkspaceAddress = 0x7e0000000000;
@@ -74,6 +75,9 @@ FAKE_API cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
     return CUDA_SUCCESS;
   case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
     *value = kMaxSharedOptIn;
+    return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+    *value = kMultiprocessors;
     return CUDA_SUCCESS;
   default:
     return CUDA_ERROR_INVALID_VALUE;

@@ -55,6 +55,8 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
     opts += " varlen=1";
   if (pageSize)
     opts += fmt::format(" page-size={}", pageSize);
+  if (split)
+    opts += " split=1";
   if (nvidia)
     opts += fmt::format(" arch={} warps={} stages={} tensor-core={}", arch,
                         warps, stages, tensorCore);
@@ -125,6 +127,7 @@ void setKernelOptions(Options &options, const KernelConfig &config) {
   options.backward = config.backward;
   options.varlen = config.varlen;
   options.pageSize = config.pageSize;
+  options.split = config.split;
 }
 
 
@@ -218,6 +221,9 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
         break;
       names.push_back(std::move(name));
     }
+  else if (config.split)
+    for (int i = 0; i < abi::kSplitKernelCount; ++i)
+      names.push_back(abi::kernelName(abi::kForwardKernel, i));
   else
     names.push_back(abi::kForwardKernel);
   out.kernels.clear();
@@ -239,6 +245,7 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
     launch.packGqa = intAttr(abi::kPackGqaAttr) != 0;
     auto over = kernel->getAttrOfType<StringAttr>(abi::kGridAttr);
     launch.overKeys = over && over.getValue() == abi::kGridOverKeys;
+    launch.overSplits = over && over.getValue() == abi::kGridOverSplits;
     out.kernels.push_back(std::move(launch));
   }
   mlir::attn::PTXTarget target;
@@ -486,7 +493,8 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
                                          abi::captureKinds(config.variants,
                                                            userCaptures,
                                                            config.varlen,
-                                                           config.pageSize > 0),
+                                                           config.pageSize > 0,
+                                                           config.split),
                                          times);
 }
 

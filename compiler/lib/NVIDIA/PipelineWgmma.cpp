@@ -19,6 +19,8 @@
 
 #include "attn/NVIDIA/Passes.h"
 
+#include "attn/Compiler/KernelABI.h"
+
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
@@ -300,6 +302,10 @@ struct AttnNVPipelineWgmmaPass
     WalkResult walk = getOperation()->walk([&](TileGridOp grid) {
       ConfigAttr config = ConfigAttr::lookup(grid);
       if (!config || config.getSchedule() == "plain")
+        return WalkResult::advance();
+      // Split-KV's merge grid has no products: nothing to keep in flight.
+      auto over = grid->getAttrOfType<StringAttr>(::attn::abi::kGridAttr);
+      if (over && over.getValue() == ::attn::abi::kGridOverRows)
         return WalkResult::advance();
       scf::ForOp loop;
       for (auto f : grid.getBodyBlock().getOps<scf::ForOp>())

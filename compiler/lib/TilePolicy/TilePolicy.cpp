@@ -380,9 +380,12 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // CTA. mma.sync CTAs (128 threads) get up to 255 either way.
   // Not with a variant that computes per score (scoresHeavy): the 128
   // registers of two CTAs spill its extra values.
+  // Not for split-KV either: its grid is sized to about a wave of CTAs,
+  // and with packed GQA heads the split's index and partial row spilled
+  // 40 bytes under the cap at D = 64 (ptxas-splitkv.test).
   plan.minCtasPerSm =
       wgmma && plan.sharedBytes <= kSharedPerCtaPair &&
-              !scoresHeavy(r.variants)
+              !scoresHeavy(r.variants) && !r.split
           ? 2
           : 1;
   if (!fitsRegisters(r, plan, error))
@@ -390,8 +393,11 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // Q's A fragments take 4 registers per 16 columns and m tile.
   // A variable-length kernel keeps its sequence's offsets and lengths live
   // through the K/V loop: with Q in registers too, ptxas spilled 16-44
-  // bytes at D = 64 (tests/compiler/Pipelines/ptxas-varlen.test).
-  plan.qInRegisters = !wgmma && mTiles * paddedDim <= 128 && !r.varlen;
+  // bytes at D = 64 (tests/compiler/Pipelines/ptxas-varlen.test); so did
+  // split-KV kernels with packed GQA heads (8-56 bytes at D = 64 and 128,
+  // ptxas-splitkv.test).
+  plan.qInRegisters =
+      !wgmma && mTiles * paddedDim <= 128 && !r.varlen && !r.split;
   // wgmma with three stages: the K/V loop is software-pipelined, a P·V
   // running on while the next tile's work starts (its V must stay in its
   // stage while the tile after is copied). The softmax of tile j while P·V

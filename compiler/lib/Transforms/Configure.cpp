@@ -84,6 +84,7 @@ struct AttnConfigurePass
         config.varlen = op.isVarlen() || op.isPaged();
         if (op.isPaged())
           config.pageSize = op.getKey().getType().getDimSize(2);
+        config.split = op.isSplit();
       }
       // The policy sizes tiles by what the mods cost per score, which it
       // knows by the named variants' bits: a score_mod costs like a softcap,

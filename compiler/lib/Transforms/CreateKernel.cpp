@@ -116,6 +116,26 @@ struct AttnCreateKernelPass
     else if (varlen)
       for (const ::attn::abi::CaptureArg &arg : ::attn::abi::kVarlenArgs)
         argTypes.push_back(abiType(b, arg));
+    if (split && backward)
+      return (void)(emitError(loc) << "split-KV is a forward-pass "
+                                      "decomposition; the backward pass "
+                                      "has none"),
+             signalPassFailure();
+    // Split-KV's count and its partials' workspaces (the partial outputs
+    // with the value head dim, like O).
+    unsigned firstSplit = argTypes.size();
+    if (split)
+      for (const ::attn::abi::CaptureArg &arg : ::attn::abi::kSplitArgs) {
+        Type type = abiType(b, arg);
+        if (arg.rank == 4) {
+          SmallVector<int64_t> shape(4, dyn), strides(4, dyn);
+          shape.back() = headDim;
+          strides.back() = 1;
+          type = MemRefType::get(shape, b.getF32Type(),
+                                 StridedLayoutAttr::get(ctx, dyn, strides));
+        }
+        argTypes.push_back(type);
+      }
     std::optional<unsigned> variantBits = parseVariants(variants);
     if (!variantBits)
       return (void)(emitError(loc) << "variants must be a comma-separated "
@@ -185,9 +205,17 @@ struct AttnCreateKernelPass
         cuK = args[firstVarlen + 1];
         maxQ = index(args[firstVarlen + 2]);
       }
+      Value numSplits, oPartial, lsePartial;
+      if (split) {
+        numSplits = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                               args[firstSplit]);
+        oPartial = args[firstSplit + 1];
+        lsePartial = args[firstSplit + 2];
+      }
       built = attach(SdpaOp::create(b, loc, args[0], args[1], args[2], args[3],
                                     args[4], scale, cuQ, cuK, maxQ,
                                     ValueRange(), blockTable, sequsedK,
+                                    numSplits, oPartial, lsePartial,
                                     MaskKindAttr::get(ctx, *kind)));
     }
     if (failed(built))

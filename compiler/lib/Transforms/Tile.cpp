@@ -4,6 +4,7 @@
 #include "attn/Compiler/TilePolicy.h"
 #include "attn/Transforms/Mask.h"
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/SplitKv.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -15,6 +16,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNTILE
@@ -173,6 +175,7 @@ LogicalResult tileSdpa(SdpaOp op) {
       buildSizes(b, loc, op.getQuery(), op.getKey(), op.getScale());
   Value cBlockM = cst(blockM), cBlockN = cst(blockN);
   Value queryTiles = arith::CeilDivSIOp::create(b, loc, numQueries, cBlockM);
+  Value unpackedTiles = queryTiles;
   // The built-in mask becomes part of the mask_mod: one mechanism from here.
   appendBuiltinMask(b, loc, op.getMask(),
                     buildDiagonalShift(b, loc, op.getMask(), numQueries,
@@ -218,11 +221,33 @@ LogicalResult tileSdpa(SdpaOp op) {
     queryTiles = arith::CeilDivSIOp::create(
         b, loc, arith::MaxSIOp::create(b, loc, op.getMaxSeqlenQ(), cst(0)),
         cBlockM);
+    unpackedTiles = queryTiles;
   }
+  // Split-KV (SplitKv.h): num_splits programs per batch row, then a merge
+  // grid. A count below one is taken as one (a kernel argument: never a
+  // division by zero).
+  bool split = op.isSplit();
+  Value splits = split ? arith::MaxSIOp::create(b, loc, op.getNumSplits(),
+                                                cst(1))
+                             .getResult()
+                       : Value();
+  Value totalQueries = numQueries, totalKeys = numKeys;
 
-  auto grid = TileGridOp::create(b, loc, gridBatch, gridHeads, queryTiles);
+  auto grid = TileGridOp::create(
+      b, loc,
+      split ? arith::MulIOp::create(b, loc, gridBatch, splits).getResult()
+            : gridBatch,
+      gridHeads, queryTiles);
+  if (split)
+    grid->setAttr(::attn::abi::kGridAttr,
+                  b.getStringAttr(::attn::abi::kGridOverSplits));
   b.setInsertionPointToStart(&grid.getBodyBlock());
   Value bIdx = grid.getBatchIndex(), hIdx = grid.getHeadIndex();
+  Value gridIdx = bIdx, splitIdx;
+  if (split) {
+    splitIdx = arith::RemUIOp::create(b, loc, bIdx, splits);
+    bIdx = arith::DivUIOp::create(b, loc, bIdx, splits);
+  }
   Value kvHead = pack ? hIdx : arith::DivUIOp::create(b, loc, hIdx, group);
   Value qHead = pack ? arith::MulIOp::create(b, loc, hIdx, group) : hIdx;
   Value row = arith::MulIOp::create(b, loc, grid.getTileIndex(), cBlockM);
@@ -274,6 +299,9 @@ LogicalResult tileSdpa(SdpaOp op) {
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row,
                               numQueries),
         upper, lower);
+  if (split)
+    std::tie(lower, upper) = buildSplitKeyRange(b, loc, lower, upper, blockN,
+                                                splitIdx, splits);
   auto loop = scf::ForOp::create(
       b, loc, lower, upper, cBlockN, ValueRange{m0, l0, acc0},
       [&](OpBuilder &lb, Location ll, Value kv, ValueRange state) {
@@ -301,14 +329,43 @@ LogicalResult tileSdpa(SdpaOp op) {
         op.getMaskMod().cloneInto(&step.getMaskMod(), none);
         scf::YieldOp::create(lb, ll, step.getResults());
       });
-  auto outTile = RankedTensorType::get({blockM, valueDim}, elementType);
+  // A split's partial: O_s in f32 and its LSE, at workspace row
+  // memBatch · n + s: the program's own batch index without a packed batch
+  // (memBatch = b), which keeps nothing more live through the K/V loop,
+  // s with one (memBatch = 0).
+  auto outTile = RankedTensorType::get({blockM, valueDim},
+                                       split ? f32 : elementType);
   auto fin = FinalizeOp::create(b, loc, outTile, rowType, loop.getResult(2),
                                 loop.getResult(0), loop.getResult(1));
-  StoreTileOp::create(b, loc, fin.getOutput(), op.getOutput(), memBatch,
-                      qHead, qRow, qEnd, rowsPerHead);
-  if (Value lse = op.getLse())
-    StoreTileOp::create(b, loc, fin.getLse(), lse, memBatch, qHead, qRow,
+  Value out = op.getOutput(), lseOut = op.getLse(), outBatch = memBatch;
+  if (split) {
+    out = op.getOutputPartial();
+    lseOut = op.getLsePartial();
+    outBatch = varlen ? splitIdx : gridIdx;
+  }
+  StoreTileOp::create(b, loc, fin.getOutput(), out, outBatch, qHead, qRow,
+                      qEnd, rowsPerHead);
+  if (lseOut)
+    StoreTileOp::create(b, loc, fin.getLse(), lseOut, outBatch, qHead, qRow,
                         qEnd, rowsPerHead);
+  if (split) {
+    // The merge runs over the forward's unpacked query tiles, each program
+    // over the rows its forward program would store.
+    b.setInsertionPointAfter(grid);
+    buildSplitMerge(
+        b, loc, op, blockM, splits, gridBatch, unpackedTiles,
+        [&](OpBuilder &rb, Location rl, Value seq,
+            Value tile) -> std::array<Value, 3> {
+          Value first = arith::MulIOp::create(
+              rb, rl, tile, arith::ConstantIndexOp::create(rb, rl, blockM));
+          if (!varlen)
+            return {seq, first, totalQueries};
+          Sequence s =
+              buildSequence(rb, rl, op, seq, totalQueries, totalKeys);
+          return {arith::ConstantIndexOp::create(rb, rl, 0),
+                  arith::AddIOp::create(rb, rl, s.qStart, first), s.qEnd};
+        });
+  }
   op.erase();
   return success();
 }

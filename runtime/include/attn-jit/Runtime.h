@@ -144,6 +144,14 @@ inline Expected<attn_stats> getStats() {
 
 inline void clearMemoryCache() { attn_clear_memory_cache(); }
 
+/// Split-KV's count for forward calls (see attn_set_num_splits).
+inline Status setNumSplits(int64_t numSplits) {
+  attn_status code = attn_set_num_splits(numSplits);
+  if (code == ATTN_OK)
+    return Status();
+  return Status(code, attn_last_error());
+}
+
 /// The compiler version hash that is part of every cache key.
 inline std::string version() { return attn_version(); }
 

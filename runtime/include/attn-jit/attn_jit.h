@@ -300,6 +300,25 @@ ATTN_JIT_API attn_status attn_get_stats(attn_stats *out);
  * modules are not unloaded: kernels may still be running on a stream. */
 ATTN_JIT_API void attn_clear_memory_cache(void);
 
+/* Split-KV (flash-decoding) for attn_forward and attn_forward_varlen: when
+ * a call's grid (query tiles x heads x batch) cannot fill the GPU, the keys
+ * each query tile sees are divided over num_splits CTAs, which compute f32
+ * partial outputs and log-sum-exps (a workspace of B * num_splits * H * Nq *
+ * (D + 1) floats, allocated stream-ordered on the call's stream), merged by
+ * a second kernel: LSE = log(sum_s exp(LSE_s)), O = sum_s exp(LSE_s - LSE)
+ * O_s. The count is a kernel argument: changing it never recompiles.
+ *   0  auto (the default): on CUDA, chosen per call from the shape and the
+ *      device's SM count (1 when the grid fills ~80% of the SMs); the host
+ *      never splits (its threads take the grid's items; the result would
+ *      depend on the count);
+ *   1  never split;
+ *   k  always k splits, on both devices (at most 128 and 65535 / B; a
+ *      split whose range holds no key adds nothing).
+ * The environment variable ATTN_JIT_NUM_SPLITS ("auto" or a count) sets the
+ * initial value; this sets it for the process from now on. Negative:
+ * ATTN_ERROR_INVALID_ARGUMENT. The backward pass never splits. */
+ATTN_JIT_API attn_status attn_set_num_splits(int64_t num_splits);
+
 /* The compiler version hash that is part of every cache key. */
 ATTN_JIT_API const char *attn_version(void);
 

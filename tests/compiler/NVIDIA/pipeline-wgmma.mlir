@@ -263,3 +263,20 @@ func.func @plain(%O: !t, %n: index) attributes {attn.config = #cfg} {
   }
   return
 }
+
+// -----
+
+// Split-KV's merge grid (attn.grid = "rows") has no products: the schedule
+// leaves it as it is (any other grid without its K/V loop is a diagnostic,
+// pipeline-wgmma-invalid.mlir).
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+// CHECK-LABEL: func.func @merge_grid(
+// CHECK: attn.tile_grid {{.*}} attributes {attn.grid = "rows"} {
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: }
+func.func @merge_grid(%n: index) attributes {attn.config = #cfg} {
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) attributes {attn.grid = "rows"} {
+    %c = arith.constant 0 : index
+  }
+  return
+}

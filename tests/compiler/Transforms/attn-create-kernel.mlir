@@ -6,6 +6,8 @@
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 varlen=1 backward=1" 2>&1 | FileCheck %s --check-prefix=VARLENBWD
 // RUN: attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 mask=causal_bottom_right varlen=1 page-size=16" | FileCheck %s --check-prefix=PAGED
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 varlen=1 page-size=24" 2>&1 | FileCheck %s --check-prefix=PAGESIZE
+// RUN: attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 mask=causal_bottom_right variants=window varlen=1 split=1" | FileCheck %s --check-prefix=SPLIT
+// RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 split=1 backward=1" 2>&1 | FileCheck %s --check-prefix=SPLITBWD
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 dtype=f64" 2>&1 | FileCheck %s --check-prefix=DTYPE
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=64 mask=sliding" 2>&1 | FileCheck %s --check-prefix=MASK
 // RUN: not attn-opt %s --split-input-file --attn-create-kernel="head-dim=-3" 2>&1 | FileCheck %s --check-prefix=HEADDIM
@@ -41,6 +43,14 @@
 // PAGED: %[[MAX:.*]] = arith.index_cast %arg7 : i64 to index
 // PAGED: attn.sdpa %arg0, %arg1, %arg2 into %arg3 lse %arg4 scale %arg5 varlen(%arg6, %[[MAX]] : memref<?xi32, strided<[?], offset: ?>>) paged(%arg8, %arg9 : memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?xi32, strided<[?], offset: ?>>) mask <causal_bottom_right> positive_scale :
 // PAGESIZE: error: page-size must be 0 or a multiple of 16 in [16, 256] (forward only), got 24
+
+// Split-KV: kSplitArgs (the count, the f32 partial outputs with the head
+// dim, their LSEs) after the varlen arguments, before the captures.
+// SPLIT-LABEL: func.func @attn_fwd
+// SPLIT-SAME: %arg8: i64, %arg9: i64, %arg10: memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>, %arg11: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, %arg12: i64, %arg13: i64)
+// SPLIT: %[[N:.*]] = arith.index_cast %arg9 : i64 to index
+// SPLIT: attn.sdpa %arg0, %arg1, %arg2 into %arg3 lse %arg4 scale %arg5 varlen(%arg6, %arg7, %{{.*}} : {{.*}}) split(%[[N]], %arg10, %arg11 : {{.*}}) mask <causal_bottom_right> positive_scale captures(%arg12, %arg13, %{{.*}} : i64, i64, index)
+// SPLITBWD: split-KV is a forward-pass decomposition; the backward pass has none
 
 // CHECK-LABEL: func.func @attn_fwd
 // CHECK-SAME: (%arg0: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>, %arg1: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>, %arg2: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>, %arg3: memref<?x?x?x96xf16, strided<[?, ?, ?, 1], offset: ?>>

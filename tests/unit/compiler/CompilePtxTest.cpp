@@ -132,4 +132,37 @@ TEST(CompilePtxTest, BackwardSplitsGradsPastD128) {
   }
 }
 
+// Split-KV: the splits' kernel (grid z = B · num_splits, packed as the
+// configuration) then the merge's (never packed), the plan's threads and
+// rows; the merge has no products and no shared memory.
+TEST(CompilePtxTest, SplitKvIsTwoKernels) {
+  for (const char *arch : {"sm_90a", "sm_80"}) {
+    KernelConfig config;
+    config.headDim = 128;
+    config.mask = MaskKind::CausalBottomRight;
+    config.arch = arch;
+    config.packGqa = true;
+    config.split = true;
+    KernelPlan plan;
+    std::string error;
+    ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
+    PtxKernel kernel;
+    ASSERT_TRUE(compilePtx(config, kernel, error)) << error;
+    ASSERT_EQ(kernel.kernels.size(), 2u);
+    for (int i = 0; i < 2; ++i) {
+      const KernelLaunch &launch = kernel.kernels[i];
+      EXPECT_EQ(launch.name,
+                attn::abi::kernelName(attn::abi::kForwardKernel, i));
+      EXPECT_NE(kernel.ptx.find(".entry " + launch.name), std::string::npos);
+      EXPECT_EQ(launch.threads, plan.threads()) << arch;
+      EXPECT_EQ(launch.blockM, plan.blockM) << arch;
+      EXPECT_EQ(launch.overSplits, i == 0) << arch;
+      EXPECT_EQ(launch.packGqa, i == 0) << arch;
+      EXPECT_FALSE(launch.overKeys);
+    }
+    EXPECT_GT(kernel.kernels[0].sharedBytes, 0);
+    EXPECT_EQ(kernel.kernels[1].sharedBytes, 0);
+  }
+}
+
 } // namespace

@@ -422,6 +422,7 @@ TEST(KernelBlobTest, RoundTripAndChecks) {
   second = first;
   second.name = "attn_bwd_1";
   second.overKeys = true;
+  first.overSplits = true; // not a real pair: each flag survives
   kernel.kernels = {first, second};
   std::string blob = encodeKernelBlob(kernel);
   compiler::PtxKernel decoded;
@@ -434,8 +435,10 @@ TEST(KernelBlobTest, RoundTripAndChecks) {
   EXPECT_EQ(decoded.kernels[0].blockM, 64);
   EXPECT_EQ(decoded.kernels[0].sharedBytes, 65536);
   EXPECT_FALSE(decoded.kernels[0].overKeys);
+  EXPECT_TRUE(decoded.kernels[0].overSplits);
   EXPECT_EQ(decoded.kernels[1].name, "attn_bwd_1");
   EXPECT_TRUE(decoded.kernels[1].overKeys);
+  EXPECT_FALSE(decoded.kernels[1].overSplits);
 
   EXPECT_FALSE(decodeKernelBlob(blob.substr(0, blob.size() - 1), decoded,
                                 reason));

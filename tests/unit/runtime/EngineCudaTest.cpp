@@ -28,6 +28,8 @@ protected:
     resetFakeCuda();
     options.driver = makeFakeCudaDriver();
     options.disk.enabled = false;
+    // The unsplit launch, whatever the grid; SplitKv tests ask for auto.
+    options.numSplits = 1;
   }
   Engine &engine() {
     if (!engine_)
@@ -270,6 +272,95 @@ TEST_F(EngineCudaTest, PagedLaunchesOverSequencesWithTheirTables) {
   EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(status.message().find("block_table"), std::string::npos)
       << status.message();
+}
+
+TEST_F(EngineCudaTest, SplitKvDecodeLaunchesTheSplitsThenTheirMerge) {
+  // Decode: B = 1, H = 32 over Hkv = 8 (packed: 8 CTAs on 132 SMs), one
+  // query over 8192 keys: auto splits (SplitKv.h).
+  options.numSplits = 0;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 32, 1, 8192, 128,
+                      true, 8);
+  fakeCuda().paramsAfterScale = 1 + 9 + 7; // kSplitArgs
+  Status status = engine().forward(&call.args);
+  ASSERT_TRUE(status.ok()) << status.toString();
+  int64_t blockN = 0;
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.split);
+    EXPECT_TRUE(fakeCompiler().lastConfig.packGqa);
+    blockN = fakeCompiler().lastConfig.blockN;
+  }
+  int64_t splits = chooseNumSplits(8, (8192 + blockN - 1) / blockN, 132);
+  ASSERT_GT(splits, 1);
+  std::vector<FakeLaunch> launches;
+  std::vector<std::pair<void *, size_t>> allocations;
+  {
+    std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+    launches = fakeCuda().launchLog;
+    allocations = fakeCuda().allocationLog;
+    EXPECT_EQ(fakeCuda().liveAllocations, 0); // freed after the launches
+  }
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[0].name, "attn_fwd_0");
+  EXPECT_EQ(launches[0].grid[1], 8u);                 // K/V heads, packed
+  EXPECT_EQ(launches[0].grid[2], unsigned(splits));   // B · num_splits
+  EXPECT_EQ(launches[1].name, "attn_fwd_1");
+  EXPECT_EQ(launches[1].grid[0], 1u);                 // one query tile
+  EXPECT_EQ(launches[1].grid[1], 32u);                // query heads
+  EXPECT_EQ(launches[1].grid[2], 1u);
+  // The workspace: (B · s, H, Nq, D) partial outputs, then their LSEs.
+  ASSERT_EQ(allocations.size(), 1u);
+  EXPECT_EQ(allocations[0].second, size_t(splits * 32 * 1 * 129 * 4));
+  int64_t base = int64_t(reinterpret_cast<uintptr_t>(allocations[0].first));
+  std::vector<int64_t> expected = {splits, base, splits, 32, 1, 128,
+                                   32 * 128, 128, 128, 1,
+                                   base + splits * 32 * 128 * 4, splits, 32,
+                                   1, 32, 1, 1};
+  EXPECT_EQ(launches[0].after, expected);
+  EXPECT_EQ(launches[1].after, expected);
+
+  // A forced count is an argument of the same kernel.
+  ASSERT_TRUE(engine().setNumSplits(7).ok());
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  {
+    std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+    EXPECT_EQ(fakeCuda().launchLog.size(), 4u);
+    EXPECT_EQ(fakeCuda().launchLog[2].grid[2], 7u);
+  }
+  EXPECT_EQ(engine().setNumSplits(-1).code(), ATTN_ERROR_INVALID_ARGUMENT);
+
+  // A batch that fills the GPU runs unsplit: the plain kernel, one launch
+  // (no parameters after the scale).
+  ASSERT_TRUE(engine().setNumSplits(0).ok());
+  fakeCuda().paramsAfterScale = 0;
+  ForwardFixture wide(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 64, 32, 1, 8192, 128,
+                      true, 8);
+  ASSERT_TRUE(engine().forward(&wide.args).ok());
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_FALSE(fakeCompiler().lastConfig.split);
+  }
+  EXPECT_EQ(lastLaunch().grid[2], 64u);
+  std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+  EXPECT_EQ(fakeCuda().launchLog.size(), 5u);
+}
+
+TEST_F(EngineCudaTest, SplitKvNeverSplitsAShortContext) {
+  // Nq = Nk = 128 at D = 64: two 64-key tiles and 4 CTAs on 132 SMs, but
+  // fewer keys than two chunks of kMinKeysPerSplit: one kernel, no
+  // workspace (a split would cost a second launch for nothing).
+  options.numSplits = 0;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 4, 128, 128, 64);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_FALSE(fakeCompiler().lastConfig.split);
+  }
+  std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+  EXPECT_EQ(fakeCuda().launchLog.size(), 1u);
+  EXPECT_TRUE(fakeCuda().allocationLog.empty());
 }
 
 TEST_F(EngineCudaTest, NullLseAndDefaultScale) {

@@ -178,6 +178,15 @@ bool compilePtx(const KernelConfig &config, PtxKernel &out,
     out.kernels[1].overKeys = true;
     out.kernels[1].blockM = attn::testing::kFakeBackwardKeyTile;
   }
+  if (config.split) {
+    // As the real split-KV forward (KernelABI.h): the splits (z = B ·
+    // num_splits, packed as the call), then their merge (never packed).
+    out.kernels.assign(abi::kSplitKernelCount, launch);
+    for (int i = 0; i < abi::kSplitKernelCount; ++i)
+      out.kernels[i].name = abi::kernelName(abi::kForwardKernel, i);
+    out.kernels[0].overSplits = true;
+    out.kernels[1].packGqa = false;
+  }
   out.ptx = fmt::format("// fake PTX for {} {}\n", config.arch,
                         config.pipelineOptions(true));
   for (const KernelLaunch &k : out.kernels)

@@ -35,6 +35,7 @@ struct FakeLaunch {
 struct FakeCudaState {
   int major = 9, minor = 0;
   int maxSharedBytes = 227 * 1024;
+  int multiprocessors = 132; ///< an H100 / H200 SXM
   CUresult initResult = CUDA_SUCCESS;
   int deviceCount = 1;
   CUresult moduleLoadResult = CUDA_SUCCESS;

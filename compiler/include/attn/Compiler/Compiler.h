@@ -87,6 +87,10 @@ struct KernelConfig {
   /// (a multiple of 16 in [16, 256]); the kernel takes kPagedArgs instead
   /// of kVarlenArgs. 0: contiguous K and V.
   int64_t pageSize = 0;
+  /// Split-KV (the forward only): the keys of each query tile divided over
+  /// num_splits programs and merged after (KernelABI.h's kSplitArgs; the
+  /// count is an argument, never the key's).
+  bool split = false;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;
@@ -130,6 +134,8 @@ struct KernelLaunch {
   int sharedBytes = 0;
   bool packGqa = false;
   bool overKeys = false;
+  /// Split-KV's first kernel: the grid's z is B · num_splits.
+  bool overSplits = false;
 };
 
 /// A compiled NVIDIA configuration: one module of PTX holding its kernels,

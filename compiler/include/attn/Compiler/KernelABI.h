@@ -116,6 +116,21 @@ inline constexpr CaptureArg kPagedArgs[] = {
     {"block_table", 0, CaptureArg::I32, 2},
     {"seqused_k", 0, CaptureArg::I32, 1}};
 
+/// Split-KV's arguments (KernelConfig::split), after kVarlenArgs (or
+/// kPagedArgs) and before the variants' captures: the split count (>= 1; a
+/// kernel argument, so a new count never recompiles) and the f32 workspaces of the partial
+/// results, (B·num_splits, H, Nq, Dv) and (B·num_splits, H, Nq), row
+/// b·num_splits + s for split s of batch row b (a packed batch has one
+/// batch row of total_q queries). The forward is then two kernels
+/// (kernelName(kForwardKernel, 0): the splits, grid kGridOverSplits;
+/// kernelName(kForwardKernel, 1): their merge, grid kGridOverRows),
+/// launched in this order with the same arguments; on the host, two grids.
+inline constexpr CaptureArg kSplitArgs[] = {
+    {"num_splits", 0, CaptureArg::I64, 0},
+    {"o_partial", 0, CaptureArg::F32, 4},
+    {"lse_partial", 0, CaptureArg::F32, 3}};
+inline constexpr int kSplitKernelCount = 2;
+
 /// The value of one capture argument at a call: a scalar, or a tensor's
 /// data, sizes and strides (elements).
 struct CaptureValue {
@@ -137,17 +152,20 @@ inline constexpr int kMaxUserCaptureRank = 4;
 
 /// The kinds of all arguments of a kernel after its scalars, in argument
 /// order: kVarlenArgs for a packed batch (kPagedArgs over a paged cache),
-/// the named variants' captures (of `variants`), then a user's mods'
-/// `user`.
+/// kSplitArgs for split-KV, the named variants' captures (of `variants`),
+/// then a user's mods' `user`.
 inline std::vector<UserCapture>
 captureKinds(unsigned variants, const std::vector<UserCapture> &user = {},
-             bool varlen = false, bool paged = false) {
+             bool varlen = false, bool paged = false, bool split = false) {
   std::vector<UserCapture> kinds;
   if (paged)
     for (const CaptureArg &arg : kPagedArgs)
       kinds.push_back({arg.element, arg.rank});
   else if (varlen)
     for (const CaptureArg &arg : kVarlenArgs)
+      kinds.push_back({arg.element, arg.rank});
+  if (split)
+    for (const CaptureArg &arg : kSplitArgs)
       kinds.push_back({arg.element, arg.rank});
   for (const CaptureArg &arg : kCaptureArgs)
     if (variants & arg.variant)
@@ -195,6 +213,13 @@ inline constexpr const char *kPackGqaAttr = "attn.pack_gqa";
 /// on the attn.tile_grid, then on its kernel; absent: over query tiles.
 inline constexpr const char *kGridAttr = "attn.grid";
 inline constexpr const char *kGridOverKeys = "keys";
+/// Split-KV's two grids: over query tiles as the forward's, with
+/// num_splits programs per batch row (value "splits": z = B·num_splits);
+/// and the merge over the output's rows, never packed (value "rows":
+/// (ceil(Nq / block_m), H, B), for a packed batch (ceil(total_q /
+/// block_m), H, 1)).
+inline constexpr const char *kGridOverSplits = "splits";
+inline constexpr const char *kGridOverRows = "rows";
 
 /// The host kernel's work items. Its last two arguments are `phase`
 /// (index) and `counters` (memref<?xi64>, one per grid, zero before a

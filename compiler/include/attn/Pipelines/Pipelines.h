@@ -70,6 +70,11 @@ struct KernelPipelineOptions : public PassPipelineOptions<Derived> {
                      "of this page size (with varlen queries; 0: contiguous "
                      "K and V)"),
       llvm::cl::init(0)};
+  ::mlir::detail::PassOptions::Option<bool> split{
+      *this, "split",
+      llvm::cl::desc("Split-KV: the canonical kernel divides the keys over "
+                     "num_splits programs and merges their partials"),
+      llvm::cl::init(false)};
 
   std::string maskName() const { return causal ? "causal" : mask.getValue(); }
 };

@@ -45,6 +45,9 @@ def AttnCreateKernel : Pass<"attn-create-kernel", "ModuleOp"> {
            "K and V in a paged cache of this page size, with varlen "
            "queries (KernelABI.h's kPagedArgs after the scale); 0: "
            "contiguous K and V">,
+    Option<"split", "split", "bool", "false",
+           "Split-KV: the keys divided over num_splits programs and merged "
+           "(KernelABI.h's kSplitArgs after the varlen or paged ones)">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect", "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];

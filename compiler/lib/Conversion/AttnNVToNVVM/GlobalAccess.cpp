@@ -1,7 +1,8 @@
 //===- GlobalAccess.cpp - tiles between registers and global memory -------===//
 //
 // An output tile (#attn_nv.acc, 16-bit) is stored as 4-byte pairs: each
-// thread holds two adjacent columns per 8-column block. A row tile (the
+// thread holds two adjacent columns per 8-column block; an f32 one (split-KV's
+// partial outputs) as 8-byte pairs. A row tile (the
 // LSE, #attn_nv.rows) is stored by the first thread of each quad, which
 // holds its rows; a null pointer skips it (the LSE is optional).
 // A tile read elementwise rather than by a product (the backward's O and
@@ -29,8 +30,9 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
     if (!tile || tile->kind() == DistributedTile::Kind::OperandA ||
         tile->partial() ||
         (tile->kind() == DistributedTile::Kind::Acc &&
-         tile->elementType().getIntOrFloatBitWidth() != 16))
-      return op.emitOpError("stores 16-bit #attn_nv.acc tiles and "
+         tile->elementType().getIntOrFloatBitWidth() != 16 &&
+         !tile->elementType().isF32()))
+      return op.emitOpError("stores 16-bit or f32 #attn_nv.acc tiles and "
                             "#attn_nv.rows tiles (not partial sums), got ")
              << op.getTile().getType();
     auto &b = rewriter;
@@ -86,13 +88,22 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
           Type element = tile->elementType();
           for (int64_t n = 0; 8 * n < tile->cols(); ++n) {
             size_t at = (mTile * blocks + n) * 4 + 2 * half;
-            Value pair = packPair(nb, nl, values[at], values[at + 1], element);
-            if (element.isF16())
-              pair = LLVM::BitcastOp::create(nb, nl, nb.getI32Type(), pair);
+            Value pair;
+            if (element.isF32()) {
+              pair = LLVM::PoisonOp::create(
+                  nb, nl, VectorType::get({2}, element));
+              for (int i = 0; i < 2; ++i)
+                pair = LLVM::InsertElementOp::create(
+                    nb, nl, pair, values[at + i], constI32(nb, nl, i));
+            } else {
+              pair = packPair(nb, nl, values[at], values[at + 1], element);
+              if (element.isF16())
+                pair = LLVM::BitcastOp::create(nb, nl, nb.getI32Type(), pair);
+            }
             Value off = arith::AddIOp::create(nb, nl, rowOff,
                                               constIndex(nb, nl, 8 * n));
             LLVM::StoreOp::create(nb, nl, pair, global.address(nb, nl, off),
-                                  /*alignment=*/4);
+                                  /*alignment=*/element.isF32() ? 8 : 4);
           }
         }
         scf::YieldOp::create(nb, nl);

@@ -348,6 +348,36 @@ LogicalResult SdpaOp::verifyPaged() {
   return success();
 }
 
+/// Split-KV: the count and both workspaces together, each workspace row
+/// shaped as the output's (heads, queries, value dim) and the LSE's.
+LogicalResult SdpaOp::verifySplit() {
+  Value n = getNumSplits(), oPart = getOutputPartial(),
+        lsePart = getLsePartial();
+  if (!n && !oPart && !lsePart)
+    return success();
+  if (!n || !oPart || !lsePart)
+    return emitOpError("needs the split count and both partial workspaces "
+                       "together (split-KV) or none of them");
+  Operation *op = getOperation();
+  Type o = getOutput().getType(), po = oPart.getType(),
+       pl = lsePart.getType();
+  if (failed(checkSameDim(op, "output", o, 1, "output_partial", po, 1,
+                          "head count")) ||
+      failed(checkSameDim(op, "output", o, 2, "output_partial", po, 2,
+                          "sequence length")) ||
+      failed(checkSameDim(op, "output", o, 3, "output_partial", po, 3,
+                          "head dim")) ||
+      failed(checkSameDim(op, "output", o, 1, "lse_partial", pl, 1,
+                          "head count")) ||
+      failed(checkSameDim(op, "output", o, 2, "lse_partial", pl, 2,
+                          "sequence length")) ||
+      failed(checkSameDim(op, "output_partial", po, 0, "lse_partial", pl, 0,
+                          "split rows")) ||
+      failed(checkUnitInnerStride(op, "output_partial", po)))
+    return failure();
+  return success();
+}
+
 LogicalResult SdpaOp::verify() {
   SmallVector<std::pair<StringRef, Type>, 1> rowTerms;
   if (Value lse = getLse())
@@ -359,7 +389,9 @@ LogicalResult SdpaOp::verify() {
     return failure();
   if (failed(verifyPaged()))
     return failure();
-  return verifyVarlen();
+  if (failed(verifyVarlen()))
+    return failure();
+  return verifySplit();
 }
 
 /// `varlen(%cu_q, %cu_k, %max_q : type, type)`, or over a paged cache

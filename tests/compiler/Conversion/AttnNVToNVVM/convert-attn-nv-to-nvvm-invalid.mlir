@@ -169,7 +169,7 @@ func.func @wgmma_rs_k_major() attributes {attn.config = #wg} {
 func.func @store_operand_a(%O: memref<?x?x?x32xbf16, strided<[?, ?, ?, 1], offset: ?>>, %i: index) attributes {attn.config = #cfg} {
   %z = arith.constant dense<0.0> : tensor<64x32xf32, #attn_nv.acc<warps = 4>>
   %a = attn_nv.convert_layout %z : tensor<64x32xf32, #attn_nv.acc<warps = 4>> -> tensor<64x32xbf16, #attn_nv.operand_a<warps = 4>>
-  // expected-error @+2 {{'attn.store_tile' op stores 16-bit #attn_nv.acc tiles and #attn_nv.rows tiles (not partial sums), got 'tensor<64x32xbf16, #attn_nv.operand_a<warps = 4>>'}}
+  // expected-error @+2 {{'attn.store_tile' op stores 16-bit or f32 #attn_nv.acc tiles and #attn_nv.rows tiles (not partial sums), got 'tensor<64x32xbf16, #attn_nv.operand_a<warps = 4>>'}}
   // expected-error @+1 {{failed to legalize operation 'attn.store_tile' that was explicitly marked illegal}}
   attn.store_tile %a, %O[%i, %i, %i] bounds %i : tensor<64x32xbf16, #attn_nv.operand_a<warps = 4>>, memref<?x?x?x32xbf16, strided<[?, ?, ?, 1], offset: ?>>
   return

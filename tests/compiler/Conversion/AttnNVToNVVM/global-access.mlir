@@ -101,6 +101,33 @@ func.func @acc_tile_f16(%O: !oh, %b: index, %h: index, %row: index, %bound: inde
   return
 }
 
+// An f32 tile (split-KV's partial outputs): each pair as one 8-byte
+// vector<2xf32> store, 4 bytes an element in the address.
+// CHECK-LABEL: gpu.func @acc_tile_f32
+// CHECK: %[[V:.*]]:8 = scf.for
+// CHECK: scf.if
+// CHECK:   %[[P0:.*]] = llvm.insertelement %[[V]]#0, %{{.*}}[%{{.*}} : i32] : vector<2xf32>
+// CHECK:   %[[PAIR:.*]] = llvm.insertelement %[[V]]#1, %[[P0]][%{{.*}} : i32] : vector<2xf32>
+// CHECK:   arith.muli %{{.*}}, %c4{{.*}} : index
+// CHECK:   llvm.store %[[PAIR]], %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
+// CHECK:   llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
+// CHECK-NOT: llvm.store
+// CHECK: }
+// CHECK: scf.if
+// CHECK-COUNT-2: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
+// CHECK-NOT: llvm.store
+// CHECK: gpu.return
+func.func @acc_tile_f32(%O: memref<?x?x?x16xf32, strided<[?, ?, ?, 1], offset: ?>>, %b: index, %h: index, %row: index, %bound: index, %n: index) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %o0 = arith.constant dense<1.0> : tensor<64x16xf32, #attn_nv.acc<warps = 4>>
+  %o = scf.for %it = %c0 to %n step %c1 iter_args(%x = %o0) -> (tensor<64x16xf32, #attn_nv.acc<warps = 4>>) {
+    scf.yield %x : tensor<64x16xf32, #attn_nv.acc<warps = 4>>
+  }
+  attn.store_tile %o, %O[%b, %h, %row] bounds %bound : tensor<64x16xf32, #attn_nv.acc<warps = 4>>, memref<?x?x?x16xf32, strided<[?, ?, ?, 1], offset: ?>>
+  return
+}
+
 // The LSE: the quad leader (lane % 4 == 0) stores each of its two rows
 // when the pointer is not null and the row is inside the bound.
 // CHECK-LABEL: gpu.func @lse_rows

@@ -338,7 +338,7 @@ func.func @sdpa_lse_type(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %
 // A variable-length batch needs both offsets and the query-length bound.
 func.func @sdpa_varlen_partial(%q: memref<1x2x8x64xbf16>, %cu: memref<3xi32>) {
   // expected-error @+1 {{'attn.sdpa' op needs cu_seqlens_q, cu_seqlens_k and max_seqlen_q together (a variable-length batch) or none of them}}
-  "attn.sdpa"(%q, %q, %q, %q, %cu) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0>}> ({}, {}) : (memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<3xi32>) -> ()
+  "attn.sdpa"(%q, %q, %q, %q, %cu) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<3xi32>) -> ()
   return
 }
 
@@ -347,7 +347,7 @@ func.func @sdpa_varlen_partial(%q: memref<1x2x8x64xbf16>, %cu: memref<3xi32>) {
 // A paged K/V cache needs the block table and the key counts together.
 func.func @sdpa_paged_partial(%q: memref<2x2x8x64xbf16>, %kv: memref<9x2x16x64xbf16>, %bt: memref<2x4xi32>) {
   // expected-error @+1 {{'attn.sdpa' op needs block_table and seqused_k together (a paged K/V cache) or neither}}
-  "attn.sdpa"(%q, %kv, %kv, %q, %bt) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {}) : (memref<2x2x8x64xbf16>, memref<9x2x16x64xbf16>, memref<9x2x16x64xbf16>, memref<2x2x8x64xbf16>, memref<2x4xi32>) -> ()
+  "attn.sdpa"(%q, %kv, %kv, %q, %bt) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0>}> ({}, {}) : (memref<2x2x8x64xbf16>, memref<9x2x16x64xbf16>, memref<9x2x16x64xbf16>, memref<2x2x8x64xbf16>, memref<2x4xi32>) -> ()
   return
 }
 
@@ -403,7 +403,7 @@ func.func @sdpa_paged_cu_seqlens_k(%q: memref<1x2x8x64xbf16>, %kv: memref<9x2x16
 
 func.func @sdpa_paged_varlen_partial(%q: memref<1x2x8x64xbf16>, %kv: memref<9x2x16x64xbf16>, %cq: memref<3xi32>, %bt: memref<2x4xi32>, %n: memref<2xi32>) {
   // expected-error @+1 {{'attn.sdpa' op needs cu_seqlens_q and max_seqlen_q together}}
-  "attn.sdpa"(%q, %kv, %kv, %q, %cq, %bt, %n) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1>}> ({}, {}) : (memref<1x2x8x64xbf16>, memref<9x2x16x64xbf16>, memref<9x2x16x64xbf16>, memref<1x2x8x64xbf16>, memref<3xi32>, memref<2x4xi32>, memref<2xi32>) -> ()
+  "attn.sdpa"(%q, %kv, %kv, %q, %cq, %bt, %n) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0>}> ({}, {}) : (memref<1x2x8x64xbf16>, memref<9x2x16x64xbf16>, memref<9x2x16x64xbf16>, memref<1x2x8x64xbf16>, memref<3xi32>, memref<2x4xi32>, memref<2xi32>) -> ()
   return
 }
 
@@ -1431,5 +1431,47 @@ func.func @map_column_tile(%x: tensor<32x16xf32>, %c: tensor<1x8xf32>) {
   ^bb0(%a: index, %b: index, %u: f32, %v: f32):
     attn.yield %u : f32
   }
+  return
+}
+
+// -----
+
+// Split-KV needs the count and both workspaces.
+func.func @sdpa_split_partial(%q: memref<1x2x8x64xbf16>, %n: index) {
+  // expected-error @+1 {{'attn.sdpa' op needs the split count and both partial workspaces together (split-KV) or none of them}}
+  "attn.sdpa"(%q, %q, %q, %q, %n) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0>}> ({}, {}) : (memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, index) -> ()
+  return
+}
+
+// -----
+
+// A partial output row is shaped as the output's.
+func.func @sdpa_split_head_dim(%q: memref<1x2x8x64xbf16>, %n: index, %po: memref<4x2x8x32xf32>, %pl: memref<4x2x8xf32>) {
+  // expected-error @+1 {{'output' (1x2x8x64xbf16) has head dim 64 but 'output_partial' (4x2x8x32xf32) has 32}}
+  attn.sdpa %q, %q, %q into %q split(%n, %po, %pl : memref<4x2x8x32xf32>, memref<4x2x8xf32>) : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_split_rows(%q: memref<1x2x8x64xbf16>, %n: index, %po: memref<4x2x8x64xf32>, %pl: memref<3x2x8xf32>) {
+  // expected-error @+1 {{'output_partial' (4x2x8x64xf32) has split rows 4 but 'lse_partial' (3x2x8xf32) has 3}}
+  attn.sdpa %q, %q, %q into %q split(%n, %po, %pl : memref<4x2x8x64xf32>, memref<3x2x8xf32>) : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_split_lse_rows(%q: memref<1x2x8x64xbf16>, %n: index, %po: memref<4x2x8x64xf32>, %pl: memref<4x2x9xf32>) {
+  // expected-error @+1 {{'output' (1x2x8x64xbf16) has sequence length 8 but 'lse_partial' (4x2x9xf32) has 9}}
+  attn.sdpa %q, %q, %q into %q split(%n, %po, %pl : memref<4x2x8x64xf32>, memref<4x2x9xf32>) : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_split_element(%q: memref<1x2x8x64xbf16>, %n: index, %po: memref<4x2x8x64xbf16>, %pl: memref<4x2x8xf32>) {
+  // expected-error @+1 {{must be 4D memref of 32-bit float values}}
+  attn.sdpa %q, %q, %q into %q split(%n, %po, %pl : memref<4x2x8x64xbf16>, memref<4x2x8xf32>) : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
   return
 }

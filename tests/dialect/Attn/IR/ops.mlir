@@ -25,6 +25,14 @@ func.func @sdpa(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !lse, %s: f32) {
   return
 }
 
+// CHECK-LABEL: func.func @sdpa_split
+func.func @sdpa_split(%q: !t, %o: !t, %n: index, %po: memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>, %pl: !lse) {
+  // CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} split(%{{.*}}, %{{.*}}, %{{.*}} : memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>) mask <causal_bottom_right> :
+  attn.sdpa %q, %q, %q into %o split(%n, %po, %pl : memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>, !lse) mask <causal_bottom_right> : !t, !t, !t -> !t
+  return
+}
+
+
 // -----
 
 // A paged K/V cache: (num_pages, Hkv, page_size, D) caches, a block table

@@ -162,6 +162,9 @@ def Attn_SeqOffsets : MemRefRankOf<[I32], [1]>;
 def Attn_BlockTable : MemRefRankOf<[I32], [2]>;
 // Per-sequence key counts of a paged cache (FlashAttention's seqused_k).
 def Attn_SeqLengths : MemRefRankOf<[I32], [1]>;
+// Split-KV workspaces: the partial outputs (f32, rank 4) and their
+// log-sum-exps (f32, rank 3) of every split.
+def Attn_PartialOut : MemRefRankOf<[F32], [4]>;
 
 def Attn_Capture : AnyTypeOf<[F32, I32, I64, Index,
                               MemRefOf<[F32, I32, I64, Index]>]>;
@@ -208,6 +211,16 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
     `memref.dim` of K's sequence dimension are per sequence as for varlen.
     Key counts are clamped to [0, max_pages · page_size] and page numbers
     to [0, num_pages), so wrong device data never reads outside the cache.
+
+    **Split-KV** (flash-decoding): with `split(%n, %o_part, %lse_part)` the
+    keys each query tile sees are divided into `%n` (index, >= 1) ranges of
+    whole K/V tiles, each computed by a program of its own into f32
+    partials: `%o_part` (B·n, H, Nq, Dv) and `%lse_part` (B·n, H, Nq), row
+    b·n + s for split s of batch row b (B = 1 for a packed batch). The
+    partials are then merged (LSE = log Σ exp(LSE_s), O = Σ exp(LSE_s −
+    LSE) O_s) into O and the LSE; a split without keys has LSE_s = −inf
+    and adds nothing. The count is an operand, so a new one never
+    recompiles.
 
     Sizes may be dynamic except the head dims. The (B, N, H, D) layout is
     expressed through strides: Q, K, V and O need a unit innermost stride; the
@@ -269,6 +282,9 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
       Variadic<Attn_Capture>:$captures,
       Arg<Optional<Attn_BlockTable>, "pages of each sequence (paged K/V)", [MemRead]>:$blockTable,
       Arg<Optional<Attn_SeqLengths>, "keys of each sequence (paged K/V)", [MemRead]>:$sequsedK,
+      Optional<Index>:$numSplits,
+      Arg<Optional<Attn_PartialOut>, "partial outputs (split-KV)", [MemRead, MemWrite]>:$outputPartial,
+      Arg<Optional<Attn_LseMemRef>, "partial log-sum-exps (split-KV)", [MemRead, MemWrite]>:$lsePartial,
       DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::None">:$mask,
       UnitAttr:$positiveScale);
   let regions = (region MaxSizedRegion<1>:$scoreMod,
@@ -280,6 +296,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
                    type($cuSeqlensK))
     (`paged` `(` $blockTable^ `,` $sequsedK `:` type($blockTable) `,`
       type($sequsedK) `)`)?
+    (`split` `(` $numSplits^ `,` $outputPartial `,` $lsePartial `:`
+      type($outputPartial) `,` type($lsePartial) `)`)?
     (`mask` $mask^)? (`positive_scale` $positiveScale^)?
     (`captures` `(` $captures^ `:` type($captures) `)`)?
     (`score_mod` $scoreMod^)? (`mask_mod` $maskMod^)?
@@ -295,6 +313,9 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
     /// K and V are a paged cache (block table and key counts).
     bool isPaged() { return getBlockTable() != nullptr; }
     ::mlir::LogicalResult verifyPaged();
+    /// Split-KV: the keys divided over numSplits programs, merged after.
+    bool isSplit() { return getNumSplits() != nullptr; }
+    ::mlir::LogicalResult verifySplit();
   }];
 }
 

@@ -1,0 +1,93 @@
+//===- SplitKv.cpp - How many splits a forward call runs, its workspace ---===//
+
+#include "SplitKv.h"
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <iterator>
+#include <string_view>
+
+namespace attn::rt {
+
+int64_t chooseNumSplits(int64_t ctas, int64_t keyTiles,
+                        int64_t multiprocessors) {
+  if (ctas <= 0 || multiprocessors <= 0 ||
+      double(ctas) >= kFillsGpu * double(multiprocessors))
+    return 1;
+  int64_t most = std::min({kMaxSplits, multiprocessors, keyTiles});
+  if (most <= 1)
+    return 1;
+  auto efficiency = [&](int64_t splits) {
+    double waves = double(ctas * splits) / double(multiprocessors);
+    return waves / std::ceil(waves);
+  };
+  // A count that gives every split as many tiles as one split fewer does
+  // only adds empty splits.
+  auto tilesEach = [&](int64_t splits) {
+    return (keyTiles + splits - 1) / splits;
+  };
+  auto eligible = [&](int64_t splits) {
+    return splits == 1 || tilesEach(splits) != tilesEach(splits - 1);
+  };
+  double best = 0;
+  for (int64_t s = 1; s <= most; ++s)
+    if (eligible(s))
+      best = std::max(best, efficiency(s));
+  for (int64_t s = 1; s <= most; ++s)
+    if (eligible(s) && efficiency(s) >= kGoodEnoughWaves * best)
+      return s;
+  return 1;
+}
+
+int64_t splitsForCall(int64_t requested, int64_t batch, int64_t ctas,
+                      int64_t keyTiles, int64_t multiprocessors) {
+  int64_t splits =
+      requested > 0 ? requested
+      : multiprocessors > 0
+          ? chooseNumSplits(ctas, keyTiles, multiprocessors)
+          : 1;
+  splits = std::min(splits, kMaxSplits);
+  if (batch > 0)
+    splits = std::min(splits, kMaxGridZ / batch);
+  return std::max<int64_t>(splits, 1);
+}
+
+size_t SplitCall::workspaceFloats() const {
+  return static_cast<size_t>(batchRows * numSplits * heads * rows *
+                             (valueDim + 1));
+}
+
+std::vector<abi::CaptureValue> SplitCall::values() const {
+  static_assert(std::size(abi::kSplitArgs) == 3 &&
+                    std::string_view(abi::kSplitArgs[0].name) ==
+                        "num_splits" &&
+                    abi::kSplitArgs[1].rank == 4 &&
+                    abi::kSplitArgs[2].rank == 3,
+                "SplitCall::values passes num_splits, o_partial and "
+                "lse_partial: update it with KernelABI.h");
+  int64_t parts = batchRows * numSplits;
+  // Contiguous tensors of the given sizes at `data`.
+  auto contiguous = [](float *data, std::initializer_list<int64_t> sizes) {
+    abi::CaptureValue c;
+    c.data = data;
+    int rank = static_cast<int>(sizes.size());
+    std::copy(sizes.begin(), sizes.end(), c.sizes);
+    int64_t stride = 1;
+    for (int i = rank - 1; i >= 0; --i) {
+      c.strides[i] = stride;
+      stride *= c.sizes[i];
+    }
+    return c;
+  };
+  abi::CaptureValue count;
+  count.i64 = numSplits;
+  abi::CaptureValue out =
+      contiguous(workspace, {parts, heads, rows, valueDim});
+  abi::CaptureValue lse = contiguous(
+      workspace ? workspace + parts * heads * rows * valueDim : nullptr,
+      {parts, heads, rows});
+  return {count, out, lse};
+}
+
+} // namespace attn::rt

@@ -1,0 +1,78 @@
+//===- SplitKvTest.cpp - The split count and the split partials' values ---===//
+//
+// chooseNumSplits against values worked out by hand from FlashAttention's
+// rule (SplitKv.h), the clamps of a forced count, and the workspace layout
+// the kernel receives (KernelABI.h's kSplitArgs).
+//
+//===----------------------------------------------------------------------===//
+
+#include "SplitKv.h"
+
+#include <gtest/gtest.h>
+
+using namespace attn::rt;
+
+namespace {
+
+TEST(SplitKvTest, AGridThatFillsTheGpuNeverSplits) {
+  // 106 CTAs >= 0.8 · 132.
+  EXPECT_EQ(chooseNumSplits(106, 1000, 132), 1);
+  EXPECT_GT(chooseNumSplits(105, 1000, 132), 1);
+  // Nothing to divide: one K/V tile.
+  EXPECT_EQ(chooseNumSplits(1, 1, 132), 1);
+  EXPECT_EQ(chooseNumSplits(0, 100, 132), 1);
+}
+
+TEST(SplitKvTest, DecodeCounts) {
+  // B = 1, 8 K/V heads (packed GQA: 8 CTAs), 1k keys in 128-key tiles:
+  // counts 1, 2, 3, 4, 8 give different tiles per split (5, 6, 7 repeat
+  // 4's two); the best wave fill is 8 · 8 / 132 and only 8 is within 85 %
+  // of it.
+  EXPECT_EQ(chooseNumSplits(8, 8, 132), 8);
+  // One CTA over 1000 tiles: the fill s / 132 grows with s; the best
+  // eligible count is 125 (8 tiles each; 126..128 repeat it), 85 % of its
+  // fill needs s >= 107, and 107..111 repeat 106's 10 tiles: 112.
+  EXPECT_EQ(chooseNumSplits(1, 1000, 132), 112);
+  // Never more splits than tiles.
+  EXPECT_EQ(chooseNumSplits(1, 3, 132), 3);
+}
+
+TEST(SplitKvTest, ForcedCountsAreClamped) {
+  EXPECT_EQ(splitsForCall(7, 2, 1000, 1, 132), 7); // empty splits allowed
+  EXPECT_EQ(splitsForCall(1000, 1, 8, 64, 132), kMaxSplits);
+  EXPECT_EQ(splitsForCall(100, 1000, 8, 64, 132), kMaxGridZ / 1000);
+  EXPECT_EQ(splitsForCall(1, 1, 8, 64, 132), 1);
+  // Auto on the host (no SM count) never splits.
+  EXPECT_EQ(splitsForCall(0, 1, 8, 64, 0), 1);
+  EXPECT_EQ(splitsForCall(0, 1, 8, 8, 132), 8);
+}
+
+TEST(SplitKvTest, WorkspaceLayout) {
+  std::vector<float> workspace(1);
+  SplitCall split;
+  split.numSplits = 3;
+  split.batchRows = 2;
+  split.heads = 4;
+  split.rows = 5;
+  split.valueDim = 8;
+  EXPECT_EQ(split.workspaceFloats(), size_t(2 * 3 * 4 * 5 * (8 + 1)));
+  split.workspace = workspace.data();
+  std::vector<attn::abi::CaptureValue> v = split.values();
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].i64, 3);
+  EXPECT_EQ(v[1].data, workspace.data());
+  const int64_t outSizes[4] = {6, 4, 5, 8}, outStrides[4] = {160, 40, 8, 1};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(v[1].sizes[i], outSizes[i]) << i;
+    EXPECT_EQ(v[1].strides[i], outStrides[i]) << i;
+  }
+  // The LSEs follow the outputs.
+  EXPECT_EQ(v[2].data, workspace.data() + 6 * 4 * 5 * 8);
+  const int64_t lseSizes[3] = {6, 4, 5}, lseStrides[3] = {20, 5, 1};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(v[2].sizes[i], lseSizes[i]) << i;
+    EXPECT_EQ(v[2].strides[i], lseStrides[i]) << i;
+  }
+}
+
+} // namespace
