@@ -289,12 +289,15 @@ int64_t Engine::splitsOf(const CallKey &call, const attn_fwd_args &args,
                          const VarlenCall *varlen, int64_t blockM,
                          int64_t blockN, bool pack,
                          int multiprocessors) const {
-  // A paged cache is not split (yet): its kernels take no kSplitArgs.
-  if (call.backward || call.pageSize || blockM <= 0 || blockN <= 0)
+  if (call.backward || blockM <= 0 || blockN <= 0)
     return 1;
   int64_t batch = varlen ? varlen->sequences : args.batch;
   int64_t queries = varlen ? varlen->maxSeqlenQ : args.seqlen_q;
-  int64_t keys = varlen ? varlen->maxSeqlenK : args.seqlen_k;
+  // Over a paged cache the key counts are device data: the block table's
+  // width bounds them (FlashAttention's max_num_pages_per_seq · page_size).
+  int64_t keys = !varlen          ? args.seqlen_k
+                 : varlen->pageSize ? varlen->maxPages * varlen->pageSize
+                                    : varlen->maxSeqlenK;
   int64_t kvHeads = kvHeadsOf(args);
   int64_t rows = pack ? args.heads / kvHeads * queries : queries;
   int64_t ctas =

@@ -10,7 +10,10 @@ Cases: bf16 and f16, D in {64, 128}, page sizes 16 (a K/V tile spans several pag
 64 and 256, masks none / causal (top-left) / bottom_right, (H, Hkv) in {(8, 2),
 (32, 8)} (GQA), plus window + ALiBi + softcap cases. Each case is a ragged batch of
 B sequences: key counts random in 1..5000 (--quick: 1..1000) with some 1, queries
-packed by cu_seqlens_q: decode (1), a few, or a chunk of up to 300 (chunked prefill).
+packed by cu_seqlens_q: decode (1), a few, or a chunk of up to 300 (chunked prefill);
+and decode batches of B in {1, 3} with keys up to 32k (--quick: 4k), where auto splits.
+Every case runs with split-KV forced through attn_set_num_splits: 1 (never), 2, 7
+and 0 (auto: the runtime's choice from the shape and the SM count).
 
 Per case:
   * The caches (num_pages, page_size, Hkv, D) hold each sequence's keys in pages
@@ -40,12 +43,17 @@ from test_varlen import Errors, PoisonedOutputs, sequence_terms  # noqa: E402
 HEADS = [(8, 2), (32, 8)]
 MASKS = ["none", "causal", "bottom_right"]
 PAGE_SIZES = [16, 64, 256]
+SPLITS = [1, 2, 7, 0]  # attn_set_num_splits: never, forced 2 and 7, 0 auto
 # A block-table entry past a sequence's pages: never a page.
 UNUSED_ENTRY = 1 << 30
 
 
 def make_cases(quick):
     cases = []
+
+    def add(**c):
+        for splits in SPLITS:
+            cases.append(dict(idx=len(cases), splits=splits, **c))
     for dtype in ("bf16", "f16"):
         for d in (64, 128):
             for pi, page in enumerate(PAGE_SIZES):
@@ -53,18 +61,32 @@ def make_cases(quick):
                     if quick and (pi + mi) % 3 != 0:
                         continue
                     h, hkv = HEADS[(pi + mi) % 2]
-                    cases.append(dict(idx=len(cases), dtype=dtype, D=d, page=page, mask=mask, H=h, Hkv=hkv,
-                                      B=12, variants=False))
+                    add(dtype=dtype, D=d, page=page, mask=mask, H=h, Hkv=hkv, B=12, variants=False, decode=False)
     for dtype in ("bf16", "f16"):
         for page in (16, 64):
-            cases.append(dict(idx=len(cases), dtype=dtype, D=128, page=page, mask="bottom_right", H=32, Hkv=8,
-                              B=8, variants=True))
+            add(dtype=dtype, D=128, page=page, mask="bottom_right", H=32, Hkv=8, B=8, variants=True, decode=False)
+    # Decode of few long sequences: the grid cannot fill the GPU, so auto splits.
+    for dtype in ("bf16", "f16"):
+        for page in PAGE_SIZES:
+            for b in (1, 3):
+                add(dtype=dtype, D=128, page=page, mask="bottom_right", H=32, Hkv=8, B=b, variants=False,
+                    decode=True)
     return cases
 
 
 def case_name(c):
+    s = "auto" if c["splits"] == 0 else c["splits"]
     return (f"#{c['idx']} B={c['B']} H={c['H']} Hkv={c['Hkv']} D={c['D']} P={c['page']} {c['dtype']} "
-            f"{c['mask']}" + (" window+alibi+softcap" if c["variants"] else ""))
+            f"{c['mask']}" + (" window+alibi+softcap" if c["variants"] else "")
+            + (" decode" if c["decode"] else "") + f" splits={s}")
+
+
+def decode_lengths(rng, B, quick):
+    """(lens_q, lens_k) of a decode batch: one query each, keys random up to
+    32k (--quick: 4k), the first sequence the longest."""
+    top = 4096 if quick else 32768
+    lk = [top] + [rng.randint(1, top) for _ in range(B - 1)]
+    return [1] * B, lk
 
 
 def lengths(rng, B, quick):
@@ -96,7 +118,7 @@ def run_case(torch, lib, c, seed):
     gen = torch.Generator(device=dev).manual_seed(seed)
     dt = torch.bfloat16 if c["dtype"] == "bf16" else torch.float16
     H, Hkv, D, P = c["H"], c["Hkv"], c["D"], c["page"]
-    lq, lk = lengths(rng, c["B"], c.get("quick", False))
+    lq, lk = (decode_lengths if c["decode"] else lengths)(rng, c["B"], c.get("quick", False))
     B = len(lq)
     cu_q = [0]
     for n in lq:
@@ -132,6 +154,7 @@ def run_case(torch, lib, c, seed):
     slopes = alibi_slopes(torch, H, dev)
     variant = aj.make_variant(window=WINDOW, alibi_slopes=slopes, softcap=SOFTCAP) if c["variants"] else None
     scale = 1 / math.sqrt(D)
+    lib.set_num_splits(c["splits"])
     status, msg = lib.forward_paged(q, k_cache, v_cache, o, lse, cuq, max(lq), block_table, used, c["dtype"],
                                     c["mask"], stream=torch.cuda.current_stream().cuda_stream, variant=variant)
     torch.cuda.synchronize()
@@ -207,7 +230,8 @@ def variant_check(torch, qs, kb, vb, got, got_lse, slopes, scale, res):
 
 
 def main():
-    return aj.drive(__doc__, "key counts up to 1000, fewer cases", "test_paged", make_cases, case_name, run_case)
+    return aj.drive(__doc__, "key counts up to 1000, fewer cases", "test_paged", make_cases, case_name, run_case,
+                    needs=("attn_set_num_splits",))
 
 
 if __name__ == "__main__":

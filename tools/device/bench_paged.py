@@ -10,7 +10,9 @@ Shape (issue 15): decode (one query per sequence), B in {1, 8, 64}, Hq = 32, Hkv
 D = 128, bf16, every sequence with `context` keys, pages of 16 and 64 rows shuffled
 randomly in memory (vLLM's (num_pages, page_size, Hkv, D) caches). Timed with CUDA
 events (sdpa_anchors.time_events: median of --reps after --warmup):
-  * attn-jit P=16 / P=64   attn_forward_paged, queries packed by cu_seqlens_q;
+  * attn-jit P=16 / P=64   attn_forward_paged, queries packed by cu_seqlens_q, with
+                           split-KV's count chosen by the runtime (auto,
+                           attn_set_num_splits(0)) and without it (no split, 1);
   * sdpa cudnn / sdpa fa2  torch SDPA with that backend on contiguous (B, H, 1, D)
                            queries over (B, Hkv, context, D) keys, enable_gqa
                            (a backend that refuses the shape is reported as such).
@@ -92,6 +94,9 @@ def main():
     from attn_jit_ctypes import ATTN_OK, AttnJit, default_lib_path
     from sdpa_anchors import time_events
     lib = AttnJit(default_lib_path())
+    if not hasattr(lib.lib, "attn_set_num_splits"):
+        print("attn-jit library has no attn_set_num_splits (before split-KV)")
+        return 1
     stream = torch.cuda.current_stream().cuda_stream
     copy = copy_bandwidth(torch, args.warmup, args.reps)
     backends = {"sdpa cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa fa2": SDPBackend.FLASH_ATTENTION}
@@ -124,17 +129,23 @@ def main():
                 def paged(_):
                     return lib.forward_paged(qp, k_cache, v_cache, o, None, cuq, 1, table, used, "bf16", "none",
                                              stream=stream)[0]
-                status, msg = lib.forward_paged(qp, k_cache, v_cache, o, None, cuq, 1, table, used, "bf16",
-                                                "none", stream=stream)
-                torch.cuda.synchronize()
-                if status != ATTN_OK:
-                    record(f"attn-jit P={page}", None, f"FAILED: {msg}")
-                    continue
-                got = o.view(B, H, 1, D).float()
-                err = float((got - ref).norm() / ref.norm())
-                ms = time_events(torch, paged, args.warmup, args.reps)[0]
-                ok_runs += 1
-                record(f"attn-jit P={page}", ms, f"rel err {err:.1e}" + (" WRONG" if not err <= 2e-2 else ""))
+                # Split-KV: the runtime's choice (auto) against none.
+                for label, splits in (("auto", 0), ("no split", 1)):
+                    method = f"attn-jit P={page} {label}"
+                    lib.set_num_splits(splits)
+                    o.fill_(float("nan"))
+                    status, msg = lib.forward_paged(qp, k_cache, v_cache, o, None, cuq, 1, table, used, "bf16",
+                                                    "none", stream=stream)
+                    torch.cuda.synchronize()
+                    if status != ATTN_OK:
+                        record(method, None, f"FAILED: {msg}")
+                        continue
+                    got = o.view(B, H, 1, D).float()
+                    err = float((got - ref).norm() / ref.norm())
+                    ms = time_events(torch, paged, args.warmup, args.reps)[0]
+                    ok_runs += 1
+                    record(method, ms, f"rel err {err:.1e}" + (" WRONG" if not err <= 2e-2 else ""))
+                lib.set_num_splits(0)
                 del k_cache, v_cache
             for name, backend in backends.items():
                 def sdpa(_):

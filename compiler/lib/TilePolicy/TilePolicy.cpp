@@ -354,11 +354,15 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   int64_t align = wgmma ? 1024 : 0; // swizzled tiles need a 1024-byte base
   bool alone = wgmma && plan.warps > 4;
   auto bytes = [&](int64_t stages) { return q + 2 * stages * kv + align; };
+  // A paged split-KV wgmma kernel past D = 64 keeps the page gather, the
+  // sequence and the split live: with three stages (P·V in flight) ptxas
+  // spilled 8 bytes at D = 128 with a mask (ptxas-paged.test); two fit.
+  bool pagedSplit = wgmma && r.pageSize > 0 && r.split && paddedDim > 64;
   plan.stages = r.stages ? r.stages
-                         : (bytes(3) <= (alone ? kSharedPerSm
-                                               : kSharedPerCtaPair)
-                                ? 3
-                                : 2);
+                : bytes(3) <= (alone ? kSharedPerSm : kSharedPerCtaPair) &&
+                        !pagedSplit
+                    ? 3
+                    : 2;
   if (plan.stages != 2 && plan.stages != 3) {
     error = "stages must be 2, 3 or 0 (automatic), got " +
             std::to_string(plan.stages);

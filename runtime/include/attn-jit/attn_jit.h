@@ -300,7 +300,8 @@ ATTN_JIT_API attn_status attn_get_stats(attn_stats *out);
  * modules are not unloaded: kernels may still be running on a stream. */
 ATTN_JIT_API void attn_clear_memory_cache(void);
 
-/* Split-KV (flash-decoding) for attn_forward and attn_forward_varlen: when
+/* Split-KV (flash-decoding) for attn_forward, attn_forward_varlen and
+ * attn_forward_paged (the key count taken as max_pages * page_size): when
  * a call's grid (query tiles x heads x batch) cannot fill the GPU, the keys
  * each query tile sees are divided over num_splits CTAs, which compute f32
  * partial outputs and log-sum-exps (a workspace of B * num_splits * H * Nq *

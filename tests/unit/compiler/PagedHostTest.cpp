@@ -7,8 +7,9 @@
 // pages shuffled randomly in memory, every cache row no sequence uses
 // (unused pages, the tails of last pages) and every unused block-table
 // entry poisoned, grouped-query heads (H = 8, Hkv = 2), page sizes 16, 64
-// and 256, each mask, and window + ALiBi + softcap; outputs poisoned with
-// NaN, rows outside every sequence must stay untouched.
+// and 256, each mask, window + ALiBi + softcap, and split-KV with forced
+// counts; outputs poisoned with NaN, rows outside every sequence must stay
+// untouched.
 //
 //===----------------------------------------------------------------------===//
 
@@ -220,6 +221,46 @@ TEST_P(PagedHostTest, EveryMask) {
     a.fwd.mask = mask;
     ASSERT_EQ(attn_forward_paged(&a), ATTN_OK) << attn_last_error();
     expectMatches(batch, out, seen, plainScore());
+  }
+}
+
+/// Split-KV over the paged cache (counts forced: auto never splits on the
+/// host): each split gathers its own range of a sequence's K/V tiles
+/// through the block table. 2 and 7 splits, and 40, more than the 64-key
+/// tiles of most sequences (empty splits); the split kernel is one of its
+/// own, and another count reuses it.
+TEST_P(PagedHostTest, ForcedSplitsMatchFloat64) {
+  struct AutoAfter {
+    ~AutoAfter() { EXPECT_EQ(attn_set_num_splits(0), ATTN_OK); }
+  } autoAfter;
+  PagedBatch batch(GetParam(), 13);
+  fill(batch);
+  auto kernelsBuilt = [] {
+    attn_stats s{};
+    EXPECT_EQ(attn_get_stats(&s), ATTN_OK);
+    return s.compiles + s.disk_hits;
+  };
+  const std::pair<attn_mask, Seen> masks[] = {
+      {ATTN_MASK_NONE, [](int, int, int, int) { return true; }},
+      {ATTN_MASK_CAUSAL_BOTTOM_RIGHT,
+       [](int i, int j, int nq, int nk) { return j <= i + nk - nq; }}};
+  for (const auto &[mask, seen] : masks) {
+    Result out;
+    attn_paged_args a = args(batch, out);
+    a.fwd.mask = mask;
+    ASSERT_EQ(attn_set_num_splits(1), ATTN_OK);
+    ASSERT_EQ(attn_forward_paged(&a), ATTN_OK) << attn_last_error();
+    uint64_t unsplit = kernelsBuilt();
+    for (int64_t splits : {2, 7, 40}) {
+      SCOPED_TRACE(testing::Message()
+                   << "mask " << mask << " splits " << splits);
+      a = args(batch, out);
+      a.fwd.mask = mask;
+      ASSERT_EQ(attn_set_num_splits(splits), ATTN_OK);
+      ASSERT_EQ(attn_forward_paged(&a), ATTN_OK) << attn_last_error();
+      EXPECT_EQ(kernelsBuilt(), unsplit + 1);
+      expectMatches(batch, out, seen, plainScore());
+    }
   }
 }
 

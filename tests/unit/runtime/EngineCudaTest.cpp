@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 
@@ -39,6 +40,18 @@ protected:
   FakeLaunch lastLaunch() {
     std::lock_guard<std::mutex> lock(fakeCuda().mutex);
     return fakeCuda().launchLog.back();
+  }
+  /// The fake driver's launches and allocations so far, and how many of
+  /// those are still allocated.
+  struct Logs {
+    std::vector<FakeLaunch> launches;
+    std::vector<std::pair<void *, size_t>> allocations;
+    int live = 0;
+  };
+  Logs logs() {
+    std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+    return {fakeCuda().launchLog, fakeCuda().allocationLog,
+            fakeCuda().liveAllocations};
   }
 
   EngineOptions options;
@@ -292,14 +305,8 @@ TEST_F(EngineCudaTest, SplitKvDecodeLaunchesTheSplitsThenTheirMerge) {
   }
   int64_t splits = chooseNumSplits(8, (8192 + blockN - 1) / blockN, 132);
   ASSERT_GT(splits, 1);
-  std::vector<FakeLaunch> launches;
-  std::vector<std::pair<void *, size_t>> allocations;
-  {
-    std::lock_guard<std::mutex> lock(fakeCuda().mutex);
-    launches = fakeCuda().launchLog;
-    allocations = fakeCuda().allocationLog;
-    EXPECT_EQ(fakeCuda().liveAllocations, 0); // freed after the launches
-  }
+  auto [launches, allocations, live] = logs();
+  EXPECT_EQ(live, 0); // freed after the launches
   ASSERT_EQ(launches.size(), 2u);
   EXPECT_EQ(launches[0].name, "attn_fwd_0");
   EXPECT_EQ(launches[0].grid[1], 8u);                 // K/V heads, packed
@@ -345,6 +352,70 @@ TEST_F(EngineCudaTest, SplitKvDecodeLaunchesTheSplitsThenTheirMerge) {
   EXPECT_EQ(lastLaunch().grid[2], 64u);
   std::lock_guard<std::mutex> lock(fakeCuda().mutex);
   EXPECT_EQ(fakeCuda().launchLog.size(), 5u);
+}
+
+TEST_F(EngineCudaTest, PagedDecodeSplitsOverTheTablesWidth) {
+  // Decode over a paged cache: B = 1, H = 32 over Hkv = 8 (never packed
+  // over pages: 32 CTAs on 132 SMs), a table of 512 pages of 16. The key
+  // counts are device data, so auto counts the table's 8192 keys; both
+  // kernels take kPagedArgs, then kSplitArgs.
+  options.numSplits = 0;
+  const int64_t pages = 512, page = 16;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 32, 1,
+                      pages * page, 128, true, 8);
+  Buffer cuQ(8), table(pages * 4), used(4);
+  for (Buffer *b : {&cuQ, &table, &used})
+    registerFakeMemory(b->data(), b->size());
+  attn_paged_args a{};
+  a.fwd = call.args;
+  a.cu_seqlens_q = static_cast<const int32_t *>(cuQ.data());
+  a.max_seqlen_q = 1;
+  a.block_table = static_cast<const int32_t *>(table.data());
+  a.max_pages = pages;
+  a.seqused_k = static_cast<const int32_t *>(used.data());
+  a.num_pages = pages;
+  a.page_size = page;
+  attn_set_paged_strides(&a);
+  fakeCuda().paramsAfterScale = 12 + 17; // kPagedArgs, kSplitArgs
+  Status status = engine().forwardPaged(&a);
+  ASSERT_TRUE(status.ok()) << status.toString();
+  int64_t blockN = 0;
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.split);
+    EXPECT_EQ(fakeCompiler().lastConfig.pageSize, page);
+    blockN = fakeCompiler().lastConfig.blockN;
+  }
+  int64_t chunk = std::max<int64_t>(blockN, kMinKeysPerSplit);
+  int64_t splits = chooseNumSplits(32, (pages * page + chunk - 1) / chunk, 132);
+  ASSERT_GT(splits, 1);
+  auto [launches, allocations, live] = logs();
+  EXPECT_EQ(live, 0); // freed after the launches
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[0].name, "attn_fwd_0");
+  EXPECT_EQ(launches[0].grid[1], 32u);
+  EXPECT_EQ(launches[0].grid[2], unsigned(splits)); // sequences · num_splits
+  EXPECT_EQ(launches[1].name, "attn_fwd_1");
+  EXPECT_EQ(launches[1].grid[2], 1u);
+  // The packed queries' partials: (s, H, total_q, D), then their LSEs.
+  ASSERT_EQ(allocations.size(), 1u);
+  EXPECT_EQ(allocations[0].second, size_t(splits * 32 * 129 * 4));
+  int64_t base = int64_t(reinterpret_cast<uintptr_t>(allocations[0].first));
+  std::vector<int64_t> expected = {
+      int64_t(reinterpret_cast<uintptr_t>(cuQ.data())), 2, 1, 1,
+      int64_t(reinterpret_cast<uintptr_t>(table.data())), 1, pages, pages, 1,
+      int64_t(reinterpret_cast<uintptr_t>(used.data())), 1, 1,
+      splits, base, splits, 32, 1, 128, 32 * 128, 128, 128, 1,
+      base + splits * 32 * 128 * 4, splits, 32, 1, 32, 1, 1};
+  EXPECT_EQ(launches[0].after, expected);
+  EXPECT_EQ(launches[1].after, expected);
+  // A forced count is an argument of the same kernel.
+  ASSERT_TRUE(engine().setNumSplits(7).ok());
+  ASSERT_TRUE(engine().forwardPaged(&a).ok());
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+  ASSERT_EQ(fakeCuda().launchLog.size(), 4u);
+  EXPECT_EQ(fakeCuda().launchLog[2].grid[2], 7u);
 }
 
 TEST_F(EngineCudaTest, SplitKvNeverSplitsAShortContext) {
