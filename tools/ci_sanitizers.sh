@@ -1,22 +1,15 @@
 #!/usr/bin/env bash
 # CI's sanitizer and fuzzing jobs, run by .ci/run after tools/test.sh; each
-# builds in a build directory of its own, only the targets its tests need,
-# and stops at the first report:
-#  1. build-asan-gcc (ASan + UBSan, with the compiler tools/test.sh uses):
-#     every GoogleTest unit of the compiler and the runtime, and the whole
-#     lit suite (attn-opt on every test input, attn-run). The same host
-#     compiler as the release build, because the order in which C++
-#     evaluates a call's arguments (unspecified; gcc and clang differ)
-#     orders the ops a nested builder call creates, and the lit tests check
-#     that order.
-#  2. build-asan (ASan + UBSan, clang): the compiler on every input of
-#     attn-opt-fuzzer, linked with libFuzzer (clang only), ATTN_FUZZ_RUNS
-#     inputs (1000, seed 1: reproducible) within at most ATTN_FUZZ_SECONDS
-#     (300) from the seed corpus: every .mlir under tests/ and examples/.
-#  3. build-tsan (TSan, clang): the runtime's units, its concurrency tests
-#     among them (single-flight, processes sharing the disk cache, engine
-#     threads), and the compiler's concurrent recovered compiles
-#     (RecoverFatalErrors).
+# builds with clang (tools/setup.sh installs it) in a build directory of its
+# own, only the targets its tests need, and stops at the first report:
+#  1. build-asan (ASan + UBSan): the runtime's units and RecoverFatalErrors'
+#     tests, then the compiler on every input of attn-opt-fuzzer, linked
+#     with libFuzzer, ATTN_FUZZ_RUNS inputs (1000, seed 1: reproducible)
+#     within at most ATTN_FUZZ_SECONDS (300) from the seed corpus: every
+#     .mlir under tests/ and examples/.
+#  2. build-tsan (TSan): the runtime's units, its concurrency tests among
+#     them (single-flight, processes sharing the disk cache, engine threads),
+#     and the compiler's concurrent recovered compiles (RecoverFatalErrors).
 # A finding of the fuzzer is left in build-asan/fuzz/ (crash-*, timeout-*,
 # oom-*): replay it with `build/bin/attn-opt-fuzzer <file>`, and make it a
 # lit test once fixed (docs/testing.md).
@@ -41,34 +34,24 @@ configure() { # <build dir> <cmake options...>
   shift
   [[ -f $dir/build.ninja ]] && return
   cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=$llvm/bin/clang -DCMAKE_CXX_COMPILER=$llvm/bin/clang++ \
     "-DCMAKE_C_FLAGS_RELEASE=-O1 -DNDEBUG" "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" \
     -DLLVM_USE_LINKER=lld -DLLVM_EXTERNAL_LIT=$llvm/bin/lit "$@"
 }
-with_clang=(-DCMAKE_C_COMPILER=$llvm/bin/clang -DCMAKE_CXX_COMPILER=$llvm/bin/clang++)
 step() { echo "== ci_sanitizers: $*"; }
 
 "$root/tools/setup.sh" --sanitizers
 
 runtime_units=(attn-runtime-tests attn-runtime-capi-tests attn-recover-fatal-errors-tests)
-compiler_units=(attn-compiler-tests attn-ptx-target-tests attn-compile-ptx-tests
-                attn-host-threads-tests)
 
-step "ASan + UBSan build (gcc): the compiler's and the runtime's tests"
-asan_gcc=$root/build-asan-gcc
-configure "$asan_gcc" -DATTN_SANITIZER=address,undefined
-ninja -C "$asan_gcc" attn-opt attn-opt-fuzzer attn-run "${compiler_units[@]}" "${runtime_units[@]}"
-step "ASan + UBSan: the GoogleTest units"
-for unit in "${compiler_units[@]}" "${runtime_units[@]}"; do
-  echo "-- $unit"
-  "$asan_gcc/bin/$unit" --gtest_brief=1
-done
-step "ASan + UBSan: the lit suite"
-"$llvm/bin/lit" -sv "$asan_gcc/tests"
-
-step "ASan + UBSan build (clang, libFuzzer)"
+step "ASan + UBSan build"
 asan=$root/build-asan
-configure "$asan" "${with_clang[@]}" -DATTN_SANITIZER=address,undefined -DATTN_LIBFUZZER=ON
-ninja -C "$asan" attn-opt-fuzzer
+configure "$asan" -DATTN_SANITIZER=address,undefined -DATTN_LIBFUZZER=ON
+ninja -C "$asan" attn-opt-fuzzer "${runtime_units[@]}"
+step "ASan + UBSan: the runtime's units and recovered compiles"
+for unit in "${runtime_units[@]}"; do
+  "$asan/bin/$unit"
+done
 
 step "attn-opt-fuzzer: ${fuzz_runs} inputs of libFuzzer (at most ${fuzz_seconds} s)"
 seeds=$asan/fuzz/seeds
@@ -92,7 +75,7 @@ grep -hv '^[[:space:]]*//' "$seeds"/* |
 
 step "TSan build"
 tsan=$root/build-tsan
-configure "$tsan" "${with_clang[@]}" -DATTN_SANITIZER=thread
+configure "$tsan" -DATTN_SANITIZER=thread
 ninja -C "$tsan" "${runtime_units[@]}"
 step "TSan: the runtime's units and concurrent recovered compiles"
 "$tsan/bin/attn-runtime-tests"
