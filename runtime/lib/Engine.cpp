@@ -300,11 +300,18 @@ int64_t Engine::splitsOf(const CallKey &call, const attn_fwd_args &args,
                                     : varlen->maxSeqlenK;
   int64_t kvHeads = kvHeadsOf(args);
   int64_t rows = pack ? args.heads / kvHeads * queries : queries;
+  int64_t requested = numSplits_.load(std::memory_order_relaxed);
+  // Auto splits decode calls only (kMaxAutoSplitQueries): splitting the
+  // small grids of short prefills made a new length switch between the
+  // split and the plain kernel, a compile (runtime_gpu_test on the H200:
+  // N = 1024 -> 3000, and Nq 100..170 over one configuration).
+  if (requested == 0 && queries > kMaxAutoSplitQueries)
+    return 1;
   int64_t ctas =
       batch * (pack ? kvHeads : args.heads) * ((rows + blockM - 1) / blockM);
   int64_t chunk = std::max(blockN, kMinKeysPerSplit);
-  return splitsForCall(numSplits_.load(std::memory_order_relaxed), batch,
-                       ctas, (keys + chunk - 1) / chunk, multiprocessors);
+  return splitsForCall(requested, batch, ctas, (keys + chunk - 1) / chunk,
+                       multiprocessors);
 }
 
 CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,

@@ -37,6 +37,11 @@ inline constexpr double kGoodEnoughWaves = 0.85;
 /// 128 with 64-key tiles took +220 ns of host time a call for two splits
 /// (attn-hotpath on the fake driver) and a second launch on the GPU.
 inline constexpr int64_t kMinKeysPerSplit = 128;
+/// Auto splits only calls of at most this many queries per sequence
+/// (decode, and speculative decoding's few tokens): the plain and the split
+/// kernel are two kernels, and a length that crossed the choice would
+/// compile the other one; this keeps that boundary out of prefill lengths.
+inline constexpr int64_t kMaxAutoSplitQueries = 16;
 
 /// The splits of a grid of `ctas` CTAs whose query tiles see `keyTiles` K/V
 /// tiles, on `multiprocessors` SMs: 1 when the grid fills the GPU, else the

@@ -308,7 +308,9 @@ ATTN_JIT_API void attn_clear_memory_cache(void);
  * (D + 1) floats, allocated stream-ordered on the call's stream), merged by
  * a second kernel: LSE = log(sum_s exp(LSE_s)), O = sum_s exp(LSE_s - LSE)
  * O_s. The count is a kernel argument: changing it never recompiles.
- *   0  auto (the default): on CUDA, chosen per call from the shape and the
+ *   0  auto (the default): on CUDA, for decode calls (at most 16 queries
+ *      per sequence; longer calls never split, so that a prefill's new
+ *      length never switches kernels and compiles), chosen per call from the shape and the
  *      device's SM count (1 when the grid fills ~80% of the SMs); the host
  *      never splits (its threads take the grid's items; the result would
  *      depend on the count);
