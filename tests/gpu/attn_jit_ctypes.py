@@ -59,6 +59,20 @@ def make_variant(window=None, prefix_len=None, softcap=None, alibi_slopes=None, 
     return a
 
 
+
+def torch_on_cuda():
+    """torch, imported, when it and a CUDA device are there; else None after
+    printing the SKIP line the benchmarks exit 77 with."""
+    try:
+        import torch
+    except ImportError:
+        print("SKIP: torch is not installed")
+        return None
+    if not torch.cuda.is_available():
+        print("SKIP: no CUDA device")
+        return None
+    return torch
+
 def default_lib_path():
     """$ATTN_JIT_LIB, else lib/libattn-jit.so of $ATTN_JIT_BUNDLE."""
     if os.environ.get("ATTN_JIT_LIB"):

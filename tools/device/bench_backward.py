@@ -53,16 +53,12 @@ def main():
     ap.add_argument("--json", default="")
     ap.add_argument("--time-limit", type=float, default=0)
     args = ap.parse_args()
-    try:
-        import torch
-        import torch.nn.functional as F
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-    except ImportError:
-        print("SKIP: torch is not installed")
+    from attn_jit_ctypes import torch_on_cuda
+    torch = torch_on_cuda()
+    if torch is None:
         return 77
-    if not torch.cuda.is_available():
-        print("SKIP: no CUDA device")
-        return 77
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
     from attn_jit_ctypes import ATTN_OK, AttnJit, default_lib_path
     from sdpa_anchors import time_events
     lib = AttnJit(default_lib_path())

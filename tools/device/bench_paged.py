@@ -80,16 +80,12 @@ def main():
     ap.add_argument("--max-gib", type=float, default=40.0)
     ap.add_argument("--json", default="")
     args = ap.parse_args()
-    try:
-        import torch
-        import torch.nn.functional as F
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-    except ImportError:
-        print("SKIP: torch is not installed")
+    from attn_jit_ctypes import torch_on_cuda
+    torch = torch_on_cuda()
+    if torch is None:
         return 77
-    if not torch.cuda.is_available():
-        print("SKIP: no CUDA device")
-        return 77
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
     from ab_bench import copy_bandwidth
     from attn_jit_ctypes import ATTN_OK, AttnJit, default_lib_path
     from sdpa_anchors import time_events

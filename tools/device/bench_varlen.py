@@ -47,15 +47,11 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default="")
     args = ap.parse_args()
-    try:
-        import torch
-        import torch.nn.functional as F
-    except ImportError:
-        print("SKIP: torch is not installed")
+    from attn_jit_ctypes import torch_on_cuda
+    torch = torch_on_cuda()
+    if torch is None:
         return 77
-    if not torch.cuda.is_available():
-        print("SKIP: no CUDA device")
-        return 77
+    import torch.nn.functional as F
     from attn_jit_ctypes import ATTN_OK, AttnJit, default_lib_path
     from sdpa_anchors import time_events
     lib = AttnJit(default_lib_path())
