@@ -4,7 +4,8 @@ side by side with torch SDPA, as K/V bytes read per second against the device's 
 bandwidth measured in the same run.
 
     ATTN_JIT_LIB=.../libattn-jit.so python3 tools/device/bench_splitkv.py
-        [--reps 50] [--warmup 10] [--contexts 1024,...] [--batches 1,8,64] [--json FILE]
+        [--reps 50] [--warmup 10] [--contexts 1024,...] [--batches 1,8,64]
+        [--splits 16,32] [--json FILE]
 
 Shape (issue 15): decode, one query per sequence, B in {1, 8, 64}, Hq = 32, Hkv = 8,
 D = 128, bf16, contiguous (B, H, N, D), context Nk in 1k..128k (--contexts), mask
@@ -12,6 +13,8 @@ bottom_right (with Nq = 1 it sees every key). Timed (sdpa_anchors.time_events: C
 events, median of --reps after --warmup):
   * attn-jit auto   attn_set_num_splits(0): the count the runtime picks (printed);
   * attn-jit 1      attn_set_num_splits(1): never split;
+  * attn-jit s=N    attn_set_num_splits(N) for each N of --splits (none by default):
+                    to weigh the auto rule against fixed counts in the same run;
   * sdpa            torch SDPA (its default backend choice: cuDNN / FA2 / efficient),
                     enable_gqa, on the same tensors.
 K/V bytes read: 2 * B * Hkv * Nk * D * 2 (each byte of K and V once); GB/s is that over
@@ -50,8 +53,10 @@ def main():
     ap.add_argument("--contexts", default="1024,4096,8192,16384,32768,65536,131072")
     ap.add_argument("--batches", default="1,8,64")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--splits", default="", help="fixed split counts to time beside auto")
     ap.add_argument("--json", default="")
     args = ap.parse_args()
+    fixed = [int(x) for x in args.splits.split(",") if x]
     from attn_jit_ctypes import torch_on_cuda
     torch = torch_on_cuda()
     if torch is None:
@@ -85,7 +90,8 @@ def main():
                 return lib.forward(q, k, v, o, lse, "bf16", "bottom_right", stream=stream)[0]
 
             row = dict(B=B, Nk=nk, kv_bytes=kv_bytes)
-            for name, splits in (("auto", 0), ("nosplit", 1)):
+            counts = [("auto", 0), ("nosplit", 1)] + [(f"s{n}", n) for n in fixed]
+            for name, splits in counts:
                 lib.set_num_splits(splits)
                 if ours(0) != ATTN_OK:
                     print(f"attn-jit failed at B={B} Nk={nk} splits={splits}: {lib.last_error()}")
@@ -111,14 +117,16 @@ def main():
           f"bottom_right; median of {args.reps} after {args.warmup} warm-ups; device copy "
           f"{copy:.0f} GB/s (1 GiB d2d, read + write)\n")
     print("| B | context | auto ms | auto GB/s | auto % copy | no-split ms | no-split GB/s | "
-          "auto / no-split | sdpa ms | sdpa GB/s | auto / sdpa |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "auto / no-split | sdpa ms | sdpa GB/s | auto / sdpa |"
+          + "".join(f" s={n} % copy |" for n in fixed))
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(fixed))
     for r in rows:
         a, n = gbps(r, "auto_ms"), gbps(r, "nosplit_ms")
         s = gbps(r, "sdpa_ms") if "sdpa_ms" in r else None
         sdpa_cols = (f"{r['sdpa_ms']:.4f} | {s:.0f} | {a / s:.2f}" if s else "- | - | -")
         print(f"| {r['B']} | {r['Nk']} | {r['auto_ms']:.4f} | {a:.0f} | {100 * a / copy:.1f} | "
-              f"{r['nosplit_ms']:.4f} | {n:.0f} | {a / n:.2f} | {sdpa_cols} |")
+              f"{r['nosplit_ms']:.4f} | {n:.0f} | {a / n:.2f} | {sdpa_cols} |"
+              + "".join(f" {100 * gbps(r, f's{m}_ms') / copy:.1f} |" for m in fixed))
     if args.json:
         with open(args.json, "a") as f:
             for r in rows:
