@@ -23,6 +23,7 @@
 #include "attn/Transforms/Mask.h"
 #include "attn/Transforms/Passes.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -118,7 +119,7 @@ struct ScoreSpace {
   Value numQueries, numKeys, scale;
   int64_t blockM, blockN; // queries, keys
   bool keysMajor;
-  bool clamp = false;
+  bool clampQuery = false, clampKey = false;
   Value lastRow, lastCol;
 
   /// The map offsets of a score tile.
@@ -131,33 +132,42 @@ struct ScoreSpace {
     return keysMajor ? std::pair{ij[1], ij[0]} : std::pair{ij[0], ij[1]};
   }
 
-  /// A mod that reads memory sees clamped positions: a tile's queries and
+  /// A position a mod reads memory at is clamped: a tile's queries and
   /// keys past the bounds are computed (then dropped or masked) but must
-  /// not read past a capture.
+  /// not read past a capture. Only such positions: a clamp is a 64-bit
+  /// min per element, and ALiBi's distance (no load at it) paid two.
   void prepare(OpBuilder &b, Location loc) {
-    auto readsMemory = [](Region &mod) {
-      return !mod.empty() &&
-             llvm::any_of(mod.front(), [](Operation &inner) {
-               return isa<memref::LoadOp>(inner);
-             });
+    // The mods' query and key arguments are their last two positions.
+    auto reachesLoad = [](Region &mod, unsigned arity, unsigned fromEnd) {
+      if (mod.empty())
+        return false;
+      SetVector<Operation *> slice;
+      getForwardSlice(mod.front().getArgument(arity - fromEnd), &slice);
+      return llvm::any_of(slice, llvm::IsaPred<memref::LoadOp>);
     };
-    clamp = readsMemory(scoreMod) || readsMemory(maskMod);
-    if (clamp) {
-      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    clampQuery = reachesLoad(scoreMod, kScoreModArgs, 2) ||
+                 reachesLoad(maskMod, kMaskModArgs, 2);
+    clampKey = reachesLoad(scoreMod, kScoreModArgs, 1) ||
+               reachesLoad(maskMod, kMaskModArgs, 1);
+    if (!clampQuery && !clampKey)
+      return;
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    if (clampQuery)
       lastRow = arith::SubIOp::create(b, loc, numQueries, one);
+    if (clampKey)
       lastCol = arith::SubIOp::create(b, loc, numKeys, one);
-    }
   }
   Value key(OpBuilder &nb, Location nl, Value k) const {
-    return clamp ? Value(arith::MinSIOp::create(nb, nl, k, lastCol)) : k;
+    return clampKey ? Value(arith::MinSIOp::create(nb, nl, k, lastCol)) : k;
   }
   /// Packed rows: row p is query p mod rows_per_head of head head + p /
   /// rows.
   std::pair<Value, Value> position(OpBuilder &nb, Location nl,
                                    Value query) const {
     if (!rowsPerHead)
-      return {clamp ? Value(arith::MinSIOp::create(nb, nl, query, lastRow))
-                    : query,
+      return {clampQuery
+                  ? Value(arith::MinSIOp::create(nb, nl, query, lastRow))
+                  : query,
               head};
     // Without a head operand (a hand-written step with a built-in mask
     // only) no mod reads the head.

@@ -3,10 +3,12 @@
 // A map runs its body once per value the thread holds (Layouts.h): its
 // coordinates are the thread's base plus the value's constant offset plus
 // the map's offsets; row-tile inputs give the value of the element's row,
-// 1xC inputs (#attn_nv.cols) that of its column.
+// 1xC inputs (#attn_nv.cols) that of its column. Integers derived from the
+// coordinates convert to float once per thread (AffineCoords.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "AffineCoords.h"
 #include "Patterns.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -69,18 +71,23 @@ struct Map : OpConversionPattern<MapOp> {
       broadcast.push_back(how);
     }
     SmallVector<Value> results;
+    AffineCoords affine(rewriter, loc, body);
     for (int64_t i = 0, n = out->valuesPerThread(); i < n; ++i) {
       IRMapping mapping;
+      affine.startValue();
       if (usesCoords) {
         ElementOffset off = out->offset(i);
         mapping.map(body.getArgument(0),
                     arith::AddIOp::create(rewriter, loc, baseRow,
                                           constIndex(rewriter, loc, off.row)));
-        if (rank == 2)
+        affine.setCoordinate(body.getArgument(0), baseRow, off.row);
+        if (rank == 2) {
           mapping.map(
               body.getArgument(1),
               arith::AddIOp::create(rewriter, loc, baseCol,
                                     constIndex(rewriter, loc, off.col)));
+          affine.setCoordinate(body.getArgument(1), baseCol, off.col);
+        }
       }
       for (auto [j, values] : llvm::enumerate(adaptor.getInputs()))
         mapping.map(op.getInputArg(j),
@@ -88,7 +95,7 @@ struct Map : OpConversionPattern<MapOp> {
                            : broadcast[j] == Broadcast::Cols ? out->colSlot(i)
                                                              : i]);
       for (Operation &inner : body.without_terminator())
-        rewriter.clone(inner, mapping);
+        affine.clone(inner, mapping);
       results.push_back(mapping.lookup(op.getYielded()));
     }
     rewriter.replaceOpWithMultiple(op, {results});

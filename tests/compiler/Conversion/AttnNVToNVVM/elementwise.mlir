@@ -137,6 +137,71 @@ func.func @coordinates(%n: index, %row: index, %col: index) attributes {attn.con
   return
 }
 
+// An integer derived from the coordinates by subtracting and casting is the
+// thread's base plus each value's constant (AffineCoords.h): it converts to
+// float once, and each value adds its constant, (0, 0) none, (0, 1) +1,
+// (8, 0) -8, (8, 1) -7 (ALiBi's j - i, once per thread instead of a
+// quarter-rate sitofp per score).
+// CHECK-LABEL: gpu.func @distance_to_float
+// CHECK: scf.for
+// CHECK: %[[BR:.*]] = arith.addi %{{.*}}, %arg1 : index
+// CHECK: %[[BC:.*]] = arith.addi %{{.*}}, %arg2 : index
+// CHECK: %[[D:.*]] = arith.subi %[[BC]], %[[BR]] : index
+// CHECK: %[[D32:.*]] = arith.index_cast %[[D]] : index to i32
+// CHECK: %[[F:.*]] = arith.sitofp %[[D32]] : i32 to f32
+// CHECK: arith.addf %{{.*}}, %[[F]] : f32
+// CHECK: %[[C1:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[F1:.*]] = arith.addf %[[F]], %[[C1]] : f32
+// CHECK: arith.addf %{{.*}}, %[[F1]] : f32
+// CHECK: %[[C8:.*]] = arith.constant -8.000000e+00 : f32
+// CHECK: %[[F2:.*]] = arith.addf %[[F]], %[[C8]] : f32
+// CHECK: %[[C7:.*]] = arith.constant -7.000000e+00 : f32
+// CHECK: %[[F3:.*]] = arith.addf %[[F]], %[[C7]] : f32
+// CHECK-NOT: arith.sitofp
+// CHECK: scf.yield
+func.func @distance_to_float(%n: index, %row: index, %col: index) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s0 = arith.constant dense<0.0> : !acc
+  %res = scf.for %it = %c0 to %n step %c1 iter_args(%s = %s0) -> (!acc) {
+    %y = attn.map(%s : !acc) at [%row, %col] -> !acc {
+    ^bb0(%i: index, %j: index, %a: f32):
+      %d = arith.subi %j, %i : index
+      %di = arith.index_cast %d : index to i32
+      %df = arith.sitofp %di : i32 to f32
+      %z = arith.addf %a, %df : f32
+      attn.yield %z : f32
+    }
+    scf.yield %y : !acc
+  }
+  return
+}
+
+// A map whose integer is not the coordinates' (a loaded value, a product)
+// keeps its sitofp per value.
+// CHECK-LABEL: gpu.func @product_to_float
+// CHECK: scf.for
+// CHECK-COUNT-16: arith.sitofp
+// CHECK-NOT: arith.sitofp
+// CHECK: scf.yield
+func.func @product_to_float(%n: index, %row: index, %col: index) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s0 = arith.constant dense<0.0> : !acc
+  %res = scf.for %it = %c0 to %n step %c1 iter_args(%s = %s0) -> (!acc) {
+    %y = attn.map(%s : !acc) at [%row, %col] -> !acc {
+    ^bb0(%i: index, %j: index, %a: f32):
+      %d = arith.muli %j, %i : index
+      %di = arith.index_cast %d : index to i32
+      %df = arith.sitofp %di : i32 to f32
+      %z = arith.addf %a, %df : f32
+      attn.yield %z : f32
+    }
+    scf.yield %y : !acc
+  }
+  return
+}
+
 // A 1-D map over rows: value i is row 16·(i / 2) + 8·(i % 2) of the
 // thread's base; two m tiles per warp give 4 values, the warp's base 32·warp.
 // CHECK-LABEL: gpu.func @row_coordinates

@@ -1,0 +1,114 @@
+//===- AffineCoords.cpp - a map body's integers as base + constant --------===//
+
+#include "AffineCoords.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::attn::nv;
+
+std::optional<AffineCoords::Form> AffineCoords::formOf(Value v) {
+  if (auto it = forms.find(v); it != forms.end())
+    return it->second;
+  if (!v.getType().isIntOrIndex())
+    return std::nullopt;
+  APInt constant;
+  if (matchPattern(v, m_ConstantInt(&constant)))
+    return constant.getSignificantBits() <= 64 &&
+                   std::abs(constant.getSExtValue()) < kExactFloatIntegers
+               ? std::optional(Form{Value(), constant.getSExtValue()})
+               : std::nullopt;
+  // Defined outside the body: the same for every value. (Mid-conversion a
+  // value's block may be detached: no region, no form.)
+  Region *region = v.getParentRegion();
+  if (!region || body.getParent()->isAncestor(region))
+    return std::nullopt;
+  return Form{v, 0};
+}
+
+Value AffineCoords::shared(Kind kind, Value lhs, Value rhs, Type type) {
+  Value &slot = memo[{unsigned(kind), lhs, rhs, type}];
+  if (slot)
+    return slot;
+  switch (kind) {
+  case Kind::Add:
+    slot = arith::AddIOp::create(b, loc, lhs, rhs);
+    break;
+  case Kind::Sub:
+    slot = arith::SubIOp::create(b, loc, lhs, rhs);
+    break;
+  case Kind::Cast:
+    slot = arith::IndexCastOp::create(b, loc, type, lhs);
+    break;
+  case Kind::ToFloat:
+    slot = arith::SIToFPOp::create(b, loc, type, lhs);
+    break;
+  case Kind::Zero:
+    slot = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+    break;
+  }
+  return slot;
+}
+
+Value AffineCoords::materialize(Form form, Type type) {
+  return form.base ? form.base : shared(Kind::Zero, Value(), Value(), type);
+}
+
+void AffineCoords::clone(Operation &op, IRMapping &mapping) {
+  auto operandForms = [&]() -> std::optional<SmallVector<Form, 2>> {
+    SmallVector<Form, 2> result;
+    for (Value operand : op.getOperands()) {
+      std::optional<Form> f = formOf(operand);
+      if (!f)
+        return std::nullopt;
+      result.push_back(*f);
+    }
+    return result;
+  };
+  if (auto toFloat = dyn_cast<arith::SIToFPOp>(op)) {
+    std::optional<Form> in = formOf(toFloat.getIn());
+    if (in && in->base) {
+      Value base = shared(Kind::ToFloat, in->base, Value(), toFloat.getType());
+      Value result = base;
+      if (in->offset != 0)
+        result = arith::AddFOp::create(
+            b, loc, base,
+            arith::ConstantOp::create(
+                b, loc, b.getFloatAttr(toFloat.getType(),
+                                       double(in->offset))));
+      mapping.map(toFloat.getResult(), result);
+      return;
+    }
+  }
+  b.clone(op, mapping);
+  std::optional<SmallVector<Form, 2>> in = operandForms();
+  if (!in || op.getNumResults() != 1)
+    return;
+  Value result = op.getResult(0);
+  Type type = result.getType();
+  auto record = [&](Form form) {
+    if (std::abs(form.offset) < kExactFloatIntegers)
+      forms[result] = form;
+  };
+  // A null base is 0: a constant right side keeps the left base (both
+  // null: a constant); otherwise the bases are combined once.
+  auto combine = [&](Kind kind, Form l, Form r, int64_t offset) {
+    if (!r.base)
+      return Form{l.base, offset};
+    if (!l.base && kind == Kind::Add)
+      return Form{r.base, offset};
+    return Form{shared(kind, materialize(l, type), materialize(r, type),
+                       type),
+                offset};
+  };
+  if (isa<arith::AddIOp>(op))
+    record(combine(Kind::Add, (*in)[0], (*in)[1],
+                   (*in)[0].offset + (*in)[1].offset));
+  else if (isa<arith::SubIOp>(op))
+    record(combine(Kind::Sub, (*in)[0], (*in)[1],
+                   (*in)[0].offset - (*in)[1].offset));
+  else if (isa<arith::IndexCastOp>(op) && (*in)[0].base)
+    record(Form{shared(Kind::Cast, (*in)[0].base, Value(), type),
+                (*in)[0].offset});
+}
