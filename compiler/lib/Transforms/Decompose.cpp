@@ -259,11 +259,27 @@ struct ScoreSpace {
                  });
   }
 
-  /// `t` with its hidden elements -inf, on tiles that may hide one; and
-  /// the -inf constant.
-  std::pair<Value, Value> masked(OpBuilder &b, Location loc, Value t) const {
+  /// needsMask where the test reads a capture (document ids): built before
+  /// the product, so that its loads are in flight during the matrix
+  /// multiply instead of stalling each tile after it (the products are
+  /// asynchronous on wgmma; loads cannot move across their wait). A test of
+  /// positions alone stays by its use (no latency to hide, fewer registers
+  /// live across the product): null.
+  Value needsMaskEarly(OpBuilder &b, Location loc) const {
+    bool reads = !maskMod.empty() &&
+                 maskMod.walk([](memref::LoadOp) {
+                          return WalkResult::interrupt();
+                        }).wasInterrupted();
+    return reads ? needsMask(b, loc) : Value();
+  }
+
+  /// `t` with its hidden elements -inf, on tiles that may hide one (`needs`,
+  /// or needsMask); and the -inf constant.
+  std::pair<Value, Value> masked(OpBuilder &b, Location loc, Value t,
+                                 Value needs = Value()) const {
     auto type = cast<RankedTensorType>(t.getType());
-    Value needs = needsMask(b, loc);
+    if (!needs)
+      needs = needsMask(b, loc);
     Value negInf = TileBuilder{b, loc}.f32(kNegInf);
     auto ifOp = scf::IfOp::create(
         b, loc, needs,
@@ -317,12 +333,13 @@ void decompose(OnlineAttentionOp op) {
   // One multiplier: the softmax scale and the change of base to 2.
   Value log2e = t.f32(static_cast<float>(M_LOG2E));
   Value c = arith::MulFOp::create(b, loc, op.getScale(), log2e);
+  Value needs = space.needsMaskEarly(b, loc);
   Value s = MatmulOp::create(b, loc, op.getQuery(), op.getKey(),
                              t.splat(scoreType, 0.0f), /*transposeLhs=*/false,
                              /*transposeRhs=*/true);
   s = space.modded(t, s, c, positive);
   // The mask, on tiles that may hide a key.
-  auto [scores, negInf] = space.masked(b, loc, s);
+  auto [scores, negInf] = space.masked(b, loc, s, needs);
 
   // m' = max(m, rowmax): with a positive scale over the unscaled scores.
   Value max = op.getMax();
@@ -463,8 +480,10 @@ void decompose(ScoreGradOp op) {
                : MatmulOp::create(b, loc, queriesSide, keysSide, zero, false,
                                   true);
   };
+  Value needs = space.needsMaskEarly(b, loc);
   Value s = product(op.getQuery(), op.getKey());
-  Value scores = space.masked(b, loc, space.modded(t, s, c, positive)).first;
+  Value scores =
+      space.masked(b, loc, space.modded(t, s, c, positive), needs).first;
   // The LSE in base 2; a row that saw no key (LSE = -inf) has every key
   // hidden: +inf makes its P 0, not NaN.
   auto rowTermsType = cast<RankedTensorType>(op.getLse().getType());

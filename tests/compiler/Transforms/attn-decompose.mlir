@@ -281,3 +281,30 @@ func.func @score_grad_keys_major(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>,
   } : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16x64xbf16>, tensor<1x16xf32> -> tensor<32x16xbf16>
   return %p, %ds : tensor<32x16xbf16>, tensor<32x16xbf16>
 }
+
+// -----
+
+// A mask_mod that reads a capture (sorted document ids): its tile test --
+// are all of the tile's (query, key) pairs seen? -- loads the ids at the
+// tile's corners, so it is built before the product, to be in flight during
+// it; the scf.if uses it after.
+// CHECK-LABEL: func.func @tile_test_loads_first(
+// CHECK-COUNT-4: memref.load %arg11[
+// CHECK: %[[NEEDS:.*]] = arith.ori
+// CHECK-NOT: memref.load
+// CHECK: attn.matmul
+// CHECK: scf.if %[[NEEDS]]
+func.func @tile_test_loads_first(%q: tensor<64x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>,
+                                 %m: tensor<64xf32>, %l: tensor<64xf32>, %acc: tensor<64x64xf32>,
+                                 %row: index, %col: index, %nq: index, %nk: index, %scale: f32,
+                                 %docs: memref<?xi32>, %batch: index, %head: index)
+    -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>) {
+  %m1, %l1, %a1 = attn.online_attention %q, %k, %v, %m, %l, %acc at [%row, %col] bounds [%nq, %nk] scale %scale batch %batch head %head captures(%docs : memref<?xi32>) mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %d: memref<?xi32>):
+    %di = memref.load %d[%i] {attn.non_decreasing} : memref<?xi32>
+    %dj = memref.load %d[%j] {attn.non_decreasing} : memref<?xi32>
+    %same = arith.cmpi eq, %di, %dj : i32
+    attn.yield %same : i1
+  } : tensor<64x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<64xf32>, tensor<64x64xf32>
+  return %m1, %l1, %a1 : tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>
+}
