@@ -78,6 +78,9 @@ def parse_args():
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--jit-block-n", type=int, default=0,
                     help="also time attn-jit with this K/V tile (attn_fwd_args.block_n), as method 'attn-jit bn=N'")
+    ap.add_argument("--jit-block-m", type=int, default=0,
+                    help="also time attn-jit with this query tile (attn_fwd_args.block_m), as method "
+                         "'attn-jit bm=M' (with --jit-block-n: both, 'attn-jit bm=M bn=N')")
     return ap.parse_args()
 
 
@@ -313,12 +316,14 @@ def run_config(torch, name, c, gen, lib, flex, args, time_events):
             e = rel_err(torch, cfg.o, flex_out)
             jit["rel_err_vs_flex"] = e if math.isfinite(e) else None
             jit["wrong"] = not (e < CHECK_TOL)
-    if args.jit_block_n and jit["status"] == "ok":
-        # The same call with another K/V tile: a copy of the prebuilt arguments.
+    if (args.jit_block_n or args.jit_block_m) and jit["status"] == "ok":
+        # The same call with other tiles: a copy of the prebuilt arguments.
         alt_args = type(cfg.args).from_buffer_copy(cfg.args)
-        alt_args.block_n = args.jit_block_n
+        alt_args.block_n = args.jit_block_n or alt_args.block_n
+        alt_args.block_m = args.jit_block_m or alt_args.block_m
         alt_ref = ctypes.byref(alt_args)
-        name_alt = f"attn-jit bn={args.jit_block_n}"
+        name_alt = " ".join(["attn-jit"] + ([f"bm={args.jit_block_m}"] if args.jit_block_m else [])
+                            + ([f"bn={args.jit_block_n}"] if args.jit_block_n else []))
         cfg.o.fill_(float("nan"))
         st = cfg.fn_c(alt_ref)
         torch.cuda.synchronize()
