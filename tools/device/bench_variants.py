@@ -3,6 +3,7 @@
 
     PYTHONPATH=BUNDLE/python python3 tools/device/bench_variants.py [--reps 20] [--warmup 5]
         [--only NAME,...] [--json FILE] [--time-limit S] [--keep-cache] [--list]
+        [--old-lib OLD/libattn-jit.so] [--no-flex] [--jit-block-m M] [--jit-block-n N]
 
 Shapes: D = 128, bf16, H = 16 heads, (B, H, N, D) contiguous, batch so that
 B * N = 16k tokens (N = 4k: B = 4, 8k: B = 2, 16k: B = 1). Configurations:
@@ -78,6 +79,10 @@ def parse_args():
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--jit-block-n", type=int, default=0,
                     help="also time attn-jit with this K/V tile (attn_fwd_args.block_n), as method 'attn-jit bn=N'")
+    ap.add_argument("--old-lib", default="",
+                    help="also time this libattn-jit.so (a previous build) on the same arguments, as method "
+                         "'attn-jit old': an A/B in one process")
+    ap.add_argument("--no-flex", action="store_true", help="leave FlexAttention out (its compiles take minutes)")
     ap.add_argument("--jit-block-m", type=int, default=0,
                     help="also time attn-jit with this query tile (attn_fwd_args.block_m), as method "
                          "'attn-jit bm=M' (with --jit-block-n: both, 'attn-jit bm=M bn=N')")
@@ -279,7 +284,7 @@ def rel_err(torch, x, ref):
     return float(d / n) if float(n) > 0 else float(d)
 
 
-def run_config(torch, name, c, gen, lib, flex, args, time_events):
+def run_config(torch, name, c, gen, lib, flex, args, time_events, old_lib=None):
     recs = {}
     cfg = Config(torch, name, c, gen, lib)
     # attn-jit: first call (compiles unless cached), into a NaN-filled output
@@ -302,6 +307,8 @@ def run_config(torch, name, c, gen, lib, flex, args, time_events):
     recs["flex"] = fl
     flex_out = None
     try:
+        if flex is None:
+            raise RuntimeError("left out (--no-flex)")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fns["flex"], fl["block_mask_s"], fl["first_call_s"], flex_out = cfg.flex_setup(flex)
@@ -335,6 +342,21 @@ def run_config(torch, name, c, gen, lib, flex, args, time_events):
                 e = rel_err(torch, cfg.o, fns["flex"]())
                 alt["rel_err_vs_flex"] = e if math.isfinite(e) else None
                 alt["wrong"] = not (e < CHECK_TOL)
+    if old_lib is not None and jit["status"] == "ok":
+        # The previous build on the same arguments; its output is checked
+        # against this build's.
+        mine = cfg.o.clone()
+        cfg.o.fill_(float("nan"))
+        st = old_lib.lib.attn_forward(cfg.ref_args)
+        torch.cuda.synchronize()
+        rec = dict(method="attn-jit old", status="ok" if st == 0 else f"error: {old_lib.status_string(st)}")
+        recs["attn-jit old"] = rec
+        if st == 0:
+            e = rel_err(torch, cfg.o, mine)
+            rec["rel_err_vs_new"] = e if math.isfinite(e) else None
+            rec["wrong"] = not (e < CHECK_TOL)
+            fns["attn-jit old"] = lambda _i=0, call=old_lib.lib.attn_forward, ref=cfg.ref_args: call(ref)
+        del mine
     del flex_out
     for m, fn in cfg.sdpa_calls().items():
         rec = dict(method=m, status="ok")
@@ -407,7 +429,8 @@ def main():
         if hasattr(cfg, n):
             setattr(cfg, n, 256)
     lib = aj.AttnJit(attn_jit.library_path())
-    flex = torch.compile(flex_attention, dynamic=False)
+    flex = None if args.no_flex else torch.compile(flex_attention, dynamic=False)
+    old_lib = aj.AttnJit(args.old_lib) if args.old_lib else None
     gen = torch.Generator(device="cpu")
     gen.manual_seed(args.seed)
     cgen = torch.Generator(device="cuda")
@@ -430,7 +453,7 @@ def main():
             continue
         t0 = time.time()
         try:
-            recs = run_config(torch, name, c, cgen, lib, flex, args, time_events)
+            recs = run_config(torch, name, c, cgen, lib, flex, args, time_events, old_lib)
         except Exception as ex:  # noqa: BLE001 - one configuration must not stop the run
             recs = {"attn-jit": dict(method="attn-jit", status=f"failed: {type(ex).__name__}: {str(ex)[:150]}")}
             torch.cuda.empty_cache()
