@@ -9,9 +9,10 @@
 # whole run inside BUDGET_S seconds (default 540):
 #   tests      tests/gpu/test_attention.py with ATTN_JIT_TMA=1 (every head dim,
 #              dtype, mask, GQA, odd lengths: the wgmma kernels take TMA where
-#              the layout allows, the rest keeps cp.async)
-#   sanitizer  compute-sanitizer memcheck, then racecheck, over bin/attn-variants
-#              with ATTN_JIT_TMA=1 (every D x dtype x mask kind on a small shape)
+#              the layout allows, the rest keeps cp.async), and at the same
+#              time compute-sanitizer memcheck and racecheck over
+#              bin/attn-variants with ATTN_JIT_TMA=1 (every D x dtype x mask
+#              kind on a small shape), up to 200 s
 #   ab         tools/device/ab_bench.py: the same library twice in one process,
 #              "old" = TMA off (cp.async), "new" = ATTN_JIT_TMA=1, with torch
 #              SDPA's cuDNN and FA2, on the FlashAttention convention shapes
@@ -52,34 +53,43 @@ stage() { # NAME STATUS
   [[ $2 == 0 ]] || FAILED=1
 }
 
+# Correctness work only, so the three share the GPU (as run_gpu.sh's
+# correctness stage does); each with its own kernel cache.
 t=$(left 200)
-echo "=== [tests] ATTN_JIT_TMA=1 test_attention.py, timeout ${t}s"
-ATTN_JIT_TMA=1 ATTN_JIT_CACHE_DIR="$WORK/cache-tests" timeout -k 10 "$t" \
-  "$PY" "$REPO/tests/gpu/test_attention.py" --lib "$LIB" \
-  --json "$OUT_DIR/tests.jsonl" --time-limit $((t - 20))
-stage tests $?
-
+echo "=== [tests, memcheck, racecheck] ATTN_JIT_TMA=1, in parallel, timeout ${t}s each"
+pids=()
+(ATTN_JIT_TMA=1 ATTN_JIT_CACHE_DIR="$WORK/cache-tests" timeout -k 10 "$t" \
+   "$PY" "$REPO/tests/gpu/test_attention.py" --lib "$LIB" \
+   --json "$OUT_DIR/tests.jsonl" --time-limit $((t - 25)) > "$WORK/tests.out" 2>&1
+ echo $? > "$WORK/tests.rc") &
+pids+=($!)
 if [[ -x "$CS" && -x "$BUNDLE/bin/attn-variants" ]]; then
   for tool in memcheck racecheck; do
-    t=$(left 90)
-    echo "=== [$tool] ATTN_JIT_TMA=1 attn-variants, timeout ${t}s"
-    ATTN_JIT_TMA=1 ATTN_JIT_CACHE_DIR="$WORK/cache-cs" timeout -k 10 "$t" \
-      "$CS" --tool "$tool" --error-exitcode 99 --print-limit 50 \
-      "$BUNDLE/bin/attn-variants" --b 1 --h 2 > "$WORK/$tool.out" 2>&1
-    status=$?
-    { echo "=== compute-sanitizer --tool $tool (ATTN_JIT_TMA=1): exit $status"
-      cat "$WORK/$tool.out"; } >> "$OUT_DIR/sanitizer.log"
-    tail -5 "$WORK/$tool.out"
-    stage "$tool" "$status"
+    (ATTN_JIT_TMA=1 ATTN_JIT_CACHE_DIR="$WORK/cache-$tool" timeout -k 10 "$t" \
+       "$CS" --tool "$tool" --error-exitcode 99 --print-limit 50 \
+       "$BUNDLE/bin/attn-variants" --b 1 --h 2 > "$WORK/$tool.out" 2>&1
+     echo $? > "$WORK/$tool.rc") &
+    pids+=($!)
   done
 else
   echo "=== [sanitizer] missing $CS or $BUNDLE/bin/attn-variants"
   FAILED=1
 fi
+# Their pids only: a bare wait would also wait for the log's tee.
+wait "${pids[@]}"
+tail -15 "$WORK/tests.out"
+stage tests "$(cat "$WORK/tests.rc")"
+for tool in memcheck racecheck; do
+  [[ -f "$WORK/$tool.rc" ]] || continue
+  { echo "=== compute-sanitizer --tool $tool (ATTN_JIT_TMA=1): exit $(cat "$WORK/$tool.rc")"
+    cat "$WORK/$tool.out"; } >> "$OUT_DIR/sanitizer.log"
+  tail -5 "$WORK/$tool.out"
+  stage "$tool" "$(cat "$WORK/$tool.rc")"
+done
 
 # One library, two files: a path loads once per process.
 cp "$LIB" "$WORK/libattn-jit-cp-async.so"
-t=$(left 200)
+t=$(left 320)
 echo "=== [ab] old = cp.async (ATTN_JIT_TMA=0), new = TMA (ATTN_JIT_TMA=1), timeout ${t}s"
 ATTN_JIT_CACHE_DIR="$WORK/cache-ab" timeout -k 10 "$t" \
   "$PY" "$REPO/tools/device/ab_bench.py" \
