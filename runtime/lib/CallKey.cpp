@@ -14,18 +14,19 @@ namespace {
 auto fieldsOf(const CallKey &key) {
   const auto &[target, context, dtype, mask, headDim, blockM, blockN,
                positiveScale, variants, userMods, backward, varlen, pageSize,
-               hash] = key;
+               tma, hash] = key;
   (void)hash;
   return std::make_tuple(target, context, dtype, mask, headDim, blockM, blockN,
                          positiveScale, variants, userMods, backward, varlen,
-                         pageSize);
+                         pageSize, tma);
 }
 
 } // namespace
 
 CallKey CallKey::make(Target target, uint64_t context,
                       const attn_fwd_args &args, const void *userMods,
-                      bool backward, bool varlen, int64_t pageSize) {
+                      bool backward, bool varlen, int64_t pageSize,
+                      bool tma) {
   CallKey key;
   key.target = target;
   key.context = context;
@@ -42,6 +43,7 @@ CallKey CallKey::make(Target target, uint64_t context,
   key.backward = backward;
   key.varlen = varlen;
   key.pageSize = pageSize;
+  key.tma = tma;
   key.hash = std::apply(
       [](const auto &...field) {
         return static_cast<uint64_t>(llvm::hash_combine(field...));

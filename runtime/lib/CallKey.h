@@ -40,6 +40,9 @@ struct CallKey {
   bool varlen = false;
   /// The page size of a paged K/V cache (attn_forward_paged); 0: none.
   int64_t pageSize = 0;
+  /// K/V read by TMA (KernelConfig::tma): asked for, and this call's K and
+  /// V are layouts a tensor map describes (TensorMap.h).
+  bool tma = false;
   /// Of every field above; set by make().
   uint64_t hash = 0;
 
@@ -47,7 +50,7 @@ struct CallKey {
   static CallKey make(Target target, uint64_t context,
                       const attn_fwd_args &args, const void *userMods,
                       bool backward, bool varlen = false,
-                      int64_t pageSize = 0);
+                      int64_t pageSize = 0, bool tma = false);
 
   bool operator==(const CallKey &other) const;
   bool operator!=(const CallKey &other) const { return !(*this == other); }

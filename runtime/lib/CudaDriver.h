@@ -41,11 +41,13 @@ namespace attn::rt {
   X(cuPointerGetAttribute)
 
 // Entry points used when present (cuCtxGetId: CUDA 12.0; the stream-ordered
-// allocator, CUDA 11.2: the backward's workspace).
+// allocator, CUDA 11.2: the backward's workspace; cuTensorMapEncodeTiled,
+// CUDA 12.0: the TMA kernels' tensor maps, without it no TMA).
 #define ATTN_CUDA_OPTIONAL_FUNCTIONS(X)                                        \
   X(cuCtxGetId)                                                                \
   X(cuMemAllocAsync)                                                           \
-  X(cuMemFreeAsync)
+  X(cuMemFreeAsync)                                                            \
+  X(cuTensorMapEncodeTiled)
 
 struct CudaDriver {
 #define ATTN_CUDA_DECLARE(name) decltype(&::name) name = nullptr;

@@ -221,6 +221,12 @@ void KernelParams::fill(const abi::TensorArg *args, const Tensor *tensors,
       pointers[p++] = &captures[c++];
     }
   }
+  mapsAt = p;
+}
+
+void KernelParams::appendTensorMaps(TensorMaps &maps) {
+  for (int m = 0; m < abi::kTensorMapCount; ++m)
+    pointers[mapsAt + m] = &maps.maps[m];
 }
 
 namespace {
@@ -309,6 +315,13 @@ Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
                      const compiler::UserModsInfo *user,
                      const VarlenCall *varlen, const SplitCall *split) {
   KernelParams params(args, scale, user, varlen, split);
+  TensorMaps maps;
+  if (kernel.tmaBoxRows) {
+    if (Status status = encodeTensorMaps(driver, args, kernel.tmaBoxRows, maps);
+        !status.ok())
+      return status;
+    params.appendTensorMaps(maps);
+  }
   // One stream: the merge reads the partials the splits wrote.
   for (const LoadedFunction &fn : kernel.functions)
     if (Status status = launch(driver, fn, args, params, varlen,

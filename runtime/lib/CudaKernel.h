@@ -5,6 +5,7 @@
 
 #include "CudaContext.h"
 #include "SplitKv.h"
+#include "TensorMap.h"
 #include "Validate.h"
 #include "attn/Compiler/Compiler.h"
 #include "attn/Compiler/KernelABI.h"
@@ -29,6 +30,9 @@ struct LoadedKernel {
   std::vector<LoadedFunction> functions;
   double loadMs = 0;      ///< cuModuleLoadDataEx, function lookups, attributes
   std::string jitInfoLog; ///< the driver's PTX JIT info log
+  /// A TMA kernel (KernelConfig::tma): the rows of its K/V tensor maps'
+  /// box (block_n), whose maps every launch appends; 0 without TMA.
+  int64_t tmaBoxRows = 0;
 };
 
 /// Dynamic shared memory above this needs an explicit opt-in per function.
@@ -66,8 +70,8 @@ struct KernelParams {
                    abi::paramsOf(abi::UserCapture{
                        abi::CaptureArg::F32, abi::kMaxUserCaptureRank});
   }();
-  static constexpr int kMaxCount =
-      kTensorValues + abi::kForwardScalarCount + kCaptureValues;
+  static constexpr int kMaxCount = kTensorValues + abi::kForwardScalarCount +
+                                   kCaptureValues + abi::kTensorMapCount;
 
   /// The forward's parameters; `user`: the user's mods of the call, if any
   /// (their captures follow); `varlen`: a variable-length call's offsets
@@ -91,6 +95,10 @@ struct KernelParams {
   float captureF32[kCaptureValues];
   int32_t captureI32[kCaptureValues];
   void *pointers[kMaxCount];
+  /// Where the tensor maps of a TMA kernel go (after every other argument).
+  int mapsAt = 0;
+  /// Appends `maps` (kept alive by the caller until the launch).
+  void appendTensorMaps(TensorMaps &maps);
 
 private:
   struct Tensor {

@@ -5,6 +5,7 @@
 #include "HotCache.h"
 #include "KernelBlob.h"
 #include "SplitKv.h"
+#include "TensorMap.h"
 #include "Validate.h"
 #include "Variant.h"
 
@@ -43,6 +44,8 @@ EngineOptions EngineOptions::fromEnvironment() {
             ? kBadThreadCount
             : int(count);
   }
+  if (const char *tma = std::getenv("ATTN_JIT_TMA"); tma && *tma)
+    options.tma = llvm::StringRef(tma) == "1";
   if (const char *splits = std::getenv("ATTN_JIT_NUM_SPLITS");
       splits && *splits && llvm::StringRef(splits) != "auto") {
     int64_t count = 0;
@@ -332,6 +335,7 @@ CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
   key.config.backward = call.backward;
   key.config.varlen = call.varlen;
   key.config.pageSize = call.pageSize;
+  key.config.tma = call.tma;
   if (user)
     key.config.userMods = user->canonical;
   if (call.target == Target::Cuda) {
@@ -379,9 +383,14 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   Expected<ContextInfo> context = contexts.currentContext();
   if (!context)
     return context.takeStatus();
+  // TMA is decided per call: the pointers and strides of K and V must be
+  // ones a tensor map describes, and the driver must encode them.
+  bool tma = options_.tma && !backward && !varlen &&
+             driver.cuTensorMapEncodeTiled &&
+             tensorMapUnsupportedReason(args).empty();
   CallKey call = CallKey::make(Target::Cuda, context->id, args, user,
                                backward, varlen != nullptr,
-                               varlen ? varlen->pageSize : 0);
+                               varlen ? varlen->pageSize : 0, tma);
 
   // A configuration this thread launched: no key text, no lock, no
   // allocation (HotCache.h). The device was checked when it was loaded.
@@ -432,6 +441,9 @@ Engine::cudaKernelMiss(const attn_fwd_args &args,
       splitsOf(call, args, varlen, key.config.blockM, key.config.blockN,
                key.config.packGqa, device.multiprocessors);
   key.config.split = count > 1;
+  // Split-KV keeps cp.async (KernelConfig::resolved; the count is known
+  // only now).
+  key.config = key.config.resolved(/*nvidia=*/true);
   std::string keyText = key.str();
   // Modules belong to a context: the same key loads once per context.
   std::string memoryKey = fmt::format("{}|{}", context->id, keyText);
@@ -549,6 +561,7 @@ Engine::loadCudaKernel(const CudaDriver &driver, const ContextInfo &context,
   if (!loaded)
     return makeError(loaded.status().code(), "{} (key {})",
                      loaded.status().message(), keyText);
+  loaded->tmaBoxRows = key.config.tma ? key.config.blockN : 0;
   if (logging(LogLevel::Info)) {
     const compiler::PtxKernel &kernel = entry.kernel;
     std::string launch;

@@ -53,12 +53,16 @@ struct EngineOptions {
   /// splits; kBadSplitCount when the variable is not a count.
   int64_t numSplits = 0;
   static constexpr int64_t kBadSplitCount = -1;
+  /// K/V tiles by TMA in the kernels that allow it (ATTN_JIT_TMA=1; sm_90a
+  /// wgmma forward over contiguous K/V whose layout a tensor map describes,
+  /// else cp.async as without it). Off by default until measured.
+  bool tma = false;
   /// How long to wait for another process that builds the same kernel.
   std::chrono::milliseconds buildWait = std::chrono::minutes(2);
 
   /// ATTN_JIT_LOG, ATTN_JIT_DISK_CACHE, ATTN_JIT_CACHE_DIR, XDG_CACHE_HOME,
   /// ATTN_JIT_CACHE_MAX_MB, ATTN_JIT_LIBCUDA, ATTN_JIT_TENSOR_CORES,
-  /// ATTN_JIT_NUM_THREADS, ATTN_JIT_NUM_SPLITS.
+  /// ATTN_JIT_NUM_THREADS, ATTN_JIT_NUM_SPLITS, ATTN_JIT_TMA.
   static EngineOptions fromEnvironment();
 };
 

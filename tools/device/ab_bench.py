@@ -10,6 +10,10 @@ handle and binding instance; C symbols are looked up per handle); methods:
 old, new (attn-jit), cudnn and fa2 (torch SDPA's cuDNN and FLASH backends).
 For an mma.sync A/B set ATTN_JIT_TENSOR_CORES=mma.sync for the whole process
 (both libraries read it at their first call); it is recorded in every record.
+--old-env / --new-env VAR=VALUE,... set variables while that library's engine
+starts (it reads ATTN_JIT_* once), so one build can be compared with itself
+under two settings: --old and --new two copies of one libattn-jit.so (one file
+loads once), e.g. --new-env ATTN_JIT_TMA=1 for TMA against cp.async.
 
 Shapes (--shapes):
   conv    the FlashAttention convention: 16384 tokens (--tokens), batch = tokens / N,
@@ -77,6 +81,8 @@ def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--new", default="", help="libattn-jit.so of the new build")
     ap.add_argument("--old", default="", help="libattn-jit.so of the old build (optional: without it, new vs SDPA)")
+    ap.add_argument("--old-env", default="", help="VAR=VALUE,... while --old's engine starts")
+    ap.add_argument("--new-env", default="", help="VAR=VALUE,... while --new's engine starts")
     ap.add_argument("--shapes", default="conv,gqa,decode")
     ap.add_argument("--d", default="64,128,256", help="conv shapes: head dims")
     ap.add_argument("--n", default="1024,2048,4096,8192,16384", help="conv shapes: sequence lengths (k suffix ok)")
@@ -452,6 +458,33 @@ def summarize(rows):
     return out
 
 
+def parse_env(text):
+    """'A=1,B=x' -> {'A': '1', 'B': 'x'}."""
+    env = {}
+    for item in filter(None, text.split(",")):
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"error: expected VAR=VALUE, got {item!r}")
+        env[name] = value
+    return env
+
+
+def start_library(path, env):
+    """Loads `path` and starts its engine with `env` set (restored after)."""
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        lib = aj.AttnJit(path)
+        lib.stats()  # the process-wide engine reads the environment here
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return lib
+
+
 def main(argv=None):
     args = parse_args(argv)
     shapes = make_shapes(args)
@@ -474,9 +507,10 @@ def main(argv=None):
         print("SKIP: torch sees no CUDA device")
         return 77
     torch.cuda.init()
-    libs = {"new": aj.AttnJit(args.new)}
+    envs = {"new": parse_env(args.new_env), "old": parse_env(args.old_env)}
+    libs = {"new": start_library(args.new, envs["new"])}
     if args.old:
-        libs["old"] = aj.AttnJit(args.old)
+        libs["old"] = start_library(args.old, envs["old"])
     stream = torch.cuda.current_stream().cuda_stream
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     gen = torch.Generator(device="cuda")
@@ -485,8 +519,9 @@ def main(argv=None):
     meta = dict(tool="ab_bench", kind="meta", device=torch.cuda.get_device_name(), torch=torch.__version__,
                 cudnn=torch.backends.cudnn.version(), cuda=torch.version.cuda, seed=seed, reps=args.reps,
                 warmup=args.warmup, tensor_cores=tc, time=time.strftime("%Y-%m-%d %H:%M:%S"),
-                new=dict(path=os.path.abspath(args.new), version=libs["new"].version()),
-                old=(dict(path=os.path.abspath(args.old), version=libs["old"].version()) if args.old else None))
+                new=dict(path=os.path.abspath(args.new), version=libs["new"].version(), env=envs["new"]),
+                old=(dict(path=os.path.abspath(args.old), version=libs["old"].version(), env=envs["old"])
+                     if args.old else None))
     jf = open(args.json, "a") if args.json else None
 
     def emit(rec, echo=True):

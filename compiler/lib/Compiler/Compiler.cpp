@@ -58,8 +58,8 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
   if (split)
     opts += " split=1";
   if (nvidia)
-    opts += fmt::format(" arch={} warps={} stages={} tensor-core={}", arch,
-                        warps, stages, tensorCore);
+    opts += fmt::format(" arch={} warps={} stages={} tensor-core={}{}",
+                        arch, warps, stages, tensorCore, tma ? " tma=1" : "");
   return opts;
 }
 
@@ -193,6 +193,7 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
   options.warps = config.warps;
   options.stages = config.stages;
   options.tensorCore = config.tensorCore;
+  options.tma = config.tma;
   mlir::attn::buildAttnToNVVMPipeline(pm, options);
   if (failed(pm.run(*s.module))) {
     error = "attn-to-ptx failed for " + config.pipelineOptions(true) + ":\n" +

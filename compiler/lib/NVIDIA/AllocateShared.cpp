@@ -4,6 +4,7 @@
 
 #include "attn/Compiler/KernelABI.h"
 #include "attn/Compiler/TilePolicy.h"
+#include "attn/Dialect/AttnNV/IR/SharedTileBytes.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -31,14 +32,21 @@ struct AttnNVAllocateSharedPass
       int64_t end = 0;
       bool swizzled = false;
       Builder b(fn.getContext());
-      fn->walk([&](AllocSharedOp alloc) {
-        auto type = cast<SmemType>(alloc.getType());
-        bool swizzle = type.getLayout() == SharedLayout::Swizzle128B;
-        swizzled |= swizzle;
-        int64_t align = swizzle ? kSwizzleAlign : kChunkAlign;
-        int64_t offset = (end + align - 1) / align * align;
-        alloc.setOffsetAttr(b.getI64IntegerAttr(offset));
-        end = offset + type.getBytes();
+      fn->walk([&](Operation *op) {
+        if (auto alloc = dyn_cast<AllocSharedOp>(op)) {
+          auto type = cast<SmemType>(alloc.getType());
+          bool swizzle = type.getLayout() == SharedLayout::Swizzle128B;
+          swizzled |= swizzle;
+          int64_t align = swizzle ? kSwizzleAlign : kChunkAlign;
+          int64_t offset = (end + align - 1) / align * align;
+          alloc.setOffsetAttr(b.getI64IntegerAttr(offset));
+          end = offset + type.getBytes();
+        } else if (auto bars = dyn_cast<AllocBarriersOp>(op)) {
+          int64_t offset = (end + kMbarrierBytes - 1) / kMbarrierBytes *
+                           kMbarrierBytes;
+          bars.setOffsetAttr(b.getI64IntegerAttr(offset));
+          end = offset + kMbarrierBytes * bars.getType().getCount();
+        }
       });
       if (end == 0)
         return WalkResult::advance();

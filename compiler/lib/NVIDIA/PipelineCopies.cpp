@@ -32,9 +32,21 @@
 // arithmetic (a few instructions per 16-byte chunk) overlaps the tensor
 // cores rather than delaying the product.
 //
+// With `tma` the loop's copies are bulk tensor copies (attn_nv.copy_tma)
+// from the kernel's tensor maps, which this pass appends to the function
+// (KernelABI.h's kTensorMaps), each stage with an mbarrier: init before
+// the first copy (then a barrier), no cp.async groups for K/V, and in the
+// header each thread waits on the barriers of tile it before the CTA
+// barrier (which still orders the refill of a stage after its last reads).
+//
 //===----------------------------------------------------------------------===//
 
 #include "attn/NVIDIA/Passes.h"
+
+#include "attn/Compiler/KernelABI.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -77,6 +89,13 @@ struct Pipeliner {
   LogicalResult run();
 
 private:
+  /// Appends the tensor maps of the loop's copies to the kernel function
+  /// (KernelABI.h's kTensorMaps, in that order); a copy TMA cannot make (a
+  /// source that is not K or V, packed heads, a paged cache, a bound other
+  /// than the tensor's rows) is a diagnostic.
+  LogicalResult addTensorMaps(ArrayRef<CopyAsyncOp> copies,
+                              llvm::DenseMap<Value, Value> &maps);
+
   void waitAndBarrier(OpBuilder &b, Location loc, int64_t pending) {
     NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
     if (config.isWgmma())
@@ -133,14 +152,19 @@ LogicalResult Pipeliner::run() {
       return copy.emitOpError("attn-nv-pipeline-copies: the position of a "
                               "tile copied in the loop must follow from the "
                               "induction variable");
+  bool tma = config.getTma();
+  llvm::DenseMap<Value, Value> tensorMaps; // source argument -> its map
+  if (tma && failed(addTensorMaps(kvCopies, tensorMaps)))
+    return failure();
   // The synchronous form goes; this pass writes the schedule.
   eraseCopySync(gridBody, loop);
   eraseCopySync(*loop.getBody());
   SmallVector<LoadOperandOp> registerLoads =
       llvm::to_vector(gridBody.getOps<LoadOperandOp>());
 
-  // Staged buffers for the copies of the loop.
+  // Staged buffers for the copies of the loop (with TMA, their barriers).
   llvm::MapVector<Value, Value> staged; // one-tile buffer -> S stages
+  llvm::MapVector<Value, Value> barriers; // one-tile buffer -> S barriers
   for (CopyAsyncOp copy : kvCopies) {
     auto alloc = copy.getDest().getDefiningOp<AllocSharedOp>();
     if (!alloc)
@@ -154,6 +178,9 @@ LogicalResult Pipeliner::run() {
         b, alloc.getLoc(),
         SmemType::get(ctx, shape, type.getElementType(), type.getLayout()),
         IntegerAttr());
+    if (tma)
+      barriers[alloc] = AllocBarriersOp::create(
+          b, alloc.getLoc(), BarriersType::get(ctx, stages), IntegerAttr());
   }
 
   // Tile count, then the prologue: Q's group, the first K/V tile's group.
@@ -195,21 +222,34 @@ LogicalResult Pipeliner::run() {
       Value head = valueAt(copy.getHead());
       Value row = valueAt(copy.getRow());
       Value bound = valueAt(copy.getBound());
+      if (tma) {
+        CopyTmaOp::create(ib, loc, tensorMaps.lookup(copy.getSource()), batch,
+                          head, row, slot, barriers[copy.getDest()], stage);
+        continue;
+      }
       Value rowsPerHead =
           copy.getRowsPerHead() ? valueAt(copy.getRowsPerHead()) : Value();
       CopyAsyncOp::create(ib, loc, copy.getSource(), batch, head, row, bound,
                           rowsPerHead, slot, copy.getPages());
     }
   };
+  if (tma) {
+    // Thread 0 initializes them; every thread may wait once past this.
+    for (auto [single, bars] : barriers)
+      InitBarriersOp::create(b, loc, bars);
+    NVVM::Barrier0Op::create(b, loc);
+  }
   Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lo, hi);
   scf::IfOp::create(b, loc, any, [&](OpBuilder &ib, Location il) {
     issue(ib, lo, zero);
     scf::YieldOp::create(ib, il);
   });
-  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  if (!tma)
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
   if (!pipelined) {
-    // Q is done when at most the first K/V group is in flight.
-    waitAndBarrier(b, loc, 1);
+    // Q is done when at most the first K/V group is in flight (with TMA
+    // Q's is the only group).
+    waitAndBarrier(b, loc, tma ? 0 : 1);
     for (LoadOperandOp load : registerLoads)
       load->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
   }
@@ -235,11 +275,14 @@ LogicalResult Pipeliner::run() {
       issue(ib, next, nextIt);
       scf::YieldOp::create(ib, il);
     });
-    NVVM::CpAsyncCommitGroupOp::create(nb, loc);
+    if (!tma)
+      NVVM::CpAsyncCommitGroupOp::create(nb, loc);
   };
   // Copies behind QKᵀ (wgmma) or before the wait (mma.sync): header.
   bool behindProduct = config.isWgmma();
   if (behindProduct) {
+    for (auto [single, bars] : barriers)
+      WaitBarrierOp::create(nb, loc, bars, it);
     waitAndBarrier(nb, loc, 0);
   } else {
     prefetch();
@@ -283,6 +326,46 @@ LogicalResult Pipeliner::run() {
   for (auto [single, buffer] : staged)
     if (single.use_empty())
       single.getDefiningOp()->erase();
+  return success();
+}
+
+LogicalResult Pipeliner::addTensorMaps(ArrayRef<CopyAsyncOp> copies,
+                                       llvm::DenseMap<Value, Value> &maps) {
+  namespace abi = ::attn::abi;
+  auto fn = grid->getParentOfType<func::FuncOp>();
+  // K or V: an argument of the kernel that kTensorMaps names.
+  auto isMapped = [&](Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && fn && arg.getOwner() == &fn.getBody().front() &&
+           llvm::any_of(abi::kTensorMaps, [&](const abi::TensorMapArg &m) {
+             return unsigned(m.tensor) == arg.getArgNumber();
+           });
+  };
+  for (CopyAsyncOp copy : copies) {
+    bool kv = isMapped(copy.getSource());
+    // The maps' rows end at N (K's and V's, one length): a copy bounded
+    // by N of either is what the copy engine's zero fill gives.
+    auto dim = copy.getBound().getDefiningOp<memref::DimOp>();
+    std::optional<int64_t> dimIndex = dim ? dim.getConstantIndex() : std::nullopt;
+    bool wholeRows = dim && isMapped(dim.getSource()) && dimIndex == int64_t(2);
+    if (!kv || copy.getRowsPerHead() || copy.getPages() || !wholeRows)
+      return copy.emitOpError(
+          "attn-nv-pipeline-copies: tma loads whole K/V tiles of a kernel "
+          "argument bounded by its rows (no packed heads, pages or other "
+          "bounds)");
+  }
+  Location loc = fn.getLoc();
+  Builder b(fn.getContext());
+  auto ptr = LLVM::LLVMPointerType::get(fn.getContext());
+  for (const abi::TensorMapArg &m : abi::kTensorMaps) {
+    Value source = fn.getArgument(m.tensor);
+    if (failed(fn.insertArgument(fn.getNumArguments(), ptr,
+                                 b.getDictionaryAttr({}), loc)))
+      return fn.emitOpError("attn-nv-pipeline-copies: cannot add the tensor "
+                            "map of argument #")
+             << m.tensor;
+    maps[source] = fn.getArgument(fn.getNumArguments() - 1);
+  }
   return success();
 }
 

@@ -60,6 +60,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   configure.tensorCore = options.tensorCore;
   configure.warps = options.warps;
   configure.stages = options.stages;
+  configure.tma = options.tma;
   buildTiledAttention(pm, options, configure);
   // The NVIDIA tile program, then its schedule, one pass per decision.
   pm.addPass(nv::createAttnNVSplitKernels());
@@ -74,6 +75,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
   gpu.addPass(createSCFToControlFlowPass());
   gpu.addPass(createConvertGpuOpsToNVVMOps());
+  gpu.addPass(nv::createAttnNVGridConstants());
   gpu.addPass(createCanonicalizerPass());
   gpu.addPass(createCSEPass());
   pm.addPass(createConvertNVVMToLLVMPass());

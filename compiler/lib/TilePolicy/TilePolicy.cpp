@@ -420,6 +420,7 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // two m tiles and D = 128 fit in 255 registers.
   plan.conditionalRescale = !wgmma && masked && mTiles > 1 && paddedDim > 64;
   plan.packGqa = r.packGqa;
+  plan.tma = r.tma;
   return true;
 }
 
@@ -455,6 +456,7 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     r.stages = 0;
     r.tensorCore = "auto";
     r.arch.clear();
+    r.tma = false;
     return r;
   }
   // Any other name (mma.sync, wgmma, or one the plan rejects) is kept.
@@ -471,6 +473,11 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   if (backward && warps == 0 && r.tensorCore == "mma.sync")
     r.warps = std::max<int64_t>(
         1, std::min(r.warps, std::min(r.blockM, r.blockN) / 16));
+  // TMA loads whole K/V tiles of a (B, Hkv, N, D) tensor: the wgmma
+  // forward over contiguous K/V (a packed batch's, a paged cache's and
+  // split-KV's tiles keep cp.async).
+  r.tma = tma && r.tensorCore == "wgmma" && !backward && !varlen &&
+          pageSize == 0 && !split;
   return r;
 }
 

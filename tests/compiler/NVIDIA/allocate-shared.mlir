@@ -78,3 +78,26 @@ func.func @second() {
 func.func @none() {
   return
 }
+
+// -----
+
+// mbarriers (tma) take 8 bytes each, 8-byte aligned, in program order with
+// the tiles: K's 3 after K's stages (16384 + 24576), V's stages on the next
+// 1024-byte boundary, V's barriers after them.
+// CHECK-LABEL: func.func @barriers(
+// CHECK-SAME: attn.shared_bytes = 67608 : i32
+// CHECK: attn_nv.alloc_shared {offset = 0 : i64} : !attn_nv.smem<128x64xbf16, swizzle_128b>
+// CHECK: attn_nv.alloc_shared {offset = 16384 : i64} : !attn_nv.smem<3x64x64xbf16, swizzle_128b>
+// CHECK: attn_nv.alloc_barriers {offset = 40960 : i64} : !attn_nv.barriers<3>
+// CHECK: attn_nv.alloc_shared {offset = 41984 : i64} : !attn_nv.smem<3x64x64xbf16, swizzle_128b>
+// CHECK: attn_nv.alloc_barriers {offset = 66560 : i64} : !attn_nv.barriers<3>
+func.func @barriers(%n: index) {
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %q = attn_nv.alloc_shared : !attn_nv.smem<128x64xbf16, swizzle_128b>
+    %k = attn_nv.alloc_shared : !attn_nv.smem<3x64x64xbf16, swizzle_128b>
+    %kb = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+    %v = attn_nv.alloc_shared : !attn_nv.smem<3x64x64xbf16, swizzle_128b>
+    %vb = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+  }
+  return
+}

@@ -64,3 +64,47 @@ func.func @not_a_buffer(%K: !t, %n: index) attributes {attn.config = #cfg} {
   }
   return
 }
+
+// -----
+
+// With tma, a K/V copy must read whole tiles of the tensor bounded by its
+// rows: a bound of its own (a packed batch's sequence end) cannot be the
+// copy engine's zero fill.
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<64x64xbf16, swizzle_128b>
+
+func.func @tma_bound(%Q: !t, %K: !t, %V: !t, %end: index, %n: index) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %ks = attn_nv.alloc_shared : !s
+    scf.for %kv = %c0 to %n step %c64 {
+      // expected-error @+1 {{'attn_nv.copy_async' op attn-nv-pipeline-copies: tma loads whole K/V tiles of a kernel argument bounded by its rows (no packed heads, pages or other bounds)}}
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %end into %ks : !t, !s
+    }
+  }
+  return
+}
+
+// -----
+
+// Nor can it copy a tensor that has no map (only K and V have).
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<64x64xbf16, swizzle_128b>
+
+func.func @tma_not_kv(%Q: !t, %n: index) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %nq = memref.dim %Q, %c2 : !t
+    %qs = attn_nv.alloc_shared : !s
+    scf.for %kv = %c0 to %n step %c64 {
+      // expected-error @+1 {{tma loads whole K/V tiles}}
+      attn_nv.copy_async %Q[%b, %h, %kv] bounds %nq into %qs : !t, !s
+    }
+  }
+  return
+}

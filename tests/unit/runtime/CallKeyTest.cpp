@@ -28,9 +28,9 @@ const char userModsA = 'a', userModsB = 'b';
 CallKey keyOf(const attn_fwd_args &args, Target target = Target::Cuda,
               uint64_t context = 1, const void *mods = nullptr,
               bool backward = false, bool varlen = false,
-              int64_t pageSize = 0) {
+              int64_t pageSize = 0, bool tma = false) {
   return CallKey::make(target, context, args, mods, backward, varlen,
-                       pageSize);
+                       pageSize, tma);
 }
 
 TEST(CallKeyTest, EqualCallsGiveEqualKeysAndHashes) {
@@ -85,6 +85,7 @@ TEST(CallKeyTest, EveryFieldThatDecidesTheKernelChangesTheKey) {
       {"backward", keyOf(base, Target::Cuda, 1, nullptr, true)},
       {"varlen", keyOf(base, Target::Cuda, 1, nullptr, false, true)},
       {"page size", keyOf(base, Target::Cuda, 1, nullptr, false, true, 16)},
+      {"tma", keyOf(base, Target::Cuda, 1, nullptr, false, false, 0, true)},
   };
   CallKey reference = keyOf(base);
   for (const auto &[field, key] : changed) {

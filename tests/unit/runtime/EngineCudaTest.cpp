@@ -582,6 +582,53 @@ TEST_F(EngineCudaTest, TensorCoreSettingIsPartOfTheKey) {
   EXPECT_EQ(fakeCompiler().lastConfig.warps, 4);
 }
 
+TEST_F(EngineCudaTest, TmaKernelsTakeKAndVTensorMapsAfterTheirArguments) {
+  options.tma = true;
+  fakeCuda().tensorMapParam = attn::abi::forwardTensorParams() + 1;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 2, 4, 300, 500, 128);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.tma);
+    EXPECT_EQ(fakeCompiler().lastConfig.tensorCore, "wgmma");
+  }
+  FakeLaunch launch = lastLaunch();
+  EXPECT_EQ(launch.tensorMapAddresses,
+            (std::vector<uint64_t>{reinterpret_cast<uintptr_t>(call.args.k),
+                                   reinterpret_cast<uintptr_t>(call.args.v)}));
+  std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+  ASSERT_EQ(fakeCuda().tensorMapLog.size(), 2u);
+  // The box: the resolved block_n (128 at D = 128 on wgmma) by 64 columns.
+  EXPECT_EQ(fakeCuda().tensorMapLog[0].box,
+            (std::vector<uint32_t>{64, 128, 1, 1}));
+}
+
+TEST_F(EngineCudaTest, TmaIsOffByDefaultAndPerCallWhereLayoutsAllow) {
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_FALSE(fakeCompiler().lastConfig.tma);
+  }
+  engine_.reset();
+  options.tma = true;
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  // One K head expanded over two (head stride 0, valid on CUDA but not in
+  // a tensor map): the cp.async kernel, compiled under its own key, and no
+  // map encoded.
+  ForwardFixture padded(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 32, 64);
+  padded.args.k_strides[1] = 0;
+  int compiles = fakeCompiler().ptxCompiles;
+  ASSERT_TRUE(engine().forward(&padded.args).ok());
+  EXPECT_EQ(fakeCompiler().ptxCompiles, compiles + 1);
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_FALSE(fakeCompiler().lastConfig.tma);
+  }
+  std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+  EXPECT_EQ(fakeCuda().tensorMapLog.size(), 2u); // the first TMA call's
+}
+
 TEST_F(EngineCudaTest, UnknownTensorCoreSettingIsAnError) {
   options.tensorCore = "tcgen05";
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 128);

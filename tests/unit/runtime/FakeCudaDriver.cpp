@@ -166,9 +166,60 @@ CUresult fakeLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
   for (int i = 0; i < state.paramsAfterScale; ++i)
     launch.after.push_back(
         *static_cast<int64_t *>(params[tensorValues + 1 + i]));
+  if (state.tensorMapParam >= 0)
+    for (int m = 0; m < attn::abi::kTensorMapCount; ++m) {
+      uint64_t word;
+      std::memcpy(&word, params[state.tensorMapParam + m], sizeof(word));
+      launch.tensorMapAddresses.push_back(word);
+    }
   ++state.launches;
   state.launchLog.push_back(std::move(launch));
   return CUDA_SUCCESS;
+}
+
+CUresult fakeTensorMapEncodeTiled(
+    CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *address,
+    const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+    const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
+    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+    CUtensorMapFloatOOBfill fill) {
+  FakeCudaState &state = fakeCuda();
+  FakeTensorMapEncode call;
+  call.type = type;
+  call.rank = rank;
+  call.address = address;
+  call.interleave = interleave;
+  call.swizzle = swizzle;
+  call.l2 = l2;
+  call.fill = fill;
+  bool valid = map && rank >= 1 && rank <= 5 &&
+               reinterpret_cast<uintptr_t>(address) % 16 == 0;
+  int64_t elementBytes = type == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 ||
+                                 type == CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                             ? 2
+                             : 4;
+  for (cuuint32_t i = 0; valid && i < rank; ++i) {
+    call.dims.push_back(dims[i]);
+    call.box.push_back(box[i]);
+    call.elementStrides.push_back(elementStrides[i]);
+    valid = dims[i] >= 1 && dims[i] <= (uint64_t(1) << 32) && box[i] >= 1 &&
+            box[i] <= 256 && elementStrides[i] >= 1 && elementStrides[i] <= 8;
+    if (i + 1 < rank) {
+      call.strides.push_back(strides[i]);
+      valid = valid && strides[i] % 16 == 0 && strides[i] < (uint64_t(1) << 40);
+    }
+  }
+  if (valid && swizzle == CU_TENSOR_MAP_SWIZZLE_128B)
+    valid = box[0] * elementBytes <= 128;
+  call.result = valid ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  if (valid) {
+    std::memset(map, 0, sizeof(*map));
+    auto word = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(address));
+    std::memcpy(map, &word, sizeof(word));
+  }
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.tensorMapLog.push_back(call);
+  return call.result;
 }
 CUresult fakePointerGetAttribute(void *data, CUpointer_attribute attribute,
                                  CUdeviceptr pointer) {
@@ -202,6 +253,8 @@ void resetFakeCuda() {
   state.moduleLoadErrorLog.clear();
   state.launchResult = CUDA_SUCCESS;
   state.paramsAfterScale = 0;
+  state.tensorMapParam = -1;
+  state.hasTensorMapEncode = true;
   state.moduleLoads = 0;
   state.launches = 0;
   state.primaryRetains = 0;
@@ -210,6 +263,7 @@ void resetFakeCuda() {
   std::lock_guard<std::mutex> lock(state.mutex);
   state.launchLog.clear();
   state.loadedPtx.clear();
+  state.tensorMapLog.clear();
   state.functionNames.clear();
   state.allocations.clear();
   state.allocationLog.clear();
@@ -252,6 +306,8 @@ std::shared_ptr<const rt::CudaDriver> makeFakeCudaDriver() {
   driver->cuPointerGetAttribute = fakePointerGetAttribute;
   driver->cuMemAllocAsync = fakeMemAllocAsync;
   driver->cuMemFreeAsync = fakeMemFreeAsync;
+  if (fakeCuda().hasTensorMapEncode)
+    driver->cuTensorMapEncodeTiled = fakeTensorMapEncodeTiled;
   return driver;
 }
 

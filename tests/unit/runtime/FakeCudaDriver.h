@@ -30,6 +30,29 @@ struct FakeLaunch {
   float scale = 0;
   /// FakeCudaState::paramsAfterScale 64-bit parameters after the scale.
   std::vector<int64_t> after;
+  /// With FakeCudaState::tensorMapParam >= 0: the global address that each
+  /// of the kTensorMapCount parameters from there holds (a fake map's
+  /// first word, see FakeTensorMapEncode).
+  std::vector<uint64_t> tensorMapAddresses;
+};
+
+/// The arguments of one cuTensorMapEncodeTiled call. The fake checks them
+/// as the driver documents (rank 1-5, a 16-byte-aligned address, dims in
+/// [1, 2^32], strides multiples of 16 below 2^40, box sides in [1, 256],
+/// a box row of at most 128 bytes with the 128-byte swizzle) and returns
+/// CUDA_ERROR_INVALID_VALUE otherwise; a valid map holds the address in
+/// its first 8 bytes.
+struct FakeTensorMapEncode {
+  CUtensorMapDataType type;
+  unsigned rank = 0;
+  const void *address = nullptr;
+  std::vector<uint64_t> dims, strides;
+  std::vector<uint32_t> box, elementStrides;
+  CUtensorMapInterleave interleave;
+  CUtensorMapSwizzle swizzle;
+  CUtensorMapL2promotion l2;
+  CUtensorMapFloatOOBfill fill;
+  CUresult result = CUDA_SUCCESS;
 };
 
 struct FakeCudaState {
@@ -44,6 +67,11 @@ struct FakeCudaState {
   /// How many 64-bit parameters after the scale a launch records (a test
   /// that knows its kernel's arguments sets it).
   int paramsAfterScale = 0;
+  /// The index of a launch's first tensor-map parameter (-1: none read).
+  int tensorMapParam = -1;
+  /// Whether the table has cuTensorMapEncodeTiled (set before
+  /// makeFakeCudaDriver).
+  bool hasTensorMapEncode = true;
 
   std::atomic<int> moduleLoads{0}, launches{0}, primaryRetains{0},
       setAttributeCalls{0}, lastSharedAttribute{0};
@@ -51,6 +79,7 @@ struct FakeCudaState {
   std::mutex mutex; // guards what follows
   std::vector<FakeLaunch> launchLog;
   std::vector<std::string> loadedPtx;
+  std::vector<FakeTensorMapEncode> tensorMapLog;
   std::vector<std::string> functionNames; ///< a CUfunction is 1 + its index
   /// cuMemAllocAsync's live blocks, and every (pointer, bytes) it gave.
   std::vector<std::unique_ptr<char[]>> allocations;

@@ -91,6 +91,11 @@ struct KernelConfig {
   /// num_splits programs and merged after (KernelABI.h's kSplitArgs; the
   /// count is an argument, never the key's).
   bool split = false;
+  /// NVIDIA only: K and V tiles loaded by the bulk tensor copy engine (TMA)
+  /// with mbarriers instead of cp.async (sm_90a wgmma forward kernels over
+  /// contiguous K/V only; resolved() clears it elsewhere). The kernel takes
+  /// KernelABI.h's kTensorMaps after every other argument.
+  bool tma = false;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;

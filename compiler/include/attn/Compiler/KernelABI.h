@@ -131,6 +131,27 @@ inline constexpr CaptureArg kSplitArgs[] = {
     {"lse_partial", 0, CaptureArg::F32, 3}};
 inline constexpr int kSplitKernelCount = 2;
 
+/// A kernel compiled with TMA (KernelConfig::tma) takes, after every other
+/// argument, the tensor maps of K and V: CUtensorMap objects of
+/// kTensorMapBytes, passed by value as grid-constant parameters (`.param
+/// .align 64 .b8 name[128]`), which the runtime encodes per call
+/// (cuTensorMapEncodeTiled). Each describes its kForwardTensors entry as a
+/// 4-D (B, H, N, D) tensor with the tensor's strides, 16-bit elements,
+/// a box of block_n rows by kTmaBoxCols columns (one 128-byte swizzled
+/// block of a wgmma tile) and the 128-byte swizzle; rows past N and columns
+/// past D read as zero.
+struct TensorMapArg {
+  const char *name;
+  int tensor; // index into kForwardTensors
+};
+inline constexpr TensorMapArg kTensorMaps[] = {{"k_map", 1}, {"v_map", 2}};
+inline constexpr int kTensorMapCount = 2;
+inline constexpr int kTensorMapBytes = 128;
+inline constexpr int kTensorMapAlign = 64;
+inline constexpr int kTmaBoxCols = 64;
+/// On a kernel function: how many of its last parameters are tensor maps.
+inline constexpr const char *kTensorMapsAttr = "attn.tensor_maps";
+
 /// The value of one capture argument at a call: a scalar, or a tensor's
 /// data, sizes and strides (elements).
 struct CaptureValue {

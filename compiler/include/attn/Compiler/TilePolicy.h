@@ -93,6 +93,8 @@ struct KernelPlan {
   bool reverseGrid = false;
   bool packGqa = false;
   bool conditionalRescale = false;
+  /// K/V tiles by TMA with mbarriers (KernelConfig::tma, as resolved).
+  bool tma = false;
   /// Dynamic shared memory the kernel's buffers take (NVIDIA).
   int64_t sharedBytes = 0;
 

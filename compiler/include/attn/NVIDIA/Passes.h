@@ -6,6 +6,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/AttnNV/IR/AttnNV.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Pass/Pass.h"

@@ -143,4 +143,18 @@ def AttnNVAllocateShared : Pass<"attn-nv-allocate-shared", "ModuleOp"> {
   let dependentDialects = ["::mlir::attn::nv::AttnNVDialect"];
 }
 
+def AttnNVGridConstants : Pass<"attn-nv-grid-constants", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Makes a kernel's tensor maps grid-constant by-value parameters";
+  let description = [{
+    After `convert-gpu-to-nvvm`: the last `attn.tensor_maps` parameters of
+    each kernel (KernelABI.h's kTensorMaps, pointers) become by-value
+    parameters of 128 bytes with `nvvm.grid_constant`, which NVPTX emits as
+    `.param .align 64 .b8 name[128]` whose generic address (cvta.param) the
+    bulk tensor copies read the map at. The gpu.func lowering drops
+    `llvm.byval`, and the NVVM verifier accepts `nvvm.grid_constant` only on
+    an LLVM kernel, hence this step after it.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"];
+}
+
 #endif // ATTN_NVIDIA_PASSES

@@ -104,6 +104,12 @@ struct AttnToPTXOptions : public KernelPipelineOptions<AttnToPTXOptions> {
       llvm::cl::desc("Tensor-core instructions: auto (wgmma on sm_90a where "
                      "the tiles allow it, else mma.sync), mma.sync, wgmma"),
       llvm::cl::init("auto")};
+  ::mlir::detail::PassOptions::Option<bool> tma{
+      *this, "tma",
+      llvm::cl::desc("Load K/V tiles with TMA (cp.async.bulk.tensor) and "
+                     "mbarriers: sm_90a wgmma forward kernels over contiguous "
+                     "K/V (elsewhere cp.async, as without it)"),
+      llvm::cl::init(false)};
   ::mlir::detail::PassOptions::Option<std::string> ptxFile{
       *this, "ptx-file", llvm::cl::desc("Write the PTX to this file (- for stdout)"),
       llvm::cl::init("")};

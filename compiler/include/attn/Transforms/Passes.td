@@ -77,6 +77,9 @@ def AttnConfigure : Pass<"attn-configure", "ModuleOp"> {
     Option<"stages", "stages", "int64_t", "0", "K/V shared-memory stages (0: as many as fit)">,
     Option<"packGqa", "pack-gqa", "bool", "false",
            "Pack the query heads of each K/V head into one query tile">,
+    Option<"tma", "tma", "bool", "false",
+           "Load K/V tiles with TMA and mbarriers where the kernel allows it "
+           "(sm_90a wgmma forward over contiguous K/V)">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }

@@ -41,6 +41,10 @@ TileTypeConverter::TileTypeConverter(MLIRContext *ctx) {
   // A shared-memory buffer: its byte offset from the aligned base.
   addConversion(
       [](SmemType t) -> Type { return IntegerType::get(t.getContext(), 32); });
+  // Barriers too: the first one's byte offset.
+  addConversion([](BarriersType t) -> Type {
+    return IntegerType::get(t.getContext(), 32);
+  });
   // A kernel argument: pointer, sizes, strides (attn/Compiler/KernelABI.h).
   addConversion(
       [](MemRefType t,
@@ -213,7 +217,7 @@ SmallVector<Value> mlir::attn::nv::flatten(ArrayRef<ValueRange> values) {
 namespace {
 
 bool isTile(Type t) {
-  if (isa<SmemType>(t))
+  if (isa<SmemType, BarriersType>(t))
     return true;
   auto tensor = dyn_cast<RankedTensorType>(t);
   return tensor && tensor.getEncoding();
@@ -256,6 +260,7 @@ struct ConvertAttnNVToNVVMPass
     populateMmaSyncPatterns(converter, patterns);
     populateWgmmaPatterns(converter, patterns);
     populateCopyPatterns(converter, patterns);
+    populateTmaPatterns(converter, patterns);
     populateGlobalAccessPatterns(converter, patterns);
     populateMathPatterns(converter, patterns);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,

@@ -8,22 +8,6 @@ using namespace mlir::attn::nv;
 
 namespace {
 
-/// A buffer is its byte offset (attn-nv-allocate-shared placed it).
-struct AllocShared : OpConversionPattern<AllocSharedOp> {
-  using OpConversionPattern::OpConversionPattern;
-
-  LogicalResult
-  matchAndRewrite(AllocSharedOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    std::optional<int64_t> offset = op.getOffset();
-    if (!offset)
-      return op.emitOpError("has no offset: run attn-nv-allocate-shared "
-                            "first");
-    rewriter.replaceOp(op, constI32(rewriter, op.getLoc(), *offset));
-    return success();
-  }
-};
-
 /// Stage `index mod S`: offset + stage · tile bytes.
 struct Slot : OpConversionPattern<SlotOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -208,5 +192,5 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
 
 void mlir::attn::nv::populateCopyPatterns(TileTypeConverter &converter,
                                           RewritePatternSet &patterns) {
-  patterns.add<AllocShared, Slot, CopyAsync>(converter, patterns.getContext());
+  patterns.add<AllocatedOffset<AllocSharedOp>, Slot, CopyAsync>(converter, patterns.getContext());
 }

@@ -36,10 +36,12 @@ struct KernelFunc : OpConversionPattern<func::FuncOp> {
                             "and must return nothing");
     TypeConverter::SignatureConversion signature(fn.getNumArguments());
     for (auto [i, type] : llvm::enumerate(fn.getArgumentTypes())) {
-      if (!isa<MemRefType, FloatType, IndexType, IntegerType>(type))
+      if (!isa<MemRefType, FloatType, IndexType, IntegerType,
+               LLVM::LLVMPointerType>(type))
         return fn.emitOpError("argument #")
                << i << " of type " << type
-               << " cannot be a kernel parameter (memrefs and scalars only)";
+               << " cannot be a kernel parameter (memrefs, scalars and "
+                  "tensor maps only)";
       SmallVector<Type> converted;
       if (failed(getTypeConverter()->convertType(type, converted)))
         return failure();
@@ -56,6 +58,26 @@ struct KernelFunc : OpConversionPattern<func::FuncOp> {
       return failure();
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                     rewriter.getUnitAttr());
+    // Tensor maps (pointer arguments, the last ones: KernelABI.h's
+    // kTensorMaps) keep their 64-byte alignment; attn-nv-grid-constants
+    // makes them grid-constant by-value parameters once they are LLVM's.
+    int64_t maps = 0;
+    for (auto [i, type] : llvm::enumerate(fn.getArgumentTypes())) {
+      if (!isa<LLVM::LLVMPointerType>(type))
+        continue;
+      if (i + ::attn::abi::kTensorMapCount < fn.getNumArguments())
+        return fn.emitOpError("tensor maps (pointer arguments) must be the "
+                              "last ")
+               << ::attn::abi::kTensorMapCount << " arguments";
+      ++maps;
+      kernel.setArgAttr(signature.getInputMapping(i)->inputNo,
+                        LLVM::LLVMDialect::getAlignAttrName(),
+                        rewriter.getI64IntegerAttr(
+                            ::attn::abi::kTensorMapAlign));
+    }
+    if (maps)
+      kernel->setAttr(::attn::abi::kTensorMapsAttr,
+                      rewriter.getI32IntegerAttr(maps));
     kernel->setAttr(ConfigAttr::getAttrName(), config);
     int32_t threads = static_cast<int32_t>(config.getThreads());
     kernel.setKnownBlockSizeAttr(rewriter.getDenseI32ArrayAttr({threads, 1, 1}));

@@ -12,6 +12,8 @@
 //   MmaSync.cpp      attn_nv.mma, attn_nv.load_operand
 //   Wgmma.cpp        attn_nv.wgmma, attn_nv.wgmma_wait, attn_nv.warpgroup_turn
 //   Copies.cpp       attn_nv.alloc_shared, attn_nv.slot, attn_nv.copy_async
+//   Tma.cpp          attn_nv.alloc_barriers, init_barriers, copy_tma,
+//                    wait_barrier (mbarriers, cp.async.bulk.tensor)
 //   GlobalAccess.cpp attn.store_tile, attn.load_tile into registers
 //   Math.cpp         math.exp2 / math.log2 -> the approximate NVVM intrinsics
 // Hardware details shared by several (the shared-memory base, ldmatrix,
@@ -56,6 +58,8 @@ void populateWgmmaPatterns(TileTypeConverter &converter,
                            RewritePatternSet &patterns);
 void populateCopyPatterns(TileTypeConverter &converter,
                           RewritePatternSet &patterns);
+void populateTmaPatterns(TileTypeConverter &converter,
+                         RewritePatternSet &patterns);
 void populateGlobalAccessPatterns(TileTypeConverter &converter,
                            RewritePatternSet &patterns);
 void populateMathPatterns(TileTypeConverter &converter,
@@ -124,6 +128,24 @@ struct Ptx {
   /// across it.
   static SmallVector<Value> through(OpBuilder &b, Location loc, StringRef text,
                                     ValueRange values);
+};
+
+/// A buffer of shared memory (alloc_shared, alloc_barriers) is its byte
+/// offset, which attn-nv-allocate-shared placed.
+template <typename AllocOp>
+struct AllocatedOffset : OpConversionPattern<AllocOp> {
+  using OpConversionPattern<AllocOp>::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(AllocOp op, typename AllocOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    std::optional<int64_t> offset = op.getOffset();
+    if (!offset)
+      return op.emitOpError("has no offset: run attn-nv-allocate-shared "
+                            "first");
+    rewriter.replaceOp(op, constI32(rewriter, op.getLoc(), *offset));
+    return success();
+  }
 };
 
 /// Flattens a 1:N adaptor operand list.

@@ -155,7 +155,8 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    int64_t blockN, int64_t warps, int64_t minCtasPerSm,
                    int64_t stages,
                    bool qInRegisters, StringRef schedule, bool orderedIssue,
-                   bool reverseGrid, bool packGqa, bool conditionalRescale) {
+                   bool reverseGrid, bool packGqa, bool conditionalRescale,
+                   bool tma) {
   if (mapping != "host" && mapping != "mma.sync" && mapping != "wgmma")
     return emitError() << "mapping must be host, mma.sync or wgmma, got '"
                        << mapping << "'";
@@ -196,6 +197,9 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (qInRegisters && mapping != "mma.sync")
     return emitError() << "q_in_registers needs mapping mma.sync (wgmma "
                           "reads Q from shared memory)";
+  if (tma && mapping != "wgmma")
+    return emitError() << "tma needs mapping wgmma (the tiles TMA writes "
+                          "are the 128-byte-swizzled ones of wgmma)";
   return success();
 }
 

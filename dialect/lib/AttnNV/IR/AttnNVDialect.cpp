@@ -166,3 +166,12 @@ SmemType SmemType::getTileType() const {
   return SmemType::get(getContext(), getShape().drop_front(),
                        getElementType(), getLayout());
 }
+
+LogicalResult
+BarriersType::verify(function_ref<InFlightDiagnostic()> emitError,
+                     int64_t count) {
+  if (count <= 0)
+    return emitError() << "!attn_nv.barriers needs a positive count, got "
+                       << count;
+  return success();
+}

@@ -147,6 +147,35 @@ LogicalResult CopyAsyncOp::verify() {
   return success();
 }
 
+LogicalResult AllocBarriersOp::verify() {
+  if (std::optional<int64_t> offset = getOffset();
+      offset && (*offset < 0 || *offset % 8 != 0))
+    return emitOpError() << "offset must be a non-negative multiple of 8 "
+                            "(an mbarrier is 8 bytes), got "
+                         << *offset;
+  return success();
+}
+
+LogicalResult CopyTmaOp::verify() {
+  auto dest = cast<SmemType>(getDest().getType());
+  if (dest.getRank() != 2 || dest.getLayout() != SharedLayout::Swizzle128B)
+    return emitOpError() << "copies into one swizzle_128b tile (the layout "
+                            "of the tensor map's 128-byte swizzle), got "
+                         << dest;
+  // A box side is at most 256 elements (cuTensorMapEncodeTiled).
+  if (dest.getRows() > kMaxTmaBoxRows)
+    return emitOpError() << "a tile of at most " << kMaxTmaBoxRows
+                         << " rows (one box per 64-column block), got "
+                         << dest.getRows();
+  return success();
+}
+
+int64_t CopyTmaOp::getTileBytes() {
+  auto dest = cast<SmemType>(getDest().getType());
+  return storedSharedCols(/*swizzled=*/true, dest.getCols()) *
+         dest.getRows() * dest.getElementType().getIntOrFloatBitWidth() / 8;
+}
+
 LogicalResult LoadOperandOp::verify() {
   if (failed(expectSmem(*this, "source", getSource().getType(),
                         SharedLayout::Padded)) ||

@@ -5,8 +5,8 @@
 
 #cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 
-// Kernel parameters are memrefs and scalars.
-// expected-error @+2 {{'func.func' op argument #1 of type 'tensor<64x32xf32, #attn_nv.acc<warps = 4>>' cannot be a kernel parameter (memrefs and scalars only)}}
+// Kernel parameters are memrefs, scalars and (last) tensor maps.
+// expected-error @+2 {{'func.func' op argument #1 of type 'tensor<64x32xf32, #attn_nv.acc<warps = 4>>' cannot be a kernel parameter (memrefs, scalars and tensor maps only)}}
 // expected-error @+1 {{failed to legalize operation 'func.func' that was explicitly marked illegal}}
 func.func @tile_argument(%n: index, %t: tensor<64x32xf32, #attn_nv.acc<warps = 4>>) attributes {attn.config = #cfg} {
   return
@@ -16,7 +16,7 @@ func.func @tile_argument(%n: index, %t: tensor<64x32xf32, #attn_nv.acc<warps = 4
 
 #cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 
-// expected-error @+2 {{'func.func' op argument #0 of type 'vector<4xf32>' cannot be a kernel parameter (memrefs and scalars only)}}
+// expected-error @+2 {{'func.func' op argument #0 of type 'vector<4xf32>' cannot be a kernel parameter (memrefs, scalars and tensor maps only)}}
 // expected-error @+1 {{failed to legalize operation 'func.func' that was explicitly marked illegal}}
 func.func @vector_argument(%v: vector<4xf32>) attributes {attn.config = #cfg} {
   return
@@ -213,5 +213,26 @@ func.func @tile_arith(%n: index) attributes {attn.config = #cfg} {
     %b = arith.addf %a, %a : tensor<64xf32, #attn_nv.rows<warps = 4>>
     scf.yield %b : tensor<64xf32, #attn_nv.rows<warps = 4>>
   }
+  return
+}
+
+// -----
+
+#wg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
+
+func.func @barriers_without_offset() attributes {attn.config = #wg} {
+  // expected-error @+2 {{'attn_nv.alloc_barriers' op has no offset: run attn-nv-allocate-shared first}}
+  // expected-error @+1 {{failed to legalize operation 'attn_nv.alloc_barriers' that was explicitly marked illegal}}
+  %bars = attn_nv.alloc_barriers : !attn_nv.barriers<2>
+  return
+}
+
+// -----
+
+#wg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
+
+// expected-error @+2 {{'func.func' op tensor maps (pointer arguments) must be the last 2 arguments}}
+// expected-error @+1 {{failed to legalize operation 'func.func' that was explicitly marked illegal}}
+func.func @map_not_last(%map: !llvm.ptr, %a: index, %b: index, %c: index) attributes {attn.config = #wg} {
   return
 }

@@ -733,3 +733,48 @@ func.func @mma_pv_k_not_16(%p: tensor<64x24xbf16, #attn_nv.operand_a<warps = 4>>
   %o = attn_nv.mma %p, %v, %acc : tensor<64x24xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<24x64xbf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
   return
 }
+
+// -----
+
+func.func @tma_into_padded(%map: !llvm.ptr, %i: index) {
+  %bars = attn_nv.alloc_barriers : !attn_nv.barriers<2>
+  %k = attn_nv.alloc_shared : !attn_nv.smem<64x64xbf16, padded>
+  // expected-error @+1 {{copies into one swizzle_128b tile (the layout of the tensor map's 128-byte swizzle)}}
+  attn_nv.copy_tma %map[%i, %i, %i] into %k, %bars[%i] : !llvm.ptr, !attn_nv.smem<64x64xbf16, padded>, !attn_nv.barriers<2>
+  return
+}
+
+// -----
+
+func.func @tma_box_rows(%map: !llvm.ptr, %i: index) {
+  %bars = attn_nv.alloc_barriers : !attn_nv.barriers<2>
+  %k = attn_nv.alloc_shared : !attn_nv.smem<512x64xbf16, swizzle_128b>
+  // expected-error @+1 {{a tile of at most 256 rows (one box per 64-column block), got 512}}
+  attn_nv.copy_tma %map[%i, %i, %i] into %k, %bars[%i] : !llvm.ptr, !attn_nv.smem<512x64xbf16, swizzle_128b>, !attn_nv.barriers<2>
+  return
+}
+
+// -----
+
+func.func @tma_map_type(%map: i64, %i: index) {
+  %bars = attn_nv.alloc_barriers : !attn_nv.barriers<2>
+  %k = attn_nv.alloc_shared : !attn_nv.smem<64x64xbf16, swizzle_128b>
+  // expected-error @+1 {{operand #0 must be the generic address of a kernel's grid-constant tensor map}}
+  attn_nv.copy_tma %map[%i, %i, %i] into %k, %bars[%i] : i64, !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.barriers<2>
+  return
+}
+
+// -----
+
+func.func @barrier_offset() {
+  // expected-error @+1 {{offset must be a non-negative multiple of 8 (an mbarrier is 8 bytes), got 12}}
+  %bars = attn_nv.alloc_barriers {offset = 12 : i64} : !attn_nv.barriers<2>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{!attn_nv.barriers needs a positive count, got 0}}
+func.func @no_barriers(%b: !attn_nv.barriers<0>) {
+  return
+}

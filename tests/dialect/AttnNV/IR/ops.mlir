@@ -180,3 +180,20 @@ func.func @mma_shapes(%l: !attn_nv.smem<64x72xf16, padded>, %r: !attn_nv.smem<40
   %0 = attn_nv.mma %l, %r, %acc transpose_rhs : !attn_nv.smem<64x72xf16, padded>, !attn_nv.smem<40x72xf16, padded>, tensor<64x40xf32, #acc>
   return %0 : tensor<64x40xf32, #acc>
 }
+
+// -----
+
+// mbarriers and bulk tensor copies (TMA).
+// CHECK-LABEL: func.func @tma
+// CHECK: %[[BARS:.*]] = attn_nv.alloc_barriers {offset = 98304 : i64} : !attn_nv.barriers<3>
+// CHECK: attn_nv.init_barriers %[[BARS]] : !attn_nv.barriers<3>
+// CHECK: attn_nv.copy_tma %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] into %{{.*}}, %[[BARS]][%{{.*}}] : !llvm.ptr, !attn_nv.smem<128x128xbf16, swizzle_128b>, !attn_nv.barriers<3>
+// CHECK: attn_nv.wait_barrier %[[BARS]][%{{.*}}] : !attn_nv.barriers<3>
+func.func @tma(%map: !llvm.ptr, %b: index, %h: index, %row: index, %it: index) {
+  %bars = attn_nv.alloc_barriers {offset = 98304 : i64} : !attn_nv.barriers<3>
+  %k = attn_nv.alloc_shared : !attn_nv.smem<128x128xbf16, swizzle_128b>
+  attn_nv.init_barriers %bars : !attn_nv.barriers<3>
+  attn_nv.copy_tma %map[%b, %h, %row] into %k, %bars[%it] : !llvm.ptr, !attn_nv.smem<128x128xbf16, swizzle_128b>, !attn_nv.barriers<3>
+  attn_nv.wait_barrier %bars[%it] : !attn_nv.barriers<3>
+  return
+}

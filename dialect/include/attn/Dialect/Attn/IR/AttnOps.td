@@ -100,7 +100,10 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     * `pack_gqa`: a query tile packs the query heads that share a K/V head
       (the grid runs over K/V heads), so K and V are read once per group;
     * `conditional_rescale`: skip the accumulator rescale when no row max of
-      a warp moved (mma.sync, register-bound kernels).
+      a warp moved (mma.sync, register-bound kernels);
+    * `tma`: K/V tiles are loaded by the bulk tensor copy engine from the
+      kernel's tensor maps, completion tracked by mbarriers (wgmma forward
+      over contiguous K/V; absent: false, cp.async).
 
     Example:
     ```mlir
@@ -118,7 +121,8 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       "int64_t":$min_ctas_per_sm, "int64_t":$stages, "bool":$q_in_registers,
       StringRefParameter<"wgmma K/V loop schedule">:$schedule,
       "bool":$ordered_issue, "bool":$reverse_grid, "bool":$pack_gqa,
-      "bool":$conditional_rescale);
+      "bool":$conditional_rescale,
+      DefaultValuedParameter<"bool", "false">:$tma);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

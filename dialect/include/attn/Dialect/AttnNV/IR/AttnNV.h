@@ -4,6 +4,7 @@
 #define ATTN_DIALECT_ATTNNV_IR_ATTNNV_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/TensorEncoding.h"

@@ -172,6 +172,27 @@ def AttnNV_SmemType : TypeDef<AttnNV_Dialect, "Smem"> {
   }];
 }
 
+def AttnNV_BarriersType : TypeDef<AttnNV_Dialect, "Barriers"> {
+  let mnemonic = "barriers";
+  let summary = "mbarriers in shared memory, one per stage of a staged tile";
+  let description = [{
+    `count` mbarrier objects (8 bytes each) in the CTA's shared memory, used
+    in turn: use u of the buffer is barrier u mod count in its phase
+    floor(u / count), so a stage's barrier completes once per tile that the
+    stage holds. The value is the first barrier's place, assigned by
+    `attn-nv-allocate-shared`.
+
+    Example: `!attn_nv.barriers<3>`
+  }];
+  let parameters = (ins "int64_t":$count);
+  let assemblyFormat = "`<` $count `>`";
+  let genVerifyDecl = 1;
+}
+
+def AttnNV_TensorMapPtr : Type<
+    CPred<"::llvm::isa<::mlir::LLVM::LLVMPointerType>($_self)">,
+    "the generic address of a kernel's grid-constant tensor map (!llvm.ptr)">;
+
 def AttnNV_AnySmem : Type<CPred<"::llvm::isa<::mlir::attn::nv::SmemType>($_self)">,
                           "shared-memory tile", "::mlir::attn::nv::SmemType">;
 def AttnNV_Operand : AnyTypeOf<[AttnNV_AnySmem, AnyRankedTensor]>;
@@ -257,6 +278,93 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async", [AttrSizedOperandSegments]> {
     }]>
   ];
   let hasVerifier = 1;
+}
+
+def AttnNV_AllocBarriersOp : AttnNV_Op<"alloc_barriers"> {
+  let summary = "mbarriers of the CTA in shared memory";
+  let description = [{
+    Reserves `count` mbarriers (8-byte aligned) for the whole kernel;
+    `offset` (bytes from the aligned base of shared memory) is assigned by
+    `attn-nv-allocate-shared`, as for `alloc_shared`.
+
+    Example:
+    ```mlir
+    %kbar = attn_nv.alloc_barriers {offset = 98304} : !attn_nv.barriers<3>
+    ```
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$offset);
+  let results = (outs AttnNV_BarriersType:$barriers);
+  let assemblyFormat = "attr-dict `:` qualified(type($barriers))";
+  let hasVerifier = 1;
+}
+
+def AttnNV_InitBarriersOp : AttnNV_Op<"init_barriers"> {
+  let summary = "initializes mbarriers for one arrival each (one thread)";
+  let description = [{
+    Thread 0 initializes every barrier of the buffer with an arrival count
+    of 1 (the thread that issues a tile's bulk copies arrives once, with the
+    tile's bytes as its transaction count). The other threads may use them
+    only after a CTA barrier that follows this op.
+
+    Example:
+    ```mlir
+    attn_nv.init_barriers %kbar : !attn_nv.barriers<3>
+    ```
+  }];
+  let arguments = (ins Arg<AttnNV_BarriersType, "barriers", [MemWrite]>:$barriers);
+  let assemblyFormat = "$barriers attr-dict `:` qualified(type($barriers))";
+}
+
+def AttnNV_CopyTmaOp : AttnNV_Op<"copy_tma"> {
+  let summary = "copies a tile from global to shared memory by TMA";
+  let description = [{
+    Thread 0 announces the tile's bytes on barrier use `use` of `barriers`
+    (`mbarrier.arrive.expect_tx`) and issues the bulk tensor copies
+    (`cp.async.bulk.tensor.4d`) of the tile `[batch, head, row : row + R, :]`
+    described by the tensor map at `map` -- a (B, H, N, D) view whose box is
+    R rows by 64 columns with the 128-byte swizzle, one copy per 64-column
+    block of `dest` -- completing on that barrier. Rows at or past N and
+    columns past D are zero-filled by the copy engine. Any thread may read
+    `dest` after an `attn_nv.wait_barrier` of the same use.
+
+    Example:
+    ```mlir
+    attn_nv.copy_tma %kmap[%b, %h, %kv] into %k, %kbar[%it]
+        : !llvm.ptr, !attn_nv.smem<128x128xbf16, swizzle_128b>, !attn_nv.barriers<3>
+    ```
+  }];
+  let arguments = (ins AttnNV_TensorMapPtr:$map, Index:$batch, Index:$head,
+                       Index:$row,
+                       Arg<AttnNV_AnySmem, "destination", [MemWrite]>:$dest,
+                       Arg<AttnNV_BarriersType, "barriers", [MemWrite]>:$barriers,
+                       Index:$use);
+  let assemblyFormat = [{
+    $map `[` $batch `,` $head `,` $row `]` `into` $dest `,` $barriers `[` $use `]`
+    attr-dict `:` type($map) `,` qualified(type($dest)) `,` qualified(type($barriers))
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Bytes the copies of one tile write (whole boxes, zero fill included):
+    /// the transaction count of the barrier.
+    int64_t getTileBytes();
+  }];
+}
+
+def AttnNV_WaitBarrierOp : AttnNV_Op<"wait_barrier"> {
+  let summary = "waits until use `use` of a barrier buffer has completed";
+  let description = [{
+    Every thread waits (`mbarrier.try_wait.parity`) for barrier `use mod
+    count` to complete its phase `floor(use / count)`: the tile copied with
+    that use is then in shared memory.
+
+    Example:
+    ```mlir
+    attn_nv.wait_barrier %kbar[%it] : !attn_nv.barriers<3>
+    ```
+  }];
+  let arguments = (ins Arg<AttnNV_BarriersType, "barriers", [MemRead, MemWrite]>:$barriers,
+                       Index:$use);
+  let assemblyFormat = "$barriers `[` $use `]` attr-dict `:` qualified(type($barriers))";
 }
 
 def AttnNV_LoadOperandOp : AttnNV_Op<"load_operand"> {

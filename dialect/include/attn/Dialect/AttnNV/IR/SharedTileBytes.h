@@ -23,6 +23,12 @@ inline constexpr int64_t kRowPaddingBytes = 16;
 inline constexpr int64_t kSwizzledColumnMultiple = 64;
 inline constexpr int64_t kSwizzleRowBytes = 128;
 
+/// Rows of one TMA box (a swizzled tile's 64-column block is one box): the
+/// bound of cuTensorMapEncodeTiled's box sides.
+inline constexpr int64_t kMaxTmaBoxRows = 256;
+/// An mbarrier object (!attn_nv.barriers): 8 bytes, 8-byte aligned.
+inline constexpr int64_t kMbarrierBytes = 8;
+
 /// Columns stored per row.
 constexpr int64_t storedSharedCols(bool swizzled, int64_t cols) {
   int64_t multiple =

@@ -1,0 +1,163 @@
+//===- Tma.cpp - mbarriers and bulk tensor (TMA) tile copies --------------===//
+//
+// A barrier buffer is its byte offset, as a tile buffer is. Thread 0 alone
+// initializes the barriers and issues each tile's copies (the copy engine
+// moves the whole tile); every thread waits on the barrier of the tile it
+// reads. Barrier use u is barrier u mod count in phase floor(u / count).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Patterns.h"
+
+#include "attn/Compiler/KernelABI.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nv;
+
+namespace {
+
+/// How long one mbarrier.try_wait may suspend the thread before it tests
+/// again (ns; CUTLASS's value).
+constexpr int64_t kWaitSuspendNs = 0x989680;
+
+/// Runs `body` in thread 0 only.
+void inThreadZero(OpBuilder &b, Location loc,
+                  function_ref<void(OpBuilder &)> body) {
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      threadId(b, loc), constI32(b, loc, 0));
+  scf::IfOp::create(b, loc, first, [&](OpBuilder &tb, Location tl) {
+    body(tb);
+    scf::YieldOp::create(tb, tl);
+  });
+}
+
+/// Use `use` (index) of the barriers at `offset` (i32) as i32: a tile
+/// index never reaches 2^31.
+Value useIndex(OpBuilder &b, Location loc, Value use) {
+  return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), use);
+}
+
+/// The barrier of use `u` (i32) of `count` barriers at `offset`.
+Value barrierOfUse(OpBuilder &b, Location loc, const SharedBase &smem,
+                   Value offset, Value u, int64_t count) {
+  Value slot = arith::RemUIOp::create(b, loc, u, constI32(b, loc, count));
+  Value at = arith::AddIOp::create(
+      b, loc, offset,
+      arith::MulIOp::create(b, loc, slot, constI32(b, loc, kMbarrierBytes)));
+  return smem.at(b, loc, at);
+}
+
+/// Thread 0: mbarrier.init of each with one arrival, then the fence that
+/// makes the initialization visible to the copy engine.
+struct InitBarriers : OpConversionPattern<InitBarriersOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(InitBarriersOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t count = op.getBarriers().getType().getCount();
+    SharedBase smem = SharedBase::get(rewriter, loc, op);
+    inThreadZero(rewriter, loc, [&](OpBuilder &b) {
+      for (int64_t i = 0; i < count; ++i) {
+        Value at = arith::AddIOp::create(
+            b, loc, adaptor.getBarriers(),
+            constI32(b, loc, i * kMbarrierBytes));
+        NVVM::MBarrierInitOp::create(b, loc, smem.at(b, loc, at),
+                                     constI32(b, loc, 1), Value());
+      }
+      NVVM::FenceMbarrierInitOp::create(b, loc);
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Thread 0: arrive.expect_tx with the tile's bytes, then one
+/// cp.async.bulk.tensor.4d per 64-column block at coordinates (block · 64,
+/// row, head, batch) into the block's 1024-byte-aligned place.
+struct CopyTma : OpConversionPattern<CopyTmaOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(CopyTmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto dest = cast<SmemType>(op.getDest().getType());
+    int64_t count = op.getBarriers().getType().getCount();
+    int64_t blocks =
+        storedSharedCols(/*swizzled=*/true, dest.getCols()) /
+        ::attn::abi::kTmaBoxCols;
+    int64_t blockBytes = dest.getRows() * kSwizzleRowBytes;
+    SharedBase smem = SharedBase::get(rewriter, loc, op);
+    Type i32 = rewriter.getI32Type();
+    auto cluster = LLVM::LLVMPointerType::get(
+        rewriter.getContext(),
+        static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
+    inThreadZero(rewriter, loc, [&](OpBuilder &b) {
+      Value barrier =
+          barrierOfUse(b, loc, smem, adaptor.getBarriers(),
+                       useIndex(b, loc, adaptor.getUse()), count);
+      NVVM::MBarrierArriveExpectTxOp::create(
+          b, loc, /*res=*/Type(), barrier, constI32(b, loc, op.getTileBytes()),
+          NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
+      // One statement each: the IR's order must not depend on the order in
+      // which the C++ compiler evaluates arguments.
+      Value row = arith::IndexCastUIOp::create(b, loc, i32, adaptor.getRow());
+      Value head = arith::IndexCastUIOp::create(b, loc, i32, adaptor.getHead());
+      Value batch =
+          arith::IndexCastUIOp::create(b, loc, i32, adaptor.getBatch());
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        Value at = arith::AddIOp::create(b, loc, adaptor.getDest(),
+                                         constI32(b, loc, blk * blockBytes));
+        Value to = LLVM::AddrSpaceCastOp::create(b, loc, cluster,
+                                                 smem.at(b, loc, at));
+        Value col = constI32(b, loc, blk * ::attn::abi::kTmaBoxCols);
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            b, loc, to, adaptor.getMap(), ValueRange{col, row, head, batch},
+            barrier, /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
+            /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
+            /*isCTAOnly=*/false, /*group=*/NVVM::CTAGroupKindAttr(),
+            /*predicate=*/Value());
+      }
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// mbarrier.try_wait.parity in a loop until the use's phase completed.
+struct WaitBarrier : OpConversionPattern<WaitBarrierOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(WaitBarrierOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SharedBase smem = SharedBase::get(rewriter, loc, op);
+    int64_t count = op.getBarriers().getType().getCount();
+    Value u = useIndex(rewriter, loc, adaptor.getUse());
+    Value barrier =
+        barrierOfUse(rewriter, loc, smem, adaptor.getBarriers(), u, count);
+    // Phase floor(u / count) of that barrier, by its parity.
+    Value parity = arith::AndIOp::create(
+        rewriter, loc,
+        arith::DivUIOp::create(rewriter, loc, u, constI32(rewriter, loc, count)),
+        constI32(rewriter, loc, 1));
+    NVVM::MBarrierTryWaitParityOp::create(
+        rewriter, loc, barrier, parity,
+        constI32(rewriter, loc, kWaitSuspendNs));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::attn::nv::populateTmaPatterns(TileTypeConverter &converter,
+                                         RewritePatternSet &patterns) {
+  patterns.add<AllocatedOffset<AllocBarriersOp>, InitBarriers, CopyTma,
+               WaitBarrier>(
+      converter, patterns.getContext());
+}

@@ -1,0 +1,128 @@
+//===- TensorMap.cpp - K/V tensor maps of the TMA kernels -----------------===//
+
+#include "TensorMap.h"
+
+#include "Error.h"
+#include "Validate.h"
+
+#include <cstdint>
+
+namespace attn::rt {
+
+namespace {
+
+/// cuTensorMapEncodeTiled's rules: a 16-byte-aligned base, strides (bytes)
+/// multiples of 16 below 2^40, dims in [1, 2^32].
+constexpr int64_t kTmaAlign = 16;
+constexpr int64_t kMaxTmaStride = int64_t(1) << 40;
+constexpr int64_t kMaxTmaDim = int64_t(1) << 32;
+/// Element size: the TMA kernels are bf16 / f16 (wgmma).
+constexpr int64_t kElementBytes = 2;
+
+struct KvTensor {
+  const char *name;
+  const void *data;
+  const int64_t *strides;
+};
+
+/// (B, H, N) strides in elements as the map takes them: a dim of size 1 is
+/// never stepped over, so whatever stride it came with (0, as expanded
+/// tensors have) becomes the dense one, which the inner dim makes valid.
+void mapStrides(const KvTensor &t, const int64_t dims[4], int64_t out[3]) {
+  for (int i = 2; i >= 0; --i)
+    out[i] = dims[i] != 1 ? t.strides[i]
+             : i == 2     ? dims[3]
+                          : out[i + 1] * dims[i + 1];
+}
+
+std::string reasonFor(const KvTensor &t, const int64_t dims[4]) {
+  if (reinterpret_cast<uintptr_t>(t.data) % kTmaAlign != 0)
+    return fmt::format("{}'s address is not {}-byte aligned", t.name,
+                       kTmaAlign);
+  if (t.strides[3] != 1)
+    return fmt::format("{}'s innermost stride is {}, not 1", t.name,
+                       t.strides[3]);
+  for (int i = 0; i < 4; ++i)
+    if (dims[i] < 1 || dims[i] > kMaxTmaDim)
+      return fmt::format("{}'s size {} is outside [1, 2^32]", t.name,
+                         dims[i]);
+  int64_t strides[3];
+  mapStrides(t, dims, strides);
+  for (int i = 0; i < 3; ++i) {
+    int64_t bytes = strides[i] * kElementBytes;
+    if (strides[i] <= 0 || bytes % kTmaAlign != 0 || bytes >= kMaxTmaStride)
+      return fmt::format("{}'s stride {} ({} bytes) is not a positive "
+                         "multiple of {} bytes below 2^40",
+                         t.name, strides[i], bytes, kTmaAlign);
+  }
+  return "";
+}
+
+} // namespace
+
+std::string tensorMapUnsupportedReason(const attn_fwd_args &args) {
+  if (args.dtype != ATTN_DTYPE_BF16 && args.dtype != ATTN_DTYPE_F16)
+    return "TMA kernels are bf16 or f16";
+  const int64_t dims[4] = {args.batch, kvHeadsOf(args), args.seqlen_k,
+                           args.head_dim};
+  for (const KvTensor &t : {KvTensor{"K", args.k, args.k_strides},
+                            KvTensor{"V", args.v, args.v_strides}})
+    if (std::string reason = reasonFor(t, dims); !reason.empty())
+      return reason;
+  return "";
+}
+
+Status encodeTensorMaps(const CudaDriver &driver, const attn_fwd_args &args,
+                        int64_t boxRows, TensorMaps &out) {
+  if (!driver.cuTensorMapEncodeTiled)
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "the CUDA driver lacks cuTensorMapEncodeTiled (CUDA "
+                     "12.0): no TMA kernels");
+  if (std::string reason = tensorMapUnsupportedReason(args); !reason.empty())
+    return makeError(ATTN_ERROR_UNSUPPORTED, "K/V cannot be read by TMA: {}",
+                     reason);
+  if (boxRows < 1 || boxRows > 256)
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "a TMA box has 1 to 256 rows, got {}", boxRows);
+  const KvTensor tensors[abi::kTensorMapCount] = {
+      {"K", args.k, args.k_strides}, {"V", args.v, args.v_strides}};
+  static_assert(abi::kTensorMaps[0].tensor == 1 &&
+                    abi::kTensorMaps[1].tensor == 2,
+                "kTensorMaps lists K, then V");
+  CUtensorMapDataType type = args.dtype == ATTN_DTYPE_BF16
+                                 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const int64_t sizes[4] = {args.batch, kvHeadsOf(args), args.seqlen_k,
+                            args.head_dim};
+  for (int m = 0; m < abi::kTensorMapCount; ++m) {
+    const KvTensor &t = tensors[m];
+    int64_t s[3];
+    mapStrides(t, sizes, s);
+    // Innermost first: (D, N, Hkv, B); strides of the outer three in bytes.
+    cuuint64_t dims[4] = {cuuint64_t(sizes[3]), cuuint64_t(sizes[2]),
+                          cuuint64_t(sizes[1]), cuuint64_t(sizes[0])};
+    cuuint64_t strides[3] = {cuuint64_t(s[2] * kElementBytes),
+                             cuuint64_t(s[1] * kElementBytes),
+                             cuuint64_t(s[0] * kElementBytes)};
+    cuuint32_t box[4] = {cuuint32_t(abi::kTmaBoxCols), cuuint32_t(boxRows), 1,
+                         1};
+    cuuint32_t elementStrides[4] = {1, 1, 1, 1};
+    // Out-of-bounds elements (rows past N, columns past D) read as zero.
+    CUresult result = driver.cuTensorMapEncodeTiled(
+        &out.maps[m], type, 4, const_cast<void *>(t.data), dims, strides, box,
+        elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (result != CUDA_SUCCESS)
+      return makeError(ATTN_ERROR_CUDA,
+                       "cuTensorMapEncodeTiled of {} ({}x{}x{}x{}, strides "
+                       "{}/{}/{} elements, box {}x{}) failed: {}",
+                       t.name, args.batch, kvHeadsOf(args), args.seqlen_k,
+                       args.head_dim, t.strides[0], t.strides[1],
+                       t.strides[2], boxRows, abi::kTmaBoxCols,
+                       driver.describe(result));
+  }
+  return Status();
+}
+
+} // namespace attn::rt

@@ -1,0 +1,46 @@
+//===- TensorMap.h - K/V tensor maps of the TMA kernels ---------*- C++ -*-===//
+//
+// A kernel compiled with TMA (KernelConfig::tma) reads K and V through
+// tensor maps that the runtime encodes per call (the pointers change) with
+// the driver's cuTensorMapEncodeTiled and passes by value after every other
+// argument (KernelABI.h's kTensorMaps). A call whose K or V the copy engine
+// cannot describe (a base not 16-byte aligned, a stride not a multiple of
+// 16 bytes, a non-unit innermost stride), or a driver without the entry
+// point, runs the cp.async kernel instead.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_TENSORMAP_H
+#define ATTN_RUNTIME_TENSORMAP_H
+
+#include "CudaDriver.h"
+#include "attn/Compiler/KernelABI.h"
+#include "attn-jit/attn_jit.h"
+
+#include <string>
+
+namespace attn::rt {
+
+// The kernel parameter promises 64-byte alignment; cuda.h aligns to 128.
+static_assert(sizeof(CUtensorMap) == abi::kTensorMapBytes &&
+                  alignof(CUtensorMap) % abi::kTensorMapAlign == 0,
+              "KernelABI.h's tensor maps are CUtensorMap objects");
+
+/// The tensor maps of one call, in kTensorMaps' order.
+struct TensorMaps {
+  CUtensorMap maps[abi::kTensorMapCount];
+};
+
+/// Why the K/V of `args` cannot be read by TMA; empty when they can.
+std::string tensorMapUnsupportedReason(const attn_fwd_args &args);
+
+/// Encodes K's and V's maps for a kernel whose tiles have `boxRows` rows
+/// (its block_n). ATTN_ERROR_UNSUPPORTED without cuTensorMapEncodeTiled or
+/// for a layout tensorMapUnsupportedReason refuses; ATTN_ERROR_CUDA when
+/// the driver rejects the encoding.
+Status encodeTensorMaps(const CudaDriver &driver, const attn_fwd_args &args,
+                        int64_t boxRows, TensorMaps &out);
+
+} // namespace attn::rt
+
+#endif // ATTN_RUNTIME_TENSORMAP_H

@@ -1,0 +1,79 @@
+// RUN: attn-opt %s --convert-attn-nv-to-nvvm --canonicalize | FileCheck %s
+
+// mbarriers and bulk tensor copies: a barrier buffer is its byte offset;
+// thread 0 initializes each barrier for one arrival (then the init fence),
+// and issues a tile's copies: arrive.expect_tx with the tile's bytes (two
+// 64-column boxes of 128 rows x 128 bytes: 32768) on barrier use mod 3,
+// then one cp.async.bulk.tensor per 64-column block into the block's
+// 1024-aligned place (tile + block · 128 rows · 128 bytes) at coordinates
+// (64 · block, row, head, batch), through the map's generic address. A
+// wait is try_wait.parity on barrier use mod 3 in phase parity
+// (use / 3) mod 2. Tensor-map arguments keep 64-byte alignment and the
+// kernel records how many it has.
+
+// CHECK-LABEL: gpu.func @alloc_init(
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %c0_i32
+// CHECK: scf.if %[[FIRST]] {
+// CHECK-NEXT: %[[B0:.*]] = llvm.getelementptr %[[SMEM:.*]][98304]
+// CHECK-NEXT: nvvm.mbarrier.init %[[B0]], %c1_i32
+// CHECK-NEXT: %[[B1:.*]] = llvm.getelementptr %[[SMEM]][98312]
+// CHECK-NEXT: nvvm.mbarrier.init %[[B1]], %c1_i32
+// CHECK-NEXT: %[[B2:.*]] = llvm.getelementptr %[[SMEM]][98320]
+// CHECK-NEXT: nvvm.mbarrier.init %[[B2]], %c1_i32
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK-NEXT: }
+
+// CHECK-LABEL: gpu.func @copy(
+// CHECK-SAME: %[[B:[^:]*]]: index, %[[H:[^:]*]]: index, %[[ROW:[^:]*]]: index, %[[IT:[^:]*]]: index, %[[KMAP:[^:]*]]: !llvm.ptr {llvm.align = 64 : i64}, %{{[^:]*}}: !llvm.ptr {llvm.align = 64 : i64})
+// CHECK-SAME: attn.tensor_maps = 2 : i32
+// CHECK: scf.if
+// CHECK-NEXT: %[[U:.*]] = arith.index_castui %[[IT]] : index to i32
+// CHECK-NEXT: %[[SLOT:.*]] = arith.remui %[[U]], %c3_i32
+// CHECK-NEXT: %[[OFF:.*]] = arith.muli %[[SLOT]], %c8_i32
+// CHECK-NEXT: %[[AT:.*]] = arith.addi %[[OFF]], %c98304_i32
+// CHECK-NEXT: %[[BAR:.*]] = llvm.getelementptr %{{.*}}[%[[AT]]]
+// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %[[BAR]], %c32768_i32
+// CHECK-NEXT: %[[R:.*]] = arith.index_castui %[[ROW]] : index to i32
+// CHECK-NEXT: %[[HH:.*]] = arith.index_castui %[[H]] : index to i32
+// CHECK-NEXT: %[[BB:.*]] = arith.index_castui %[[B]] : index to i32
+// CHECK-NEXT: %[[D0:.*]] = llvm.getelementptr %{{.*}}[32768]
+// CHECK-NEXT: %[[C0:.*]] = llvm.addrspacecast %[[D0]] : !llvm.ptr<3> to !llvm.ptr<7>
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[C0]], %[[KMAP]], %[[BAR]], box[%c0_i32, %[[R]], %[[HH]], %[[BB]]]
+// CHECK-NEXT: %[[D1:.*]] = llvm.getelementptr %{{.*}}[49152]
+// CHECK-NEXT: %[[C1:.*]] = llvm.addrspacecast %[[D1]] : !llvm.ptr<3> to !llvm.ptr<7>
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[C1]], %[[KMAP]], %[[BAR]], box[%c64_i32, %[[R]], %[[HH]], %[[BB]]]
+// CHECK-NEXT: }
+
+// CHECK-LABEL: gpu.func @wait(
+// CHECK-SAME: %[[I:[^:]*]]: index)
+// CHECK: %[[U:.*]] = arith.index_castui %[[I]] : index to i32
+// CHECK-NEXT: %[[SLOT:.*]] = arith.remui %[[U]], %c3_i32
+// CHECK-NEXT: %[[OFF:.*]] = arith.muli %[[SLOT]], %c8_i32
+// CHECK-NEXT: %[[AT:.*]] = arith.addi %[[OFF]], %c98304_i32
+// CHECK-NEXT: %[[BAR:.*]] = llvm.getelementptr %{{.*}}[%[[AT]]]
+// CHECK-NEXT: %[[PH:.*]] = arith.divui %[[U]], %c3_i32
+// CHECK-NEXT: %[[PAR:.*]] = arith.andi %[[PH]], %c1_i32
+// CHECK-NEXT: nvvm.mbarrier.try_wait.parity %[[BAR]], %[[PAR]], %c10000000_i32
+
+#wg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+
+func.func @alloc_init(%n: index) attributes {attn.config = #wg} {
+  %bars = attn_nv.alloc_barriers {offset = 98304 : i64} : !attn_nv.barriers<3>
+  attn_nv.init_barriers %bars : !attn_nv.barriers<3>
+  return
+}
+
+func.func @copy(%b: index, %h: index, %row: index, %it: index, %kmap: !llvm.ptr, %vmap: !llvm.ptr) attributes {attn.config = #wg} {
+  %bars = attn_nv.alloc_barriers {offset = 98304 : i64} : !attn_nv.barriers<3>
+  %k = attn_nv.alloc_shared {offset = 32768 : i64} : !s
+  attn_nv.copy_tma %kmap[%b, %h, %row] into %k, %bars[%it] : !llvm.ptr, !s, !attn_nv.barriers<3>
+  return
+}
+
+func.func @wait(%it: index) attributes {attn.config = #wg} {
+  %bars = attn_nv.alloc_barriers {offset = 98304 : i64} : !attn_nv.barriers<3>
+  attn_nv.wait_barrier %bars[%it] : !attn_nv.barriers<3>
+  return
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# TMA K/V loads in the Hopper forward (issue 16): one script for the GPU
+# machine, correctness first, then the speed of TMA against cp.async.
+#
+#   bash tools/device/run_tma.sh BUNDLE_DIR [OUT_DIR]     (OUT_DIR defaults to $OUT)
+#
+# BUNDLE_DIR holds lib/libattn-jit.so and bin/attn-variants, built on the
+# development machine from the tma branch. Stages, each under a timeout, the
+# whole run inside BUDGET_S seconds (default 540):
+#   tests      tests/gpu/test_attention.py with ATTN_JIT_TMA=1 (every head dim,
+#              dtype, mask, GQA, odd lengths: the wgmma kernels take TMA where
+#              the layout allows, the rest keeps cp.async), and at the same
+#              time compute-sanitizer memcheck and racecheck over
+#              bin/attn-variants with ATTN_JIT_TMA=1 (every D x dtype x mask
+#              kind on a small shape), up to 200 s
+#   ab         tools/device/ab_bench.py: the same library twice in one process,
+#              "old" = TMA off (cp.async), "new" = ATTN_JIT_TMA=1, with torch
+#              SDPA's cuDNN and FA2, on the FlashAttention convention shapes
+#              (D 64/128/256, N 1k-16k, causal and not) and the GQA prefill
+# Files in OUT_DIR: run.log, tests.jsonl, sanitizer.log, ab.jsonl.
+# Exit status: 0 when every stage passed, 1 otherwise, 77 without a GPU.
+set -u -o pipefail
+export PYTHONUNBUFFERED=1
+
+BUNDLE=${1:?usage: run_tma.sh BUNDLE_DIR [OUT_DIR]}
+OUT_DIR=${2:-${OUT:?set OUT or pass OUT_DIR}}
+BUNDLE=$(cd "$BUNDLE" && pwd) || exit 2
+mkdir -p "$OUT_DIR" && OUT_DIR=$(cd "$OUT_DIR" && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PY=${PYTHON:-python3}
+CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
+LIB="$BUNDLE/lib/libattn-jit.so"
+BUDGET_S=${BUDGET_S:-540}
+DEADLINE=$(($(date +%s) + BUDGET_S))
+WORK=$(mktemp -d /tmp/attn-tma-run-XXXXXX)
+FAILED=0
+exec > >(tee -a "$OUT_DIR/run.log") 2>&1
+
+if ! command -v nvidia-smi > /dev/null || ! nvidia-smi > /dev/null 2>&1; then
+  echo "SKIP: no GPU"
+  exit 77
+fi
+[[ -f "$LIB" ]] || { echo "missing $LIB"; exit 2; }
+export ATTN_JIT_LIB="$LIB"
+
+# left CAP: seconds for a stage, at most what the budget has left.
+left() {
+  local rest=$((DEADLINE - $(date +%s)))
+  (( rest < $1 )) && echo "$rest" || echo "$1"
+}
+stage() { # NAME STATUS
+  echo "=== [$1] $([[ $2 == 0 ]] && echo passed || echo "FAILED ($2)")"
+  [[ $2 == 0 ]] || FAILED=1
+}
+
+# Correctness work only, so the three share the GPU (as run_gpu.sh's
+# correctness stage does); each with its own kernel cache.
+t=$(left 200)
+echo "=== [tests, memcheck, racecheck] ATTN_JIT_TMA=1, in parallel, timeout ${t}s each"
+pids=()
+(ATTN_JIT_TMA=1 ATTN_JIT_CACHE_DIR="$WORK/cache-tests" timeout -k 10 "$t" \
+   "$PY" "$REPO/tests/gpu/test_attention.py" --lib "$LIB" \
+   --json "$OUT_DIR/tests.jsonl" --time-limit $((t - 25)) > "$WORK/tests.out" 2>&1
+ echo $? > "$WORK/tests.rc") &
+pids+=($!)
+if [[ -x "$CS" && -x "$BUNDLE/bin/attn-variants" ]]; then
+  for tool in memcheck racecheck; do
+    (ATTN_JIT_TMA=1 ATTN_JIT_CACHE_DIR="$WORK/cache-$tool" timeout -k 10 "$t" \
+       "$CS" --tool "$tool" --error-exitcode 99 --print-limit 50 \
+       "$BUNDLE/bin/attn-variants" --b 1 --h 2 > "$WORK/$tool.out" 2>&1
+     echo $? > "$WORK/$tool.rc") &
+    pids+=($!)
+  done
+else
+  echo "=== [sanitizer] missing $CS or $BUNDLE/bin/attn-variants"
+  FAILED=1
+fi
+# Their pids only: a bare wait would also wait for the log's tee.
+wait "${pids[@]}"
+tail -15 "$WORK/tests.out"
+stage tests "$(cat "$WORK/tests.rc")"
+for tool in memcheck racecheck; do
+  [[ -f "$WORK/$tool.rc" ]] || continue
+  { echo "=== compute-sanitizer --tool $tool (ATTN_JIT_TMA=1): exit $(cat "$WORK/$tool.rc")"
+    cat "$WORK/$tool.out"; } >> "$OUT_DIR/sanitizer.log"
+  tail -5 "$WORK/$tool.out"
+  stage "$tool" "$(cat "$WORK/$tool.rc")"
+done
+
+# One library, two files: a path loads once per process.
+cp "$LIB" "$WORK/libattn-jit-cp-async.so"
+t=$(left 320)
+echo "=== [ab] old = cp.async (ATTN_JIT_TMA=0), new = TMA (ATTN_JIT_TMA=1), timeout ${t}s"
+ATTN_JIT_CACHE_DIR="$WORK/cache-ab" timeout -k 10 "$t" \
+  "$PY" "$REPO/tools/device/ab_bench.py" \
+  --old "$WORK/libattn-jit-cp-async.so" --old-env ATTN_JIT_TMA=0 \
+  --new "$LIB" --new-env ATTN_JIT_TMA=1 \
+  --shapes conv,gqa --json "$OUT_DIR/ab.jsonl" --time-limit $((t - 30))
+stage ab $?
+
+rm -rf "$WORK"
+echo "=== run_tma.sh: $([[ $FAILED == 0 ]] && echo "all stages passed" || echo "some stage FAILED")"
+exit $FAILED
