@@ -12,7 +12,8 @@
 #              the layout allows, the rest keeps cp.async), and at the same
 #              time compute-sanitizer memcheck and racecheck over
 #              bin/attn-variants with ATTN_JIT_TMA=1 (every D x dtype x mask
-#              kind on a small shape), up to 200 s
+#              kind on a small shape), up to TESTS_S seconds (200; TESTS_ARGS
+#              adds test_attention.py options, e.g. --quick)
 #   ab         tools/device/ab_bench.py: the same library twice in one process,
 #              "old" = TMA off (cp.async), "new" = ATTN_JIT_TMA=1, with torch
 #              SDPA's cuDNN and FA2, on the FlashAttention convention shapes
@@ -55,11 +56,11 @@ stage() { # NAME STATUS
 
 # Correctness work only, so the three share the GPU (as run_gpu.sh's
 # correctness stage does); each with its own kernel cache.
-t=$(left 200)
+t=$(left "${TESTS_S:-200}")
 echo "=== [tests, memcheck, racecheck] ATTN_JIT_TMA=1, in parallel, timeout ${t}s each"
 pids=()
 (ATTN_JIT_TMA=1 ATTN_JIT_CACHE_DIR="$WORK/cache-tests" timeout -k 10 "$t" \
-   "$PY" "$REPO/tests/gpu/test_attention.py" --lib "$LIB" \
+   "$PY" "$REPO/tests/gpu/test_attention.py" --lib "$LIB" ${TESTS_ARGS:-} \
    --json "$OUT_DIR/tests.jsonl" --time-limit $((t - 25)) > "$WORK/tests.out" 2>&1
  echo $? > "$WORK/tests.rc") &
 pids+=($!)
