@@ -386,10 +386,14 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // registers of two CTAs spill its extra values.
   // Not for split-KV either: its grid is sized to about a wave of CTAs,
   // and with packed GQA heads the split's index and partial row spilled
-  // 40 bytes under the cap at D = 64 (ptxas-splitkv.test).
+  // 40 bytes under the cap at D = 64 (ptxas-splitkv.test). Nor for packed
+  // heads in a variable-length batch (decoding: a grid of B · Hkv CTAs),
+  // whose per-row head and row spilled 12-80 bytes under it at D = 64
+  // (ptxas-pack-gqa-varlen.test).
   plan.minCtasPerSm =
       wgmma && plan.sharedBytes <= kSharedPerCtaPair &&
-              !scoresHeavy(r.variants) && !r.split
+              !scoresHeavy(r.variants) && !r.split &&
+              !(r.varlen && r.packGqa)
           ? 2
           : 1;
   if (!fitsRegisters(r, plan, error))
