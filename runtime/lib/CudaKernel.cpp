@@ -240,10 +240,10 @@ Status launch(const CudaDriver &driver, const LoadedFunction &fn,
               const VarlenCall *varlen = nullptr, int64_t splits = 1) {
   const compiler::KernelLaunch &k = fn.launch;
   int64_t kvHeads = kvHeadsOf(args);
-  int64_t rows = varlen      ? varlen->maxSeqlenQ
-                 : k.overKeys ? args.seqlen_k
-                 : k.packGqa  ? args.heads / kvHeads * args.seqlen_q
-                              : args.seqlen_q;
+  int64_t queries = varlen ? varlen->maxSeqlenQ : args.seqlen_q;
+  int64_t rows = k.overKeys  ? args.seqlen_k
+                 : k.packGqa ? args.heads / kvHeads * queries
+                             : queries;
   int64_t gridHeads = k.overKeys || k.packGqa ? kvHeads : args.heads;
   int64_t batch = (varlen ? varlen->sequences : args.batch) *
                   (k.overSplits ? splits : 1);

@@ -279,12 +279,15 @@ Expected<llvm::ThreadPoolInterface *> Engine::hostPool() {
 
 /// Whether a call packs the query heads of each K/V head into one query tile
 /// of `blockM` rows (decoding with grouped-query attention; on the host too,
-/// which runs the same tile program).
+/// which runs the same tile program). A variable-length or paged call packs
+/// by its longest sequence's query count (`varlen`: its packed view), so
+/// that every sequence's group fits one tile.
 static bool packsGqa(const CallKey &call, const attn_fwd_args &args,
-                     int64_t blockM) {
+                     const VarlenCall *varlen, int64_t blockM) {
   return !(call.variants & kVariantsReadingTensors) && !call.userMods &&
-         !call.backward && !call.varlen &&
-         compiler::shouldPackGqa(args.heads, kvHeadsOf(args), args.seqlen_q,
+         !call.backward &&
+         compiler::shouldPackGqa(args.heads, kvHeadsOf(args),
+                                 varlen ? varlen->maxSeqlenQ : args.seqlen_q,
                                  blockM);
 }
 
@@ -318,7 +321,7 @@ int64_t Engine::splitsOf(const CallKey &call, const attn_fwd_args &args,
 }
 
 CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
-                         const std::string &arch,
+                         const VarlenCall *varlen, const std::string &arch,
                          const compiler::UserModsInfo *user) const {
   CacheKey key;
   key.target = call.target;
@@ -345,7 +348,7 @@ CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
   // Explicit tile sizes equal to the defaults, or a mapping named that auto
   // would pick anyway, must not compile the same kernel twice.
   key.config = key.config.resolved(call.target == Target::Cuda);
-  key.config.packGqa = packsGqa(call, args, key.config.blockM);
+  key.config.packGqa = packsGqa(call, args, varlen, key.config.blockM);
   return key;
 }
 
@@ -395,7 +398,7 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   // A configuration this thread launched: no key text, no lock, no
   // allocation (HotCache.h). The device was checked when it was loaded.
   if (HotKernel *entry = hotKernels().find(call, epoch)) {
-    bool pack = packsGqa(call, args, entry->blockM);
+    bool pack = packsGqa(call, args, varlen, entry->blockM);
     int64_t count = splitsOf(call, args, varlen, entry->blockM,
                              entry->blockN, pack, entry->multiprocessors);
     if (const LoadedKernel *kernel = entry->kernels[pack][count > 1].get()) {
@@ -436,7 +439,7 @@ Engine::cudaKernelMiss(const attn_fwd_args &args,
                      "or wgmma",
                      options_.tensorCore);
 
-  CacheKey key = makeKey(call, args, device.arch, user);
+  CacheKey key = makeKey(call, args, varlen, device.arch, user);
   int64_t count =
       splitsOf(call, args, varlen, key.config.blockM, key.config.blockN,
                key.config.packGqa, device.multiprocessors);
@@ -746,7 +749,7 @@ Status Engine::forwardHost(const attn_fwd_args &args,
   CallKey call = CallKey::make(Target::Host, 0, args, user,
                                /*backward=*/false, varlen != nullptr,
                                varlen ? varlen->pageSize : 0);
-  CacheKey key = makeKey(call, args, "", user);
+  CacheKey key = makeKey(call, args, varlen, "", user);
   // Auto never splits on the host (its threads already take the grid's
   // items, and the result would depend on the count); a forced count does.
   int64_t splits = splitsOf(call, args, varlen, key.config.blockM,
@@ -777,7 +780,7 @@ Status Engine::backwardHost(const attn_bwd_args &args,
     return pool.takeStatus();
   CacheKey key =
       makeKey(CallKey::make(Target::Host, 0, args.fwd, user, /*backward=*/true),
-              args.fwd, "", user);
+              args.fwd, nullptr, "", user);
   Expected<std::shared_ptr<const HostEntry>> entry = hostKernel(key);
   if (!entry)
     return entry.takeStatus();

@@ -151,9 +151,10 @@ private:
   /// at first use; an error for a bad ATTN_JIT_NUM_THREADS.
   Expected<llvm::ThreadPoolInterface *> hostPool();
   /// The kernel of a call: `call` resolved with the engine's settings
-  /// (KernelConfig::resolved) and the call's sizes (GQA packing).
+  /// (KernelConfig::resolved) and the call's sizes (GQA packing; of a
+  /// variable-length or paged call, `varlen`'s longest query count).
   CacheKey makeKey(const CallKey &call, const attn_fwd_args &args,
-                   const std::string &arch,
+                   const VarlenCall *varlen, const std::string &arch,
                    const compiler::UserModsInfo *user) const;
   /// The CUDA kernel of a call in the current context (checks the device
   /// and the forward's pointers first); `driver` is set to the driver. The

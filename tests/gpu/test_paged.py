@@ -12,6 +12,10 @@ Cases: bf16 and f16, D in {64, 128}, page sizes 16 (a K/V tile spans several pag
 B sequences: key counts random in 1..5000 (--quick: 1..1000) with some 1, queries
 packed by cu_seqlens_q: decode (1), a few, or a chunk of up to 300 (chunked prefill);
 and decode batches of B in {1, 3} with keys up to 32k (--quick: 4k), where auto splits.
+Packed GQA heads (the runtime packs a call when H / Hkv * max_seqlen_q fits one query
+tile): the decode batches, and speculative-decoding batches of B = 6 with 1-4 queries
+a sequence (some 1) over keys up to 8k (--quick: 2k), groups of 2, 4 and 8 and MQA,
+(H, Hkv) in {(8, 4), (32, 8), (32, 4), (8, 1)}, masks none and bottom_right.
 Every case runs with split-KV forced through attn_set_num_splits: 1 (never), 2, 7
 and 0 (auto: the runtime's choice from the shape and the SM count).
 
@@ -41,6 +45,8 @@ import attn_jit_ctypes as aj  # noqa: E402
 from test_varlen import Errors, PoisonedOutputs, sequence_terms  # noqa: E402
 
 HEADS = [(8, 2), (32, 8)]
+# Packed GQA decoding: groups of 2, 4 and 8, and multi-query attention.
+PACKED_HEADS = [(8, 4), (32, 8), (32, 4), (8, 1)]
 MASKS = ["none", "causal", "bottom_right"]
 PAGE_SIZES = [16, 64, 256]
 SPLITS = [1, 2, 7, 0]  # attn_set_num_splits: never, forced 2 and 7, 0 auto
@@ -71,6 +77,12 @@ def make_cases(quick):
             for b in (1, 3):
                 add(dtype=dtype, D=128, page=page, mask="bottom_right", H=32, Hkv=8, B=b, variants=False,
                     decode=True)
+    # Speculative decoding with packed heads: 1-4 queries a sequence.
+    for dtype in ("bf16", "f16"):
+        for hi, (h, hkv) in enumerate(PACKED_HEADS):
+            for page in (16, 64):
+                mask = MASKS[0] if (hi + page // 16) % 2 else "bottom_right"
+                add(dtype=dtype, D=128, page=page, mask=mask, H=h, Hkv=hkv, B=6, variants=False, decode="spec")
     return cases
 
 
@@ -78,7 +90,7 @@ def case_name(c):
     s = "auto" if c["splits"] == 0 else c["splits"]
     return (f"#{c['idx']} B={c['B']} H={c['H']} Hkv={c['Hkv']} D={c['D']} P={c['page']} {c['dtype']} "
             f"{c['mask']}" + (" window+alibi+softcap" if c["variants"] else "")
-            + (" decode" if c["decode"] else "") + f" splits={s}")
+            + {False: "", True: " decode", "spec": " spec-decode"}[c["decode"]] + f" splits={s}")
 
 
 def decode_lengths(rng, B, quick):
@@ -87,6 +99,15 @@ def decode_lengths(rng, B, quick):
     top = 4096 if quick else 32768
     lk = [top] + [rng.randint(1, top) for _ in range(B - 1)]
     return [1] * B, lk
+
+
+def spec_decode_lengths(rng, B, quick):
+    """(lens_q, lens_k) of a speculative-decoding batch: 1-4 queries each (the
+    first 1, the second 4), keys random up to 8k (--quick: 2k), at least as many
+    as the queries."""
+    top = 2048 if quick else 8192
+    lq = [1, 4] + [rng.randint(1, 4) for _ in range(B - 2)]
+    return lq, [rng.randint(n, top) for n in lq]
 
 
 def lengths(rng, B, quick):
@@ -118,7 +139,8 @@ def run_case(torch, lib, c, seed):
     gen = torch.Generator(device=dev).manual_seed(seed)
     dt = torch.bfloat16 if c["dtype"] == "bf16" else torch.float16
     H, Hkv, D, P = c["H"], c["Hkv"], c["D"], c["page"]
-    lq, lk = (decode_lengths if c["decode"] else lengths)(rng, c["B"], c.get("quick", False))
+    lengths_of = {False: lengths, True: decode_lengths, "spec": spec_decode_lengths}[c["decode"]]
+    lq, lk = lengths_of(rng, c["B"], c.get("quick", False))
     B = len(lq)
     cu_q = [0]
     for n in lq:

@@ -10,6 +10,10 @@ Cases: bf16 and f16, D in {64, 128}, masks none / causal (top-left) / bottom_rig
 lengths in 1..5000 (--quick: 1..1000) with some 0 and 1 on either side, Nq_b != Nk_b
 (chunked prefill: few queries over many keys; and more queries than keys), plus one
 window variant case. Q, K, V packed as (total, H, D) with cu_seqlens int32 on the GPU.
+Packed GQA heads (the runtime packs a call when H / Hkv * max_seqlen_q fits one query
+tile): decode batches of B = 8 with 0-4 queries a sequence (some 0 and 1) over keys
+up to 8k (--quick: 2k), groups of 2, 4 and 8 and MQA, (H, Hkv) in {(8, 4), (32, 8),
+(32, 4), (8, 1)}, each mask, and a window case.
 
 Per case:
   * O (total_q, H, D) and LSE (H, total_q) live inside larger buffers poisoned with
@@ -37,6 +41,8 @@ FIXED_TOL = {"bf16": 1e-2, "f16": 2e-3}
 GUARD = 512
 HEADS = [(8, 8), (8, 2), (32, 8)]
 MASKS = ["none", "causal", "bottom_right"]
+# Packed GQA decoding: groups of 2, 4 and 8, and multi-query attention.
+PACKED_HEADS = [(8, 4), (32, 8), (32, 4), (8, 1)]
 
 
 def make_cases(quick):
@@ -52,12 +58,21 @@ def make_cases(quick):
     for dtype in ("bf16", "f16"):
         cases.append(dict(idx=len(cases), dtype=dtype, D=128, mask="bottom_right", H=8, Hkv=2,
                           B=8, window=(256, -1)))
+    for dtype in ("bf16", "f16"):
+        for hi, (h, hkv) in enumerate(PACKED_HEADS):
+            for mi, mask in enumerate(MASKS):
+                if quick and (hi + mi) % 3 != 0:
+                    continue
+                cases.append(dict(idx=len(cases), dtype=dtype, D=128, mask=mask, H=h, Hkv=hkv, B=8,
+                                  window=None, decode=True))
+        cases.append(dict(idx=len(cases), dtype=dtype, D=128, mask="bottom_right", H=32, Hkv=8, B=8,
+                          window=(256, -1), decode=True))
     return cases
 
 
 def case_name(c):
     return (f"#{c['idx']} B={c['B']} H={c['H']} Hkv={c['Hkv']} D={c['D']} {c['dtype']} {c['mask']}"
-            + (f" window={c['window']}" if c["window"] else ""))
+            + (f" window={c['window']}" if c["window"] else "") + (" decode" if c.get("decode") else ""))
 
 
 def lengths(rng, B, quick):
@@ -79,6 +94,14 @@ def lengths(rng, B, quick):
         else:
             lq.append(rng.randint(1, top)), lk.append(rng.randint(1, top))
     return lq, lk
+
+
+def decode_lengths(rng, B, quick):
+    """(lens_q, lens_k) of a (speculative) decode batch: 0-4 queries each (the
+    first 0, the second 1, the third 4), keys random up to 8k (--quick: 2k)."""
+    top = 2048 if quick else 8192
+    lq = [0, 1, 4] + [rng.randint(1, 4) for _ in range(B - 3)]
+    return lq, [rng.randint(1, top) for _ in lq]
 
 
 def seen_mask(torch, mask, window, nq, nk, device):
@@ -221,7 +244,7 @@ def run_case(torch, lib, c, seed):
     gen = torch.Generator(device=dev).manual_seed(seed)
     dt = torch.bfloat16 if c["dtype"] == "bf16" else torch.float16
     H, Hkv, D = c["H"], c["Hkv"], c["D"]
-    lq, lk = lengths(rng, c["B"], c.get("quick", False))
+    lq, lk = (decode_lengths if c.get("decode") else lengths)(rng, c["B"], c.get("quick", False))
     q, k, v, outputs, cu_q, cu_k = packed_inputs(torch, gen, lq, lk, H, Hkv, D, dt)
     o, lse = outputs.o, outputs.lse
     cuq = torch.tensor(cu_q, dtype=torch.int32, device=dev)

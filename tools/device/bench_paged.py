@@ -4,15 +4,21 @@ copy bandwidth and torch SDPA (cuDNN, FA2) on the equivalent contiguous shape, o
 
     ATTN_JIT_LIB=<bundle>/lib/libattn-jit.so PYTHONPATH=<bundle>/python \\
         python3 tools/device/bench_paged.py [--batch 1,8,64] [--context 1k,4k,8k,32k,128k]
-        [--pages 16,64] [--reps 20] [--warmup 5] [--json FILE]
+        [--pages 16,64] [--queries 1] [--old OLD/lib/libattn-jit.so] [--reps 20] [--warmup 5]
+        [--json FILE]
 
-Shape (issue 15): decode (one query per sequence), B in {1, 8, 64}, Hq = 32, Hkv = 8,
-D = 128, bf16, every sequence with `context` keys, pages of 16 and 64 rows shuffled
-randomly in memory (vLLM's (num_pages, page_size, Hkv, D) caches). Timed with CUDA
-events (sdpa_anchors.time_events: median of --reps after --warmup):
+Shape (issue 15): decode (one query per sequence; --queries N: N each, speculative
+decoding), B in {1, 8, 64}, Hq = 32, Hkv = 8, D = 128, bf16, every sequence with
+`context` keys, pages of 16 and 64 rows shuffled randomly in memory (vLLM's
+(num_pages, page_size, Hkv, D) caches). The runtime packs the 4 query heads of each
+K/V head into one query tile when 4 * N fits it (packed GQA: K/V read once per group).
+Timed with CUDA events (sdpa_anchors.time_events: median of --reps after --warmup):
   * attn-jit P=16 / P=64   attn_forward_paged, queries packed by cu_seqlens_q, with
                            split-KV's count chosen by the runtime (auto,
                            attn_set_num_splits(0)) and without it (no split, 1);
+                           with --old, rows "old P=..." of a second build of the
+                           library in the same process (ctypes: each its own handle,
+                           as ab_bench.py), e.g. the bundle before packed GQA;
   * sdpa cudnn / sdpa fa2  torch SDPA with that backend on contiguous (B, H, 1, D)
                            queries over (B, Hkv, context, D) keys, enable_gqa
                            (a backend that refuses the shape is reported as such).
@@ -74,6 +80,8 @@ def main():
     ap.add_argument("--batch", default="1,8,64")
     ap.add_argument("--context", default="1k,4k,8k,32k,128k")
     ap.add_argument("--pages", default="16,64")
+    ap.add_argument("--queries", type=int, default=1, help="queries per sequence (1: decode)")
+    ap.add_argument("--old", default="", help="a second libattn-jit.so, timed next to ATTN_JIT_LIB's")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
@@ -89,10 +97,12 @@ def main():
     from ab_bench import copy_bandwidth
     from attn_jit_ctypes import ATTN_OK, AttnJit, default_lib_path
     from sdpa_anchors import time_events
-    lib = AttnJit(default_lib_path())
-    if not hasattr(lib.lib, "attn_set_num_splits"):
-        print("attn-jit library has no attn_set_num_splits (before split-KV)")
-        return 1
+    libs = [("attn-jit", AttnJit(default_lib_path()))] + ([("old", AttnJit(args.old))] if args.old else [])
+    for label, lib in libs:
+        if not hasattr(lib.lib, "attn_set_num_splits"):
+            print(f"{label} library has no attn_set_num_splits (before split-KV)")
+            return 1
+    NQ = args.queries
     stream = torch.cuda.current_stream().cuda_stream
     copy = copy_bandwidth(torch, args.warmup, args.reps)
     backends = {"sdpa cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa fa2": SDPBackend.FLASH_ATTENTION}
@@ -104,11 +114,15 @@ def main():
                 skipped.append(f"B={B} context={N}: {2 * kv_bytes / (1 << 30):.0f} GiB")
                 continue
             g = torch.Generator(device="cuda").manual_seed(args.seed)
-            q = torch.randn(B, 1, H, D, device="cuda", dtype=torch.bfloat16, generator=g)   # packed (B, H, D)
+            q = torch.randn(B, NQ, H, D, device="cuda", dtype=torch.bfloat16, generator=g)  # packed (B·NQ, H, D)
             k = torch.randn(B, HKV, N, D, device="cuda", dtype=torch.bfloat16, generator=g)
             v = torch.randn(B, HKV, N, D, device="cuda", dtype=torch.bfloat16, generator=g)
-            q4 = q.transpose(1, 2)                                                         # (B, H, 1, D)
-            ref = F.scaled_dot_product_attention(q4, k, v, enable_gqa=True).float()
+            q4 = q.transpose(1, 2)                                                         # (B, H, NQ, D)
+            # Bottom-right causal for several queries (the last sees every key).
+            mask = "none" if NQ == 1 else "bottom_right"
+            sdpa_mask = None if NQ == 1 else (torch.arange(N, device="cuda")[None, :]
+                                              <= torch.arange(NQ, device="cuda")[:, None] + N - NQ)
+            ref = F.scaled_dot_product_attention(q4, k, v, attn_mask=sdpa_mask, enable_gqa=True).float()
 
             def record(method, ms, note=""):
                 gbps = kv_bytes / (ms * 1e-3) / 1e9 if ms else None
@@ -117,35 +131,38 @@ def main():
 
             for page in sizes(args.pages):
                 k_cache, v_cache, table = paged_inputs(torch, k, v, page, args.seed)
-                qp = q.view(B, H, D)
+                qp = q.view(B * NQ, H, D)
                 o = torch.full_like(qp, float("nan"))
-                cuq = torch.arange(B + 1, dtype=torch.int32, device="cuda")
+                cuq = torch.arange(0, B * NQ + 1, NQ, dtype=torch.int32, device="cuda")
                 used = torch.full((B,), N, dtype=torch.int32, device="cuda")
 
-                def paged(_):
-                    return lib.forward_paged(qp, k_cache, v_cache, o, None, cuq, 1, table, used, "bf16", "none",
-                                             stream=stream)[0]
-                # Split-KV: the runtime's choice (auto) against none.
-                for label, splits in (("auto", 0), ("no split", 1)):
-                    method = f"attn-jit P={page} {label}"
-                    lib.set_num_splits(splits)
-                    o.fill_(float("nan"))
-                    status, msg = lib.forward_paged(qp, k_cache, v_cache, o, None, cuq, 1, table, used, "bf16",
-                                                    "none", stream=stream)
-                    torch.cuda.synchronize()
-                    if status != ATTN_OK:
-                        record(method, None, f"FAILED: {msg}")
-                        continue
-                    got = o.view(B, H, 1, D).float()
-                    err = float((got - ref).norm() / ref.norm())
-                    ms = time_events(torch, paged, args.warmup, args.reps)[0]
-                    ok_runs += 1
-                    record(method, ms, f"rel err {err:.1e}" + (" WRONG" if not err <= 2e-2 else ""))
-                lib.set_num_splits(0)
+                for name, lib in libs:
+                    def call():
+                        return lib.forward_paged(qp, k_cache, v_cache, o, None, cuq, NQ, table, used, "bf16",
+                                                 mask, stream=stream)
+
+                    def paged(_):
+                        return call()[0]
+                    # Split-KV: the runtime's choice (auto) against none.
+                    for label, splits in (("auto", 0), ("no split", 1)):
+                        method = f"{name} P={page} {label}"
+                        lib.set_num_splits(splits)
+                        o.fill_(float("nan"))
+                        status, msg = call()
+                        torch.cuda.synchronize()
+                        if status != ATTN_OK:
+                            record(method, None, f"FAILED: {msg}")
+                            continue
+                        got = o.view(B, NQ, H, D).transpose(1, 2).float()
+                        err = float((got - ref).norm() / ref.norm())
+                        ms = time_events(torch, paged, args.warmup, args.reps)[0]
+                        ok_runs += 1
+                        record(method, ms, f"rel err {err:.1e}" + (" WRONG" if not err <= 2e-2 else ""))
+                    lib.set_num_splits(0)
                 del k_cache, v_cache
             for name, backend in backends.items():
                 def sdpa(_):
-                    F.scaled_dot_product_attention(q4, k, v, enable_gqa=True)
+                    F.scaled_dot_product_attention(q4, k, v, attn_mask=sdpa_mask, enable_gqa=True)
                 try:
                     with sdpa_kernel(backend):
                         record(name, time_events(torch, sdpa, args.warmup, args.reps)[0])
@@ -154,8 +171,8 @@ def main():
             del q, k, v
             torch.cuda.empty_cache()
 
-    print(f"\nPaged decode, {torch.cuda.get_device_name()}: H={H} Hkv={HKV} D={D} bf16, one query per "
-          f"sequence; median of {args.reps} after {args.warmup} warm-ups; d2d copy of 1 GiB "
+    print(f"\nPaged decode, {torch.cuda.get_device_name()}: H={H} Hkv={HKV} D={D} bf16, {NQ} quer"
+          f"{'y' if NQ == 1 else 'ies'} per sequence; median of {args.reps} after {args.warmup} warm-ups; d2d copy of 1 GiB "
           f"{copy['gbps']:.0f} GB/s\n")
     print("| B | context | method | ms | K/V GB/s | x copy | notes |")
     print("|---:|---:|---|---:|---:|---:|---|")

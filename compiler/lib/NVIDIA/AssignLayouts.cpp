@@ -86,7 +86,8 @@ LogicalResult Assigner::stageLoads() {
     OpBuilder b(load);
     CopyAsyncOp::create(b, loc, load.getSource(), load.getBatch(),
                         load.getHead(), load.getRow(), load.getBound(),
-                        load.getRowsPerHead(), buffer, load.getPages());
+                        load.getRowsPerHead(), buffer, load.getPages(),
+                        load.getStart());
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
     NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
     if (config.isWgmma())

@@ -356,11 +356,14 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   auto bytes = [&](int64_t stages) { return q + 2 * stages * kv + align; };
   // A paged split-KV wgmma kernel past D = 64 keeps the page gather, the
   // sequence and the split live: with three stages (P·V in flight) ptxas
-  // spilled 8 bytes at D = 128 with a mask (ptxas-paged.test); two fit.
-  bool pagedSplit = wgmma && r.pageSize > 0 && r.split && paddedDim > 64;
+  // spilled 8 bytes at D = 128 with a mask (ptxas-paged.test); two fit. So
+  // does a paged one with packed GQA heads, each row's head and row live
+  // too (12-16 bytes with three, ptxas-pack-gqa-varlen.test).
+  bool pagedHeavy = wgmma && r.pageSize > 0 && (r.split || r.packGqa) &&
+                    paddedDim > 64;
   plan.stages = r.stages ? r.stages
                 : bytes(3) <= (alone ? kSharedPerSm : kSharedPerCtaPair) &&
-                        !pagedSplit
+                        !pagedHeavy
                     ? 3
                     : 2;
   if (plan.stages != 2 && plan.stages != 3) {
@@ -386,10 +389,14 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // registers of two CTAs spill its extra values.
   // Not for split-KV either: its grid is sized to about a wave of CTAs,
   // and with packed GQA heads the split's index and partial row spilled
-  // 40 bytes under the cap at D = 64 (ptxas-splitkv.test).
+  // 40 bytes under the cap at D = 64 (ptxas-splitkv.test). Nor for packed
+  // heads in a variable-length batch (decoding: a grid of B · Hkv CTAs),
+  // whose per-row head and row spilled 12-80 bytes under it at D = 64
+  // (ptxas-pack-gqa-varlen.test).
   plan.minCtasPerSm =
       wgmma && plan.sharedBytes <= kSharedPerCtaPair &&
-              !scoresHeavy(r.variants) && !r.split
+              !scoresHeavy(r.variants) && !r.split &&
+              !(r.varlen && r.packGqa)
           ? 2
           : 1;
   if (!fitsRegisters(r, plan, error))

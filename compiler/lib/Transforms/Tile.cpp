@@ -185,16 +185,19 @@ LogicalResult tileSdpa(SdpaOp op) {
 
   // With packing (decoding with grouped-query attention) a query tile holds
   // the rows of the `group` query heads of one K/V head, end to end: the
-  // grid runs over K/V heads and K, V are read once per group.
+  // grid runs over K/V heads and K, V are read once per group. In a packed
+  // (variable-length) batch the same holds per sequence: the rows of
+  // sequence b's qLen_b queries, group · qLen_b of them, from its first row.
   bool pack = config.getPackGqa();
-  Value rowsPerHead, packedRows, gridHeads = heads;
-  if (pack) {
+  bool varlen = op.isVarlen();
+  bool paged = op.isPaged();
+  Value rowsPerHead, packedRows, gridHeads = pack ? kvHeads : heads;
+  if (pack && !varlen) {
     rowsPerHead = numQueries;
     packedRows = arith::MulIOp::create(b, loc, group, numQueries);
     queryTiles = arith::CeilDivSIOp::create(b, loc, packedRows, cBlockM);
-    gridHeads = kvHeads;
   }
-  Value queryBound = pack ? packedRows : numQueries;
+  Value queryBound = packedRows ? packedRows : numQueries;
   // Padding rows of a packed tile belong to no head: a mod indexing a
   // capture by head would read past it.
   bool modsReadMemory = false;
@@ -204,24 +207,21 @@ LogicalResult tileSdpa(SdpaOp op) {
     return op.emitOpError("cannot pack query heads (pack_gqa) with a "
                           "score_mod or mask_mod that reads a capture");
   // A packed batch: the grid runs over its sequences and the longest
-  // one's query tiles.
-  bool varlen = op.isVarlen();
-  if (pack && varlen)
-    return op.emitOpError("cannot pack query heads (pack_gqa) in a "
-                          "variable-length batch");
-  bool paged = op.isPaged();
-  if (pack && paged)
-    return op.emitOpError("cannot pack query heads (pack_gqa) over a paged "
-                          "K/V cache");
+  // one's query tiles (packed: its group's rows).
   Value gridBatch = batch;
   if (varlen) {
     Value offsets = memref::DimOp::create(b, loc, op.getCuSeqlensQ(), 0);
     gridBatch = arith::MaxSIOp::create(
         b, loc, arith::SubIOp::create(b, loc, offsets, cst(1)), cst(0));
-    queryTiles = arith::CeilDivSIOp::create(
-        b, loc, arith::MaxSIOp::create(b, loc, op.getMaxSeqlenQ(), cst(0)),
-        cBlockM);
-    unpackedTiles = queryTiles;
+    Value maxQueries =
+        arith::MaxSIOp::create(b, loc, op.getMaxSeqlenQ(), cst(0));
+    unpackedTiles = arith::CeilDivSIOp::create(b, loc, maxQueries, cBlockM);
+    queryTiles = pack ? arith::CeilDivSIOp::create(
+                            b, loc,
+                            arith::MulIOp::create(b, loc, group, maxQueries),
+                            cBlockM)
+                            .getResult()
+                      : unpackedTiles;
   }
   // Split-KV (SplitKv.h): num_splits programs per batch row, then a merge
   // grid. A count below one is taken as one (a kernel argument: never a
@@ -255,14 +255,25 @@ LogicalResult tileSdpa(SdpaOp op) {
   // `kEnd`) and where they are in their sequence (`row` of `numQueries`,
   // keys of `numKeys`, the masks' and mods' positions): the same without
   // packing; a packed batch's sequence starts at a row of its own.
+  // A packed tile of a packed batch: its rows are counted from the
+  // sequence's first (`qStart`, the loads' and stores' `start`), and
+  // `qEnd` counts the sequence's packed rows.
   Value memBatch = bIdx, qRow = row, qEnd = queryBound, kStart, kEnd = numKeys;
+  Value qStart;
   SmallVector<Value> captures(op.getCaptures());
   if (varlen || paged) {
     Sequence s = buildSequence(b, loc, op, bIdx, numQueries, numKeys);
     IRMapping mapping;
     for (Value &capture : captures)
       capture = perSequence(b, op, s, capture, mapping);
-    if (varlen) {
+    if (varlen && pack) {
+      memBatch = cst(0);
+      qStart = s.qStart;
+      qEnd = arith::MulIOp::create(b, loc, group, s.qLen);
+      // A sequence without queries stores nothing (qEnd = 0); one row per
+      // head keeps the row arithmetic free of a division by zero.
+      rowsPerHead = arith::MaxSIOp::create(b, loc, s.qLen, cst(1));
+    } else if (varlen) {
       memBatch = cst(0);
       qRow = arith::AddIOp::create(b, loc, s.qStart, row);
       qEnd = s.qEnd;
@@ -280,7 +291,7 @@ LogicalResult tileSdpa(SdpaOp op) {
   auto rowType = RankedTensorType::get({blockM}, f32);
   auto accType = RankedTensorType::get({blockM, valueDim}, f32);
   Value q = LoadTileOp::create(b, loc, qTile, op.getQuery(), memBatch, qHead,
-                               qRow, qEnd, rowsPerHead);
+                               qRow, qEnd, rowsPerHead, Value(), qStart);
   Value m0 = splat(b, loc, rowType, -std::numeric_limits<float>::infinity());
   Value l0 = splat(b, loc, rowType, 0.0f);
   Value acc0 = splat(b, loc, accType, 0.0f);
@@ -297,7 +308,7 @@ LogicalResult tileSdpa(SdpaOp op) {
     upper = arith::SelectOp::create(
         b, loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row,
-                              numQueries),
+                              pack ? qEnd : numQueries),
         upper, lower);
   if (split)
     std::tie(lower, upper) = buildSplitKeyRange(b, loc, lower, upper, blockN,
@@ -344,10 +355,10 @@ LogicalResult tileSdpa(SdpaOp op) {
     outBatch = varlen ? splitIdx : gridIdx;
   }
   StoreTileOp::create(b, loc, fin.getOutput(), out, outBatch, qHead, qRow,
-                      qEnd, rowsPerHead);
+                      qEnd, rowsPerHead, qStart);
   if (lseOut)
     StoreTileOp::create(b, loc, fin.getLse(), lseOut, outBatch, qHead, qRow,
-                        qEnd, rowsPerHead);
+                        qEnd, rowsPerHead, qStart);
   if (split) {
     // The merge runs over the forward's unpacked query tiles, each program
     // over the rows its forward program would store.

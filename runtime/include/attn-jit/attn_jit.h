@@ -184,14 +184,17 @@ ATTN_JIT_API attn_status attn_forward(const attn_fwd_args *args);
  * sequence with no keys gives O = 0 and LSE = -inf for its rows.
  *
  * Lengths are data: one kernel serves every batch (the launch covers B x H x
- * ceil(max_seqlen_q / block_m) query tiles; tiles past a sequence's length
- * end at once). The offsets are int32 on the device of the call. On the
+ * ceil(max_seqlen_q / block_m) query tiles, or, when the H / Hkv query heads
+ * of a K/V head times max_seqlen_q fit one tile (decoding), B x Hkv x
+ * ceil(H / Hkv * max_seqlen_q / block_m) tiles that hold a group's heads;
+ * tiles past a sequence's length end at once). The offsets are int32 on the device of the call. On the
  * host they are checked (0 first, non-decreasing, the last <= total, every
  * length <= max_seqlen); on CUDA they cannot be, and the kernel clamps
  * them: each sequence's rows are taken as [min(max(cu[b], 0), total),
  * min(max(cu[b + 1], start), total)), so wrong offsets give wrong results
  * but never read or write outside Q, K, V, O and LSE; query rows of a
- * sequence past max_seqlen_q are not written. The arrays themselves must
+ * sequence past max_seqlen_q are not written (with packed heads: rows of
+ * its last heads). The arrays themselves must
  * hold B + 1 readable int32 values. Only the forward pass. */
 typedef struct attn_varlen_args {
   attn_fwd_args fwd;

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ReferenceRow.h"
+#include "RowErrors.h"
 #include "attn-jit/attn_jit.h"
 
 #include <gtest/gtest.h>
@@ -159,7 +160,7 @@ protected:
   void expectMatches(const PagedBatch &batch, const Result &out,
                      const Seen &seen, const Score &score) {
     const double scale = 1 / std::sqrt(double(D));
-    double outErr = 0, lseErr = 0;
+    test::RowErrors errors;
     for (int b = 0; b < batch.sequences(); ++b) {
       int nq = batch.lenQ[b], nk = batch.lenK[b], q0 = batch.cuQ[b];
       for (int h = 0; h < H; ++h)
@@ -172,29 +173,16 @@ protected:
               nk, D, scale, &q[((q0 + i) * H + h) * D], row(k), row(v),
               [&](int j) { return seen(i, j, nq, nk); },
               [&](int j, double x) { return score(h, i, j, x); });
-          for (int d = 0; d < D; ++d) {
-            float got = out.o[((q0 + i) * H + h) * D + d];
-            ASSERT_FALSE(std::isnan(got))
-                << "b " << b << " h " << h << " i " << i;
-            outErr = std::max(outErr, std::abs(got - ref.o[d]));
-          }
-          double refLse = ref.lse;
-          float got = out.lse[h * batch.totalQ + q0 + i];
-          if (std::isinf(refLse))
-            EXPECT_TRUE(std::isinf(got) && got < 0)
-                << "b " << b << " h " << h << " i " << i << ": " << got;
-          else
-            lseErr = std::max(lseErr, std::abs(got - refLse));
+          std::string where = "b " + std::to_string(b) + " h " +
+                              std::to_string(h) + " i " + std::to_string(i);
+          if (!errors.add(ref, &out.o[((q0 + i) * H + h) * D], D,
+                          out.lse[h * batch.totalQ + q0 + i], where))
+            return;
         }
     }
-    EXPECT_LT(outErr, 2e-5);
-    EXPECT_LT(lseErr, 2e-5);
-    for (int64_t row = batch.cuQ.back(); row < batch.totalQ; ++row)
-      for (int h = 0; h < H; ++h) {
-        EXPECT_TRUE(std::isnan(out.lse[h * batch.totalQ + row]));
-        for (int d = 0; d < D; ++d)
-          EXPECT_TRUE(std::isnan(out.o[(row * H + h) * D + d]));
-      }
+    errors.expectWithin(2e-5);
+    test::expectUntouched(out.o.data(), out.lse.data(), batch.cuQ.back(),
+                          batch.totalQ, H, D);
   }
 
   std::vector<float> q, k, v;

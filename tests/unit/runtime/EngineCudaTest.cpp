@@ -207,10 +207,29 @@ TEST_F(EngineCudaTest, VarlenLaunchesOverSequencesWithTheirOffsets) {
   EXPECT_EQ(launch.after, expected);
   // Other lengths, the same kernel.
   a.fwd.batch = 2;
-  a.max_seqlen_q = 5;
+  a.max_seqlen_q = 40;
   ASSERT_TRUE(engine().forwardVarlen(&a).ok());
   EXPECT_EQ(lastLaunch().grid[2], 2u);
   EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  // Decoding (the group's 4 heads times at most 5 queries fit a tile):
+  // the packed kernel, one of its own, over the K/V heads and the packed
+  // rows of the longest sequence.
+  a.max_seqlen_q = 5;
+  ASSERT_TRUE(engine().forwardVarlen(&a).ok());
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.packGqa);
+    int blockM = fakeBlockM(fakeCompiler().lastConfig);
+    EXPECT_EQ(lastLaunch().grid[0], unsigned((4 * 5 + blockM - 1) / blockM));
+  }
+  EXPECT_EQ(lastLaunch().grid[1], 2u); // K/V heads
+  EXPECT_EQ(lastLaunch().grid[2], 2u);
+  // Back over the boundary: the unpacked kernel again, no compile.
+  a.max_seqlen_q = 40;
+  ASSERT_TRUE(engine().forwardVarlen(&a).ok());
+  EXPECT_EQ(lastLaunch().grid[1], 8u);
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
   // Offsets in host memory cannot be read by the kernel.
   int32_t host[4] = {0, 1, 2, 3};
   a.cu_seqlens_k = host;
@@ -287,6 +306,64 @@ TEST_F(EngineCudaTest, PagedLaunchesOverSequencesWithTheirTables) {
       << status.message();
 }
 
+TEST_F(EngineCudaTest, PagedDecodePacksGqaHeadsAndSplits) {
+  // Speculative decoding over a paged cache: B = 2, H = 32 over Hkv = 8
+  // (groups of 4), at most 2 queries a sequence, 256 pages of 16 a
+  // sequence: packed heads (2 · 8 CTAs on 132 SMs) and auto splits, the
+  // packed split kernel; then 4 queries a sequence, the same kernel; then
+  // 40 (over the tile: not packed, and no auto split past
+  // kMaxAutoSplitQueries), another.
+  options.numSplits = 0;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 32, 80, 512 * 16,
+                      128, true, 8);
+  Buffer cuQ(12), table(2 * 256 * 4), used(8);
+  for (Buffer *b : {&cuQ, &table, &used})
+    registerFakeMemory(b->data(), b->size());
+  attn_paged_args a{};
+  a.fwd = call.args;
+  a.fwd.batch = 2;
+  a.cu_seqlens_q = static_cast<const int32_t *>(cuQ.data());
+  a.max_seqlen_q = 2;
+  a.block_table = static_cast<const int32_t *>(table.data());
+  a.max_pages = 256;
+  a.block_table_stride = 256;
+  a.seqused_k = static_cast<const int32_t *>(used.data());
+  a.num_pages = 512;
+  a.page_size = 16;
+  attn_set_paged_strides(&a);
+  fakeCuda().paramsAfterScale = 12 + 17; // kPagedArgs, then kSplitArgs
+  Status status = engine().forwardPaged(&a);
+  ASSERT_TRUE(status.ok()) << status.toString();
+  int blockM = 0;
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.packGqa);
+    EXPECT_TRUE(fakeCompiler().lastConfig.split);
+    blockM = fakeBlockM(fakeCompiler().lastConfig);
+  }
+  ASSERT_GE(blockM, 4 * 4);
+  auto [launches, allocations, live] = logs();
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[0].grid[0], unsigned((4 * 2 + blockM - 1) / blockM));
+  EXPECT_EQ(launches[0].grid[1], 8u); // K/V heads, packed
+  EXPECT_GT(launches[0].grid[2], 2u); // B · num_splits
+  EXPECT_EQ(launches[1].grid[1], 32u); // the merge: query heads
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  a.max_seqlen_q = 4;
+  ASSERT_TRUE(engine().forwardPaged(&a).ok());
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  a.max_seqlen_q = 40;
+  fakeCuda().paramsAfterScale = 12; // unsplit: kPagedArgs only
+  ASSERT_TRUE(engine().forwardPaged(&a).ok());
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_FALSE(fakeCompiler().lastConfig.packGqa);
+    EXPECT_FALSE(fakeCompiler().lastConfig.split); // not a decode call
+  }
+  EXPECT_EQ(lastLaunch().grid[1], 32u);
+}
+
 TEST_F(EngineCudaTest, SplitKvDecodeLaunchesTheSplitsThenTheirMerge) {
   // Decode: B = 1, H = 32 over Hkv = 8 (packed: 8 CTAs on 132 SMs), one
   // query over 8192 keys: auto splits (SplitKv.h).
@@ -355,8 +432,8 @@ TEST_F(EngineCudaTest, SplitKvDecodeLaunchesTheSplitsThenTheirMerge) {
 }
 
 TEST_F(EngineCudaTest, PagedDecodeSplitsOverTheTablesWidth) {
-  // Decode over a paged cache: B = 1, H = 32 over Hkv = 8 (never packed
-  // over pages: 32 CTAs on 132 SMs), a table of 512 pages of 16. The key
+  // Decode over a paged cache: B = 1, H = 32 over Hkv = 8 (packed: 8 CTAs
+  // on 132 SMs), a table of 512 pages of 16. The key
   // counts are device data, so auto counts the table's 8192 keys; both
   // kernels take kPagedArgs, then kSplitArgs.
   options.numSplits = 0;
@@ -383,18 +460,20 @@ TEST_F(EngineCudaTest, PagedDecodeSplitsOverTheTablesWidth) {
   {
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
     EXPECT_TRUE(fakeCompiler().lastConfig.split);
+    EXPECT_TRUE(fakeCompiler().lastConfig.packGqa);
     EXPECT_EQ(fakeCompiler().lastConfig.pageSize, page);
     blockN = fakeCompiler().lastConfig.blockN;
   }
   int64_t chunk = std::max<int64_t>(blockN, kMinKeysPerSplit);
-  int64_t splits = chooseNumSplits(32, (pages * page + chunk - 1) / chunk, 132);
+  int64_t splits = chooseNumSplits(8, (pages * page + chunk - 1) / chunk, 132);
   ASSERT_GT(splits, 1);
   auto [launches, allocations, live] = logs();
   EXPECT_EQ(live, 0); // freed after the launches
   ASSERT_EQ(launches.size(), 2u);
   EXPECT_EQ(launches[0].name, "attn_fwd_0");
-  EXPECT_EQ(launches[0].grid[1], 32u);
+  EXPECT_EQ(launches[0].grid[1], 8u); // K/V heads, packed
   EXPECT_EQ(launches[0].grid[2], unsigned(splits)); // sequences · num_splits
+  EXPECT_EQ(launches[1].grid[1], 32u); // the merge: query heads
   EXPECT_EQ(launches[1].name, "attn_fwd_1");
   EXPECT_EQ(launches[1].grid[2], 1u);
   // The packed queries' partials: (s, H, total_q, D), then their LSEs.

@@ -92,6 +92,8 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
     Value rowsPerHead = adaptor.getRowsPerHead().empty()
                             ? Value()
                             : adaptor.getRowsPerHead().front();
+    Value start =
+        adaptor.getStart().empty() ? Value() : adaptor.getStart().front();
     SharedBase smem = SharedBase::get(b, loc, op);
     int64_t chunksPerRow = geometry.storedCols() * geometry.elementBytes / 16;
     int64_t validChunks = geometry.cols * geometry.elementBytes / 16;
@@ -150,7 +152,8 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
             rowOff = pagedRowElements(bb, loc, global, src, adaptor.getSource(),
                                       pages, batch, head, p);
           } else {
-            auto [h, n] = getPackedRowPosition(bb, loc, head, p, rowsPerHead);
+            auto [h, n] = getPackedRowPosition(bb, loc, head, p,
+                                                rowsPerHead, start);
             rowOff = global.rowElements(bb, loc, batch, h, n);
           }
           from = global.address(bb, loc, rowOff, chunkBytes);

@@ -45,9 +45,12 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
     Value rowsPerHead = adaptor.getRowsPerHead().empty()
                             ? Value()
                             : adaptor.getRowsPerHead().front();
+    Value start =
+        adaptor.getStart().empty() ? Value() : adaptor.getStart().front();
     // Element offset of (packed) row `query` of dest[batch, head].
     auto rowOffset = [&](OpBuilder &ob, Value query) {
-      auto [h, n] = getPackedRowPosition(ob, loc, head, query, rowsPerHead);
+      auto [h, n] = getPackedRowPosition(ob, loc, head, query, rowsPerHead,
+                                         start);
       return global.rowElements(ob, loc, batch, h, n);
     };
     auto [baseRow, baseCol] = tile->threadBase(b, loc);
@@ -137,6 +140,8 @@ struct LoadTile : OpConversionPattern<LoadTileOp> {
     Value rowsPerHead = adaptor.getRowsPerHead().empty()
                             ? Value()
                             : adaptor.getRowsPerHead().front();
+    Value start =
+        adaptor.getStart().empty() ? Value() : adaptor.getStart().front();
     auto [baseRow, baseCol] = tile->threadBase(b, loc);
     // The source's row of a value: its tile row, or (row terms as 1xR) its
     // column.
@@ -162,7 +167,8 @@ struct LoadTile : OpConversionPattern<LoadTileOp> {
       Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                            query, bound);
       Value clamped = arith::MinSIOp::create(b, loc, query, last);
-      auto [h, n2] = getPackedRowPosition(b, loc, head, clamped, rowsPerHead);
+      auto [h, n2] = getPackedRowPosition(b, loc, head, clamped,
+                                           rowsPerHead, start);
       Value at = global.rowElements(b, loc, batch, h, n2);
       if (tile->kind() == DistributedTile::Kind::Acc)
         at = arith::AddIOp::create(

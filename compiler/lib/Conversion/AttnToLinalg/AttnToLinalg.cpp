@@ -117,7 +117,8 @@ Value lowerLoad(OpBuilder &b, LoadTileOp op) {
       b, loc, inBounds,
       [&](OpBuilder &tb, Location tl) {
         auto [head, seq] = getPackedRowPosition(tb, tl, op.getHead(), row,
-                                                op.getRowsPerHead());
+                                                op.getRowsPerHead(),
+                                                op.getStart());
         SmallVector<Value, 4> indices{op.getBatch(), head, seq};
         if (Value table = op.getPages())
           indices = pagedIndices(tb, tl, op, table, head, seq);
@@ -148,7 +149,8 @@ void lowerStore(OpBuilder &b, StoreTileOp op) {
       [&](OpBuilder &rb, Location rl, Value i, ValueRange) {
         Value row = arith::AddIOp::create(rb, rl, op.getRow(), i);
         auto [head, seq] = getPackedRowPosition(rb, rl, op.getHead(), row,
-                                                op.getRowsPerHead());
+                                                op.getRowsPerHead(),
+                                                op.getStart());
         if (type.getRank() == 1) {
           Value v = tensor::ExtractOp::create(rb, rl, op.getTile(), i);
           memref::StoreOp::create(rb, rl, v, op.getDest(),

@@ -102,15 +102,26 @@ static LogicalResult checkElementTypes(Operation *op, StringRef aName, Type a,
                            << "' (" << shapeOf(a) << ")";
 }
 
-std::pair<Value, Value> mlir::attn::getPackedRowPosition(OpBuilder &b,
-                                                         Location loc,
-                                                         Value head, Value row,
-                                                         Value rowsPerHead) {
+std::pair<Value, Value>
+mlir::attn::getPackedRowPosition(OpBuilder &b, Location loc, Value head,
+                                 Value row, Value rowsPerHead, Value start) {
   if (!rowsPerHead)
     return {head, row};
   Value inHead = arith::RemUIOp::create(b, loc, row, rowsPerHead);
   Value heads = arith::DivUIOp::create(b, loc, row, rowsPerHead);
-  return {arith::AddIOp::create(b, loc, head, heads), inHead};
+  Value h = arith::AddIOp::create(b, loc, head, heads);
+  if (start)
+    inHead = arith::AddIOp::create(b, loc, start, inHead);
+  return {h, inHead};
+}
+
+/// `start` moves packed rows (`rows_per_head`) only.
+static LogicalResult checkPackedStart(Operation *op, Value rowsPerHead,
+                                      Value start) {
+  if (start && !rowsPerHead)
+    return op->emitOpError("has a 'start' without 'rows_per_head' (start "
+                           "offsets the rows of packed heads)");
+  return success();
 }
 
 std::pair<Value, Value> mlir::attn::getPagedRowPosition(OpBuilder &b,
@@ -646,7 +657,8 @@ LogicalResult TileGridOp::verifyRegions() {
 
 LogicalResult LoadTileOp::verify() {
   Type src = getSource().getType(), tile = getResult().getType();
-  if (failed(checkStaticShape(*this, "result", tile)) ||
+  if (failed(checkPackedStart(*this, getRowsPerHead(), getStart())) ||
+      failed(checkStaticShape(*this, "result", tile)) ||
       failed(checkElementTypes(*this, "source", src, "result", tile)))
     return failure();
   // Row terms: a row tile (R) or a 1×R tile.
@@ -692,7 +704,8 @@ LogicalResult StoreTileOp::verify() {
   Type tile = getTile().getType(), dest = getDest().getType();
   auto tileRank = cast<ShapedType>(tile).getRank();
   auto destRank = cast<ShapedType>(dest).getRank();
-  if (failed(checkStaticShape(*this, "tile", tile)))
+  if (failed(checkPackedStart(*this, getRowsPerHead(), getStart())) ||
+      failed(checkStaticShape(*this, "tile", tile)))
     return failure();
   if (destRank != tileRank + 2)
     return emitOpError() << "'dest' (" << shapeOf(dest) << ") must have rank "

@@ -128,6 +128,9 @@ LogicalResult CopyAsyncOp::verify() {
                          << src.getRank();
   if (dest.getRank() != 2)
     return emitOpError() << "copies into one tile, got " << dest;
+  if (getStart() && !getRowsPerHead())
+    return emitOpError("has a 'start' without 'rows_per_head' (start "
+                       "offsets the rows of packed heads)");
   if (src.getElementType() != dest.getElementType())
     return emitOpError() << "source and destination element types differ ("
                          << src.getElementType() << " vs "

@@ -146,6 +146,25 @@ func.func @swizzled_packed(%Q: !t128, %b: index, %h: index, %row: index, %bound:
   return
 }
 
+// Packed heads of one sequence of a packed batch (start): each row's
+// position is start + p mod rph.
+// CHECK-LABEL: gpu.func @swizzled_packed_from
+// CHECK-SAME: %[[B:[[:alnum:]]+]]: index, %[[H:[[:alnum:]]+]]: index, %[[ROW:[[:alnum:]]+]]: index, %[[BOUND:[[:alnum:]]+]]: index, %[[RPH:[[:alnum:]]+]]: index, %[[START:[[:alnum:]]+]]: index)
+// CHECK: %[[R64:.*]] = arith.index_castui %{{.*}} : i32 to index
+// CHECK: %[[P:.*]] = arith.addi %[[ROW]], %[[R64]] : index
+// CHECK: %[[N:.*]] = arith.remui %[[P]], %[[RPH]] : index
+// CHECK: %[[DH:.*]] = arith.divui %[[P]], %[[RPH]] : index
+// CHECK: %[[HEAD:.*]] = arith.addi %[[H]], %[[DH]] : index
+// CHECK: %[[AT:.*]] = arith.addi %[[START]], %[[N]] : index
+// CHECK-DAG: arith.muli %[[HEAD]], %{{.*}} : index
+// CHECK-DAG: arith.muli %[[AT]], %{{.*}} : index
+// CHECK: nvvm.cp.async.shared.global
+func.func @swizzled_packed_from(%Q: !t128, %b: index, %h: index, %row: index, %bound: index, %rph: index, %start: index) attributes {attn.config = #wg} {
+  %q = attn_nv.alloc_shared {offset = 1024} : !attn_nv.smem<64x128xbf16, swizzle_128b>
+  attn_nv.copy_async %Q[%b, %h, %row] rows_per_head %rph start %start bounds %bound into %q : !t128, !attn_nv.smem<64x128xbf16, swizzle_128b>
+  return
+}
+
 // A paged cache (pages of 16 rows): each chunk's row finds its page in row
 // %b of the block table, read through the read-only cache; the table
 // column is clamped to the table's columns and the page number to the

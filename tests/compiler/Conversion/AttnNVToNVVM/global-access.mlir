@@ -194,6 +194,26 @@ func.func @packed_rows(%O: !o, %b: index, %h: index, %row: index, %bound: index,
   return
 }
 
+// Packed heads of one sequence of a packed batch: row start + q mod
+// rows_per_head of head h + q / rows_per_head.
+// CHECK-LABEL: gpu.func @packed_rows_from
+// CHECK-SAME: %[[H:[[:alnum:]]+]]: index, %[[ROW:[[:alnum:]]+]]: index, %[[BOUND:[[:alnum:]]+]]: index, %[[RPH:[[:alnum:]]+]]: index, %[[START:[[:alnum:]]+]]: index)
+// CHECK: %[[FIRST:.*]] = arith.addi %[[ROW]], %{{.*}} : index
+// CHECK: %[[Q0:.*]] = arith.addi %[[FIRST]], %c0{{.*}} : index
+// CHECK: scf.if
+// CHECK:   %[[N0:.*]] = arith.remui %[[Q0]], %[[RPH]] : index
+// CHECK:   %[[D0:.*]] = arith.divui %[[Q0]], %[[RPH]] : index
+// CHECK:   %[[H0:.*]] = arith.addi %[[H]], %[[D0]] : index
+// CHECK:   %[[S0:.*]] = arith.addi %[[START]], %[[N0]] : index
+// CHECK:   arith.muli %[[H0]], %{{.*}} : index
+// CHECK:   arith.muli %[[S0]], %{{.*}} : index
+// CHECK:   llvm.store
+func.func @packed_rows_from(%O: !o, %b: index, %h: index, %row: index, %bound: index, %rph: index, %start: index) attributes {attn.config = #cfg} {
+  %o = arith.constant dense<1.0> : !acc
+  attn.store_tile %o, %O[%b, %h, %row] rows_per_head %rph start %start bounds %bound : !acc, !o
+  return
+}
+
 // attn.load_tile into registers: row terms as a 1x16 #attn_nv.cols tile,
 // one element per value at sequence position row + 2t + 8j + e (t = lane %
 // 4), the element offset b·s0 + h·s1 + n·s2; branch-free: the position is

@@ -138,6 +138,24 @@ func.func @load_store(%Q: !t, %O: !t, %L: !lse, %b: index, %h: index, %row: inde
   return
 }
 
+// With start (one sequence of a packed batch) packed row p is row start +
+// p mod rows_per_head.
+// CHECK-LABEL: func.func @load_from
+// CHECK-SAME: (%[[Q:.*]]: memref<?x?x?x32xf32, {{.*}}>, %[[B:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index, %[[N:.*]]: index, %[[RPH:.*]]: index, %[[START:.*]]: index)
+// CHECK: tensor.generate {
+// CHECK: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK:   %[[P:.*]] = arith.addi %[[ROW]], %[[I]] : index
+// CHECK:   scf.if
+// CHECK:     %[[IN:.*]] = arith.remui %[[P]], %[[RPH]] : index
+// CHECK:     %[[DH:.*]] = arith.divui %[[P]], %[[RPH]] : index
+// CHECK:     %[[HEAD:.*]] = arith.addi %[[H]], %[[DH]] : index
+// CHECK:     %[[SEQ:.*]] = arith.addi %[[START]], %[[IN]] : index
+// CHECK:     memref.load %[[Q]][%[[B]], %[[HEAD]], %[[SEQ]], %[[J]]]
+func.func @load_from(%Q: !t, %b: index, %h: index, %row: index, %n: index, %rph: index, %start: index) -> tensor<16x32xf32> {
+  %q = attn.load_tile %Q[%b, %h, %row] rows_per_head %rph start %start bounds %n : !t -> tensor<16x32xf32>
+  return %q : tensor<16x32xf32>
+}
+
 // The grid: work items (batch, head, query tile), the tiles of one head
 // consecutive, taken from the shared counter of the grid while the call's
 // phase is the grid's number; the function gains the two arguments.

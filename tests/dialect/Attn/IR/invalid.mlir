@@ -535,6 +535,22 @@ func.func @load_source_dynamic_head_dim(%src: memref<1x2x8x?xbf16>, %i: index) {
 
 // -----
 
+func.func @load_start_unpacked(%src: memref<1x2x8x64xbf16>, %i: index) {
+  // expected-error @+1 {{has a 'start' without 'rows_per_head' (start offsets the rows of packed heads)}}
+  %t = attn.load_tile %src[%i, %i, %i] start %i bounds %i : memref<1x2x8x64xbf16> -> tensor<16x64xbf16>
+  return
+}
+
+// -----
+
+func.func @store_start_unpacked(%t: tensor<16xf32>, %dst: memref<1x2x8xf32>, %i: index) {
+  // expected-error @+1 {{has a 'start' without 'rows_per_head' (start offsets the rows of packed heads)}}
+  attn.store_tile %t, %dst[%i, %i, %i] start %i bounds %i : tensor<16xf32>, memref<1x2x8xf32>
+  return
+}
+
+// -----
+
 func.func @load_head_dim(%src: memref<1x2x8x64xbf16>, %i: index) {
   // expected-error @+1 {{'source' (1x2x8x64xbf16) has head dim 64 but 'result' (16x32xbf16) has 32}}
   %t = attn.load_tile %src[%i, %i, %i] rows_per_head %i bounds %i : memref<1x2x8x64xbf16> -> tensor<16x32xbf16>

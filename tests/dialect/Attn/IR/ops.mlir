@@ -164,6 +164,11 @@ func.func @packed_heads(%Q: memref<?x?x?x32xf32>, %O: memref<?x?x?x32xf32>,
     attn.store_tile %o, %O[%b, %h, %t] rows_per_head %rph bounds %rows : tensor<64x32xf32>, memref<?x?x?x32xf32>
     // CHECK: attn.store_tile %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[T]]] rows_per_head %{{.*}} bounds %{{.*}} : tensor<64xf32>, memref<?x?x?xf32>
     attn.store_tile %lse, %LSE[%b, %h, %t] rows_per_head %rph bounds %rows : tensor<64xf32>, memref<?x?x?xf32>
+    // One sequence of a packed batch: its packed rows from row %n.
+    // CHECK: attn.load_tile %{{.*}}[%[[B]], %[[H]], %[[T]]] rows_per_head %{{.*}} start %{{.*}} bounds %{{.*}} : memref<?x?x?x32xf32> -> tensor<64x32xf32>
+    %qs = attn.load_tile %Q[%b, %h, %t] rows_per_head %rph start %n bounds %rows : memref<?x?x?x32xf32> -> tensor<64x32xf32>
+    // CHECK: attn.store_tile %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[T]]] rows_per_head %{{.*}} start %{{.*}} bounds %{{.*}} : tensor<64x32xf32>, memref<?x?x?x32xf32>
+    attn.store_tile %qs, %O[%b, %h, %t] rows_per_head %rph start %n bounds %rows : tensor<64x32xf32>, memref<?x?x?x32xf32>
   }
   return
 }

@@ -218,6 +218,14 @@ func.func @copy_staged_dest(%src: memref<?x?x?x64xbf16>, %dst: !attn_nv.smem<2x6
 
 // -----
 
+func.func @copy_start_unpacked(%src: memref<?x?x?x64xbf16>, %dst: !attn_nv.smem<64x64xbf16, padded>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_async' op has a 'start' without 'rows_per_head' (start offsets the rows of packed heads)}}
+  attn_nv.copy_async %src[%i, %i, %i] start %i bounds %i into %dst : memref<?x?x?x64xbf16>, !attn_nv.smem<64x64xbf16, padded>
+  return
+}
+
+// -----
+
 func.func @copy_element_type(%src: memref<?x?x?x64xf16>, %dst: !attn_nv.smem<64x64xbf16, padded>, %i: index) {
   // expected-error @+1 {{'attn_nv.copy_async' op source and destination element types differ ('f16' vs 'bf16')}}
   attn_nv.copy_async %src[%i, %i, %i] bounds %i into %dst : memref<?x?x?x64xf16>, !attn_nv.smem<64x64xbf16, padded>

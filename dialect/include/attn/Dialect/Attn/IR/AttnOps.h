@@ -24,11 +24,13 @@ namespace mlir::attn {
 
 /// Where row `row` of a tile at head `head` lies, as (head, row) index
 /// values: itself, or with `rowsPerHead` (heads packed end to end, see
-/// attn.load_tile) head + row / rowsPerHead, row mod rowsPerHead. The one
-/// definition of packed rows, for every lowering of loads and stores.
+/// attn.load_tile) head + row / rowsPerHead, start + row mod rowsPerHead
+/// (`start` null: 0). The one definition of packed rows, for every lowering
+/// of loads and stores.
 std::pair<Value, Value> getPackedRowPosition(OpBuilder &b, Location loc,
                                              Value head, Value row,
-                                             Value rowsPerHead);
+                                             Value rowsPerHead,
+                                             Value start = Value());
 
 /// Where key row `row` of a paged cache lies (attn.load_tile with pages),
 /// as (block-table column, row in the page) index values: min(row /

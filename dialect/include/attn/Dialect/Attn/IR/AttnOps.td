@@ -435,6 +435,8 @@ def Attn_LoadTileOp : Attn_Op<"load_tile", [AttrSizedOperandSegments]> {
     end, row p being row p mod rows_per_head of head `head` + p /
     rows_per_head; `bound` counts packed rows. Grouped-query decoding packs
     the query heads of one K/V head so that K and V are read once per group.
+    With `start` as well (one sequence of a variable-length batch, packed)
+    row p is row `start` + p mod rows_per_head of its head.
 
     With `pages(%block_table)` the source is a paged cache (num_pages, H,
     page_size, D) and `batch` a row of the (B, max_pages) int32 block
@@ -458,11 +460,12 @@ def Attn_LoadTileOp : Attn_Op<"load_tile", [AttrSizedOperandSegments]> {
   let arguments = (ins Arg<Attn_AnyMemRef, "source", [MemRead]>:$source,
                        Index:$batch, Index:$head, Index:$row, Index:$bound,
                        Optional<Index>:$rowsPerHead,
-                       Arg<Optional<Attn_BlockTable>, "block table", [MemRead]>:$pages);
+                       Arg<Optional<Attn_BlockTable>, "block table", [MemRead]>:$pages,
+                       Optional<Index>:$start);
   let results = (outs Attn_AnyTile:$result);
   let assemblyFormat = [{
     $source `[` $batch `,` $head `,` $row `]`
-    (`rows_per_head` $rowsPerHead^)?
+    (`rows_per_head` $rowsPerHead^)? (`start` $start^)?
     (`pages` `(` $pages^ `:` type($pages) `)`)? `bounds` $bound attr-dict
     `:` type($source) `->` type($result)
   }];
@@ -472,20 +475,27 @@ def Attn_LoadTileOp : Attn_Op<"load_tile", [AttrSizedOperandSegments]> {
                    "::mlir::Value":$row, "::mlir::Value":$bound,
                    "::mlir::Value":$rowsPerHead), [{
       build($_builder, $_state, result, source, batch, head, row, bound,
-            rowsPerHead, ::mlir::Value());
+            rowsPerHead, ::mlir::Value(), ::mlir::Value());
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$source,
+                   "::mlir::Value":$batch, "::mlir::Value":$head,
+                   "::mlir::Value":$row, "::mlir::Value":$bound,
+                   "::mlir::Value":$rowsPerHead, "::mlir::Value":$pages), [{
+      build($_builder, $_state, result, source, batch, head, row, bound,
+            rowsPerHead, pages, ::mlir::Value());
     }]>
   ];
   let hasVerifier = 1;
 }
 
-def Attn_StoreTileOp : Attn_Op<"store_tile"> {
+def Attn_StoreTileOp : Attn_Op<"store_tile", [AttrSizedOperandSegments]> {
   let summary = "stores the rows of a tile that lie inside the destination";
   let description = [{
     Writes a R×D output tile into `dest[batch, head, row : row + R, :]` of a
     (B, H, N, D) memref, or a length-R row tile (the log-sum-exp) into
     `dest[batch, head, row : row + R]` of a (B, H, N) memref. Rows at or past
-    `bound` (at most N) are dropped. `rows_per_head` packs heads as for
-    `attn.load_tile`.
+    `bound` (at most N) are dropped. `rows_per_head` and `start` pack heads
+    as for `attn.load_tile`.
 
     Example:
     ```mlir
@@ -496,12 +506,22 @@ def Attn_StoreTileOp : Attn_Op<"store_tile"> {
   let arguments = (ins Attn_AnyTile:$tile,
                        Arg<Attn_AnyMemRef, "destination", [MemWrite]>:$dest,
                        Index:$batch, Index:$head, Index:$row, Index:$bound,
-                       Optional<Index>:$rowsPerHead);
+                       Optional<Index>:$rowsPerHead,
+                       Optional<Index>:$start);
   let assemblyFormat = [{
     $tile `,` $dest `[` $batch `,` $head `,` $row `]`
-    (`rows_per_head` $rowsPerHead^)? `bounds` $bound attr-dict
-    `:` type($tile) `,` type($dest)
+    (`rows_per_head` $rowsPerHead^)? (`start` $start^)? `bounds` $bound
+    attr-dict `:` type($tile) `,` type($dest)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$tile, "::mlir::Value":$dest,
+                   "::mlir::Value":$batch, "::mlir::Value":$head,
+                   "::mlir::Value":$row, "::mlir::Value":$bound,
+                   "::mlir::Value":$rowsPerHead), [{
+      build($_builder, $_state, tile, dest, batch, head, row, bound,
+            rowsPerHead, ::mlir::Value());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

@@ -248,8 +248,9 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async", [AttrSizedOperandSegments]> {
     for them). The copies complete asynchronously: a `nvvm.cp.async.commit.group`
     after them and a `nvvm.cp.async.wait.group` (then a barrier) before any
     read of `dest`. Rows of the source must be 16-byte aligned.
-    `rows_per_head` packs heads as for `attn.load_tile`, and `pages` gathers
-    the rows of a paged cache through a block table as it does.
+    `rows_per_head` and `start` pack heads as for `attn.load_tile`, and
+    `pages` gathers the rows of a paged cache through a block table as it
+    does.
 
     Example:
     ```mlir
@@ -261,10 +262,11 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async", [AttrSizedOperandSegments]> {
                        Index:$batch, Index:$head, Index:$row, Index:$bound,
                        Optional<Index>:$rowsPerHead, AttnNV_AnySmem:$dest,
                        Arg<Optional<MemRefRankOf<[I32], [2]>>, "block table",
-                           [MemRead]>:$pages);
+                           [MemRead]>:$pages,
+                       Optional<Index>:$start);
   let assemblyFormat = [{
     $source `[` $batch `,` $head `,` $row `]`
-    (`rows_per_head` $rowsPerHead^)?
+    (`rows_per_head` $rowsPerHead^)? (`start` $start^)?
     (`pages` `(` $pages^ `:` type($pages) `)`)? `bounds` $bound `into` $dest
     attr-dict `:` type($source) `,` qualified(type($dest))
   }];
@@ -274,7 +276,14 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async", [AttrSizedOperandSegments]> {
                    "::mlir::Value":$bound, "::mlir::Value":$rowsPerHead,
                    "::mlir::Value":$dest), [{
       build($_builder, $_state, source, batch, head, row, bound, rowsPerHead,
-            dest, ::mlir::Value());
+            dest, ::mlir::Value(), ::mlir::Value());
+    }]>,
+    OpBuilder<(ins "::mlir::Value":$source, "::mlir::Value":$batch,
+                   "::mlir::Value":$head, "::mlir::Value":$row,
+                   "::mlir::Value":$bound, "::mlir::Value":$rowsPerHead,
+                   "::mlir::Value":$dest, "::mlir::Value":$pages), [{
+      build($_builder, $_state, source, batch, head, row, bound, rowsPerHead,
+            dest, pages, ::mlir::Value());
     }]>
   ];
   let hasVerifier = 1;
