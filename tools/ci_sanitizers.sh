@@ -3,10 +3,12 @@
 # builds with clang (tools/setup.sh installs it) in a build directory of its
 # own, only the targets its tests need, and stops at the first report:
 #  1. build-asan (ASan + UBSan): the runtime's units and RecoverFatalErrors'
-#     tests, then the compiler on every input of attn-opt-fuzzer, linked
-#     with libFuzzer, ATTN_FUZZ_RUNS inputs (1000, seed 1: reproducible)
-#     within at most ATTN_FUZZ_SECONDS (300) from the seed corpus: every
-#     .mlir under tests/ and examples/.
+#     tests, the compiler's units and the lit suite (whose CHECK lines also
+#     catch IR whose order follows the host compiler: docs/testing.md), then
+#     the compiler on every input of attn-opt-fuzzer, linked with libFuzzer,
+#     ATTN_FUZZ_RUNS inputs (1000, seed 1: reproducible) within at most
+#     ATTN_FUZZ_SECONDS (300) from the seed corpus: every .mlir under tests/
+#     and examples/.
 #  2. build-tsan (TSan): the runtime's units, its concurrency tests among
 #     them (single-flight, processes sharing the disk cache, engine threads),
 #     and the compiler's concurrent recovered compiles (RecoverFatalErrors).
@@ -43,15 +45,23 @@ step() { echo "== ci_sanitizers: $*"; }
 "$root/tools/setup.sh" --sanitizers
 
 runtime_units=(attn-runtime-tests attn-runtime-capi-tests attn-recover-fatal-errors-tests)
+compiler_units=(attn-compiler-tests attn-compile-ptx-tests attn-ptx-target-tests
+                attn-host-threads-tests)
 
 step "ASan + UBSan build"
 asan=$root/build-asan
 configure "$asan" -DATTN_SANITIZER=address,undefined -DATTN_LIBFUZZER=ON
-ninja -C "$asan" attn-opt-fuzzer "${runtime_units[@]}"
+ninja -C "$asan" attn-opt-fuzzer "${runtime_units[@]}" "${compiler_units[@]}"
 step "ASan + UBSan: the runtime's units and recovered compiles"
 for unit in "${runtime_units[@]}"; do
   "$asan/bin/$unit"
 done
+step "ASan + UBSan: the compiler's units"
+for unit in "${compiler_units[@]}"; do
+  ATTN_JIT_DISK_CACHE=0 "$asan/bin/$unit"
+done
+step "ASan + UBSan: the lit suite (check-attn builds the tools it runs)"
+ninja -C "$asan" check-attn
 
 step "attn-opt-fuzzer: ${fuzz_runs} inputs of libFuzzer (at most ${fuzz_seconds} s)"
 seeds=$asan/fuzz/seeds

@@ -436,8 +436,8 @@ void decompose(FinalizeOp op) {
         Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
                                             e[1], t.f32(0.0f));
         Value log2l = math::Log2Op::create(nb, nl, e[1]);
-        Value v = mul(nb, nl, arith::AddFOp::create(nb, nl, e[0], log2l),
-                      t.f32(static_cast<float>(M_LN2)));
+        Value ln2 = t.f32(static_cast<float>(M_LN2));
+        Value v = mul(nb, nl, arith::AddFOp::create(nb, nl, e[0], log2l), ln2);
         return arith::SelectOp::create(nb, nl, empty, t.f32(kNegInf), v)
             .getResult();
       });
@@ -492,9 +492,9 @@ void decompose(ScoreGradOp op) {
             [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
               Value empty = arith::CmpFOp::create(
                   nb, nl, arith::CmpFPredicate::OEQ, e[0], t.f32(kNegInf));
-              return arith::SelectOp::create(nb, nl, empty,
-                                             t.f32(-kNegInf),
-                                             mul(nb, nl, e[0], log2e))
+              Value scaled = mul(nb, nl, e[0], log2e);
+              return arith::SelectOp::create(nb, nl, empty, t.f32(-kNegInf),
+                                             scaled)
                   .getResult();
             });
   Value probs = exponentials(t, scoreType, scores, lse2, c, positive);

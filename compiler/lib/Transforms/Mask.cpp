@@ -346,9 +346,9 @@ struct Emitter {
           scf::ConditionOp::create(wb, wl, more, range);
         },
         [&](OpBuilder &wb, Location wl, ValueRange range) {
-          Value mid = arith::DivUIOp::create(
-              wb, wl, arith::AddIOp::create(wb, wl, range[0], range[1]),
-              arith::ConstantIndexOp::create(wb, wl, 2));
+          Value two = arith::ConstantIndexOp::create(wb, wl, 2);
+          Value sum = arith::AddIOp::create(wb, wl, range[0], range[1]);
+          Value mid = arith::DivUIOp::create(wb, wl, sum, two);
           Value at = memref::LoadOp::create(wb, wl, memref, mid);
           Value right = arith::CmpIOp::create(
               wb, wl,
@@ -483,9 +483,9 @@ Value allSeen(Emitter &e, const Cond &c, Value q0, Value q1, Value k0,
       return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::eq, x, y)
           .getResult();
     };
-    Value same = arith::AndIOp::create(
-        e.b, e.loc, eq(first, e.load(c.queryIds, q1)),
-        eq(first, e.load(c.keyIds, k0)));
+    Value sameKey = eq(first, e.load(c.keyIds, k0));
+    Value sameQuery = eq(first, e.load(c.queryIds, q1));
+    Value same = arith::AndIOp::create(e.b, e.loc, sameQuery, sameKey);
     return arith::AndIOp::create(e.b, e.loc, same,
                                  eq(first, e.load(c.keyIds, lastKey)));
   }
@@ -533,9 +533,9 @@ static std::pair<Value, Value> alignedRange(Emitter &e, Bound lo, Bound hi,
   if (lo) {
     // Rounded down to a tile: tiles start at multiples of the block.
     lo = arith::MaxSIOp::create(b, e.loc, lo, e.cst(0));
-    begin = arith::MulIOp::create(
-        b, e.loc, arith::DivUIOp::create(b, e.loc, lo, e.cst(block)),
-        e.cst(block));
+    Value blockSize = e.cst(block);
+    Value tiles = arith::DivUIOp::create(b, e.loc, lo, e.cst(block));
+    begin = arith::MulIOp::create(b, e.loc, tiles, blockSize);
   }
   if (hi) {
     Value past = arith::AddIOp::create(b, e.loc, hi, e.cst(1));

@@ -21,14 +21,15 @@ std::pair<Value, Value> mlir::attn::buildSplitKeyRange(
   auto cst = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
+  Value blockSize = cst(blockN);
+  Value zero = cst(0);
+  Value keys = arith::SubIOp::create(b, loc, upper, lower);
   Value tiles = arith::CeilDivSIOp::create(
-      b, loc,
-      arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, upper, lower),
-                             cst(0)),
-      cst(blockN));
+      b, loc, arith::MaxSIOp::create(b, loc, keys, zero), blockSize);
+  Value spanBlockSize = cst(blockN);
   Value span = arith::MulIOp::create(
       b, loc, arith::CeilDivSIOp::create(b, loc, tiles, numSplits),
-      cst(blockN));
+      spanBlockSize);
   Value first = arith::MinSIOp::create(
       b, loc,
       arith::AddIOp::create(b, loc, lower,
@@ -126,14 +127,13 @@ void mlir::attn::buildSplitMerge(OpBuilder &b, Location loc, SdpaOp op,
                             nb, nl, arith::MulFOp::create(nb, nl, e[0], e[1]),
                             e[2]);
                       });
-        Value acc = map(accType, {state[2], o, alpha, beta},
-                        [&](OpBuilder &nb, Location nl,
-                            ValueRange e) -> Value {
-                          return arith::AddFOp::create(
-                              nb, nl,
-                              arith::MulFOp::create(nb, nl, e[0], e[2]),
-                              arith::MulFOp::create(nb, nl, e[1], e[3]));
-                        });
+        Value acc =
+            map(accType, {state[2], o, alpha, beta},
+                [&](OpBuilder &nb, Location nl, ValueRange e) -> Value {
+                  Value fromO = arith::MulFOp::create(nb, nl, e[1], e[3]);
+                  Value fromAcc = arith::MulFOp::create(nb, nl, e[0], e[2]);
+                  return arith::AddFOp::create(nb, nl, fromAcc, fromO);
+                });
         scf::YieldOp::create(lb, ll, ValueRange{m, l, acc});
       });
   auto fin = FinalizeOp::create(b, loc, outType, rowType, loop.getResult(2),

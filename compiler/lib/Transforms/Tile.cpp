@@ -211,8 +211,9 @@ LogicalResult tileSdpa(SdpaOp op) {
   Value gridBatch = batch;
   if (varlen) {
     Value offsets = memref::DimOp::create(b, loc, op.getCuSeqlensQ(), 0);
-    gridBatch = arith::MaxSIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, offsets, cst(1)), cst(0));
+    Value zero = cst(0);
+    Value sequences = arith::SubIOp::create(b, loc, offsets, cst(1));
+    gridBatch = arith::MaxSIOp::create(b, loc, sequences, zero);
     Value maxQueries =
         arith::MaxSIOp::create(b, loc, op.getMaxSeqlenQ(), cst(0));
     unpackedTiles = arith::CeilDivSIOp::create(b, loc, maxQueries, cBlockM);
@@ -483,8 +484,9 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
                        ? x
                        : Value(arith::ExtFOp::create(nb, nl, f32, x));
           };
-          return arith::MulFOp::create(nb, nl, ext(e[0]), ext(e[1]))
-              .getResult();
+          Value oF32 = ext(e[1]);
+          Value dOF32 = ext(e[0]);
+          return arith::MulFOp::create(nb, nl, dOF32, oF32).getResult();
         });
     Value delta = ReduceOp::create(b, loc, ReduceKind::Add, product,
                                    splat(b, loc, rowType, 0.0f));

@@ -107,9 +107,10 @@ SharedBase SharedBase::get(OpBuilder &b, Location loc, Operation *inKernel) {
     // The swizzle pattern follows address bits, so swizzled tiles need a
     // 1024-byte-aligned base, which dynamic shared memory does not promise
     // (attn-nv-allocate-shared reserves the slack).
-    Value pad = arith::AndIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, constI32(b, loc, 0), s.address),
-        constI32(b, loc, 1023));
+    Value alignMask = constI32(b, loc, 1023);
+    Value negated =
+        arith::SubIOp::create(b, loc, constI32(b, loc, 0), s.address);
+    Value pad = arith::AndIOp::create(b, loc, negated, alignMask);
     s.ptr = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), s.ptr,
                                 ValueRange{pad});
     s.address = arith::AddIOp::create(b, loc, s.address, pad);
@@ -148,8 +149,10 @@ SmallVector<Value> mlir::attn::nv::ldmatrix(OpBuilder &b, Location loc,
 
 Value mlir::attn::nv::shuffleXor(OpBuilder &b, Location loc, Value v,
                                  int mask) {
-  return NVVM::ShflOp::create(b, loc, v.getType(), constI32(b, loc, -1), v,
-                              constI32(b, loc, mask), constI32(b, loc, 0x1f),
+  Value clamp = constI32(b, loc, 0x1f);
+  Value laneMask = constI32(b, loc, mask);
+  Value allLanes = constI32(b, loc, -1);
+  return NVVM::ShflOp::create(b, loc, v.getType(), allLanes, v, laneMask, clamp,
                               NVVM::ShflKind::bfly, UnitAttr());
 }
 

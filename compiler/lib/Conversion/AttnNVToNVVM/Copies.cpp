@@ -111,13 +111,13 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
     // 64-bit pointer (one SEL a chunk instead of two).
     ValueRange pages = adaptor.getPages();
     Value tileBase;
-    if (!rowsPerHead && pages.empty())
-      tileBase = arith::SelectOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, bound),
-          global.address(b, loc,
-                         global.rowElements(b, loc, batch, head, row)),
-          ptr);
+    if (!rowsPerHead && pages.empty()) {
+      Value rowAddress =
+          global.address(b, loc, global.rowElements(b, loc, batch, head, row));
+      Value inBounds =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, bound);
+      tileBase = arith::SelectOp::create(b, loc, inBounds, rowAddress, ptr);
+    }
     Value rowStride = arith::TruncIOp::create(b, loc, i32, global.strides[2]);
     Value rowsLeft = arith::IndexCastOp::create(
         b, loc, i32, arith::SubIOp::create(b, loc, bound, row));
@@ -159,19 +159,21 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
           from = global.address(bb, loc, rowOff, chunkBytes);
           from = arith::SelectOp::create(bb, loc, valid, from, ptr);
         } else {
-          Value bytes = arith::AddIOp::create(
-              bb, loc,
-              arith::MulIOp::create(
-                  bb, loc, arith::MulIOp::create(bb, loc, r, rowStride),
-                  constI32(bb, loc, geometry.elementBytes)),
-              arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16)));
+          Value colBytes =
+              arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16));
+          Value elementBytes = constI32(bb, loc, geometry.elementBytes);
+          Value rowBytes = arith::MulIOp::create(
+              bb, loc, arith::MulIOp::create(bb, loc, r, rowStride),
+              elementBytes);
+          Value bytes = arith::AddIOp::create(bb, loc, rowBytes, colBytes);
           bytes = arith::SelectOp::create(bb, loc, valid, bytes,
                                           constI32(bb, loc, 0));
           from = LLVM::GEPOp::create(bb, loc, ptr.getType(), bb.getI8Type(),
                                      tileBase, ValueRange{bytes});
         }
-        Value size = arith::SelectOp::create(
-            bb, loc, valid, constI32(bb, loc, 16), constI32(bb, loc, 0));
+        Value none = constI32(bb, loc, 0);
+        Value size = arith::SelectOp::create(bb, loc, valid,
+                                             constI32(bb, loc, 16), none);
         NVVM::CpAsyncOp::create(bb, loc, smem.at(bb, loc, dst), from, 16,
                                 NVVM::LoadCacheModifierKind::CG, size);
       };

@@ -59,8 +59,8 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
     Value guard;
     if (tile->kind() == DistributedTile::Kind::Rows) {
       // One thread of each quad; a null pointer skips the store.
-      Value lane =
-          arith::RemUIOp::create(b, loc, threadId(b, loc), constI32(b, loc, 4));
+      Value four = constI32(b, loc, 4);
+      Value lane = arith::RemUIOp::create(b, loc, threadId(b, loc), four);
       Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                            lane, constI32(b, loc, 0));
       Value null = LLVM::ZeroOp::create(b, loc, ptr.getType());
@@ -151,10 +151,10 @@ struct LoadTile : OpConversionPattern<LoadTileOp> {
     // Branch-free: every value loads from a position clamped into the
     // sequence, and one past the bound becomes zero by a select (a tile is
     // only loaded for a sequence that has a row).
+    Value zeroIndex = constIndex(b, loc, 0);
     Value last = arith::MaxSIOp::create(
-        b, loc,
-        arith::SubIOp::create(b, loc, bound, constIndex(b, loc, 1)),
-        constIndex(b, loc, 0));
+        b, loc, arith::SubIOp::create(b, loc, bound, constIndex(b, loc, 1)),
+        zeroIndex);
     SmallVector<Value> values;
     for (int64_t i = 0, n = tile->valuesPerThread(); i < n; ++i) {
       ElementOffset off = tile->offset(i);

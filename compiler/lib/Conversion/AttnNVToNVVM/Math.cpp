@@ -82,8 +82,8 @@ struct Tanh : OpConversionPattern<math::TanhOp> {
                   rewriter.getStringAttr("llvm.nvvm.rcp.approx.ftz.f"),
                   ValueRange{LLVM::FAddOp::create(rewriter, loc, e, cst(1.0))})
                   .getResult(0);
-    Value y = LLVM::FSubOp::create(
-        rewriter, loc, cst(1.0), LLVM::FMulOp::create(rewriter, loc, r, cst(2.0)));
+    Value twoR = LLVM::FMulOp::create(rewriter, loc, r, cst(2.0));
+    Value y = LLVM::FSubOp::create(rewriter, loc, cst(1.0), twoR);
     rewriter.replaceOp(op, y);
     return success();
   }

@@ -39,11 +39,12 @@ struct LaneOffsets {
     auto add = [&](Value x, Value y) {
       return arith::AddIOp::create(b, loc, x, y).getResult();
     };
-    plain = add(mul(row8, pitch), mul(matrix, 16));
+    Value matrixOffset = mul(matrix, 16);
+    plain = add(mul(row8, pitch), matrixOffset);
     Value rowInPair =
         add(mul(arith::RemUIOp::create(b, loc, matrix, c(2)), 8), row8);
-    pairs = add(mul(rowInPair, pitch),
-                mul(arith::DivUIOp::create(b, loc, matrix, c(2)), 16));
+    Value pairOffset = mul(arith::DivUIOp::create(b, loc, matrix, c(2)), 16);
+    pairs = add(mul(rowInPair, pitch), pairOffset);
     warpRows = add(pairs, mul(warp, warpRowCount * pitch));
   }
 };
@@ -54,9 +55,9 @@ SmallVector<Value> loadABlock(OpBuilder &b, Location loc,
                               const SharedBase &smem, const LaneOffsets &lanes,
                               Value base, int64_t pitch, int64_t mTile,
                               int64_t kBlock, Type element) {
+  Value blockOffset = constI32(b, loc, mTile * 16 * pitch + kBlock * 32);
   Value off = arith::AddIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, base, lanes.warpRows),
-      constI32(b, loc, mTile * 16 * pitch + kBlock * 32));
+      b, loc, arith::AddIOp::create(b, loc, base, lanes.warpRows), blockOffset);
   return ldmatrix(b, loc, smem, off, 4, /*transpose=*/false, element);
 }
 

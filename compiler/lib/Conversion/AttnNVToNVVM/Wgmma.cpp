@@ -157,8 +157,9 @@ struct Wgmma : OpConversionPattern<WgmmaOp> {
       // K-major, swizzled: 8-row groups 1024 bytes apart (stride byte
       // offset); the leading byte offset is unused but must be set (16).
       // This warpgroup's 64 rows of the lhs: 64 rows x 128 bytes in.
-      Value warpgroup = arith::DivUIOp::create(b, loc, threadId(b, loc),
-                                               constI32(b, loc, 128));
+      Value threads = constI32(b, loc, 128);
+      Value warpgroup =
+          arith::DivUIOp::create(b, loc, threadId(b, loc), threads);
       Value lhsOffset = arith::AddIOp::create(
           b, loc, adaptor.getLhs().front(),
           arith::MulIOp::create(b, loc, warpgroup, constI32(b, loc, 64 * 128)));
@@ -174,10 +175,10 @@ struct Wgmma : OpConversionPattern<WgmmaOp> {
       for (int64_t kk = 0; kk < lhsType.getCols() / 16; ++kk) {
         // k step kk: column block kk / 4, 32 bytes per 16 columns in it.
         int64_t block = kk / 4, inBlock = (kk % 4) * 32;
-        out = wgmmaAsync(b, loc, element, out, {},
-                         advance(b, loc, aDesc, block * rowsA * 128 + inBlock),
-                         advance(b, loc, bDesc, block * rowsB * 128 + inBlock),
-                         n, /*transposeB=*/false);
+        Value bStep = advance(b, loc, bDesc, block * rowsB * 128 + inBlock);
+        Value aStep = advance(b, loc, aDesc, block * rowsA * 128 + inBlock);
+        out = wgmmaAsync(b, loc, element, out, {}, aStep, bStep, n,
+                         /*transposeB=*/false);
       }
     } else {
       if (op.getTransposeRhs())
@@ -244,8 +245,8 @@ struct WarpgroupTurn : OpConversionPattern<WarpgroupTurnOp> {
     auto &b = rewriter;
     Location loc = op.getLoc();
     int64_t groups = op.getWarpgroupsAttr().getInt();
-    Value warpgroup = arith::DivUIOp::create(b, loc, threadId(b, loc),
-                                             constI32(b, loc, 128));
+    Value threads = constI32(b, loc, 128);
+    Value warpgroup = arith::DivUIOp::create(b, loc, threadId(b, loc), threads);
     auto inWarpgroup = [&](int64_t g, bool arrive, int64_t id) {
       Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          warpgroup, constI32(b, loc, g));

@@ -144,13 +144,15 @@ LogicalResult vectorizeProduct(RewriterBase &rewriter, linalg::GenericOp op,
   auto vecRhs = VectorType::get({width}, rhsType.getElementType());
   SmallVector<bool> inBounds{true};
 
+  Value rowStep = index(rewriter, rows);
+  Value rowEnd = index(rewriter, m);
   auto rowLoop = scf::ForOp::create(
-      rewriter, loc, zero, index(rewriter, m), index(rewriter, rows),
-      ValueRange{acc},
+      rewriter, loc, zero, rowEnd, rowStep, ValueRange{acc},
       [&](OpBuilder &b, Location, Value i0, ValueRange rowArgs) {
+        Value colStep = index(b, columns * width);
+        Value colEnd = index(b, n);
         auto colLoop = scf::ForOp::create(
-            b, loc, zero, index(b, n), index(b, columns * width),
-            ValueRange{rowArgs[0]},
+            b, loc, zero, colEnd, colStep, ValueRange{rowArgs[0]},
             [&](OpBuilder &b, Location, Value j0, ValueRange colArgs) {
               Value tile = colArgs[0];
               SmallVector<Value> rowIdx, colIdx;

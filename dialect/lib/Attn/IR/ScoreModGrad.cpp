@@ -98,25 +98,29 @@ struct Differentiator {
         .Case([&](arith::AddFOp) { return add(tx(0), tx(1)); })
         .Case([&](arith::SubFOp) { return sub(tx(0), tx(1)); })
         .Case([&](arith::MulFOp) {
-          return add(mulT(tx(0), x(1)), mulT(tx(1), x(0)));
+          Value viaRhs = mulT(tx(1), x(0));
+          return add(mulT(tx(0), x(1)), viaRhs);
         })
         .Case([&](arith::DivFOp) { // (a' - y b') / b
           return div(sub(tx(0), mulT(tx(1), y)), x(1));
         })
         .Case([&](arith::NegFOp) { return neg(tx(0)); })
         .Case<arith::MaximumFOp, arith::MaxNumFOp>([&](Operation *) {
-          return select(cmp(P::OGE, x(0), x(1)), tOrZero(op->getOperand(0)),
-                        tOrZero(op->getOperand(1)));
+          Value rhs = tOrZero(op->getOperand(1));
+          Value lhs = tOrZero(op->getOperand(0));
+          return select(cmp(P::OGE, x(0), x(1)), lhs, rhs);
         })
         .Case<arith::MinimumFOp, arith::MinNumFOp>([&](Operation *) {
-          return select(cmp(P::OLE, x(0), x(1)), tOrZero(op->getOperand(0)),
-                        tOrZero(op->getOperand(1)));
+          Value rhs = tOrZero(op->getOperand(1));
+          Value lhs = tOrZero(op->getOperand(0));
+          return select(cmp(P::OLE, x(0), x(1)), lhs, rhs);
         })
         .Case([&](arith::SelectOp) {
           if (!tx(1) && !tx(2)) // only the condition depends: piecewise
             return Value();
-          return select(x(0), tOrZero(op->getOperand(1)),
-                        tOrZero(op->getOperand(2)));
+          Value onFalse = tOrZero(op->getOperand(2));
+          Value onTrue = tOrZero(op->getOperand(1));
+          return select(x(0), onTrue, onFalse);
         })
         .Case([&](arith::ExtFOp) {
           return arith::ExtFOp::create(*b, loc, type, tx(0)).getResult();
@@ -125,7 +129,8 @@ struct Differentiator {
           return arith::TruncFOp::create(*b, loc, type, tx(0)).getResult();
         })
         .Case([&](math::TanhOp) { // (1 - y²) x'
-          return mul(tx(0), sub(constant(type, 1.0), mul(y, y)));
+          Value ySquared = mul(y, y);
+          return mul(tx(0), sub(constant(type, 1.0), ySquared));
         })
         .Case([&](math::ExpOp) { return mul(tx(0), y); })
         .Case([&](math::Exp2Op) {
@@ -139,7 +144,8 @@ struct Differentiator {
           return div(tx(0), mul(constant(type, 2.0), y));
         })
         .Case([&](math::AbsFOp) {
-          return select(cmp(P::OLT, x(0), zero(type)), neg(tx(0)), tx(0));
+          Value negated = neg(tx(0));
+          return select(cmp(P::OLT, x(0), zero(type)), negated, tx(0));
         })
         .Default([&](Operation *) { return Value(); });
   }

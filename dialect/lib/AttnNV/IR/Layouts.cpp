@@ -88,18 +88,18 @@ std::pair<Value, Value> DistributedTile::threadBase(OpBuilder &b,
   Value tid = NVVM::ThreadIdXOp::create(b, loc, i32);
   Value warp = arith::DivUIOp::create(b, loc, tid, constI32(b, loc, 32));
   Value lane = arith::RemUIOp::create(b, loc, tid, constI32(b, loc, 32));
-  Value row = kind_ == Kind::Cols
-                  ? constI32(b, loc, 0)
-                  : arith::AddIOp::create(
-                        b, loc,
-                        arith::MulIOp::create(b, loc, warp,
-                                              constI32(b, loc, 16 * mTiles())),
-                        arith::DivUIOp::create(b, loc, lane,
-                                               constI32(b, loc, 4)))
-                        .getResult();
+  Value row;
+  if (kind_ == Kind::Cols) {
+    row = constI32(b, loc, 0);
+  } else {
+    Value quad = arith::DivUIOp::create(b, loc, lane, constI32(b, loc, 4));
+    Value warpRow =
+        arith::MulIOp::create(b, loc, warp, constI32(b, loc, 16 * mTiles()));
+    row = arith::AddIOp::create(b, loc, warpRow, quad);
+  }
+  Value two = constI32(b, loc, 2);
   Value col = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, lane, constI32(b, loc, 4)),
-      constI32(b, loc, 2));
+      b, loc, arith::RemUIOp::create(b, loc, lane, constI32(b, loc, 4)), two);
   Type index = b.getIndexType();
   return {arith::IndexCastUIOp::create(b, loc, index, row),
           arith::IndexCastUIOp::create(b, loc, index, col)};
@@ -139,10 +139,11 @@ int64_t SharedGeometry::tileBytes() const {
 Value SharedGeometry::chunkOffset(OpBuilder &b, Location loc, Value row,
                                   Value chunk) const {
   auto c = [&](int64_t v) { return constI32(b, loc, v); };
-  if (layout == SharedLayout::Padded)
-    return arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, row, c(pitch())),
-        arith::MulIOp::create(b, loc, chunk, c(16)));
+  if (layout == SharedLayout::Padded) {
+    Value chunkBytes = arith::MulIOp::create(b, loc, chunk, c(16));
+    Value rowBytes = arith::MulIOp::create(b, loc, row, c(pitch()));
+    return arith::AddIOp::create(b, loc, rowBytes, chunkBytes);
+  }
   // Block chunk / 8 of 64 columns; in it, row r at 128·r and 16-byte chunk c
   // at 16·(c ^ (r % 8)).
   Value block = arith::DivUIOp::create(b, loc, chunk, c(8));
