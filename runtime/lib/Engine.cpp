@@ -388,7 +388,8 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
     return context.takeStatus();
   // TMA is decided per call: the pointers and strides of K and V must be
   // ones a tensor map describes, and the driver must encode them.
-  bool tma = options_.tma && !backward && !varlen &&
+  bool tma = options_.tma.value_or(compiler::tmaByDefault(args.head_dim)) &&
+             !backward && !varlen &&
              driver.cuTensorMapEncodeTiled &&
              tensorMapUnsupportedReason(args).empty();
   CallKey call = CallKey::make(Target::Cuda, context->id, args, user,

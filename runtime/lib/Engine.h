@@ -53,10 +53,11 @@ struct EngineOptions {
   /// splits; kBadSplitCount when the variable is not a count.
   int64_t numSplits = 0;
   static constexpr int64_t kBadSplitCount = -1;
-  /// K/V tiles by TMA in the kernels that allow it (ATTN_JIT_TMA=1; sm_90a
-  /// wgmma forward over contiguous K/V whose layout a tensor map describes,
-  /// else cp.async as without it). Off by default until measured.
-  bool tma = false;
+  /// K/V tiles by TMA in the kernels that allow it (sm_90a wgmma forward
+  /// over contiguous K/V whose layout a tensor map describes, else
+  /// cp.async): unset, where compiler::tmaByDefault says it pays (D = 64
+  /// and 128); ATTN_JIT_TMA=1 wherever allowed, =0 never.
+  std::optional<bool> tma;
   /// How long to wait for another process that builds the same kernel.
   std::chrono::milliseconds buildWait = std::chrono::minutes(2);
 

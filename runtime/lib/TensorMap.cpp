@@ -58,16 +58,30 @@ std::string reasonFor(const KvTensor &t, const int64_t dims[4]) {
   return "";
 }
 
+/// What the maps describe: K and V as (B, Hkv, N, D). A call without keys
+/// (or rows) issues no copy -- the prologue's is guarded by "any tile" --
+/// yet must run the same kernel as any other length: its maps describe one
+/// row (1, 1, 1, D) at Q's address (checked, aligned), never read.
+struct MapView {
+  int64_t dims[4];
+  KvTensor tensors[abi::kTensorMapCount];
+};
+MapView viewOf(const attn_fwd_args &args) {
+  if (args.batch < 1 || args.seqlen_k < 1)
+    return {{1, 1, 1, args.head_dim},
+            {{"K", args.q, args.k_strides}, {"V", args.q, args.v_strides}}};
+  return {{args.batch, kvHeadsOf(args), args.seqlen_k, args.head_dim},
+          {{"K", args.k, args.k_strides}, {"V", args.v, args.v_strides}}};
+}
+
 } // namespace
 
 std::string tensorMapUnsupportedReason(const attn_fwd_args &args) {
   if (args.dtype != ATTN_DTYPE_BF16 && args.dtype != ATTN_DTYPE_F16)
     return "TMA kernels are bf16 or f16";
-  const int64_t dims[4] = {args.batch, kvHeadsOf(args), args.seqlen_k,
-                           args.head_dim};
-  for (const KvTensor &t : {KvTensor{"K", args.k, args.k_strides},
-                            KvTensor{"V", args.v, args.v_strides}})
-    if (std::string reason = reasonFor(t, dims); !reason.empty())
+  MapView view = viewOf(args);
+  for (const KvTensor &t : view.tensors)
+    if (std::string reason = reasonFor(t, view.dims); !reason.empty())
       return reason;
   return "";
 }
@@ -84,18 +98,16 @@ Status encodeTensorMaps(const CudaDriver &driver, const attn_fwd_args &args,
   if (boxRows < 1 || boxRows > 256)
     return makeError(ATTN_ERROR_UNSUPPORTED,
                      "a TMA box has 1 to 256 rows, got {}", boxRows);
-  const KvTensor tensors[abi::kTensorMapCount] = {
-      {"K", args.k, args.k_strides}, {"V", args.v, args.v_strides}};
+  MapView view = viewOf(args);
   static_assert(abi::kTensorMaps[0].tensor == 1 &&
                     abi::kTensorMaps[1].tensor == 2,
                 "kTensorMaps lists K, then V");
   CUtensorMapDataType type = args.dtype == ATTN_DTYPE_BF16
                                  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  const int64_t sizes[4] = {args.batch, kvHeadsOf(args), args.seqlen_k,
-                            args.head_dim};
+  const int64_t *sizes = view.dims;
   for (int m = 0; m < abi::kTensorMapCount; ++m) {
-    const KvTensor &t = tensors[m];
+    const KvTensor &t = view.tensors[m];
     int64_t s[3];
     mapStrides(t, sizes, s);
     // Innermost first: (D, N, Hkv, B); strides of the outer three in bytes.

@@ -213,6 +213,10 @@ bool shouldPackGqa(int64_t heads, int64_t kvHeads, int64_t seqlenQ,
   return heads / kvHeads * seqlenQ <= blockM;
 }
 
+bool tmaByDefault(int64_t headDim) {
+  return headDim > 0 && headDim % 64 == 0 && headDim <= kTmaDefaultMaxHeadDim;
+}
+
 int64_t maxSharedBytesPerBlock(std::string_view chip) {
   if (chip.rfind("sm_90", 0) == 0 || chip.rfind("sm_100", 0) == 0 ||
       chip.rfind("sm_101", 0) == 0)

@@ -682,7 +682,19 @@ TEST_F(EngineCudaTest, TmaKernelsTakeKAndVTensorMapsAfterTheirArguments) {
             (std::vector<uint32_t>{64, 128, 1, 1}));
 }
 
-TEST_F(EngineCudaTest, TmaIsOffByDefaultAndPerCallWhereLayoutsAllow) {
+TEST_F(EngineCudaTest, TmaByDefaultUpToD128AndPerCallWhereLayoutsAllow) {
+  // Unset: D = 64 and 128 take TMA, D = 256 keeps cp.async (TilePolicy.h's
+  // tmaByDefault); ATTN_JIT_TMA=0 never.
+  for (auto [headDim, expected] : {std::pair{64, true}, std::pair{128, true},
+                                   std::pair{256, false}}) {
+    ForwardFixture byDefault(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64,
+                             headDim);
+    ASSERT_TRUE(engine().forward(&byDefault.args).ok());
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_EQ(fakeCompiler().lastConfig.tma, expected) << "D = " << headDim;
+  }
+  engine_.reset();
+  options.tma = false;
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
   ASSERT_TRUE(engine().forward(&call.args).ok());
   {
@@ -705,7 +717,9 @@ TEST_F(EngineCudaTest, TmaIsOffByDefaultAndPerCallWhereLayoutsAllow) {
     EXPECT_FALSE(fakeCompiler().lastConfig.tma);
   }
   std::lock_guard<std::mutex> lock(fakeCuda().mutex);
-  EXPECT_EQ(fakeCuda().tensorMapLog.size(), 2u); // the first TMA call's
+  // K's and V's maps of the calls at D = 64 and 128 by default and of the
+  // forced call; none for D = 256, ATTN_JIT_TMA=0 or the expanded heads.
+  EXPECT_EQ(fakeCuda().tensorMapLog.size(), 6u);
 }
 
 TEST_F(EngineCudaTest, UnknownTensorCoreSettingIsAnError) {

@@ -7,6 +7,8 @@
 #include "KernelBlob.h"
 #include "TestUtil.h"
 
+#include "attn/Compiler/TilePolicy.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -127,6 +129,7 @@ TEST_F(EngineDiskTest, ForeignEntryIsRebuilt) {
   key.compilerVersion = kFakeVersion;
   key.config.headDim = 64;
   key.config.arch = "sm_90a";
+  key.config.tma = attn::compiler::tmaByDefault(key.config.headDim);
   key.config = key.config.resolved(/*nvidia=*/true); // as the engine keys it
   ASSERT_EQ(::rename(foreign.c_str(), cache->entryPath(key.str()).c_str()), 0);
   attn_stats stats = runInFreshEngine(64);
@@ -142,6 +145,7 @@ TEST_F(EngineDiskTest, BadMetadataInAValidEntryIsRejected) {
   key.compilerVersion = kFakeVersion;
   key.config.headDim = 64;
   key.config.arch = "sm_90a";
+  key.config.tma = attn::compiler::tmaByDefault(key.config.headDim);
   key.config = key.config.resolved(/*nvidia=*/true); // as the engine keys it
   compiler::PtxKernel kernel;
   kernel.ptx = "x";
@@ -166,6 +170,7 @@ TEST_F(EngineDiskTest, NewCompilerVersionNeverLoadsOldKernels) {
   key.compilerVersion = kFakeVersion;
   key.config.headDim = 64;
   key.config.arch = "sm_90a";
+  key.config.tma = attn::compiler::tmaByDefault(key.config.headDim);
   key.config = key.config.resolved(/*nvidia=*/true); // as the engine keys it
   ASSERT_EQ(decodeEntry(file, key.str(), payload, reason), EntryCheck::Valid)
       << reason;

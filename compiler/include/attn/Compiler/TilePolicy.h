@@ -68,6 +68,15 @@ std::string wgmmaUnsupportedReason(std::string_view chip, int64_t headDim,
 bool shouldPackGqa(int64_t heads, int64_t kvHeads, int64_t seqlenQ,
                    int64_t blockM);
 
+/// Whether a forward call at `headDim` takes TMA for K/V when the runtime is
+/// not told (ATTN_JIT_TMA unset) and the kernel allows it (resolved()): on
+/// the H200, two runs of the convention shapes (ab_bench, TMA against
+/// cp.async in one process) measured D = 64 1.04-1.08x and D = 128
+/// 1.01-1.14x on every shape, D = 256 0.95-1.04x (neutral, cp.async kept);
+/// head dims that are not multiples of 64 are not measured yet.
+inline constexpr int64_t kTmaDefaultMaxHeadDim = 128;
+bool tmaByDefault(int64_t headDim);
+
 /// Bytes of one tile of `rows` x `headDim` 16-bit elements in shared memory:
 /// padded rows (mma.sync) or 128-byte-swizzled 64-column blocks (wgmma).
 int64_t sharedTileBytes(int64_t rows, int64_t headDim, bool wgmma);

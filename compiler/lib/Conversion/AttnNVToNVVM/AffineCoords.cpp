@@ -98,9 +98,10 @@ void AffineCoords::clone(Operation &op, IRMapping &mapping) {
       return Form{l.base, offset};
     if (!l.base && kind == Kind::Add)
       return Form{r.base, offset};
-    return Form{shared(kind, materialize(l, type), materialize(r, type),
-                       type),
-                offset};
+    // One statement each (docs/testing.md: no nested op creation).
+    Value rhs = materialize(r, type);
+    Value lhs = materialize(l, type);
+    return Form{shared(kind, lhs, rhs, type), offset};
   };
   if (isa<arith::AddIOp>(op))
     record(combine(Kind::Add, (*in)[0], (*in)[1],

@@ -24,8 +24,12 @@ constexpr int64_t kWaitSuspendNs = 0x989680;
 /// Runs `body` in thread 0 only.
 void inThreadZero(OpBuilder &b, Location loc,
                   function_ref<void(OpBuilder &)> body) {
+  // One statement each: the IR's order must not depend on the host
+  // compiler's argument evaluation order (docs/testing.md).
+  Value zero = constI32(b, loc, 0);
+  Value thread = threadId(b, loc);
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      threadId(b, loc), constI32(b, loc, 0));
+                                      thread, zero);
   scf::IfOp::create(b, loc, first, [&](OpBuilder &tb, Location tl) {
     body(tb);
     scf::YieldOp::create(tb, tl);
@@ -64,8 +68,9 @@ struct InitBarriers : OpConversionPattern<InitBarriersOp> {
         Value at = arith::AddIOp::create(
             b, loc, adaptor.getBarriers(),
             constI32(b, loc, i * kMbarrierBytes));
-        NVVM::MBarrierInitOp::create(b, loc, smem.at(b, loc, at),
-                                     constI32(b, loc, 1), Value());
+        Value one = constI32(b, loc, 1);
+        Value address = smem.at(b, loc, at);
+        NVVM::MBarrierInitOp::create(b, loc, address, one, Value());
       }
       NVVM::FenceMbarrierInitOp::create(b, loc);
     });
@@ -141,10 +146,10 @@ struct WaitBarrier : OpConversionPattern<WaitBarrierOp> {
     Value barrier =
         barrierOfUse(rewriter, loc, smem, adaptor.getBarriers(), u, count);
     // Phase floor(u / count) of that barrier, by its parity.
-    Value parity = arith::AndIOp::create(
-        rewriter, loc,
-        arith::DivUIOp::create(rewriter, loc, u, constI32(rewriter, loc, count)),
-        constI32(rewriter, loc, 1));
+    Value one = constI32(rewriter, loc, 1);
+    Value phase = arith::DivUIOp::create(rewriter, loc, u,
+                                         constI32(rewriter, loc, count));
+    Value parity = arith::AndIOp::create(rewriter, loc, phase, one);
     NVVM::MBarrierTryWaitParityOp::create(
         rewriter, loc, barrier, parity,
         constI32(rewriter, loc, kWaitSuspendNs));
