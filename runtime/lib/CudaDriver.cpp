@@ -3,9 +3,15 @@
 #include "CudaDriver.h"
 #include "Error.h"
 
+#include <atomic>
 #include <dlfcn.h>
 
 namespace attn::rt {
+
+uint64_t CudaDriver::nextId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 std::string CudaDriver::describe(CUresult result) const {
   const char *name = nullptr, *text = nullptr;

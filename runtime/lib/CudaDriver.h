@@ -16,6 +16,7 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -59,6 +60,10 @@ struct CudaDriver {
   std::string library;
   /// cuDriverGetVersion, e.g. 13000.
   int version = 0;
+  /// Distinct for each table made in this process (an address may be
+  /// reused): keys what is remembered of its results (TensorMap.cpp).
+  uint64_t id = nextId();
+  static uint64_t nextId();
 
   /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
   std::string describe(CUresult result) const;

@@ -5,7 +5,10 @@
 #include "Error.h"
 #include "Validate.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <tuple>
 
 namespace attn::rt {
 
@@ -86,8 +89,74 @@ std::string tensorMapUnsupportedReason(const attn_fwd_args &args) {
   return "";
 }
 
+namespace {
+
+/// What a call's maps are a function of: the same inputs encode the same
+/// bytes, so a thread's repeated call (a decode step's cache, a training
+/// loop's buffers) reuses its last maps instead of two driver calls, which
+/// cost ~0.6-1.1 µs of a cached call's host time on the H200 (version 18).
+struct MapInputs {
+  uint64_t driver; // CudaDriver::id
+  const void *q, *k, *v;
+  attn_dtype dtype;
+  int64_t batch, kvHeads, seqlenK, headDim, boxRows;
+  int64_t kStrides[4], vStrides[4];
+
+  static MapInputs of(const CudaDriver &driver, const attn_fwd_args &args,
+                      int64_t boxRows) {
+    MapInputs in{driver.id,     args.q,          args.k,
+                 args.v,        args.dtype,      args.batch,
+                 kvHeadsOf(args), args.seqlen_k, args.head_dim,
+                 boxRows,       {},              {}};
+    std::copy(std::begin(args.k_strides), std::end(args.k_strides),
+              in.kStrides);
+    std::copy(std::begin(args.v_strides), std::end(args.v_strides),
+              in.vStrides);
+    return in;
+  }
+  bool operator==(const MapInputs &o) const {
+    auto fields = [](const MapInputs &m) {
+      return std::tie(m.driver, m.q, m.k, m.v, m.dtype, m.batch, m.kvHeads,
+                      m.seqlenK, m.headDim, m.boxRows);
+    };
+    return fields(*this) == fields(o) &&
+           std::equal(std::begin(kStrides), std::end(kStrides),
+                      std::begin(o.kStrides)) &&
+           std::equal(std::begin(vStrides), std::end(vStrides),
+                      std::begin(o.vStrides));
+  }
+};
+
+struct LastMaps {
+  bool valid = false;
+  MapInputs inputs;
+  TensorMaps maps;
+};
+
+Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
+                      int64_t boxRows, TensorMaps &out);
+
+} // namespace
+
 Status encodeTensorMaps(const CudaDriver &driver, const attn_fwd_args &args,
                         int64_t boxRows, TensorMaps &out) {
+  thread_local LastMaps last;
+  MapInputs inputs = MapInputs::of(driver, args, boxRows);
+  if (last.valid && last.inputs == inputs) {
+    out = last.maps;
+    return Status();
+  }
+  if (Status status = encodeUncached(driver, args, boxRows, out);
+      !status.ok())
+    return status;
+  last = {true, inputs, out};
+  return Status();
+}
+
+namespace {
+
+Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
+                      int64_t boxRows, TensorMaps &out) {
   if (!driver.cuTensorMapEncodeTiled)
     return makeError(ATTN_ERROR_UNSUPPORTED,
                      "the CUDA driver lacks cuTensorMapEncodeTiled (CUDA "
@@ -136,5 +205,7 @@ Status encodeTensorMaps(const CudaDriver &driver, const attn_fwd_args &args,
   }
   return Status();
 }
+
+} // namespace
 
 } // namespace attn::rt

@@ -123,6 +123,27 @@ TEST_F(TensorMapTest, SizeOneDimsTakeDenseStridesAndBroadcastsAreRefused) {
       << tensorMapUnsupportedReason(shared.args);
 }
 
+TEST_F(TensorMapTest, ARepeatedCallReusesItsMaps) {
+  // The same inputs on the same thread: the driver encodes once; another
+  // K, another driver table or another box encodes again.
+  auto driver = makeFakeCudaDriver();
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 2, 4, 16, 300, 128);
+  TensorMaps first, again;
+  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 128, first).ok());
+  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 128, again).ok());
+  EXPECT_EQ(encodeLog().size(), 2u);
+  EXPECT_EQ(std::memcmp(&first, &again, sizeof(TensorMaps)), 0);
+  ForwardFixture other(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 2, 4, 16, 300, 128);
+  call.args.k = other.args.k;
+  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 128, again).ok());
+  EXPECT_EQ(encodeLog().size(), 4u);
+  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 64, again).ok());
+  EXPECT_EQ(encodeLog().size(), 6u);
+  auto otherDriver = makeFakeCudaDriver();
+  ASSERT_TRUE(encodeTensorMaps(*otherDriver, call.args, 64, again).ok());
+  EXPECT_EQ(encodeLog().size(), 8u);
+}
+
 TEST_F(TensorMapTest, ADriverWithoutTheEntryPointHasNoTma) {
   fakeCuda().hasTensorMapEncode = false;
   auto driver = makeFakeCudaDriver();
