@@ -2,8 +2,9 @@
 //
 // A kernel compiled with TMA (KernelConfig::tma) reads K and V through
 // tensor maps that the runtime encodes per call (the pointers change) with
-// the driver's cuTensorMapEncodeTiled and passes by value after every other
-// argument (KernelABI.h's kTensorMaps). A call whose K or V the copy engine
+// the driver's cuTensorMapEncodeTiled -- a thread's call with the same
+// inputs as its last reuses those maps -- and passes by value after every
+// other argument (KernelABI.h's kTensorMaps). A call whose K or V the copy engine
 // cannot describe (a base not 16-byte aligned, a stride not a multiple of
 // 16 bytes, a non-unit innermost stride), or a driver without the entry
 // point, runs the cp.async kernel instead.
