@@ -44,19 +44,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)                                       # test_attention (reference)
 sys.path.insert(0, os.path.join(REPO, "examples", "python"))   # transformer_block
 
-try:
-    import torch
-except ImportError as ex:
-    torch = None
-    NO_TORCH = f"torch not importable ({ex})"
-else:
-    NO_TORCH = None
-try:
-    import attn_jit  # after torch: registers the custom op
-except ImportError:
-    sys.path.append(os.path.join(REPO, "python"))
-    import attn_jit
-NO_CUDA = NO_TORCH or (None if torch.cuda.is_available() else "torch sees no CUDA device")
+from torch_and_package import NO_CUDA, NO_TORCH, attn_jit, torch  # noqa: E402
 if torch is not None:
     import torch.nn.functional as F
     from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode

@@ -41,21 +41,9 @@ import unittest
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
 
-try:
-    import torch
-except ImportError as ex:
-    torch = None
-    NO_TORCH = f"torch not importable ({ex})"
-else:
-    NO_TORCH = None
-try:
-    import attn_jit  # after torch: registers the custom ops
-except ImportError:
-    sys.path.append(os.path.join(REPO, "python"))
-    import attn_jit
-NO_CUDA = NO_TORCH or (None if torch.cuda.is_available() else "torch sees no CUDA device")
+sys.path.insert(0, HERE)
+from torch_and_package import NO_CUDA, NO_TORCH, attn_jit, torch  # noqa: E402
 if torch is not None:
     import torch.nn.functional as F
     from attn_jit import _torch

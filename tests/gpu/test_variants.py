@@ -54,21 +54,9 @@ import warnings
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-try:
-    import torch
-except ImportError as ex:
-    torch = None
-    NO_TORCH = f"torch not importable ({ex})"
-else:
-    NO_TORCH = None
-try:
-    import attn_jit  # after torch: registers the custom op
-except ImportError:
-    sys.path.append(os.path.join(REPO, "python"))
-    import attn_jit
+from torch_and_package import NO_TORCH, attn_jit, torch  # noqa: E402,F401
 import attn_jit_ctypes as aj  # noqa: E402
 
 ABS_FLOOR = 1e-6
