@@ -22,6 +22,34 @@ using namespace attn::testing;
 
 namespace {
 
+/// A paged call over `fwd`'s tensors: `batch` sequences of at most `maxQ`
+/// queries, a block table of `maxPages` columns (rows `tableStride` apart,
+/// 0: maxPages), `numPages` pages of `pageSize` rows; the query offsets,
+/// table and key counts are registered fake memory the kernel never reads.
+struct PagedTables {
+  Buffer cuQ, table, used;
+  attn_paged_args a{};
+  PagedTables(const attn_fwd_args &fwd, int64_t batch, int64_t maxQ,
+              int64_t maxPages, int64_t tableStride, int64_t numPages,
+              int64_t pageSize)
+      : cuQ((batch + 1) * 4),
+        table(batch * std::max(maxPages, tableStride) * 4), used(batch * 4) {
+    for (Buffer *b : {&cuQ, &table, &used})
+      registerFakeMemory(b->data(), b->size());
+    a.fwd = fwd;
+    a.fwd.batch = batch;
+    a.cu_seqlens_q = static_cast<const int32_t *>(cuQ.data());
+    a.max_seqlen_q = maxQ;
+    a.block_table = static_cast<const int32_t *>(table.data());
+    a.max_pages = maxPages;
+    a.block_table_stride = tableStride;
+    a.seqused_k = static_cast<const int32_t *>(used.data());
+    a.num_pages = numPages;
+    a.page_size = pageSize;
+    attn_set_paged_strides(&a);
+  }
+};
+
 class EngineCudaTest : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -247,21 +275,10 @@ TEST_F(EngineCudaTest, PagedLaunchesOverSequencesWithTheirTables) {
   // scale (KernelABI.h's kPagedArgs).
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 8, 100, 40 * 16,
                       64, true, 2);
-  Buffer cuQ(16), table(3 * 6 * 4), used(12);
-  for (Buffer *b : {&cuQ, &table, &used})
-    registerFakeMemory(b->data(), b->size());
-  attn_paged_args a{};
-  a.fwd = call.args;
-  a.fwd.batch = 3;
-  a.cu_seqlens_q = static_cast<const int32_t *>(cuQ.data());
-  a.max_seqlen_q = 70;
-  a.block_table = static_cast<const int32_t *>(table.data());
-  a.max_pages = 5;
-  a.block_table_stride = 6;
-  a.seqused_k = static_cast<const int32_t *>(used.data());
-  a.num_pages = 40;
-  a.page_size = 16;
-  attn_set_paged_strides(&a);
+  PagedTables paged(call.args, /*batch=*/3, /*maxQ=*/70, /*maxPages=*/5,
+                    /*tableStride=*/6, /*numPages=*/40, /*pageSize=*/16);
+  attn_paged_args &a = paged.a;
+  Buffer &cuQ = paged.cuQ, &table = paged.table, &used = paged.used;
   fakeCuda().paramsAfterScale = 12;
   Status status = engine().forwardPaged(&a);
   ASSERT_TRUE(status.ok()) << status.toString();
@@ -316,21 +333,9 @@ TEST_F(EngineCudaTest, PagedDecodePacksGqaHeadsAndSplits) {
   options.numSplits = 0;
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 32, 80, 512 * 16,
                       128, true, 8);
-  Buffer cuQ(12), table(2 * 256 * 4), used(8);
-  for (Buffer *b : {&cuQ, &table, &used})
-    registerFakeMemory(b->data(), b->size());
-  attn_paged_args a{};
-  a.fwd = call.args;
-  a.fwd.batch = 2;
-  a.cu_seqlens_q = static_cast<const int32_t *>(cuQ.data());
-  a.max_seqlen_q = 2;
-  a.block_table = static_cast<const int32_t *>(table.data());
-  a.max_pages = 256;
-  a.block_table_stride = 256;
-  a.seqused_k = static_cast<const int32_t *>(used.data());
-  a.num_pages = 512;
-  a.page_size = 16;
-  attn_set_paged_strides(&a);
+  PagedTables paged(call.args, /*batch=*/2, /*maxQ=*/2, /*maxPages=*/256,
+                    /*tableStride=*/256, /*numPages=*/512, /*pageSize=*/16);
+  attn_paged_args &a = paged.a;
   fakeCuda().paramsAfterScale = 12 + 17; // kPagedArgs, then kSplitArgs
   Status status = engine().forwardPaged(&a);
   ASSERT_TRUE(status.ok()) << status.toString();
@@ -440,19 +445,10 @@ TEST_F(EngineCudaTest, PagedDecodeSplitsOverTheTablesWidth) {
   const int64_t pages = 512, page = 16;
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 32, 1,
                       pages * page, 128, true, 8);
-  Buffer cuQ(8), table(pages * 4), used(4);
-  for (Buffer *b : {&cuQ, &table, &used})
-    registerFakeMemory(b->data(), b->size());
-  attn_paged_args a{};
-  a.fwd = call.args;
-  a.cu_seqlens_q = static_cast<const int32_t *>(cuQ.data());
-  a.max_seqlen_q = 1;
-  a.block_table = static_cast<const int32_t *>(table.data());
-  a.max_pages = pages;
-  a.seqused_k = static_cast<const int32_t *>(used.data());
-  a.num_pages = pages;
-  a.page_size = page;
-  attn_set_paged_strides(&a);
+  PagedTables paged(call.args, /*batch=*/1, /*maxQ=*/1, /*maxPages=*/pages,
+                    /*tableStride=*/0, /*numPages=*/pages, /*pageSize=*/page);
+  attn_paged_args &a = paged.a;
+  Buffer &cuQ = paged.cuQ, &table = paged.table, &used = paged.used;
   fakeCuda().paramsAfterScale = 12 + 17; // kPagedArgs, kSplitArgs
   Status status = engine().forwardPaged(&a);
   ASSERT_TRUE(status.ok()) << status.toString();
