@@ -21,6 +21,9 @@ Shapes (--shapes):
           contiguous, D in --d, N in --n, causal in --causal (--d/--n/--causal
           select these shapes only);
   gqa     GQA prefill B = 4, Hq = 32, Hkv = 8, N = 4096, D = 128, causal 1 and 0;
+  extra   issue 16's other shapes: the short batch B = 64, H = 16, N = 256, D = 128
+          causal, and D = 96 and 192 at N = 4096 (FlashAttention convention batch
+          and heads), causal and not;
   decode  B = 16, Hq = 32, Hkv = 8, Nq = 1, Nk = 8192, D = 128, no mask, and the same
           with Hkv = 32 (no GQA); also the achieved K/V read bandwidth, bytes
           2*B*Hkv*Nk*D*2 / time, next to a device-to-device copy of 1 GiB measured
@@ -105,8 +108,8 @@ def parse_args(argv=None):
         ap.error(f"bad list: {ex}")
     args.shape_sets = [x for x in args.shapes.split(",") if x]
     for s in args.shape_sets:
-        if s not in ("conv", "gqa", "decode"):
-            ap.error(f"--shapes: unknown set {s!r} (conv, gqa, decode)")
+        if s not in SHAPE_SETS:
+            ap.error(f"--shapes: unknown set {s!r} ({', '.join(SHAPE_SETS)})")
     args.method_list = [m for m in args.methods.split(",") if m]
     for m in args.method_list:
         if m not in METHODS:
@@ -123,6 +126,16 @@ def parse_len(x):
     return int(x[:-1]) * 1024 if x.endswith("k") else int(x)
 
 
+SHAPE_SETS = ("conv", "gqa", "extra", "decode")
+
+
+def conv_shape(args, d, n, c, set_name="conv"):
+    """A FlashAttention-convention shape: --tokens tokens, --width // d heads."""
+    b, h = args.tokens // n, args.width // d
+    return dict(set=set_name, B=b, H=h, Hkv=h, Nq=n, Nk=n, D=d, causal=c,
+                name=f"D={d} N={n} {'causal' if c else 'full'}")
+
+
 def make_shapes(args):
     """Shapes as dicts: set, name, B, H, Hkv, Nq, Nk, D, causal."""
     shapes = []
@@ -131,14 +144,18 @@ def make_shapes(args):
             for n in args.n_list:
                 if args.tokens % n or args.width < d:
                     continue
-                b, h = args.tokens // n, args.width // d
                 for c in args.causal_list:
-                    shapes.append(dict(set="conv", B=b, H=h, Hkv=h, Nq=n, Nk=n, D=d, causal=c,
-                                       name=f"D={d} N={n} {'causal' if c else 'full'}"))
+                    shapes.append(conv_shape(args, d, n, c))
     if "gqa" in args.shape_sets:
         for c in sorted(args.causal_list, reverse=True):   # causal first: the shape asked for
             shapes.append(dict(set="gqa", B=4, H=32, Hkv=8, Nq=4096, Nk=4096, D=128, causal=c,
                                name=f"gqa B=4 H=32 Hkv=8 N=4096 D=128 {'causal' if c else 'full'}"))
+    if "extra" in args.shape_sets:
+        shapes.append(dict(set="extra", B=64, H=16, Hkv=16, Nq=256, Nk=256, D=128, causal=True,
+                           name="short B=64 H=16 N=256 D=128 causal"))
+        for d in (96, 192):
+            for c in args.causal_list:
+                shapes.append(conv_shape(args, d, 4096, c, "extra"))
     if "decode" in args.shape_sets:
         for hkv in (8, 32):
             shapes.append(dict(set="decode", B=16, H=32, Hkv=hkv, Nq=1, Nk=8192, D=128, causal=False,
