@@ -14,6 +14,8 @@ For an mma.sync A/B set ATTN_JIT_TENSOR_CORES=mma.sync for the whole process
 starts (it reads ATTN_JIT_* once), so one build can be compared with itself
 under two settings: --old and --new two copies of one libattn-jit.so (one file
 loads once), e.g. --new-env ATTN_JIT_TMA=1 for TMA against cp.async.
+--old-tiles / --new-tiles M,N make that library's calls ask for block_m x block_n
+(attn_fwd_args; default 0,0: the runtime's tiles), to A/B a tile choice.
 
 Shapes (--shapes):
   conv    the FlashAttention convention: 16384 tokens (--tokens), batch = tokens / N,
@@ -86,6 +88,8 @@ def parse_args(argv=None):
     ap.add_argument("--old", default="", help="libattn-jit.so of the old build (optional: without it, new vs SDPA)")
     ap.add_argument("--old-env", default="", help="VAR=VALUE,... while --old's engine starts")
     ap.add_argument("--new-env", default="", help="VAR=VALUE,... while --new's engine starts")
+    ap.add_argument("--old-tiles", default="", help="M,N: --old's calls ask for block_m x block_n (default: the runtime's)")
+    ap.add_argument("--new-tiles", default="", help="M,N: --new's calls ask for block_m x block_n")
     ap.add_argument("--shapes", default="conv,gqa,decode")
     ap.add_argument("--d", default="64,128,256", help="conv shapes: head dims")
     ap.add_argument("--n", default="1024,2048,4096,8192,16384", help="conv shapes: sequence lengths (k suffix ok)")
@@ -106,6 +110,13 @@ def parse_args(argv=None):
         args.causal_list = [bool(int(x)) for x in args.causal.split(",") if x]
     except ValueError as ex:
         ap.error(f"bad list: {ex}")
+    try:
+        args.tiles = {m: tuple(int(x) for x in t.split(",")) if t else (0, 0)
+                      for m, t in (("old", args.old_tiles), ("new", args.new_tiles))}
+    except ValueError as ex:
+        ap.error(f"bad tiles: {ex}")
+    if any(len(t) != 2 for t in args.tiles.values()):
+        ap.error("--old-tiles / --new-tiles: M,N")
     args.shape_sets = [x for x in args.shapes.split(",") if x]
     for s in args.shape_sets:
         if s not in SHAPE_SETS:
@@ -192,8 +203,9 @@ def list_shapes(args, shapes):
 
 # ---------------------------------------------------------------------------
 
-def make_args_struct(q, k, v, o, causal, stream):
-    """attn_fwd_args for torch tensors q, o (B, H, Nq, D), k, v (B, Hkv, Nk, D), bf16."""
+def make_args_struct(q, k, v, o, causal, stream, tiles=(0, 0)):
+    """attn_fwd_args for torch tensors q, o (B, H, Nq, D), k, v (B, Hkv, Nk, D), bf16;
+    tiles: (block_m, block_n), 0 for the runtime's choice."""
     B, H, Nq, D = q.shape
     a = aj.AttnFwdArgs()
     a.q, a.k, a.v, a.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr()
@@ -205,6 +217,7 @@ def make_args_struct(q, k, v, o, causal, stream):
     a.lse_strides[:] = [0, 0, 0]
     a.dtype, a.mask, a.scale = aj.DTYPES["bf16"], aj.MASKS["causal" if causal else "none"], 0.0
     a.device, a.stream = aj.DEVICE_CUDA, stream
+    a.block_m, a.block_n = tiles
     return a
 
 
@@ -225,7 +238,7 @@ def copy_bandwidth(torch, warmup, reps):
 class Shape:
     """Inputs and one callable per method for one shape."""
 
-    def __init__(self, torch, s, gen, libs, stream, methods):
+    def __init__(self, torch, s, gen, libs, stream, methods, tiles):
         self.torch, self.s, self.libs, self.stream = torch, s, libs, stream
         B, H, Hkv, Nq, Nk, D = s["B"], s["H"], s["Hkv"], s["Nq"], s["Nk"], s["D"]
 
@@ -235,7 +248,7 @@ class Shape:
         self.sets = [(rnd(B, H, Nq, D), rnd(B, Hkv, Nk, D), rnd(B, Hkv, Nk, D)) for _ in range(s["rotate"])]
         self.outs = {m: [torch.empty(B, H, Nq, D, device="cuda", dtype=torch.bfloat16) for _ in self.sets]
                      for m in ("old", "new") if m in methods}
-        self.structs = {m: [make_args_struct(q, k, v, o, s["causal"], stream)
+        self.structs = {m: [make_args_struct(q, k, v, o, s["causal"], stream, tiles[m])
                             for (q, k, v), o in zip(self.sets, self.outs[m])] for m in self.outs}
         self.kv_mode = {}       # sdpa backend -> "gqa" (enable_gqa=True) / "expanded" / "same"
         self.expanded = None    # K/V repeated to H heads, per input set, if a backend needs it
@@ -308,7 +321,7 @@ def run_shape(torch, s, gen, libs, stream, args, emit_base):
     """Checks and times every method on shape s; returns {method: record}."""
     from torch.nn.attention import sdpa_kernel
     methods = [m for m in args.method_list if m in ("cudnn", "fa2") or m in libs]
-    sh = Shape(torch, s, gen, libs, stream, methods)
+    sh = Shape(torch, s, gen, libs, stream, methods, args.tiles)
     recs = {m: dict(emit_base, method=m, status="ok") for m in methods}
     fns = {}
 
