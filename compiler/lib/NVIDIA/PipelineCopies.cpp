@@ -1,4 +1,4 @@
-//===- PipelineCopies.cpp - K/V copies one tile ahead, multi-buffered -----===//
+//===- PipelineCopies.cpp - K/V copies tiles ahead, multi-buffered --------===//
 //
 // Input (attn-nv-assign-layouts): every copy followed by its own commit,
 // wait, fence and barrier, and a barrier ending the K/V loop's body. A
@@ -19,6 +19,16 @@
 //                commit
 //     ... products read stage it ...
 //     [S = 2, unless wgmma with the plain schedule: barrier]
+//
+// The wgmma plain schedule over cp.async copies S - 1 tiles ahead instead
+// of one (A = S - 1: the prologue issues tiles 0 .. A - 1, a group each;
+// the header waits with A - 1 groups pending; the loop copies tile
+// it + A): it leaves no product in flight past an iteration, so the stage
+// of tile it + S - 1, last read by iteration it - 1, is free once every
+// thread passed the barrier of iteration it. A decode kernel (packed GQA
+// heads over a paged cache, TilePolicy) then keeps two K/V tiles in
+// flight, where one tile ahead leaves nothing in flight from a tile's
+// arrival until the next tile's copies are issued.
 //
 // The stage a prefetch overwrites was read by iteration it + 1 - S. With
 // three stages every thread finished that before the barrier of iteration
@@ -169,6 +179,8 @@ LogicalResult Pipeliner::run() {
                               "tile copied in the loop must follow from the "
                               "induction variable");
   bool tma = config.getTma();
+  // Tiles the copies run ahead (the header above).
+  int64_t ahead = config.isWgmma() && !pipelined && !tma ? stages - 1 : 1;
   llvm::DenseMap<Value, Value> tensorMaps; // source argument -> its map
   if (tma && failed(addTensorMaps(kvCopies, tensorMaps)))
     return failure();
@@ -261,17 +273,31 @@ LogicalResult Pipeliner::run() {
       InitBarriersOp::create(b, loc, bars, config.getWarps());
     NVVM::Barrier0Op::create(b, loc);
   }
-  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lo, hi);
-  scf::IfOp::create(b, loc, any, [&](OpBuilder &ib, Location il) {
-    issue(ib, lo, zero);
-    scf::YieldOp::create(ib, il);
-  });
-  if (!tma)
-    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  // The copies of tile `at` into `stage` when it is a tile (< hi), then
+  // (cp.async) their group, empty or not: the waits count groups.
+  auto issueGroup = [&](OpBuilder &gb, Value at, Value stage) {
+    Value any =
+        arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::slt, at, hi);
+    scf::IfOp::create(gb, loc, any, [&](OpBuilder &ib, Location il) {
+      issue(ib, at, stage);
+      scf::YieldOp::create(ib, il);
+    });
+    if (!tma)
+      NVVM::CpAsyncCommitGroupOp::create(gb, loc);
+  };
+  Value at = lo;
+  for (int64_t t = 0; t < ahead; ++t) {
+    Value stage = zero;
+    if (t > 0) {
+      at = arith::AddIOp::create(b, loc, at, step);
+      stage = arith::ConstantIndexOp::create(b, loc, t);
+    }
+    issueGroup(b, at, stage);
+  }
   if (!pipelined || tma) {
-    // Q is done when at most the first K/V group is in flight (with TMA
+    // Q is done when at most the first K/V groups are in flight (with TMA
     // Q's is the only group, and this is the only wait for it).
-    waitAndBarrier(b, loc, tma ? 0 : 1);
+    waitAndBarrier(b, loc, tma ? 0 : ahead);
     for (LoadOperandOp load : registerLoads)
       load->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
   }
@@ -288,25 +314,24 @@ LogicalResult Pipeliner::run() {
   Value it = newLoop.getInductionVar();
   Value kv = arith::AddIOp::create(nb, loc, lo,
                                    arith::MulIOp::create(nb, loc, it, step));
-  Value next = arith::AddIOp::create(nb, loc, kv, step);
-  Value nextIt = arith::AddIOp::create(nb, loc, it, one);
-  auto prefetch = [&]() {
-    Value more =
-        arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::slt, next, hi);
-    scf::IfOp::create(nb, loc, more, [&](OpBuilder &ib, Location il) {
-      issue(ib, next, nextIt);
-      scf::YieldOp::create(ib, il);
-    });
-    if (!tma)
-      NVVM::CpAsyncCommitGroupOp::create(nb, loc);
-  };
+  Value next, nextIt;
+  if (ahead == 1) {
+    next = arith::AddIOp::create(nb, loc, kv, step);
+    nextIt = arith::AddIOp::create(nb, loc, it, one);
+  } else {
+    Value aheadIndex = arith::ConstantIndexOp::create(nb, loc, ahead);
+    next = arith::AddIOp::create(
+        nb, loc, kv, arith::MulIOp::create(nb, loc, step, aheadIndex));
+    nextIt = arith::AddIOp::create(nb, loc, it, aheadIndex);
+  }
+  auto prefetch = [&]() { issueGroup(nb, next, nextIt); };
   // Copies behind QKᵀ (wgmma) or before the wait (mma.sync): header.
   bool behindProduct = config.isWgmma();
   if (tma) {
     for (auto [single, bars] : barriers)
       WaitBarrierOp::create(nb, loc, bars, it);
   } else if (behindProduct) {
-    waitAndBarrier(nb, loc, 0);
+    waitAndBarrier(nb, loc, ahead - 1);
   } else {
     prefetch();
     waitAndBarrier(nb, loc, 1);

@@ -151,6 +151,88 @@ func.func @two_stages(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attribu
 
 // -----
 
+// Three stages, wgmma with the plain schedule (a paged decode kernel,
+// TilePolicy): nothing is in flight past an iteration, so the copies run
+// two tiles ahead. The prologue issues tiles 0 and 1 (a group each, each
+// only when there is that tile), Q is done with two groups pending; the
+// header waits for tile it with one group (tile it + 1) pending, and tile
+// it + 2 goes into stage it + 2, whose last reader (iteration it - 1)
+// finished before this iteration's barrier: no barrier ends the tile.
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+#acc = #attn_nv.acc<warps = 4>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<64x64xbf16, swizzle_128b>
+
+// CHECK-LABEL: func.func @two_tiles_ahead(
+// CHECK-SAME: %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index)
+// CHECK: %[[QS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<64x64xbf16, swizzle_128b>
+// CHECK: %[[KS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x64x64xbf16, swizzle_128b>
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: %[[ANY0:.*]] = arith.cmpi slt, %[[LO]], %[[HI]]
+// CHECK-NEXT: scf.if %[[ANY0]] {
+// CHECK-NEXT:   %[[K0:.*]] = attn_nv.slot %[[KS]][%{{.*}}]
+// CHECK-NEXT:   attn_nv.copy_async %{{.*}}[%{{.*}}, %{{.*}}, %[[LO]]] bounds %[[N]] into %[[K0]]
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cp.async.commit.group
+// CHECK-NEXT: %[[AT1:.*]] = arith.addi %[[LO]], %{{.*}}
+// CHECK-NEXT: %[[S1:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[ANY1:.*]] = arith.cmpi slt, %[[AT1]], %[[HI]]
+// CHECK-NEXT: scf.if %[[ANY1]] {
+// CHECK-NEXT:   %[[K1:.*]] = attn_nv.slot %[[KS]][%[[S1]]]
+// CHECK-NEXT:   attn_nv.copy_async %{{.*}}[%{{.*}}, %{{.*}}, %[[AT1]]] bounds %[[N]] into %[[K1]]
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 2
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: nvvm.barrier0
+// CHECK: scf.for %[[IT:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
+// CHECK-NEXT:   arith.muli %[[IT]]
+// CHECK-NEXT:   %[[KV:.*]] = arith.addi %[[LO]]
+// CHECK-NEXT:   %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:   %[[AHEAD:.*]] = arith.muli %{{.*}}, %[[TWO]]
+// CHECK-NEXT:   %[[NEXT:.*]] = arith.addi %[[KV]], %[[AHEAD]]
+// CHECK-NEXT:   %[[NEXTIT:.*]] = arith.addi %[[IT]], %[[TWO]]
+// CHECK-NEXT:   nvvm.cp.async.wait.group 1
+// CHECK-NEXT:   nvvm.fence.proxy
+// CHECK-NEXT:   nvvm.barrier0
+// CHECK-NEXT:   %[[K:.*]] = attn_nv.slot %[[KS]][%[[IT]]]
+// CHECK-NEXT:   %[[S0:.*]] = attn_nv.wgmma %[[QS]], %[[K]], %{{.*}} transpose_rhs
+// CHECK-NEXT:   %[[MORE:.*]] = arith.cmpi slt, %[[NEXT]], %[[HI]]
+// CHECK-NEXT:   scf.if %[[MORE]] {
+// CHECK-NEXT:     %[[KN:.*]] = attn_nv.slot %[[KS]][%[[NEXTIT]]]
+// CHECK-NEXT:     attn_nv.copy_async %{{.*}}[%{{.*}}, %{{.*}}, %[[NEXT]]] bounds %[[N]] into %[[KN]]
+// CHECK-NEXT:   }
+// CHECK-NEXT:   nvvm.cp.async.commit.group
+// CHECK-NEXT:   %[[S:.*]] = attn_nv.wgmma_wait %[[S0]]
+// CHECK-NEXT:   scf.yield %[[S]]
+func.func @two_tiles_ahead(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
+  %c64 = arith.constant 64 : index
+  %zs = arith.constant dense<0.0> : tensor<64x64xf32, #acc>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %qs = attn_nv.alloc_shared : !s
+    %ks = attn_nv.alloc_shared : !s
+    attn_nv.copy_async %Q[%b, %h, %t] bounds %n into %qs : !t, !s
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+    nvvm.barrier0
+    %r = scf.for %kv = %lo to %hi step %c64 iter_args(%acc = %zs) -> (tensor<64x64xf32, #acc>) {
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %n into %ks : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      %s0 = attn_nv.wgmma %qs, %ks, %zs transpose_rhs : !s, !s, tensor<64x64xf32, #acc>
+      %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<64x64xf32, #acc>
+      nvvm.barrier0
+      scf.yield %s : tensor<64x64xf32, #acc>
+    }
+  }
+  return
+}
+
+// -----
+
 // Pipelined wgmma schedule: the copies of tile j + 1 are issued right
 // behind the first product of tile j (QKᵀ), after the barrier that follows
 // the wait for tile j (so a product reading a stage may stay in flight into
