@@ -45,6 +45,9 @@ using namespace mlir::attn;
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+/// The widest output accumulator (head dim) beside which a score_mod's loads
+/// are gathered before the product (decompose(OnlineAttentionOp)).
+constexpr int64_t kMaxGatherColumns = 128;
 
 /// Builds tile maps and the scalar ops of their bodies.
 struct TileBuilder {
@@ -414,7 +417,14 @@ void decompose(OnlineAttentionOp op) {
   Value log2e = t.f32(static_cast<float>(M_LOG2E));
   Value c = arith::MulFOp::create(b, loc, op.getScale(), log2e);
   Value needs = space.needsMaskEarly(b, loc);
-  space.gatherLoads(t, scoreType.getShape());
+  // A gathered tile is held across the product: only where the mask's test
+  // has no loads of its own in flight then (document ids), and the output
+  // accumulator is at most kMaxGatherColumns wide (ptxas 13.0, wgmma, bias
+  // table: D = 128 spill-free either way; with document ids 0 -> 60 bytes
+  // spilled, D = 160 0 -> 40).
+  if (!needs && cast<RankedTensorType>(op.getAcc().getType()).getDimSize(1) <=
+                    kMaxGatherColumns)
+    space.gatherLoads(t, scoreType.getShape());
   Value s = MatmulOp::create(b, loc, op.getQuery(), op.getKey(),
                              t.splat(scoreType, 0.0f), /*transposeLhs=*/false,
                              /*transposeRhs=*/true);
