@@ -45,6 +45,9 @@ using namespace mlir::attn;
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+/// The widest output accumulator (head dim) beside which a score_mod's loads
+/// are gathered before the product (decompose(OnlineAttentionOp)).
+constexpr int64_t kMaxGatherColumns = 128;
 
 /// Builds tile maps and the scalar ops of their bodies.
 struct TileBuilder {
@@ -79,16 +82,39 @@ Value sub(OpBuilder &b, Location loc, Value x, Value y, bool contract = false) {
 }
 
 /// The mod's body cloned at the builder with its block arguments bound to
-/// `leading` then `captures`; returns the value it yields.
+/// `leading` then `captures`; returns the value it yields. Ops whose results
+/// `mapping` already binds (loads gathered before the product) are not
+/// cloned.
 Value inlineMod(OpBuilder &b, Region &mod, ValueRange leading,
-                ValueRange captures) {
+                ValueRange captures, IRMapping mapping = {}) {
   Block &block = mod.front();
-  IRMapping mapping;
   mapping.map(block.getArguments().take_front(leading.size()), leading);
   mapping.map(block.getArguments().drop_front(leading.size()), captures);
-  for (Operation &inner : block.without_terminator())
+  for (Operation &inner : block.without_terminator()) {
+    if (inner.getNumResults() &&
+        llvm::all_of(inner.getResults(),
+                     [&](Value r) { return mapping.contains(r); }))
+      continue;
     b.clone(inner, mapping);
+  }
   return mapping.lookup(cast<YieldOp>(block.getTerminator()).getValues()[0]);
+}
+
+/// The ops of `block` that `root` depends on, root included, in block
+/// order.
+SmallVector<Operation *> dependencies(Block &block, Operation *root) {
+  llvm::SmallPtrSet<Operation *, 8> needed{root};
+  SmallVector<Operation *> work{root};
+  while (!work.empty())
+    for (Value operand : work.pop_back_val()->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && def->getBlock() == &block && needed.insert(def).second)
+        work.push_back(def);
+  SmallVector<Operation *> ordered;
+  for (Operation &op : block)
+    if (needed.contains(&op))
+      ordered.push_back(&op);
+  return ordered;
 }
 
 /// The probabilities' exponentials 2^(T - base) of a tile of base-2 scores
@@ -119,8 +145,14 @@ struct ScoreSpace {
   Value numQueries, numKeys, scale;
   int64_t blockM, blockN; // queries, keys
   bool keysMajor;
-  bool clampQuery = false, clampKey = false;
+  /// Which positions a mod reads memory at (prepare).
+  struct Clamp {
+    bool query = false, key = false;
+  } scoreClamp, maskClamp;
   Value lastRow, lastCol;
+  /// The score_mod's loads gathered before the product (gatherLoads) and
+  /// their tiles.
+  SmallVector<std::pair<Operation *, Value>> gathered;
 
   /// The map offsets of a score tile.
   SmallVector<Value, 2> at() const {
@@ -134,8 +166,9 @@ struct ScoreSpace {
 
   /// A position a mod reads memory at is clamped: a tile's queries and
   /// keys past the bounds are computed (then dropped or masked) but must
-  /// not read past a capture. Only such positions: a clamp is a 64-bit
-  /// min per element, and ALiBi's distance (no load at it) paid two.
+  /// not read past a capture. Only such positions, and only in the mod
+  /// that loads at them: a clamp is a 64-bit min per element (ALiBi's
+  /// distance paid two; a causal mask beside a bias table two more).
   void prepare(OpBuilder &b, Location loc) {
     // The mods' query and key arguments are their last two positions.
     auto reachesLoad = [](Region &mod, unsigned arity, unsigned fromEnd) {
@@ -145,27 +178,28 @@ struct ScoreSpace {
       getForwardSlice(mod.front().getArgument(arity - fromEnd), &slice);
       return llvm::any_of(slice, llvm::IsaPred<memref::LoadOp>);
     };
-    clampQuery = reachesLoad(scoreMod, kScoreModArgs, 2) ||
-                 reachesLoad(maskMod, kMaskModArgs, 2);
-    clampKey = reachesLoad(scoreMod, kScoreModArgs, 1) ||
-               reachesLoad(maskMod, kMaskModArgs, 1);
-    if (!clampQuery && !clampKey)
+    scoreClamp = {reachesLoad(scoreMod, kScoreModArgs, 2),
+                  reachesLoad(scoreMod, kScoreModArgs, 1)};
+    maskClamp = {reachesLoad(maskMod, kMaskModArgs, 2),
+                 reachesLoad(maskMod, kMaskModArgs, 1)};
+    if (!scoreClamp.query && !scoreClamp.key && !maskClamp.query &&
+        !maskClamp.key)
       return;
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    if (clampQuery)
+    if (scoreClamp.query || maskClamp.query)
       lastRow = arith::SubIOp::create(b, loc, numQueries, one);
-    if (clampKey)
+    if (scoreClamp.key || maskClamp.key)
       lastCol = arith::SubIOp::create(b, loc, numKeys, one);
   }
-  Value key(OpBuilder &nb, Location nl, Value k) const {
-    return clampKey ? Value(arith::MinSIOp::create(nb, nl, k, lastCol)) : k;
+  Value key(OpBuilder &nb, Location nl, Value k, Clamp clamp) const {
+    return clamp.key ? Value(arith::MinSIOp::create(nb, nl, k, lastCol)) : k;
   }
   /// Packed rows: row p is query p mod rows_per_head of head head + p /
   /// rows.
-  std::pair<Value, Value> position(OpBuilder &nb, Location nl,
-                                   Value query) const {
+  std::pair<Value, Value> position(OpBuilder &nb, Location nl, Value query,
+                                   Clamp clamp) const {
     if (!rowsPerHead)
-      return {clampQuery
+      return {clamp.query
                   ? Value(arith::MinSIOp::create(nb, nl, query, lastRow))
                   : query,
               head};
@@ -181,8 +215,8 @@ struct ScoreSpace {
   SmallVector<Value, 5> modArgs(OpBuilder &nb, Location nl, ValueRange ij,
                                 Value scaled) const {
     auto [q, k] = queryKey(ij);
-    auto [query, h] = position(nb, nl, q);
-    return {scaled, batch, h, query, key(nb, nl, k)};
+    auto [query, h] = position(nb, nl, q, scoreClamp);
+    return {scaled, batch, h, query, key(nb, nl, k, scoreClamp)};
   }
 
   /// i1: the tile may hide an element: it reaches past the keys (with
@@ -226,12 +260,54 @@ struct ScoreSpace {
                                   buildKeyPastEnd(nb, nl, q, numQueries));
     if (maskMod.empty())
       return hide;
-    auto [query, h] = position(nb, nl, q);
-    Value seen = inlineMod(nb, maskMod, {batch, h, query, key(nb, nl, k)},
+    auto [query, h] = position(nb, nl, q, maskClamp);
+    Value seen = inlineMod(nb, maskMod,
+                           {batch, h, query, key(nb, nl, k, maskClamp)},
                            captures);
     Value unseen = arith::XOrIOp::create(
         nb, nl, seen, arith::ConstantIntOp::create(nb, nl, nb.getI1Type(), 1));
     return arith::OrIOp::create(nb, nl, hide, unseen);
+  }
+
+  /// The score_mod's loads at a query or key position (a bias table's, not
+  /// ALiBi's slope per head), each into a tile of the scores' shape, built
+  /// where the builder is: before the product, so that they are in flight
+  /// during it instead of stalling each tile after it (the products are
+  /// asynchronous on wgmma; loads cannot move across their wait). `modded`
+  /// then reads the tiles.
+  void gatherLoads(TileBuilder &t, ArrayRef<int64_t> shape) {
+    if (scoreMod.empty())
+      return;
+    Block &block = scoreMod.front();
+    SetVector<Operation *> fromScore, fromPositions;
+    getForwardSlice(block.getArgument(0), &fromScore);
+    for (unsigned fromEnd : {2u, 1u})
+      getForwardSlice(block.getArgument(kScoreModArgs - fromEnd),
+                      &fromPositions);
+    for (auto load : block.getOps<memref::LoadOp>()) {
+      if (fromScore.contains(load) || !fromPositions.contains(load))
+        continue;
+      SmallVector<Operation *> ops = dependencies(block, load);
+      auto type = RankedTensorType::get(shape, load.getType());
+      Value tile = t.map(
+          type, ValueRange{},
+          [&](OpBuilder &nb, Location nl, ValueRange ij, ValueRange) {
+            IRMapping mapping;
+            // Positions only: no slice of a gathered load reads the score.
+            SmallVector<Value, 5> args = modArgs(nb, nl, ij, Value());
+            for (auto [arg, value] :
+                 llvm::zip(block.getArguments().drop_front(),
+                           ArrayRef(args).drop_front()))
+              mapping.map(arg, value);
+            mapping.map(block.getArguments().drop_front(kScoreModArgs),
+                        captures);
+            for (Operation *op : ops)
+              nb.clone(*op, mapping);
+            return mapping.lookup(load.getResult());
+          },
+          at());
+      gathered.push_back({load, tile});
+    }
   }
 
   /// The scores in the base-2 domain: log2(e) · score_mod(scale · S) with
@@ -241,12 +317,19 @@ struct ScoreSpace {
     auto type = cast<RankedTensorType>(s.getType());
     if (!scoreMod.empty()) {
       Value log2e = t.f32(static_cast<float>(M_LOG2E));
+      SmallVector<Value> inputs{s};
+      for (auto [load, tile] : gathered)
+        inputs.push_back(tile);
       return t.map(
-          type, s,
+          type, inputs,
           [&](OpBuilder &nb, Location nl, ValueRange ij, ValueRange e) {
             Value scaled = mul(nb, nl, e[0], scale);
-            Value modded = inlineMod(nb, scoreMod,
-                                     modArgs(nb, nl, ij, scaled), captures);
+            IRMapping loaded;
+            for (auto [i, entry] : llvm::enumerate(gathered))
+              loaded.map(entry.first->getResult(0), e[i + 1]);
+            Value modded =
+                inlineMod(nb, scoreMod, modArgs(nb, nl, ij, scaled),
+                          captures, std::move(loaded));
             return mul(nb, nl, modded, log2e);
           },
           at());
@@ -334,6 +417,14 @@ void decompose(OnlineAttentionOp op) {
   Value log2e = t.f32(static_cast<float>(M_LOG2E));
   Value c = arith::MulFOp::create(b, loc, op.getScale(), log2e);
   Value needs = space.needsMaskEarly(b, loc);
+  // A gathered tile is held across the product: only where the mask's test
+  // has no loads of its own in flight then (document ids), and the output
+  // accumulator is at most kMaxGatherColumns wide (ptxas 13.0, wgmma, bias
+  // table: D = 128 spill-free either way; with document ids 0 -> 60 bytes
+  // spilled, D = 160 0 -> 40).
+  if (!needs && cast<RankedTensorType>(op.getAcc().getType()).getDimSize(1) <=
+                    kMaxGatherColumns)
+    space.gatherLoads(t, scoreType.getShape());
   Value s = MatmulOp::create(b, loc, op.getQuery(), op.getKey(),
                              t.splat(scoreType, 0.0f), /*transposeLhs=*/false,
                              /*transposeRhs=*/true);

@@ -138,6 +138,9 @@ struct MaskStructure::Cond {
 
 namespace {
 
+/// Parts a step of the ids' search narrows its range to (Emitter::search).
+constexpr int64_t kSearchWays = 16;
+
 using Cond = MaskStructure::Cond;
 
 /// Reads a mask_mod's values; `one` marks constant terms (a null Value).
@@ -332,37 +335,92 @@ struct Emitter {
   Value load(Value ids, Value position) {
     return memref::LoadOp::create(b, loc, clone(ids), position);
   }
-  /// The first position of the non-decreasing `ids` whose value is not
-  /// below (`upper`: is above) `value`: a binary search.
-  Value search(Value ids, Value value, bool upper) {
+  /// For each (value, upper) of `targets`, the first position of the
+  /// non-decreasing `ids` whose value is not below (upper: is above) it: a
+  /// search that narrows [lo, hi) to one of kSearchWays parts a step by
+  /// kSearchWays - 1 probes, the targets in the same steps. A step's probes
+  /// are independent loads, in flight together: 16k ids take 5 steps for
+  /// both ends of a run, where two binary searches wait for 28 loads one
+  /// after another (a query tile's first K/V copy waits for its bounds).
+  SmallVector<Value, 2> search(Value ids,
+                               ArrayRef<std::pair<Value, bool>> targets) {
     Value memref = clone(ids);
     Value size = memref::DimOp::create(b, loc, memref, 0);
     Type index = b.getIndexType();
+    SmallVector<Value> init;
+    for (size_t t = 0; t < targets.size(); ++t)
+      init.append({cst(0), size});
+    auto lt = [](OpBuilder &wb, Location wl, Value x, Value y) {
+      return arith::CmpIOp::create(wb, wl, arith::CmpIPredicate::slt, x, y)
+          .getResult();
+    };
     auto loop = scf::WhileOp::create(
-        b, loc, TypeRange{index, index}, ValueRange{cst(0), size},
-        [&](OpBuilder &wb, Location wl, ValueRange range) {
-          Value more = arith::CmpIOp::create(wb, wl, arith::CmpIPredicate::slt,
-                                             range[0], range[1]);
-          scf::ConditionOp::create(wb, wl, more, range);
+        b, loc, ValueRange(init).getTypes(), init,
+        [&](OpBuilder &wb, Location wl, ValueRange ranges) {
+          Value more = lt(wb, wl, ranges[0], ranges[1]);
+          for (size_t t = 1; t < targets.size(); ++t)
+            more = arith::OrIOp::create(
+                wb, wl, more, lt(wb, wl, ranges[2 * t], ranges[2 * t + 1]));
+          scf::ConditionOp::create(wb, wl, more, ranges);
         },
-        [&](OpBuilder &wb, Location wl, ValueRange range) {
-          Value two = arith::ConstantIndexOp::create(wb, wl, 2);
-          Value sum = arith::AddIOp::create(wb, wl, range[0], range[1]);
-          Value mid = arith::DivUIOp::create(wb, wl, sum, two);
-          Value at = memref::LoadOp::create(wb, wl, memref, mid);
-          Value right = arith::CmpIOp::create(
-              wb, wl,
-              upper ? arith::CmpIPredicate::sle : arith::CmpIPredicate::slt,
-              at, value);
-          Value next = arith::AddIOp::create(
-              wb, wl, mid, arith::ConstantIndexOp::create(wb, wl, 1));
-          scf::YieldOp::create(
-              wb, wl,
-              ValueRange{arith::SelectOp::create(wb, wl, right, next, range[0]),
-                         arith::SelectOp::create(wb, wl, right, range[1],
-                                                 mid)});
+        [&](OpBuilder &wb, Location wl, ValueRange ranges) {
+          auto c = [&](int64_t v) {
+            return arith::ConstantIndexOp::create(wb, wl, v).getResult();
+          };
+          // Some range is not empty: size >= 1.
+          Value last = arith::SubIOp::create(wb, wl, size, c(1));
+          SmallVector<Value> next;
+          for (auto [t, target] : llvm::enumerate(targets)) {
+            auto [value, upper] = target;
+            Value lo = ranges[2 * t], hi = ranges[2 * t + 1];
+            Value n = arith::SubIOp::create(wb, wl, hi, lo);
+            // Probe i at lo + n·i / ways (i = 1 .. ways - 1), inside
+            // [lo, hi) when n >= 1 (a finished target's probes are read
+            // at the last id and dropped); the probes left of the answer
+            // are a prefix (the ids never decrease), `left` of them.
+            auto probe = [&](Value i) {
+              Value part = arith::DivUIOp::create(
+                  wb, wl, arith::MulIOp::create(wb, wl, n, i),
+                  c(kSearchWays));
+              return arith::AddIOp::create(wb, wl, lo, part).getResult();
+            };
+            Value left = c(0);
+            for (int64_t i = 1; i < kSearchWays; ++i) {
+              Value at = memref::LoadOp::create(
+                  wb, wl, memref,
+                  arith::MinUIOp::create(wb, wl, probe(c(i)), last)
+                      .getResult());
+              Value isLeft = arith::CmpIOp::create(
+                  wb, wl,
+                  upper ? arith::CmpIPredicate::sle
+                        : arith::CmpIPredicate::slt,
+                  at, value);
+              left = arith::AddIOp::create(
+                  wb, wl, left,
+                  arith::IndexCastUIOp::create(wb, wl, index, isLeft));
+            }
+            // The answer lies after probe `left` and at or before probe
+            // `left + 1` (lo and hi where there is none).
+            Value anyLeft = arith::CmpIOp::create(
+                wb, wl, arith::CmpIPredicate::ugt, left, c(0));
+            Value allLeft = arith::CmpIOp::create(
+                wb, wl, arith::CmpIPredicate::eq, left, c(kSearchWays - 1));
+            Value newLo = arith::SelectOp::create(
+                wb, wl, anyLeft,
+                arith::AddIOp::create(wb, wl, probe(left), c(1)), lo);
+            Value newHi = arith::SelectOp::create(
+                wb, wl, allLeft, hi,
+                probe(arith::AddIOp::create(wb, wl, left, c(1))));
+            Value active = lt(wb, wl, lo, hi);
+            next.push_back(arith::SelectOp::create(wb, wl, active, newLo, lo));
+            next.push_back(arith::SelectOp::create(wb, wl, active, newHi, hi));
+          }
+          scf::YieldOp::create(wb, wl, next);
         });
-    return loop.getResult(0);
+    SmallVector<Value, 2> found;
+    for (size_t t = 0; t < targets.size(); ++t)
+      found.push_back(loop.getResult(2 * t));
+    return found;
   }
   Value add(Value x, Value y) {
     return x ? Value(arith::AddIOp::create(b, loc, x, y)) : y;
@@ -441,8 +499,10 @@ std::pair<Bound, Bound> bounds(Emitter &e, const Cond &c, Value x0, Value x1,
     // Sorted ids: the positions of the first one's run to the last one's.
     Value from = forQueries ? c.keyIds : c.queryIds;
     Value to = forQueries ? c.queryIds : c.keyIds;
-    Value lo = e.search(to, e.load(from, x0), /*upper=*/false);
-    Value past = e.search(to, e.load(from, x1), /*upper=*/true);
+    SmallVector<Value, 2> found =
+        e.search(to, {{e.load(from, x0), /*upper=*/false},
+                      {e.load(from, x1), /*upper=*/true}});
+    Value lo = found[0], past = found[1];
     return {lo, arith::SubIOp::create(e.b, e.loc, past, e.cst(1))};
   }
   case Cond::True:

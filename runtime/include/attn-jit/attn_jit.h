@@ -62,7 +62,7 @@ typedef enum attn_variant_flags {
   ATTN_VARIANT_PREFIX_LM = 1 << 1,
   /* key j is seen only when q_doc_ids[i] == kv_doc_ids[j]: packed sequences,
    * so the ids must never decrease along the sequence (each query tile visits
-   * only the keys of its documents, found by binary search); kv_doc_ids NULL
+   * only the keys of its documents, found by a search); kv_doc_ids NULL
    * with Nq = Nk: q_doc_ids for both */
   ATTN_VARIANT_DOCUMENT = 1 << 2,
   /* score += alibi_slopes[h] * (j - i) (h: the query head) */

@@ -308,3 +308,47 @@ func.func @tile_test_loads_first(%q: tensor<64x64xbf16>, %k: tensor<32x64xbf16>,
   } : tensor<64x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<64xf32>, tensor<64x64xf32>
   return %m1, %l1, %a1 : tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>
 }
+
+// -----
+
+// A score_mod that loads at (q_idx, kv_idx) (a bias table) beside a causal
+// mask_mod that loads nothing: the table is gathered into a tile before the
+// product (in flight during it), with the positions clamped into the table;
+// the score map reads that tile instead of loading (ALiBi's slope at the
+// head alone stays in the map); the mask map compares unclamped positions.
+// CHECK-LABEL: func.func @score_mod_loads_first(
+// CHECK: %[[BIAS:.*]] = attn.map at [%arg6, %arg7] -> tensor<64x32xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK-NEXT:   %[[CI:.*]] = arith.minsi %[[I]],
+// CHECK-NEXT:   %[[CJ:.*]] = arith.minsi %[[J]],
+// CHECK-NEXT:   %[[B:.*]] = memref.load %arg11[%[[CI]], %[[CJ]]]
+// CHECK-NEXT:   attn.yield %[[B]] : f32
+// CHECK: %[[S:.*]] = attn.matmul
+// CHECK: attn.map(%[[S]], %[[BIAS]] : tensor<64x32xf32>, tensor<64x32xf32>) at [%arg6, %arg7]
+// CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %[[X:.*]]: f32, %[[BE:.*]]: f32):
+// CHECK:   memref.load %arg12[
+// CHECK-NOT: memref.load
+// CHECK:   arith.addf %{{.*}}, %[[BE]] : f32
+// CHECK: scf.if
+// CHECK: attn.map
+// CHECK-NOT: arith.minsi
+// CHECK: arith.cmpi sle
+func.func @score_mod_loads_first(%q: tensor<64x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>,
+                                 %m: tensor<64xf32>, %l: tensor<64xf32>, %acc: tensor<64x64xf32>,
+                                 %row: index, %col: index, %nq: index, %nk: index, %scale: f32,
+                                 %bias: memref<?x?xf32>, %slopes: memref<?xf32>, %batch: index, %head: index)
+    -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>) {
+  %m1, %l1, %a1 = attn.online_attention %q, %k, %v, %m, %l, %acc at [%row, %col] bounds [%nq, %nk] scale %scale batch %batch head %head captures(%bias, %slopes : memref<?x?xf32>, memref<?xf32>) score_mod {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index, %t: memref<?x?xf32>, %s: memref<?xf32>):
+    %slope = memref.load %s[%h] : memref<?xf32>
+    %y = arith.mulf %x, %slope : f32
+    %tb = memref.load %t[%i, %j] : memref<?x?xf32>
+    %z = arith.addf %y, %tb : f32
+    attn.yield %z : f32
+  } mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %t: memref<?x?xf32>, %s: memref<?xf32>):
+    %seen = arith.cmpi sle, %j, %i : index
+    attn.yield %seen : i1
+  } : tensor<64x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<64xf32>, tensor<64x64xf32>
+  return %m1, %l1, %a1 : tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>
+}

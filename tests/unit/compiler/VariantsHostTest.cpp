@@ -213,6 +213,46 @@ std::string name(const ::testing::TestParamInfo<Case> &info) {
 INSTANTIATE_TEST_SUITE_P(Variants, VariantsHostTest,
                          ::testing::ValuesIn(cases()), name);
 
+TEST(VariantsHostTest, DocumentBoundsAtEveryEdgeOfTheSearch) {
+  // The K/V loop's bounds come from a search of the key ids that narrows
+  // its range 16 ways a step (Mask.cpp): a run of ids longer than a part,
+  // a document of one key, query ids absent from the keys (rows that see
+  // nothing), below and above every key id.
+  Inputs in;
+  auto fill = [](std::vector<int32_t> &ids,
+                 std::initializer_list<std::pair<int, int32_t>> runs) {
+    size_t at = 0;
+    for (auto [length, id] : runs)
+      for (int n = 0; n < length; ++n)
+        ids.at(at++) = id;
+    ASSERT_EQ(at, ids.size());
+  };
+  fill(in.kvDoc, {{1, 0}, {2, 2}, {97, 4}, {1, 5}, {32, 7}});
+  fill(in.qDoc, {{3, -1}, {7, 0}, {10, 1}, {30, 4}, {10, 5}, {10, 6}, {7, 9}});
+  for (int mask : {ATTN_MASK_NONE, ATTN_MASK_CAUSAL,
+                   ATTN_MASK_CAUSAL_BOTTOM_RIGHT})
+    for (int tile : {0, 16}) {
+      std::vector<float> o(B * H * Nq * D, NAN), lse(B * H * Nq, NAN);
+      attn_fwd_args a = hostCall(in.q.data(), in.k.data(), in.v.data(),
+                                 o.data(), lse.data(),
+                                 static_cast<attn_mask>(mask), tile, tile);
+      a.variant.flags = ATTN_VARIANT_DOCUMENT;
+      a.variant.q_doc_ids = in.qDoc.data();
+      a.variant.kv_doc_ids = in.kvDoc.data();
+      ASSERT_EQ(attn_forward(&a), ATTN_OK) << attn_last_error();
+      const int64_t shift =
+          mask == ATTN_MASK_CAUSAL_BOTTOM_RIGHT ? Nk - Nq : 0;
+      auto [outErr, lseErr] = largestErrors(
+          in, o, lse, [](int, int, int, double x) { return x; },
+          [&](int, int i, int j) {
+            return (mask == ATTN_MASK_NONE || j <= i + shift) &&
+                   in.qDoc[i] == in.kvDoc[j];
+          });
+      EXPECT_LT(outErr, 2e-5) << "mask " << mask << ", tiles " << tile;
+      EXPECT_LT(lseErr, 2e-5) << "mask " << mask << ", tiles " << tile;
+    }
+}
+
 TEST(VariantsHostTest, InvalidVariantsAreErrors) {
   // O apart from the inputs: an output over an input is an error of its own.
   float x[4] = {}, o[4] = {};

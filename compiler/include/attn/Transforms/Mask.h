@@ -25,7 +25,7 @@ namespace mlir::attn {
 /// On a mod's memref.load of a 1-D capture at q_idx or kv_idx: the
 /// capture's values never decrease along it (document ids of packed
 /// sequences). `ids_q[q_idx] == ids_kv[kv_idx]` of two such loads is then a
-/// run of keys per query, which bounds the K/V loop by a binary search.
+/// run of keys per query, which bounds the K/V loop by a search.
 inline constexpr const char *kNonDecreasingAttr = "attn.non_decreasing";
 
 /// Leading block arguments of a mask_mod (b, h, q_idx, kv_idx) and of a
