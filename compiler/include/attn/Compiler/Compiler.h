@@ -192,8 +192,8 @@ struct HostArgs {
           dvStrides[4] = {};
 
   /// Threads that share the work items (abi::kHostGridsAttr) with the
-  /// calling thread, which always takes part; null: the caller alone. The
-  /// result is the same bit for bit with any number of threads.
+  /// calling thread, which always takes part; null: the caller alone.
+  /// Bitwise the same result with any count (not the atomic form's dQ).
   llvm::ThreadPoolInterface *pool = nullptr;
 };
 
