@@ -238,7 +238,8 @@ def backward(ad, q, k, v, o, lse, do, causal, scale, enable_gqa, var=None, deter
         setattr(b, name, ad.ptr(g))
         getattr(b, name + "_strides")[:] = _c_strides(g.shape, ad.strides(g))
     a.stream = stream
-    if deterministic is not None:
+    # A library before issue 12 has the deterministic form only.
+    if deterministic is not None and hasattr(_capi.library().lib, "attn_set_deterministic"):
         _capi.library().set_deterministic(deterministic)
     _capi.library().backward(b)
     return tuple(grads)
