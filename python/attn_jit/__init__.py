@@ -30,6 +30,7 @@ _torch = None  # the submodule _torch once imported (importing it sets this)
 _ndarray = _numpy_attention = None
 
 __all__ = ["attention", "attention_varlen", "attention_backward", "version", "stats", "clear_memory_cache",
+           "set_deterministic",
            "library_path",
            "AttnJitError", "InvalidArgumentError", "UnsupportedError", "DeviceError", "CompileError",
            "InternalError", "LibraryNotFoundError", "TraceError", "where", "exp", "exp2", "log", "log2",
@@ -88,8 +89,10 @@ def attention(q, k, v, *, causal=False, scale=None, enable_gqa=False, return_lse
 
     Autograd: with torch tensors that need gradients, dQ, dK and dV come
     from attn-jit's backward pass (the probabilities recomputed from the
-    LSE, deterministic), for every variant above; a returned LSE carries
-    no gradient (it does not require grad).
+    LSE), for every variant above: bit-identical from run to run under
+    torch.use_deterministic_algorithms(True), else dQ may be added with
+    atomics (set_deterministic); a returned LSE carries no gradient (it
+    does not require grad).
     """
     var = _variant(window, prefix_len, softcap, alibi_slopes, document_ids, bias, score_mod, mask_mod)
     # A plain isinstance check once attn_jit._torch is loaded: what
@@ -226,6 +229,15 @@ def version():
 def stats():
     """The runtime's counters: compiles, memory_hits, disk_hits, launches, ..."""
     return _capi.library().stats()
+
+
+def set_deterministic(deterministic):
+    """The backward pass's form from now on (attn_set_deterministic; the
+    initial one from ATTN_JIT_DETERMINISTIC, default True): True gives
+    bit-identical gradients; False lets dQ be added with atomics (fewer
+    products; today the CPU only: CUDA kernels stay deterministic). Torch
+    backward calls set it from torch.are_deterministic_algorithms_enabled()."""
+    _capi.library().set_deterministic(bool(deterministic))
 
 
 def clear_memory_cache():

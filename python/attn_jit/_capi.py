@@ -145,6 +145,10 @@ class Library:
         if hasattr(lib, "attn_set_num_splits"):
             lib.attn_set_num_splits.argtypes = [ctypes.c_int64]
             lib.attn_set_num_splits.restype = ctypes.c_int
+        # attn_set_deterministic: the backward's form, issue 12 (absent before).
+        if hasattr(lib, "attn_set_deterministic"):
+            lib.attn_set_deterministic.argtypes = [ctypes.c_int]
+            lib.attn_set_deterministic.restype = ctypes.c_int
 
     def forward(self, args):
         """attn_forward; a failure raises the errors class of its status."""
@@ -189,6 +193,11 @@ class Library:
         """attn_set_num_splits: split-KV's count for forward calls from now on
         (0 auto, 1 never, k > 1 always k); a failure raises."""
         self.check(self.lib.attn_set_num_splits(int(num_splits)))
+
+    def set_deterministic(self, deterministic):
+        """attn_set_deterministic: the backward's form from now on (True:
+        bit-identical gradients; False: dQ added with atomics)."""
+        self.check(self.lib.attn_set_deterministic(1 if deterministic else 0))
 
 
 def candidate_paths():

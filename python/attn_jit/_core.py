@@ -212,9 +212,11 @@ def forward(ad, q, k, v, causal, scale, enable_gqa, return_lse, var=None):
     return o, lse
 
 
-def backward(ad, q, k, v, o, lse, do, causal, scale, enable_gqa, var=None):
+def backward(ad, q, k, v, o, lse, do, causal, scale, enable_gqa, var=None, deterministic=None):
     """The gradients (dQ, dK, dV), contiguous (B, H, N, D) and shaped as Q, K, V,
-    of the attention whose forward gave O and the LSE, for dO (attn_backward)."""
+    of the attention whose forward gave O and the LSE, for dO (attn_backward).
+    deterministic: the backward's form for this and later calls
+    (attn_set_deterministic); None keeps the process's."""
     b = _capi.AttnBwdArgs()
     a = b.fwd
     device, stream, align, _, _ = _setup(ad, a, q, k, v, causal, scale, enable_gqa, True, var)
@@ -236,6 +238,9 @@ def backward(ad, q, k, v, o, lse, do, causal, scale, enable_gqa, var=None):
         setattr(b, name, ad.ptr(g))
         getattr(b, name + "_strides")[:] = _c_strides(g.shape, ad.strides(g))
     a.stream = stream
+    # A library before issue 12 has the deterministic form only.
+    if deterministic is not None and hasattr(_capi.library().lib, "attn_set_deterministic"):
+        _capi.library().set_deterministic(deterministic)
     _capi.library().backward(b)
     return tuple(grads)
 

@@ -416,7 +416,10 @@ def _backward_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Ten
                  ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     var = _variant_of_op(window_left, window_right, prefix_len, softcap, alibi_slopes, q_doc_ids,
                          kv_doc_ids, bias, mods, capture0, capture1, capture2, capture3)
-    return _on_device(q, _core.backward, _self, q, k, v, o, lse, grad_o, causal, scale, enable_gqa, var)
+    # torch's switch picks the form, as for its own kernels: atomics unless
+    # torch.use_deterministic_algorithms(True).
+    return _on_device(q, _core.backward, _self, q, k, v, o, lse, grad_o, causal, scale, enable_gqa, var,
+                      torch.are_deterministic_algorithms_enabled())
 
 
 @_backward_op.register_fake

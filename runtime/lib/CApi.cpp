@@ -211,4 +211,9 @@ attn_status attn_set_num_splits(int64_t num_splits) {
   return status.ok() ? ATTN_OK : fail(status);
 }
 
+attn_status attn_set_deterministic(int deterministic) {
+  Status status = Engine::global().setDeterministic(deterministic);
+  return status.ok() ? ATTN_OK : fail(status);
+}
+
 } // extern "C"

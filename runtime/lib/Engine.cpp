@@ -54,6 +54,13 @@ EngineOptions EngineOptions::fromEnvironment() {
             ? kBadSplitCount
             : count;
   }
+  if (const char *mode = std::getenv("ATTN_JIT_DETERMINISTIC");
+      mode && *mode) {
+    llvm::StringRef text(mode);
+    options.deterministic = text == "1"   ? 1
+                            : text == "0" ? 0
+                                          : EngineOptions::kBadDeterministic;
+  }
   return options;
 }
 
@@ -61,7 +68,8 @@ Engine::Engine(EngineOptions options)
     : options_(std::move(options)),
       compilerVersion_(compiler::compilerVersion()),
       tensorCoreOk_(compiler::isTensorCoreName(options_.tensorCore)),
-      numSplits_(options_.numSplits), epoch_(nextHotCacheEpoch()) {}
+      numSplits_(options_.numSplits), deterministic_(options_.deterministic),
+      epoch_(nextHotCacheEpoch()) {}
 
 Status Engine::setNumSplits(int64_t splits) {
   if (splits < 0)
@@ -70,6 +78,16 @@ Status Engine::setNumSplits(int64_t splits) {
                      "a count of splits",
                      splits);
   numSplits_.store(splits, std::memory_order_relaxed);
+  return Status();
+}
+
+Status Engine::setDeterministic(int deterministic) {
+  if (deterministic != 0 && deterministic != 1)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "deterministic = {}: expected 0 (dQ added with atomics) "
+                     "or 1 (bit-identical gradients)",
+                     deterministic);
+  deterministic_.store(deterministic, std::memory_order_relaxed);
   return Status();
 }
 
@@ -177,6 +195,9 @@ Status Engine::backward(const attn_bwd_args *args) {
     else
       status = user.takeStatus();
   }
+  if (status.ok() && deterministic_.load(std::memory_order_relaxed) < 0)
+    status = makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                       "ATTN_JIT_DETERMINISTIC is not 0 or 1");
   if (status.ok() && info && !info->notDifferentiable.empty())
     status = makeError(ATTN_ERROR_INVALID_ARGUMENT,
                        "variant.mods has no backward pass: {}",
@@ -339,6 +360,7 @@ CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
   key.config.varlen = call.varlen;
   key.config.pageSize = call.pageSize;
   key.config.tma = call.tma;
+  key.config.deterministic = call.deterministic;
   if (user)
     key.config.userMods = user->canonical;
   if (call.target == Target::Cuda) {
@@ -394,7 +416,8 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
              tensorMapUnsupportedReason(args).empty();
   CallKey call = CallKey::make(Target::Cuda, context->id, args, user,
                                backward, varlen != nullptr,
-                               varlen ? varlen->pageSize : 0, tma);
+                               varlen ? varlen->pageSize : 0, tma,
+                               deterministic_.load(std::memory_order_relaxed));
 
   // A configuration this thread launched: no key text, no lock, no
   // allocation (HotCache.h). The device was checked when it was loaded.
@@ -780,7 +803,9 @@ Status Engine::backwardHost(const attn_bwd_args &args,
   if (!pool)
     return pool.takeStatus();
   CacheKey key =
-      makeKey(CallKey::make(Target::Host, 0, args.fwd, user, /*backward=*/true),
+      makeKey(CallKey::make(Target::Host, 0, args.fwd, user, /*backward=*/true,
+                            /*varlen=*/false, /*pageSize=*/0, /*tma=*/false,
+                            deterministic_.load(std::memory_order_relaxed)),
               args.fwd, nullptr, "", user);
   Expected<std::shared_ptr<const HostEntry>> entry = hostKernel(key);
   if (!entry)

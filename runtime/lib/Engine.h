@@ -58,12 +58,18 @@ struct EngineOptions {
   /// cp.async): unset, where compiler::tmaByDefault says it pays (D = 64
   /// and 128); ATTN_JIT_TMA=1 wherever allowed, =0 never.
   std::optional<bool> tma;
+  /// The backward's form (ATTN_JIT_DETERMINISTIC; KernelConfig::
+  /// deterministic): 1 deterministic, 0 dQ added with atomics;
+  /// kBadDeterministic when the variable is neither.
+  int deterministic = 1;
+  static constexpr int kBadDeterministic = -1;
   /// How long to wait for another process that builds the same kernel.
   std::chrono::milliseconds buildWait = std::chrono::minutes(2);
 
   /// ATTN_JIT_LOG, ATTN_JIT_DISK_CACHE, ATTN_JIT_CACHE_DIR, XDG_CACHE_HOME,
   /// ATTN_JIT_CACHE_MAX_MB, ATTN_JIT_LIBCUDA, ATTN_JIT_TENSOR_CORES,
-  /// ATTN_JIT_NUM_THREADS, ATTN_JIT_NUM_SPLITS, ATTN_JIT_TMA.
+  /// ATTN_JIT_NUM_THREADS, ATTN_JIT_NUM_SPLITS, ATTN_JIT_TMA,
+  /// ATTN_JIT_DETERMINISTIC.
   static EngineOptions fromEnvironment();
 };
 
@@ -84,6 +90,9 @@ public:
   attn_stats stats() const;
   /// attn_set_num_splits: EngineOptions::numSplits from now on (>= 0).
   Status setNumSplits(int64_t splits);
+  /// attn_set_deterministic: EngineOptions::deterministic from now on (0
+  /// or 1).
+  Status setDeterministic(int deterministic);
   /// Forgets kernels held in memory; the disk cache stays.
   void clearMemoryCache();
   const EngineOptions &options() const { return options_; }
@@ -196,6 +205,8 @@ private:
   bool tensorCoreOk_;
   /// options_.numSplits, changed by setNumSplits.
   std::atomic<int64_t> numSplits_;
+  /// options_.deterministic, changed by setDeterministic.
+  std::atomic<int> deterministic_;
 
   std::mutex cudaMutex_;
   std::optional<Expected<CudaState *>> cudaState_;

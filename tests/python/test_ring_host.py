@@ -251,6 +251,28 @@ class AttentionBackwardTest(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "do is a list"):
             attn_jit.attention_backward(q, q, q, q, lse, [])
 
+    def test_atomic_form_matches_float64(self):
+        """set_deterministic(False): dQ added with atomics by the host's
+        threads, within float32's bound of float64; dK, dV bitwise the
+        deterministic form's."""
+        rng = np.random.default_rng(SEED)
+        q = rng.standard_normal((B, 4, 77, D)).astype(np.float32)
+        k, v = (rng.standard_normal((B, 2, 61, D)).astype(np.float32) for _ in range(2))
+        do = rng.standard_normal(q.shape).astype(np.float32)
+        o, lse = attn_jit.attention(q, k, v, causal=True, scale=SCALE, enable_gqa=True, return_lse=True)
+        fixed = attn_jit.attention_backward(q, k, v, o, lse, do, causal=True, scale=SCALE, enable_gqa=True)
+        attn_jit.set_deterministic(False)
+        try:
+            atomic = attn_jit.attention_backward(q, k, v, o, lse, do, causal=True, scale=SCALE,
+                                                 enable_gqa=True)
+        finally:
+            attn_jit.set_deterministic(True)
+        for name, got, want in zip(("dq", "dk", "dv"), atomic,
+                                   reference_backward(q, k, v, do, True, SCALE)):
+            self.assertLessEqual(rel_err(got, want), TOL_F32, f"{name} seed {SEED}")
+        np.testing.assert_array_equal(atomic[1], fixed[1])
+        np.testing.assert_array_equal(atomic[2], fixed[2])
+
 
 if __name__ == "__main__":
     unittest.main()

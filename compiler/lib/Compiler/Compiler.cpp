@@ -51,6 +51,8 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
     opts += " variants=" + variantNames(variants);
   if (backward)
     opts += " backward=1";
+  if (!deterministic)
+    opts += " deterministic=0";
   if (varlen)
     opts += " varlen=1";
   if (pageSize)
@@ -128,6 +130,7 @@ void setKernelOptions(Options &options, const KernelConfig &config) {
   options.varlen = config.varlen;
   options.pageSize = config.pageSize;
   options.split = config.split;
+  options.deterministic = config.deterministic;
 }
 
 
@@ -285,11 +288,12 @@ class JitHostKernel : public HostKernel {
 public:
   JitHostKernel(std::unique_ptr<Session> session,
                 std::unique_ptr<ExecutionEngine> engine, HostFn fn,
-                int64_t headDim, bool backward, int64_t grids,
-                std::vector<abi::UserCapture> kinds, const CompileTimes &times)
+                int64_t headDim, bool backward, bool dqAccumulator,
+                int64_t grids, std::vector<abi::UserCapture> kinds,
+                const CompileTimes &times)
       : session(std::move(session)), engine(std::move(engine)), fn(fn),
-        headDim(headDim), backward(backward), grids(grids),
-        kinds(std::move(kinds)) {
+        headDim(headDim), backward(backward), dqAccumulator(dqAccumulator),
+        grids(grids), kinds(std::move(kinds)) {
     times_ = times;
   }
 
@@ -357,6 +361,20 @@ public:
         pass(t);
     }
     packed.push_back(&scale);
+    // The atomic backward's dQ accumulator (kAtomicBackwardArgs), zeroed:
+    // the kernel's own, as the row terms are.
+    std::vector<float> dqScratch;
+    Descriptor<4> dqAccum;
+    if (dqAccumulator) {
+      dqScratch.assign(
+          static_cast<size_t>(a.batch * a.heads * a.numQueries * headDim),
+          0.0f);
+      dqAccum = Descriptor<4>{dqScratch.data(), dqScratch.data(), 0,
+                              {a.batch, a.heads, a.numQueries, headDim},
+                              {a.heads * a.numQueries * headDim,
+                               a.numQueries * headDim, headDim, 1}};
+      pass(&dqAccum);
+    }
     // Captures: scalars by value, tensors as descriptors (pointers to them
     // kept alive in `descriptors`).
     if (kinds.size() != a.captures.size())
@@ -422,6 +440,8 @@ private:
   HostFn fn;
   int64_t headDim;
   bool backward;
+  /// The backward's atomic form: it takes dQ's accumulator after the scale.
+  bool dqAccumulator;
   /// Tile grids, run one after another (abi::kHostGridsAttr).
   int64_t grids;
   /// The kernel's capture arguments (abi::captureKinds).
@@ -490,7 +510,10 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
   times.codegen = msSince(start);
   return std::make_unique<JitHostKernel>(std::move(s), std::move(*engine),
                                          *sym, config.headDim,
-                                         config.backward, grids,
+                                         config.backward,
+                                         config.backward &&
+                                             !config.deterministic,
+                                         grids,
                                          abi::captureKinds(config.variants,
                                                            userCaptures,
                                                            config.varlen,

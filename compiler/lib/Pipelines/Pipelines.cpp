@@ -41,7 +41,8 @@ static void buildTiledAttention(OpPassManager &pm, const Options &options,
   pm.addPass(createAttnCreateKernel(AttnCreateKernelOptions{
       options.headDim, options.dtype, options.maskName(), options.variants,
       options.positiveScale, options.backward,
-      options.varlen, options.pageSize, options.split}));
+      options.varlen, options.pageSize, options.split,
+      options.deterministic}));
   configure.blockM = options.blockM;
   configure.blockN = options.blockN;
   configure.packGqa = options.packGqa;

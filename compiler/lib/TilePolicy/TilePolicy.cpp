@@ -464,6 +464,9 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     if (nvidia && r.tensorCore != "wgmma" && splitsBackwardGrads(headDim))
       defM = defN = kBackwardSplitBlock;
   }
+  // Only the backward has an atomic form, and only the host maps it.
+  if (!backward || nvidia)
+    r.deterministic = true;
   if (r.blockM == 0)
     r.blockM = defM;
   if (r.blockN == 0)

@@ -100,6 +100,16 @@ struct AttnConfigurePass
            : scoreReads             ? unsigned(abi::kBias)
                                     : unsigned(abi::kSoftcap)) |
           (maskReads ? unsigned(abi::kDocument) : 0u);
+      // The NVIDIA mapping has no dS K from keys-major tiles (transpose_lhs)
+      // nor an atomic store yet: its backward is the deterministic one.
+      if constexpr (std::is_same_v<OpTy, SdpaBackwardOp>) {
+        if (nvidia && op.getGradQueryAccum()) {
+          op->emitOpError("'dq_accum' (the atomic backward) is mapped on the "
+                          "host only; the NVIDIA backward is the "
+                          "deterministic one");
+          return WalkResult::interrupt();
+        }
+      }
       if (nvidia && op.getValue().getType().getDimSize(3) != config.headDim) {
         op->emitOpError("the NVIDIA mapping needs Dv = D");
         return WalkResult::interrupt();

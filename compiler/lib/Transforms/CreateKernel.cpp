@@ -103,6 +103,18 @@ struct AttnCreateKernelPass
     static_assert(::attn::abi::kForwardScalarCount == 1,
                   "the scale is the only scalar");
     argTypes.push_back(b.getF32Type());
+    // The atomic backward's dQ accumulator, shaped as Q in f32.
+    unsigned dqAccumArg = argTypes.size();
+    if (backward && !deterministic) {
+      static_assert(std::size(::attn::abi::kAtomicBackwardArgs) == 1 &&
+                        ::attn::abi::kAtomicBackwardArgs[0].rank == 4,
+                    "dq_accum is the only argument of the atomic backward");
+      SmallVector<int64_t> shape(4, dyn), strides(4, dyn);
+      shape.back() = headDim;
+      strides.back() = 1;
+      argTypes.push_back(MemRefType::get(
+          shape, b.getF32Type(), StridedLayoutAttr::get(ctx, dyn, strides)));
+    }
     if ((varlen || paged) && backward)
       return (void)(emitError(loc) << "the backward pass of a variable-length "
                                       "batch is not supported"),
@@ -185,8 +197,9 @@ struct AttnCreateKernelPass
     if (backward)
       built = attach(SdpaBackwardOp::create(
           b, loc, args[0], args[1], args[2], args[3], args[4], args[5],
-          args[6], args[7], args[8], args[9], scale, ValueRange(),
-          MaskKindAttr::get(ctx, *kind)));
+          args[6], args[7], args[8], args[9],
+          deterministic ? Value() : Value(args[dqAccumArg]), scale,
+          ValueRange(), MaskKindAttr::get(ctx, *kind)));
     else {
       Value cuQ, cuK, maxQ, blockTable, sequsedK;
       auto index = [&](Value v) {

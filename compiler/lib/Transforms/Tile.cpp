@@ -390,6 +390,10 @@ LogicalResult tileSdpa(SdpaOp op) {
 ///  2. per K/V tile: dK = scale · Σ dSᵀ Q and dV = Σ Pᵀ dO over the query
 ///     tiles that see it, of every query head of its group (GQA sums them
 ///     here), with keys-major score tiles so that both are plain products.
+/// With a dQ accumulator (`dq_accum`) grid 1 forms only the row terms,
+/// grid 2 also adds each pair's dS K into the accumulator (atomically: K/V
+/// tiles share query rows), and a third grid per query tile stores
+/// scale · accumulator as dQ: S and dP are formed once per tile pair.
 LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
   ConfigAttr config = ConfigAttr::lookup(op);
   if (!config)
@@ -458,23 +462,29 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
         });
   };
 
-  // 1. Query tiles: delta, then dQ.
+  Value dqAccum = op.getGradQueryAccum();
+  Value queryTiles = arith::CeilDivSIOp::create(b, loc, numQueries, cBlockM);
+
+  // 1. Query tiles: delta, then (deterministic) dQ.
   {
-    Value queryTiles = arith::CeilDivSIOp::create(b, loc, numQueries, cBlockM);
     auto grid = TileGridOp::create(b, loc, batch, heads, queryTiles);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&grid.getBodyBlock());
     Value bIdx = grid.getBatchIndex(), hIdx = grid.getHeadIndex();
     Value kvHead = arith::DivUIOp::create(b, loc, hIdx, group);
     Value row = arith::MulIOp::create(b, loc, grid.getTileIndex(), cBlockM);
-    Value q = LoadTileOp::create(b, loc, qTile, op.getQuery(), bIdx, hIdx, row,
-                                 numQueries, Value());
+    // Q and the LSE for dQ (the deterministic form only).
+    Value q, lse;
+    if (!dqAccum)
+      q = LoadTileOp::create(b, loc, qTile, op.getQuery(), bIdx, hIdx, row,
+                             numQueries, Value());
     Value dO = LoadTileOp::create(b, loc, doTile, op.getGradOutput(), bIdx,
                                   hIdx, row, numQueries, Value());
     Value o = LoadTileOp::create(b, loc, doTile, op.getOutput(), bIdx, hIdx,
                                  row, numQueries, Value());
-    Value lse = LoadTileOp::create(b, loc, rowType, op.getLse(), bIdx, hIdx,
-                                   row, numQueries, Value());
+    if (!dqAccum)
+      lse = LoadTileOp::create(b, loc, rowType, op.getLse(), bIdx, hIdx, row,
+                               numQueries, Value());
     auto product = MapOp::create(
         b, loc, RankedTensorType::get({blockM, valueDim}, f32),
         ValueRange{dO, o}, ValueRange(),
@@ -492,26 +502,29 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
                                    splat(b, loc, rowType, 0.0f));
     StoreTileOp::create(b, loc, delta, op.getDelta(), bIdx, hIdx, row,
                         numQueries, Value());
-    auto [firstQuery, lastQuery] =
-        buildQueryRange(b, loc, row, blockM, numQueries, false);
-    auto [lower, upper] =
-        mask.keyRange(b, loc, firstQuery, lastQuery, numKeys, blockN);
-    auto loop = scf::ForOp::create(
-        b, loc, lower, upper, cBlockN, ValueRange{splat(b, loc, accQ, 0.0f)},
-        [&](OpBuilder &lb, Location ll, Value kv, ValueRange state) {
-          Value k = LoadTileOp::create(lb, ll, kTile, op.getKey(), bIdx,
-                                       kvHead, kv, numKeys, Value());
-          Value v = LoadTileOp::create(lb, ll, vTile, op.getValue(), bIdx,
-                                       kvHead, kv, numKeys, Value());
-          auto grad = step(lb, ll, scoreType, q, k, v, dO, lse, delta, row, kv,
-                           bIdx, hIdx, /*keysMajor=*/false);
-          Value acc = MatmulOp::create(lb, ll, grad.getGradScores(), k,
-                                       state[0], false, false);
-          scf::YieldOp::create(lb, ll, acc);
-        });
-    StoreTileOp::create(b, loc, finish(b, loc, loop.getResult(0), true),
-                        op.getGradQuery(), bIdx, hIdx, row, numQueries,
-                        Value());
+    // The deterministic form: dQ = scale · Σ dS K over the keys it sees.
+    if (!dqAccum) {
+      auto [firstQuery, lastQuery] =
+          buildQueryRange(b, loc, row, blockM, numQueries, false);
+      auto [lower, upper] =
+          mask.keyRange(b, loc, firstQuery, lastQuery, numKeys, blockN);
+      auto loop = scf::ForOp::create(
+          b, loc, lower, upper, cBlockN, ValueRange{splat(b, loc, accQ, 0.0f)},
+          [&](OpBuilder &lb, Location ll, Value kv, ValueRange state) {
+            Value k = LoadTileOp::create(lb, ll, kTile, op.getKey(), bIdx,
+                                         kvHead, kv, numKeys, Value());
+            Value v = LoadTileOp::create(lb, ll, vTile, op.getValue(), bIdx,
+                                         kvHead, kv, numKeys, Value());
+            auto grad = step(lb, ll, scoreType, q, k, v, dO, lse, delta, row,
+                             kv, bIdx, hIdx, /*keysMajor=*/false);
+            Value acc = MatmulOp::create(lb, ll, grad.getGradScores(), k,
+                                         state[0], false, false);
+            scf::YieldOp::create(lb, ll, acc);
+          });
+      StoreTileOp::create(b, loc, finish(b, loc, loop.getResult(0), true),
+                          op.getGradQuery(), bIdx, hIdx, row, numQueries,
+                          Value());
+    }
   }
 
   // 2. K/V tiles: dK and dV over the query tiles of the group's heads, in
@@ -579,6 +592,16 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
           if (withK)
             next.push_back(MatmulOp::create(lb, ll, grad.getGradScores(), q,
                                             state[0], false, false));
+          // dQ's part of this pair, (dSᵀ)ᵀ K, added into the accumulator
+          // (with dK: a split kernel pair forms it once).
+          if (withK && dqAccum) {
+            Value part = MatmulOp::create(lb, ll, grad.getGradScores(), k,
+                                          splat(lb, ll, accQ, 0.0f),
+                                          /*transposeLhs=*/true, false);
+            StoreTileOp::create(lb, ll, part, dqAccum, bIdx, h, row,
+                                numQueries, Value(), Value(),
+                                /*accumulate=*/true);
+          }
           if (withV)
             next.push_back(MatmulOp::create(lb, ll, grad.getProbs(), dO,
                                             state.back(), false, false));
@@ -598,6 +621,19 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
     keyGrid(false, true);
   } else {
     keyGrid(true, true);
+  }
+
+  // 3. With the accumulator: dQ = scale · accumulator, per query tile.
+  if (dqAccum) {
+    auto grid = TileGridOp::create(b, loc, batch, heads, queryTiles);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&grid.getBodyBlock());
+    Value bIdx = grid.getBatchIndex(), hIdx = grid.getHeadIndex();
+    Value row = arith::MulIOp::create(b, loc, grid.getTileIndex(), cBlockM);
+    Value acc = LoadTileOp::create(b, loc, accQ, dqAccum, bIdx, hIdx, row,
+                                   numQueries, Value());
+    StoreTileOp::create(b, loc, finish(b, loc, acc, true), op.getGradQuery(),
+                        bIdx, hIdx, row, numQueries, Value());
   }
   op.erase();
   return success();

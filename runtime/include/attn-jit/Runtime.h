@@ -152,6 +152,14 @@ inline Status setNumSplits(int64_t numSplits) {
   return Status(code, attn_last_error());
 }
 
+/// The backward's form (see attn_set_deterministic).
+inline Status setDeterministic(bool deterministic) {
+  attn_status code = attn_set_deterministic(deterministic ? 1 : 0);
+  if (code == ATTN_OK)
+    return Status();
+  return Status(code, attn_last_error());
+}
+
 /// The compiler version hash that is part of every cache key.
 inline std::string version() { return attn_version(); }
 

@@ -258,8 +258,9 @@ ATTN_JIT_API attn_status attn_forward_paged(const attn_paged_args *args);
  * query heads that share it). `fwd` holds the forward call's arguments: Q, K,
  * V, its output O and log-sum-exp LSE (required, as attn_forward wrote them),
  * sizes, strides, dtype, mask, scale and variant; the probabilities are
- * recomputed from the LSE, so no N x N matrix is ever stored. The result is
- * deterministic: the same inputs give bit-identical gradients (no atomics).
+ * recomputed from the LSE, so no N x N matrix is ever stored. By default the
+ * result is deterministic: the same inputs give bit-identical gradients (no
+ * atomics); attn_set_deterministic(0) lets it add dQ with atomics instead.
  * The row terms rowsum(dO * O) need B * H * Nq floats of workspace, which the
  * runtime allocates. dQ, dK and dV must not share a byte with each other or
  * with Q, K, V, O, LSE, dO or the variant's tensors and captures (dQ == Q
@@ -324,6 +325,18 @@ ATTN_JIT_API void attn_clear_memory_cache(void);
  * initial value; this sets it for the process from now on. Negative:
  * ATTN_ERROR_INVALID_ARGUMENT. The backward pass never splits. */
 ATTN_JIT_API attn_status attn_set_num_splits(int64_t num_splits);
+
+/* The backward pass's form, for the process from now on (the environment
+ * variable ATTN_JIT_DETERMINISTIC, 0 or 1, sets the initial value):
+ *   1  (the default) deterministic: dQ is formed per query tile, which
+ *      computes S and dP again (7 products per tile pair), and the same
+ *      inputs give bit-identical gradients;
+ *   0  dQ is added over the K/V tiles into an f32 workspace of B * H * Nq *
+ *      D floats with atomic adds (5 products per tile pair, FlashAttention's
+ *      default): dQ's rounding may differ from run to run (dK, dV do not).
+ *      Today only the host runs this form; CUDA kernels stay deterministic.
+ * Any other value: ATTN_ERROR_INVALID_ARGUMENT. */
+ATTN_JIT_API attn_status attn_set_deterministic(int deterministic);
 
 /* The compiler version hash that is part of every cache key. */
 ATTN_JIT_API const char *attn_version(void);

@@ -425,3 +425,69 @@ func.func @backward_host_joint_grads(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %l
       : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
   return
 }
+
+// -----
+
+// With dQ's accumulator (the atomic backward): the query tiles' grid forms
+// only the row terms (no Q, no LSE, no loop); the K/V tiles' loop adds each
+// pair's dS K, (dSᵀ)ᵀ K from the keys-major tile, into the accumulator at
+// the pair's query rows; a third grid stores scale · accumulator as dQ.
+#cfg = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!acc = memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+
+// CHECK-LABEL: func.func @backward_atomic(
+// CHECK:      attn.tile_grid
+// CHECK-NOT:    %arg0[
+// CHECK-NOT:    %arg5[
+// CHECK-NOT:    scf.for
+// CHECK:        attn.store_tile %{{.*}}, %arg9[
+// CHECK-NEXT: }
+// CHECK:      attn.tile_grid (%[[B:.*]], %[[G:.*]], %{{.*}}) in {{.*}} attributes {attn.grid = "keys"}
+// CHECK:        %[[K:.*]] = attn.load_tile %arg1[
+// CHECK:        scf.for
+// CHECK:          %[[H:.*]] = arith.addi
+// CHECK:          %[[ROW:.*]] = arith.addi
+// CHECK:          %{{.*}}, %[[DST:.*]] = attn.score_grad {{.*}} keys_major
+// CHECK:          attn.matmul %[[DST]], %{{.*}}, %{{.*}} : tensor<32x64xbf16>, tensor<64x64xbf16>, tensor<32x64xf32>
+// CHECK:          %[[PART:.*]] = attn.matmul %[[DST]], %[[K]], %{{.*}} transpose_lhs : tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<64x64xf32>
+// CHECK-NEXT:     attn.store_tile %[[PART]], %arg11[%[[B]], %[[H]], %[[ROW]]] accumulate bounds
+// CHECK:      attn.tile_grid
+// CHECK:        %[[ACC:.*]] = attn.load_tile %arg11[{{.*}}] bounds {{.*}} -> tensor<64x64xf32>
+// CHECK:        %[[DQ:.*]] = attn.map(%[[ACC]] :
+// CHECK:          arith.mulf
+// CHECK:        attn.store_tile %[[DQ]], %arg6[
+// CHECK-NOT:  attn.sdpa_backward
+func.func @backward_atomic(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !lse, %dq: !t, %dk: !t, %dv: !t, %delta: !lse, %s: f32, %acc: !acc) attributes {attn.config = #cfg} {
+  attn.sdpa_backward %q, %k, %v, %o, %do, %lse into %dq, %dk, %dv delta %delta dq_accum %acc : !acc scale %s mask <causal>
+      : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
+  return
+}
+
+// -----
+
+// Split gradients (past D = 128 on NVIDIA): dQ's part is formed in the dK
+// grid, whose loop holds dS, and not in the dV grid.
+#cfg = #attn.config<mapping = "mma.sync", chip = "sm_90a", block_m = 32, block_n = 32, warps = 2, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!acc = memref<?x?x?x256xf32, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+
+// CHECK-LABEL: func.func @backward_atomic_split_grads(
+// CHECK:      attn.tile_grid
+// CHECK:      attn.tile_grid {{.*}} attributes {attn.grid = "keys"}
+// CHECK:        transpose_lhs
+// CHECK:        attn.store_tile %{{.*}}, %arg11[{{.*}}] accumulate
+// CHECK:        attn.store_tile %{{.*}}, %arg7[
+// CHECK:      attn.tile_grid {{.*}} attributes {attn.grid = "keys"}
+// CHECK-NOT:    accumulate
+// CHECK:        attn.store_tile %{{.*}}, %arg8[
+// CHECK:      attn.tile_grid
+// CHECK:        attn.load_tile %arg11
+// CHECK:        attn.store_tile %{{.*}}, %arg6[
+func.func @backward_atomic_split_grads(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !lse, %dq: !t, %dk: !t, %dv: !t, %delta: !lse, %s: f32, %acc: !acc) attributes {attn.config = #cfg} {
+  attn.sdpa_backward %q, %k, %v, %o, %do, %lse into %dq, %dk, %dv delta %delta dq_accum %acc : !acc scale %s
+      : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
+  return
+}

@@ -7,7 +7,9 @@
 // (dO o O)), dS = dS' score'(.), dQ = scale dS K, dK = scale dS^T Q.
 // Odd shapes (Nq != Nk, neither a multiple of a tile, rows that see no key),
 // grouped-query heads, every mask, the named variants, a user's mods, f32
-// and bf16; gradients poisoned with NaN before the call; determinism.
+// and bf16; gradients poisoned with NaN before the call; determinism. Both
+// forms: the deterministic one and dQ added with atomics
+// (attn_set_deterministic(0)), whose threads add into the same rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -227,6 +229,15 @@ GradRun runBackward(const Problem &p, attn_dtype dtype, attn_mask mask,
   return run;
 }
 
+/// attn_set_deterministic(mode) for a scope; the default (1) after.
+struct BackwardForm {
+  explicit BackwardForm(int deterministic) {
+    EXPECT_EQ(attn_set_deterministic(deterministic), ATTN_OK)
+        << attn_last_error();
+  }
+  ~BackwardForm() { attn_set_deterministic(1); }
+};
+
 /// (mask, flags, block_m, block_n, nq, nk)
 using Case = std::tuple<int, unsigned, int, int, int, int>;
 
@@ -284,8 +295,10 @@ Seen namedSeen(const Problem &p, unsigned flags, int mask) {
   };
 }
 
-TEST_P(BackwardHostTest, MatchesFloat64Gradients) {
-  auto [mask, flags, blockM, blockN, nq, nk] = GetParam();
+/// The case's f32 gradients in the given form against float64.
+void expectFloat64Gradients(const Case &c, int deterministic) {
+  auto [mask, flags, blockM, blockN, nq, nk] = c;
+  BackwardForm form(deterministic);
   Problem p(nq, nk, 11);
   GradRun run = runBackward(p, ATTN_DTYPE_F32, static_cast<attn_mask>(mask),
                         blockM, blockN, namedVariant(p, flags, mask));
@@ -296,6 +309,14 @@ TEST_P(BackwardHostTest, MatchesFloat64Gradients) {
   EXPECT_LT(relativeError(ref.dq, run.dq), 2e-5) << "dq";
   EXPECT_LT(relativeError(ref.dk, run.dk), 2e-5) << "dk";
   EXPECT_LT(relativeError(ref.dv, run.dv), 2e-5) << "dv";
+}
+
+TEST_P(BackwardHostTest, MatchesFloat64Gradients) {
+  expectFloat64Gradients(GetParam(), 1);
+}
+
+TEST_P(BackwardHostTest, AtomicDqMatchesFloat64Gradients) {
+  expectFloat64Gradients(GetParam(), 0);
 }
 
 std::vector<Case> cases() {
@@ -336,7 +357,9 @@ std::string name(const ::testing::TestParamInfo<Case> &info) {
 INSTANTIATE_TEST_SUITE_P(Backward, BackwardHostTest,
                          ::testing::ValuesIn(cases()), name);
 
-TEST(BackwardHostTest, Bf16WithinRoundingOfFloat64) {
+/// bf16 gradients in the given form against float64.
+void expectBf16Gradients(int deterministic) {
+  BackwardForm form(deterministic);
   Problem p(77, 133, 5);
   GradRun run = runBackward(p, ATTN_DTYPE_BF16, ATTN_MASK_CAUSAL, 16, 32,
                         [](attn_fwd_args &) {});
@@ -349,6 +372,36 @@ TEST(BackwardHostTest, Bf16WithinRoundingOfFloat64) {
   EXPECT_LT(relativeError(ref.dq, run.dq), 3e-2) << "dq";
   EXPECT_LT(relativeError(ref.dk, run.dk), 3e-2) << "dk";
   EXPECT_LT(relativeError(ref.dv, run.dv), 3e-2) << "dv";
+}
+
+TEST(BackwardHostTest, Bf16WithinRoundingOfFloat64) { expectBf16Gradients(1); }
+
+TEST(BackwardHostTest, AtomicDqBf16WithinRoundingOfFloat64) {
+  expectBf16Gradients(0);
+}
+
+// The atomic form changes how dQ is summed only: dK and dV are the
+// deterministic form's, bit for bit, and dQ agrees to f32 rounding.
+TEST(BackwardHostTest, AtomicDqLeavesKeyGradientsBitwise) {
+  Problem p(77, 133, 3);
+  auto variant = namedVariant(p, ATTN_VARIANT_ALIBI, ATTN_MASK_CAUSAL);
+  GradRun fixed = runBackward(p, ATTN_DTYPE_F32, ATTN_MASK_CAUSAL, 16, 32,
+                              variant);
+  BackwardForm form(0);
+  GradRun atomic = runBackward(p, ATTN_DTYPE_F32, ATTN_MASK_CAUSAL, 16, 32,
+                               variant);
+  EXPECT_EQ(atomic.dk, fixed.dk);
+  EXPECT_EQ(atomic.dv, fixed.dv);
+  EXPECT_LT(relativeError(fixed.dq, atomic.dq), 1e-5);
+}
+
+TEST(BackwardHostTest, DeterministicModeIsZeroOrOne) {
+  for (int bad : {-1, 2}) {
+    EXPECT_EQ(attn_set_deterministic(bad), ATTN_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(attn_last_error()).find("expected 0"),
+              std::string::npos)
+        << attn_last_error();
+  }
 }
 
 TEST(BackwardHostTest, BitwiseDeterministic) {

@@ -28,9 +28,10 @@ const char userModsA = 'a', userModsB = 'b';
 CallKey keyOf(const attn_fwd_args &args, Target target = Target::Cuda,
               uint64_t context = 1, const void *mods = nullptr,
               bool backward = false, bool varlen = false,
-              int64_t pageSize = 0, bool tma = false) {
+              int64_t pageSize = 0, bool tma = false,
+              bool deterministic = true) {
   return CallKey::make(target, context, args, mods, backward, varlen,
-                       pageSize, tma);
+                       pageSize, tma, deterministic);
 }
 
 TEST(CallKeyTest, EqualCallsGiveEqualKeysAndHashes) {
@@ -86,6 +87,8 @@ TEST(CallKeyTest, EveryFieldThatDecidesTheKernelChangesTheKey) {
       {"varlen", keyOf(base, Target::Cuda, 1, nullptr, false, true)},
       {"page size", keyOf(base, Target::Cuda, 1, nullptr, false, true, 16)},
       {"tma", keyOf(base, Target::Cuda, 1, nullptr, false, false, 0, true)},
+      {"backward form", keyOf(base, Target::Cuda, 1, nullptr, true, false, 0,
+                              false, /*deterministic=*/false)},
   };
   CallKey reference = keyOf(base);
   for (const auto &[field, key] : changed) {
@@ -99,6 +102,13 @@ TEST(CallKeyTest, EveryFieldThatDecidesTheKernelChangesTheKey) {
           << changed[i].first << " vs " << changed[j].first;
   EXPECT_NE(keyOf(base, Target::Cuda, 1, &userModsA),
             keyOf(base, Target::Cuda, 1, &userModsB));
+}
+
+// Only the backward has two forms: a forward call's key ignores the mode.
+TEST(CallKeyTest, TheForwardHasOneForm) {
+  EXPECT_EQ(keyOf(baseArgs(), Target::Cuda, 1, nullptr, false, false, 0,
+                  false, /*deterministic=*/false),
+            keyOf(baseArgs()));
 }
 
 TEST(CallKeyTest, EqualHashesAloneDoNotMakeEqualKeys) {

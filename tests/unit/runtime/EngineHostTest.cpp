@@ -299,3 +299,41 @@ TEST(EngineHostThreads, CountFromTheEnvironment) {
         << status.message();
   }
 }
+
+// ATTN_JIT_DETERMINISTIC: 0 or 1 picks the backward's form; anything else
+// makes backward calls fail with a message naming the variable.
+TEST(EngineHostDeterministic, FormFromTheEnvironment) {
+  resetFakeCompiler();
+  {
+    ScopedEnv mode("ATTN_JIT_DETERMINISTIC", std::nullopt);
+    EXPECT_EQ(EngineOptions::fromEnvironment().deterministic, 1);
+  }
+  {
+    ScopedEnv mode("ATTN_JIT_DETERMINISTIC", "0");
+    EXPECT_EQ(EngineOptions::fromEnvironment().deterministic, 0);
+  }
+  {
+    ScopedEnv mode("ATTN_JIT_DETERMINISTIC", "1");
+    EXPECT_EQ(EngineOptions::fromEnvironment().deterministic, 1);
+  }
+  for (const char *bad : {"2", "yes", "-1"}) {
+    ScopedEnv mode("ATTN_JIT_DETERMINISTIC", bad);
+    EngineOptions options = EngineOptions::fromEnvironment();
+    EXPECT_EQ(options.deterministic, EngineOptions::kBadDeterministic) << bad;
+    options.disk.enabled = false;
+    Engine engine(options);
+    EXPECT_EQ(engine.setDeterministic(2).code(), ATTN_ERROR_INVALID_ARGUMENT);
+    ForwardFixture call(ATTN_DEVICE_HOST, ATTN_DTYPE_F32, 1, 1, 8, 8, 64);
+    ForwardFixture grads(ATTN_DEVICE_HOST, ATTN_DTYPE_F32, 1, 1, 8, 8, 64);
+    attn_bwd_args args = backwardArgs(call, grads);
+    Status status = engine.backward(&args);
+    EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT) << bad;
+    EXPECT_NE(status.message().find("ATTN_JIT_DETERMINISTIC"),
+              std::string::npos)
+        << status.message();
+    // Set at run time, it holds.
+    ASSERT_TRUE(engine.setDeterministic(0).ok());
+    status = engine.backward(&args);
+    EXPECT_TRUE(status.ok()) << status.toString();
+  }
+}

@@ -158,4 +158,18 @@ ForwardFixture::ForwardFixture(attn_device device, attn_dtype dtype,
       registerFakeMemory(buffer->data(), std::max<size_t>(buffer->size(), 1));
 }
 
+/// The backward of `call`'s forward, its gradients (dO, dQ, dK, dV) in
+/// `grads`' buffers.
+attn_bwd_args backwardArgs(const ForwardFixture &call,
+                           const ForwardFixture &grads) {
+  attn_bwd_args args{};
+  args.fwd = call.args;
+  args.d_o = grads.args.q;
+  args.dq = grads.args.o;
+  args.dk = const_cast<void *>(grads.args.k);
+  args.dv = const_cast<void *>(grads.args.v);
+  attn_set_bwd_strides_like_fwd(&args);
+  return args;
+}
+
 } // namespace attn::testing

@@ -98,6 +98,11 @@ struct ForwardFixture {
   std::unique_ptr<Buffer> q, k, v, o, lse;
 };
 
+/// The backward of `call`'s forward, its gradients (dO, dQ, dK, dV) in
+/// `grads`' buffers.
+attn_bwd_args backwardArgs(const ForwardFixture &call,
+                           const ForwardFixture &grads);
+
 } // namespace attn::testing
 
 #endif // ATTN_TESTS_TESTUTIL_H

@@ -96,6 +96,13 @@ struct KernelConfig {
   /// contiguous K/V only; resolved() clears it elsewhere). The kernel takes
   /// KernelABI.h's kTensorMaps after every other argument.
   bool tma = false;
+  /// The backward only: dQ without atomics, bit-identical from run to run
+  /// (FlashAttention-2's deterministic backward: S and dP formed by both
+  /// grids, 7 products per tile pair); false: the K/V tiles add dQ into an
+  /// f32 accumulator with atomics (KernelABI.h's kAtomicBackwardArgs), 5
+  /// products per tile pair. resolved() sets it for the forward and on
+  /// NVIDIA, which maps the deterministic form only so far.
+  bool deterministic = true;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;
@@ -185,8 +192,8 @@ struct HostArgs {
           dvStrides[4] = {};
 
   /// Threads that share the work items (abi::kHostGridsAttr) with the
-  /// calling thread, which always takes part; null: the caller alone. The
-  /// result is the same bit for bit with any number of threads.
+  /// calling thread, which always takes part; null: the caller alone.
+  /// Bitwise the same result with any count (not the atomic form's dQ).
   llvm::ThreadPoolInterface *pool = nullptr;
 };
 

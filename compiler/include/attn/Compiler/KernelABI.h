@@ -131,6 +131,13 @@ inline constexpr CaptureArg kSplitArgs[] = {
     {"lse_partial", 0, CaptureArg::F32, 3}};
 inline constexpr int kSplitKernelCount = 2;
 
+/// The backward compiled not deterministic (KernelConfig::deterministic)
+/// takes after its scale dQ's f32 accumulator (B, H, Nq, D), zeroed by the
+/// caller, which its K/V tiles add into with atomics (the host: the
+/// kernel's own, as the row terms').
+inline constexpr CaptureArg kAtomicBackwardArgs[] = {
+    {"dq_accum", 0, CaptureArg::F32, 4}};
+
 /// A kernel compiled with TMA (KernelConfig::tma) takes, after every other
 /// argument, the tensor maps of K and V: CUtensorMap objects of
 /// kTensorMapBytes, passed by value as grid-constant parameters (`.param

@@ -75,6 +75,12 @@ struct KernelPipelineOptions : public PassPipelineOptions<Derived> {
       llvm::cl::desc("Split-KV: the canonical kernel divides the keys over "
                      "num_splits programs and merges their partials"),
       llvm::cl::init(false)};
+  ::mlir::detail::PassOptions::Option<bool> deterministic{
+      *this, "deterministic",
+      llvm::cl::desc("With backward: dQ without atomics, bit-identical from "
+                     "run to run (false: added over the K/V tiles into an "
+                     "f32 accumulator with atomics; the host only)"),
+      llvm::cl::init(true)};
 
   std::string maskName() const { return causal ? "causal" : mask.getValue(); }
 };

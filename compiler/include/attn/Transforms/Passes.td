@@ -21,7 +21,8 @@ def AttnCreateKernel : Pass<"attn-create-kernel", "ModuleOp"> {
     taking Q, K, V, O (B, H, N, D memrefs with dynamic sizes and strides;
     K and V may have fewer heads), LSE and the scale, whose body is one
     `attn.sdpa`. With `backward`, `@attn_bwd` instead: Q, K, V, O, dO, LSE,
-    dQ, dK, dV and the row-terms workspace, then the scale, whose body is one
+    dQ, dK, dV and the row-terms workspace, then the scale (and, not
+    `deterministic`, dQ's f32 accumulator), whose body is one
     `attn.sdpa_backward`. It does nothing when `head-dim` is 0 or the module
     already holds a function.
   }];
@@ -48,6 +49,10 @@ def AttnCreateKernel : Pass<"attn-create-kernel", "ModuleOp"> {
     Option<"split", "split", "bool", "false",
            "Split-KV: the keys divided over num_splits programs and merged "
            "(KernelABI.h's kSplitArgs after the varlen or paged ones)">,
+    Option<"deterministic", "deterministic", "bool", "true",
+           "With backward: dQ without atomics, bit-identical from run to "
+           "run; false: dQ added over the K/V tiles into an f32 "
+           "accumulator (KernelABI.h's kAtomicBackwardArgs after the scale)">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect", "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];

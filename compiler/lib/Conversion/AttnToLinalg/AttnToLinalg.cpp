@@ -164,9 +164,14 @@ void lowerStore(OpBuilder &b, StoreTileOp op) {
             [&](OpBuilder &cb, Location cl, Value j, ValueRange) {
               Value v = tensor::ExtractOp::create(cb, cl, op.getTile(),
                                                   ValueRange{i, j});
-              memref::StoreOp::create(
-                  cb, cl, v, op.getDest(),
-                  ValueRange{op.getBatch(), head, seq, j});
+              SmallVector<Value, 4> at{op.getBatch(), head, seq, j};
+              // Threads take a grid's items at once: an accumulating store
+              // adds atomically (rows other items add into too).
+              if (op.getAccumulate())
+                memref::AtomicRMWOp::create(cb, cl, arith::AtomicRMWKind::addf,
+                                            v, op.getDest(), at);
+              else
+                memref::StoreOp::create(cb, cl, v, op.getDest(), at);
               scf::YieldOp::create(cb, cl);
             });
         scf::YieldOp::create(rb, rl);

@@ -475,6 +475,16 @@ LogicalResult SdpaBackwardOp::verify() {
       if (failed(checkSameDim(op, an, a, d, bn, bt, d,
                               d == 3 ? "head dim" : "size")))
         return failure();
+  // dQ's accumulator: f32, shaped as Q.
+  if (Value acc = getGradQueryAccum()) {
+    if (!getElementTypeOrSelf(acc.getType()).isF32())
+      return emitOpError() << "'dq_accum' must have f32 elements, got "
+                           << acc.getType();
+    for (unsigned d = 0; d < 4; ++d)
+      if (failed(checkSameDim(op, "query", q, d, "dq_accum", acc.getType(),
+                              d, d == 3 ? "head dim" : "size")))
+        return failure();
+  }
   return success();
 }
 
@@ -716,10 +726,27 @@ LogicalResult StoreTileOp::verify() {
   if (tileRank == 2 && failed(checkSameDim(*this, "dest", dest, 3, "tile",
                                            tile, 1, "head dim")))
     return failure();
+  if (getAccumulate()) {
+    // An atomic add per element: f32 sums of an R×D tile into plain rows.
+    if (tileRank != 2 || !getElementTypeOrSelf(tile).isF32())
+      return emitOpError() << "with 'accumulate' needs an f32 tile of rank 2, "
+                           << "got " << tile;
+    if (getRowsPerHead() || getStart())
+      return emitOpError()
+             << "with 'accumulate' takes no 'rows_per_head' or 'start'";
+  }
   // Rows of the output are copied as vectors; the LSE may have any strides.
   if (tileRank == 1)
     return success();
   return checkUnitInnerStride(*this, "dest", dest);
+}
+
+void StoreTileOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (getAccumulate())
+    effects.emplace_back(MemoryEffects::Read::get(), &getDestMutable());
+  effects.emplace_back(MemoryEffects::Write::get(), &getDestMutable());
 }
 
 //===----------------------------------------------------------------------===//

@@ -138,6 +138,23 @@ func.func @load_store(%Q: !t, %O: !t, %L: !lse, %b: index, %h: index, %row: inde
   return
 }
 
+// An accumulating store adds each element atomically (threads run items
+// that add into the same rows at once), over the rows inside the bound.
+// CHECK-LABEL: func.func @store_accumulate
+// CHECK-SAME: (%[[T:.*]]: tensor<16x32xf32>, %[[O:.*]]: memref<?x?x?x32xf32, {{.*}}>, %[[B:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index, %[[N:.*]]: index)
+// CHECK: %[[LEFT:.*]] = arith.subi %[[N]], %[[ROW]] : index
+// CHECK: %[[COUNT:.*]] = arith.minsi %c16, %[[LEFT]] : index
+// CHECK: scf.for %[[R:.*]] = %c0 to %[[COUNT]] step %c1 {
+// CHECK:   %[[SROW:.*]] = arith.addi %[[ROW]], %[[R]] : index
+// CHECK:   scf.for %[[C:.*]] = %c0 to %c32 step %c1 {
+// CHECK:     %[[E:.*]] = tensor.extract %[[T]][%[[R]], %[[C]]] : tensor<16x32xf32>
+// CHECK:     memref.atomic_rmw addf %[[E]], %[[O]][%[[B]], %[[H]], %[[SROW]], %[[C]]]
+// CHECK-NOT: memref.store
+func.func @store_accumulate(%t: tensor<16x32xf32>, %O: !t, %b: index, %h: index, %row: index, %n: index) {
+  attn.store_tile %t, %O[%b, %h, %row] accumulate bounds %n : tensor<16x32xf32>, !t
+  return
+}
+
 // With start (one sequence of a packed batch) packed row p is row start +
 // p mod rows_per_head.
 // CHECK-LABEL: func.func @load_from

@@ -599,6 +599,33 @@ func.func @store_row_tile_rank(%t: tensor<16xf32>, %dst: memref<1x2x8x64xf32>, %
 
 // -----
 
+// attn.store_tile accumulate: an f32 tile (atomic f32 adds) ...
+func.func @store_accumulate_bf16(%t: tensor<16x64xbf16>, %dst: memref<1x2x8x64xbf16>, %i: index) {
+  // expected-error @+1 {{with 'accumulate' needs an f32 tile of rank 2, got 'tensor<16x64xbf16>'}}
+  attn.store_tile %t, %dst[%i, %i, %i] accumulate bounds %i : tensor<16x64xbf16>, memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+// ... of rank 2 ...
+func.func @store_accumulate_row_tile(%t: tensor<16xf32>, %dst: memref<1x2x8xf32>, %i: index) {
+  // expected-error @+1 {{with 'accumulate' needs an f32 tile of rank 2, got 'tensor<16xf32>'}}
+  attn.store_tile %t, %dst[%i, %i, %i] accumulate bounds %i : tensor<16xf32>, memref<1x2x8xf32>
+  return
+}
+
+// -----
+
+// ... into unpacked rows.
+func.func @store_accumulate_packed(%t: tensor<16x64xf32>, %dst: memref<1x2x8x64xf32>, %i: index) {
+  // expected-error @+1 {{with 'accumulate' takes no 'rows_per_head' or 'start'}}
+  attn.store_tile %t, %dst[%i, %i, %i] rows_per_head %i accumulate bounds %i : tensor<16x64xf32>, memref<1x2x8x64xf32>
+  return
+}
+
+// -----
+
 func.func @store_tile_rank(%t: tensor<16x64xf32>, %dst: memref<1x2x8xf32>, %i: index) {
   // expected-error @+1 {{'dest' (1x2x8xf32) must have rank 4 for a tile of rank 2 (16x64xf32)}}
   attn.store_tile %t, %dst[%i, %i, %i] rows_per_head %i bounds %i : tensor<16x64xf32>, memref<1x2x8xf32>
@@ -1489,5 +1516,30 @@ func.func @sdpa_split_lse_rows(%q: memref<1x2x8x64xbf16>, %n: index, %po: memref
 func.func @sdpa_split_element(%q: memref<1x2x8x64xbf16>, %n: index, %po: memref<4x2x8x64xbf16>, %pl: memref<4x2x8xf32>) {
   // expected-error @+1 {{must be 4D memref of 32-bit float values}}
   attn.sdpa %q, %q, %q into %q split(%n, %po, %pl : memref<4x2x8x64xbf16>, memref<4x2x8xf32>) : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+// attn.sdpa_backward: dQ's accumulator holds f32 ...
+!t = memref<2x4x8x64xbf16>
+!lse = memref<2x4x8xf32>
+func.func @backward_dq_accum_type(%t: !t, %l: !lse) {
+  // expected-error @+1 {{'dq_accum' must have f32 elements, got 'memref<2x4x8x64xbf16>'}}
+  attn.sdpa_backward %t, %t, %t, %t, %t, %l into %t, %t, %t delta %l dq_accum %t : !t
+      : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
+  return
+}
+
+// -----
+
+// ... shaped as Q.
+!t = memref<2x4x8x64xbf16>
+!a = memref<2x4x16x64xf32>
+!lse = memref<2x4x8xf32>
+func.func @backward_dq_accum_shape(%t: !t, %a: !a, %l: !lse) {
+  // expected-error @+1 {{'query' (2x4x8x64xbf16) has size 8 but 'dq_accum' (2x4x16x64xf32) has 16}}
+  attn.sdpa_backward %t, %t, %t, %t, %t, %l into %t, %t, %t delta %l dq_accum %a : !a
+      : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
   return
 }

@@ -169,6 +169,9 @@ func.func @packed_heads(%Q: memref<?x?x?x32xf32>, %O: memref<?x?x?x32xf32>,
     %qs = attn.load_tile %Q[%b, %h, %t] rows_per_head %rph start %n bounds %rows : memref<?x?x?x32xf32> -> tensor<64x32xf32>
     // CHECK: attn.store_tile %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[T]]] rows_per_head %{{.*}} start %{{.*}} bounds %{{.*}} : tensor<64x32xf32>, memref<?x?x?x32xf32>
     attn.store_tile %qs, %O[%b, %h, %t] rows_per_head %rph start %n bounds %rows : tensor<64x32xf32>, memref<?x?x?x32xf32>
+    // An atomic sum into the rows (the backward's dQ accumulator).
+    // CHECK: attn.store_tile %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[T]]] accumulate bounds %{{.*}} : tensor<64x32xf32>, memref<?x?x?x32xf32>
+    attn.store_tile %q, %O[%b, %h, %t] accumulate bounds %rows : tensor<64x32xf32>, memref<?x?x?x32xf32>
   }
   return
 }
@@ -333,10 +336,15 @@ func.func @encoded_tiles(%s: tensor<64x32xf32, #acc>, %m: tensor<64xf32, #rows>)
 // CHECK-LABEL: func.func @sdpa_backward
 func.func @sdpa_backward(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !lse,
                          %dq: !t, %dk: !t, %dv: !t, %delta: !lse, %s: f32,
-                         %c: f32, %w: index) {
+                         %c: f32, %w: index, %acc: memref<?x?x?x64xf32>) {
   // CHECK: attn.sdpa_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}}, %{{.*}}, %{{.*}} delta %{{.*}} scale %{{.*}} mask <causal> positive_scale :
   attn.sdpa_backward %q, %k, %v, %o, %do, %lse into %dq, %dk, %dv delta %delta
       scale %s mask <causal> positive_scale
+      : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
+  // With dQ's f32 accumulator (the atomic form).
+  // CHECK: attn.sdpa_backward {{.*}} delta %{{.*}} dq_accum %{{.*}} : memref<?x?x?x64xf32> scale %{{.*}} :
+  attn.sdpa_backward %q, %k, %v, %o, %do, %lse into %dq, %dk, %dv delta %delta
+      dq_accum %acc : memref<?x?x?x64xf32> scale %s
       : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
   // CHECK: attn.sdpa_backward {{.*}} captures(%{{.*}}, %{{.*}} : f32, index) score_mod {
   // CHECK: math.tanh

@@ -347,10 +347,21 @@ def Attn_SdpaBackwardOp : Attn_Op<"sdpa_backward", [
     freely); anything else on the score is a diagnostic. A row that saw no
     key (LSE = −inf) gets zero gradients.
 
+    Without `dq_accum` the result is bit-identical from run to run
+    (FlashAttention-2's deterministic backward: the query tiles recompute S
+    and dP to form dQ, 7 products per tile pair). With `dq_accum`, an f32
+    workspace shaped as Q that the caller zeroes, the K/V tiles also form
+    dS K and add it there with atomic adds, and dQ is `dq_accum` scaled and
+    rounded (5 products per tile pair, FlashAttention-2's default): the
+    order of the additions, and so dQ's rounding, may differ between runs.
+
     Example:
     ```mlir
     attn.sdpa_backward %q, %k, %v, %o, %do, %lse into %dq, %dk, %dv
         delta %delta scale %s mask <causal>
+        : !bhnd, !bhnd, !bhnd, !bhnd, !lse -> !bhnd, !bhnd, !bhnd, !lse
+    attn.sdpa_backward %q, %k, %v, %o, %do, %lse into %dq, %dk, %dv
+        delta %delta dq_accum %acc : memref<?x?x?x64xf32> scale %s
         : !bhnd, !bhnd, !bhnd, !bhnd, !lse -> !bhnd, !bhnd, !bhnd, !lse
     ```
   }];
@@ -365,6 +376,8 @@ def Attn_SdpaBackwardOp : Attn_Op<"sdpa_backward", [
       Arg<Attn_Tensor4D, "gradient of the keys", [MemWrite]>:$gradKey,
       Arg<Attn_Tensor4D, "gradient of the values", [MemWrite]>:$gradValue,
       Arg<Attn_LseMemRef, "row terms (workspace)", [MemRead, MemWrite]>:$delta,
+      Arg<Optional<Attn_Tensor4D>, "dQ's f32 accumulator (zeroed workspace)",
+          [MemRead, MemWrite]>:$gradQueryAccum,
       Optional<F32>:$scale,
       Variadic<Attn_Capture>:$captures,
       DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::None">:$mask,
@@ -374,6 +387,7 @@ def Attn_SdpaBackwardOp : Attn_Op<"sdpa_backward", [
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $output `,` $gradOutput `,` $lse
     `into` $gradQuery `,` $gradKey `,` $gradValue `delta` $delta
+    (`dq_accum` $gradQueryAccum^ `:` type($gradQueryAccum))?
     (`scale` $scale^)? (`mask` $mask^)? (`positive_scale` $positiveScale^)?
     (`captures` `(` $captures^ `:` type($captures) `)`)?
     (`score_mod` $scoreMod^)? (`mask_mod` $maskMod^)?
@@ -488,7 +502,8 @@ def Attn_LoadTileOp : Attn_Op<"load_tile", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def Attn_StoreTileOp : Attn_Op<"store_tile", [AttrSizedOperandSegments]> {
+def Attn_StoreTileOp : Attn_Op<"store_tile", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "stores the rows of a tile that lie inside the destination";
   let description = [{
     Writes a R×D output tile into `dest[batch, head, row : row + R, :]` of a
@@ -497,20 +512,29 @@ def Attn_StoreTileOp : Attn_Op<"store_tile", [AttrSizedOperandSegments]> {
     `bound` (at most N) are dropped. `rows_per_head` and `start` pack heads
     as for `attn.load_tile`.
 
+    With `accumulate` each element of an R×D f32 tile is added to its
+    destination element by an atomic add, so that items of a grid may add
+    into the same rows at once (the backward's dQ over K/V tiles); the
+    order of the additions is then not fixed. It takes no `rows_per_head`
+    or `start`.
+
     Example:
     ```mlir
     attn.store_tile %o, %O[%b, %h, %row] bounds %nq : tensor<64x64xbf16>, memref<?x?x?x64xbf16>
     attn.store_tile %lse, %LSE[%b, %h, %row] bounds %nq : tensor<64xf32>, memref<?x?x?xf32>
+    attn.store_tile %dq, %DQ[%b, %h, %row] accumulate bounds %nq : tensor<64x64xf32>, memref<?x?x?x64xf32>
     ```
   }];
-  let arguments = (ins Attn_AnyTile:$tile,
-                       Arg<Attn_AnyMemRef, "destination", [MemWrite]>:$dest,
+  // Effects: getEffects (a write, and with `accumulate` a read).
+  let arguments = (ins Attn_AnyTile:$tile, Attn_AnyMemRef:$dest,
                        Index:$batch, Index:$head, Index:$row, Index:$bound,
                        Optional<Index>:$rowsPerHead,
-                       Optional<Index>:$start);
+                       Optional<Index>:$start,
+                       UnitAttr:$accumulate);
   let assemblyFormat = [{
     $tile `,` $dest `[` $batch `,` $head `,` $row `]`
-    (`rows_per_head` $rowsPerHead^)? (`start` $start^)? `bounds` $bound
+    (`rows_per_head` $rowsPerHead^)? (`start` $start^)?
+    (`accumulate` $accumulate^)? `bounds` $bound
     attr-dict `:` type($tile) `,` type($dest)
   }];
   let builders = [
