@@ -378,10 +378,12 @@ struct Emitter {
             // [lo, hi) when n >= 1 (a finished target's probes are read
             // at the last id and dropped); the probes left of the answer
             // are a prefix (the ids never decrease), `left` of them.
+            // One op a statement: the IR's order must not depend on the
+            // C++ compiler's order of evaluating arguments (gcc's kept).
             auto probe = [&](Value i) {
-              Value part = arith::DivUIOp::create(
-                  wb, wl, arith::MulIOp::create(wb, wl, n, i),
-                  c(kSearchWays));
+              Value ways = c(kSearchWays);
+              Value scaled = arith::MulIOp::create(wb, wl, n, i);
+              Value part = arith::DivUIOp::create(wb, wl, scaled, ways);
               return arith::AddIOp::create(wb, wl, lo, part).getResult();
             };
             Value left = c(0);
@@ -405,9 +407,11 @@ struct Emitter {
                 wb, wl, arith::CmpIPredicate::ugt, left, c(0));
             Value allLeft = arith::CmpIOp::create(
                 wb, wl, arith::CmpIPredicate::eq, left, c(kSearchWays - 1));
-            Value newLo = arith::SelectOp::create(
-                wb, wl, anyLeft,
-                arith::AddIOp::create(wb, wl, probe(left), c(1)), lo);
+            Value one = c(1);
+            Value afterLeft =
+                arith::AddIOp::create(wb, wl, probe(left), one);
+            Value newLo =
+                arith::SelectOp::create(wb, wl, anyLeft, afterLeft, lo);
             Value newHi = arith::SelectOp::create(
                 wb, wl, allLeft, hi,
                 probe(arith::AddIOp::create(wb, wl, left, c(1))));
