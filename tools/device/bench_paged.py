@@ -4,8 +4,8 @@ copy bandwidth and torch SDPA (cuDNN, FA2) on the equivalent contiguous shape, o
 
     ATTN_JIT_LIB=<bundle>/lib/libattn-jit.so PYTHONPATH=<bundle>/python \\
         python3 tools/device/bench_paged.py [--batch 1,8,64] [--context 1k,4k,8k,32k,128k]
-        [--pages 16,64] [--queries 1] [--old OLD/lib/libattn-jit.so] [--reps 20] [--warmup 5]
-        [--json FILE]
+        [--pages 16,64] [--queries 1] [--splits auto,1] [--old OLD/lib/libattn-jit.so]
+        [--reps 20] [--warmup 5] [--json FILE]
 
 Shape (issue 15): decode (one query per sequence; --queries N: N each, speculative
 decoding), B in {1, 8, 64}, Hq = 32, Hkv = 8, D = 128, bf16, every sequence with
@@ -16,6 +16,9 @@ Timed with CUDA events (sdpa_anchors.time_events: median of --reps after --warmu
   * attn-jit P=16 / P=64   attn_forward_paged, queries packed by cu_seqlens_q, with
                            split-KV's count chosen by the runtime (auto,
                            attn_set_num_splits(0)) and without it (no split, 1);
+                           --splits lists the counts to time (auto, 1 or a count:
+                           rows "s=N", e.g. --splits auto,16 to compare the auto
+                           choice with a forced count at B = 1);
                            with --old, rows "old P=..." of a second build of the
                            library in the same process (ctypes: each its own handle,
                            as ab_bench.py), e.g. the bundle before packed GQA;
@@ -56,6 +59,11 @@ def sizes(text):
     return out
 
 
+def split_label(count):
+    """The method suffix of a split-KV count: auto (0), no split (1), s=N."""
+    return {0: "auto", 1: "no split"}.get(count, f"s={count}")
+
+
 def paged_inputs(torch, k, v, page, seed):
     """The contiguous (B, Hkv, N, D) k, v as caches of `page`-row pages in a random
     order: (k_cache, v_cache, block_table (B, N / page) int32)."""
@@ -81,6 +89,8 @@ def main():
     ap.add_argument("--context", default="1k,4k,8k,32k,128k")
     ap.add_argument("--pages", default="16,64")
     ap.add_argument("--queries", type=int, default=1, help="queries per sequence (1: decode)")
+    ap.add_argument("--splits", default="auto,1",
+                    help="split-KV counts to time, comma-separated: auto, 1 (no split) or a count")
     ap.add_argument("--old", default="", help="a second libattn-jit.so, timed next to ATTN_JIT_LIB's")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
@@ -88,6 +98,16 @@ def main():
     ap.add_argument("--max-gib", type=float, default=40.0)
     ap.add_argument("--json", default="")
     args = ap.parse_args()
+    split_counts = []
+    for part in args.splits.split(","):
+        part = part.strip().lower()
+        try:
+            count = 0 if part == "auto" else int(part)
+        except ValueError:
+            count = -1
+        if count < 0:
+            ap.error(f"--splits: {part} is not auto or a count >= 1")
+        split_counts.append((split_label(count), count))
     from attn_jit_ctypes import torch_on_cuda
     torch = torch_on_cuda()
     if torch is None:
@@ -144,7 +164,7 @@ def main():
                     def paged(_):
                         return call()[0]
                     # Split-KV: the runtime's choice (auto) against none.
-                    for label, splits in (("auto", 0), ("no split", 1)):
+                    for label, splits in split_counts:
                         method = f"{name} P={page} {label}"
                         lib.set_num_splits(splits)
                         o.fill_(float("nan"))

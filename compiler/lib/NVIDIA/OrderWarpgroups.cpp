@@ -1,4 +1,14 @@
 //===- OrderWarpgroups.cpp - warpgroups issue QKᵀ in turn -----------------===//
+//
+// With TMA there is no CTA barrier per tile (attn-nv-pipeline-copies), so
+// warpgroup 0 may run up to S - 1 tiles ahead of the others. A named
+// barrier must not get two arrivals of warpgroup 0 before the others sync
+// once, so the turn is numbered by the K tile it reads (its stage use) and
+// rotates over S sets of barriers: tile k + S is copied only after every
+// warp released tile k, which it does after its wait for QKᵀ(k), hence
+// after its turn k.
+//
+//===----------------------------------------------------------------------===//
 
 #include "attn/NVIDIA/Passes.h"
 
@@ -27,10 +37,25 @@ struct AttnNVOrderWarpgroupsPass
         products.push_back(op);
     });
     for (WgmmaOp op : products) {
-      int64_t warpgroups = ConfigAttr::lookup(op).getWarps() / 4;
+      ConfigAttr config = ConfigAttr::lookup(op);
+      int64_t warpgroups = config.getWarps() / 4;
       OpBuilder b(op);
+      Value number;
+      IntegerAttr rotation;
+      if (config.getTma()) {
+        auto stage = op.getRhs().getDefiningOp<SlotOp>();
+        if (!stage) {
+          op.emitOpError("attn-nv-order-warpgroups: with tma, QKᵀ must read "
+                         "K from a stage (attn_nv.slot) whose index numbers "
+                         "the turn");
+          return signalPassFailure();
+        }
+        number = stage.getIndex();
+        rotation = b.getI64IntegerAttr(config.getStages());
+      }
       auto turn = WarpgroupTurnOp::create(b, op.getLoc(), op->getResultTypes(),
-                                          b.getI64IntegerAttr(warpgroups));
+                                          b.getI64IntegerAttr(warpgroups),
+                                          number, rotation);
       Block *block = new Block();
       turn.getBody().push_back(block);
       op->replaceAllUsesWith(turn.getResults());

@@ -1,4 +1,4 @@
-//===- PipelineCopies.cpp - K/V copies one tile ahead, multi-buffered -----===//
+//===- PipelineCopies.cpp - K/V copies tiles ahead, multi-buffered --------===//
 //
 // Input (attn-nv-assign-layouts): every copy followed by its own commit,
 // wait, fence and barrier, and a barrier ending the K/V loop's body. A
@@ -20,6 +20,16 @@
 //     ... products read stage it ...
 //     [S = 2, unless wgmma with the plain schedule: barrier]
 //
+// The wgmma plain schedule over cp.async copies S - 1 tiles ahead instead
+// of one (A = S - 1: the prologue issues tiles 0 .. A - 1, a group each;
+// the header waits with A - 1 groups pending; the loop copies tile
+// it + A): it leaves no product in flight past an iteration, so the stage
+// of tile it + S - 1, last read by iteration it - 1, is free once every
+// thread passed the barrier of iteration it. A decode kernel (packed GQA
+// heads over a paged cache, TilePolicy) then keeps two K/V tiles in
+// flight, where one tile ahead leaves nothing in flight from a tile's
+// arrival until the next tile's copies are issued.
+//
 // The stage a prefetch overwrites was read by iteration it + 1 - S. With
 // three stages every thread finished that before the barrier of iteration
 // it - 1 (mma.sync) or it (wgmma: a product left in flight from iteration
@@ -34,10 +44,20 @@
 //
 // With `tma` the loop's copies are bulk tensor copies (attn_nv.copy_tma)
 // from the kernel's tensor maps, which this pass appends to the function
-// (KernelABI.h's kTensorMaps), each stage with an mbarrier: init before
-// the first copy (then a barrier), no cp.async groups for K/V, and in the
-// header each thread waits on the barriers of tile it before the CTA
-// barrier (which still orders the refill of a stage after its last reads).
+// (KernelABI.h's kTensorMaps), each stage of K and of V with two mbarriers:
+// "full" (the copy's bytes arrived) and "empty" (every warp released it).
+// Both are initialized before the first copy (then a barrier); Q's cp.async
+// is waited for once before the loop (wait, fence, barrier); the header
+// waits on the full barriers of tile it only; each warp arrives on the
+// empty barrier of a stage after the wgmma wait that retired its product
+// reading it (attn-nv-pipeline-wgmma moves P·V's release to the wait that
+// retires P·V when it leaves it in flight), and the copy into a stage
+// first waits (thread 0) for the release of the tile it held. No CTA
+// barrier per tile: the warpgroups are coupled only through the stages.
+// The copy of tile it + 1, issued before this iteration's QKᵀ wait, waits
+// for tile it + 1 - S: released by then with S >= 2 when products are
+// waited for at once, S >= 3 when P·V stays in flight one iteration (which
+// #attn.config requires of the pipelined schedules).
 //
 //===----------------------------------------------------------------------===//
 
@@ -96,6 +116,12 @@ private:
   LogicalResult addTensorMaps(ArrayRef<CopyAsyncOp> copies,
                               llvm::DenseMap<Value, Value> &maps);
 
+  /// Each warp releases use `it` of a staged buffer (its empty barriers)
+  /// after the wait that retires each product of `body` reading it.
+  LogicalResult releaseStages(Block &body,
+                              const llvm::MapVector<Value, Value> &empties,
+                              Value it);
+
   void waitAndBarrier(OpBuilder &b, Location loc, int64_t pending) {
     NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
     if (config.isWgmma())
@@ -153,6 +179,8 @@ LogicalResult Pipeliner::run() {
                               "tile copied in the loop must follow from the "
                               "induction variable");
   bool tma = config.getTma();
+  // Tiles the copies run ahead (the header above).
+  int64_t ahead = config.isWgmma() && !pipelined && !tma ? stages - 1 : 1;
   llvm::DenseMap<Value, Value> tensorMaps; // source argument -> its map
   if (tma && failed(addTensorMaps(kvCopies, tensorMaps)))
     return failure();
@@ -165,6 +193,7 @@ LogicalResult Pipeliner::run() {
   // Staged buffers for the copies of the loop (with TMA, their barriers).
   llvm::MapVector<Value, Value> staged; // one-tile buffer -> S stages
   llvm::MapVector<Value, Value> barriers; // one-tile buffer -> S barriers
+  llvm::MapVector<Value, Value> empties;  // ... -> S release barriers
   for (CopyAsyncOp copy : kvCopies) {
     auto alloc = copy.getDest().getDefiningOp<AllocSharedOp>();
     if (!alloc)
@@ -179,8 +208,9 @@ LogicalResult Pipeliner::run() {
         SmemType::get(ctx, shape, type.getElementType(), type.getLayout()),
         IntegerAttr());
     if (tma)
-      barriers[alloc] = AllocBarriersOp::create(
-          b, alloc.getLoc(), BarriersType::get(ctx, stages), IntegerAttr());
+      for (auto *bars : {&barriers, &empties})
+        (*bars)[alloc] = AllocBarriersOp::create(
+            b, alloc.getLoc(), BarriersType::get(ctx, stages), IntegerAttr());
   }
 
   // Tile count, then the prologue: Q's group, the first K/V tile's group.
@@ -224,7 +254,8 @@ LogicalResult Pipeliner::run() {
       Value bound = valueAt(copy.getBound());
       if (tma) {
         CopyTmaOp::create(ib, loc, tensorMaps.lookup(copy.getSource()), batch,
-                          head, row, slot, barriers[copy.getDest()], stage);
+                          head, row, slot, barriers[copy.getDest()], stage,
+                          empties[copy.getDest()]);
         continue;
       }
       Value rowsPerHead =
@@ -237,19 +268,36 @@ LogicalResult Pipeliner::run() {
     // Thread 0 initializes them; every thread may wait once past this.
     for (auto [single, bars] : barriers)
       InitBarriersOp::create(b, loc, bars);
+    // One arrival per warp releases a stage.
+    for (auto [single, bars] : empties)
+      InitBarriersOp::create(b, loc, bars, config.getWarps());
     NVVM::Barrier0Op::create(b, loc);
   }
-  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lo, hi);
-  scf::IfOp::create(b, loc, any, [&](OpBuilder &ib, Location il) {
-    issue(ib, lo, zero);
-    scf::YieldOp::create(ib, il);
-  });
-  if (!tma)
-    NVVM::CpAsyncCommitGroupOp::create(b, loc);
-  if (!pipelined) {
-    // Q is done when at most the first K/V group is in flight (with TMA
-    // Q's is the only group).
-    waitAndBarrier(b, loc, tma ? 0 : 1);
+  // The copies of tile `at` into `stage` when it is a tile (< hi), then
+  // (cp.async) their group, empty or not: the waits count groups.
+  auto issueGroup = [&](OpBuilder &gb, Value at, Value stage) {
+    Value any =
+        arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::slt, at, hi);
+    scf::IfOp::create(gb, loc, any, [&](OpBuilder &ib, Location il) {
+      issue(ib, at, stage);
+      scf::YieldOp::create(ib, il);
+    });
+    if (!tma)
+      NVVM::CpAsyncCommitGroupOp::create(gb, loc);
+  };
+  Value at = lo;
+  for (int64_t t = 0; t < ahead; ++t) {
+    Value stage = zero;
+    if (t > 0) {
+      at = arith::AddIOp::create(b, loc, at, step);
+      stage = arith::ConstantIndexOp::create(b, loc, t);
+    }
+    issueGroup(b, at, stage);
+  }
+  if (!pipelined || tma) {
+    // Q is done when at most the first K/V groups are in flight (with TMA
+    // Q's is the only group, and this is the only wait for it).
+    waitAndBarrier(b, loc, tma ? 0 : ahead);
     for (LoadOperandOp load : registerLoads)
       load->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
   }
@@ -266,24 +314,24 @@ LogicalResult Pipeliner::run() {
   Value it = newLoop.getInductionVar();
   Value kv = arith::AddIOp::create(nb, loc, lo,
                                    arith::MulIOp::create(nb, loc, it, step));
-  Value next = arith::AddIOp::create(nb, loc, kv, step);
-  Value nextIt = arith::AddIOp::create(nb, loc, it, one);
-  auto prefetch = [&]() {
-    Value more =
-        arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::slt, next, hi);
-    scf::IfOp::create(nb, loc, more, [&](OpBuilder &ib, Location il) {
-      issue(ib, next, nextIt);
-      scf::YieldOp::create(ib, il);
-    });
-    if (!tma)
-      NVVM::CpAsyncCommitGroupOp::create(nb, loc);
-  };
+  Value next, nextIt;
+  if (ahead == 1) {
+    next = arith::AddIOp::create(nb, loc, kv, step);
+    nextIt = arith::AddIOp::create(nb, loc, it, one);
+  } else {
+    Value aheadIndex = arith::ConstantIndexOp::create(nb, loc, ahead);
+    next = arith::AddIOp::create(
+        nb, loc, kv, arith::MulIOp::create(nb, loc, step, aheadIndex));
+    nextIt = arith::AddIOp::create(nb, loc, it, aheadIndex);
+  }
+  auto prefetch = [&]() { issueGroup(nb, next, nextIt); };
   // Copies behind QKᵀ (wgmma) or before the wait (mma.sync): header.
   bool behindProduct = config.isWgmma();
-  if (behindProduct) {
+  if (tma) {
     for (auto [single, bars] : barriers)
       WaitBarrierOp::create(nb, loc, bars, it);
-    waitAndBarrier(nb, loc, 0);
+  } else if (behindProduct) {
+    waitAndBarrier(nb, loc, ahead - 1);
   } else {
     prefetch();
     waitAndBarrier(nb, loc, 1);
@@ -304,10 +352,12 @@ LogicalResult Pipeliner::run() {
       nb.setInsertionPointAfter(*products.begin());
     prefetch();
   }
+  if (tma && failed(releaseStages(*body, empties, it)))
+    return failure();
   auto oldYield = cast<scf::YieldOp>(old->getTerminator());
   OpBuilder yb = OpBuilder::atBlockEnd(body);
   // The second barrier of two stages: header.
-  if (stages < 3 && !(behindProduct && !pipelined))
+  if (stages < 3 && !(behindProduct && !pipelined) && !tma)
     NVVM::Barrier0Op::create(yb, loc);
   scf::YieldOp::create(yb, loc, oldYield.getOperands());
   loop.getInductionVar().replaceAllUsesWith(kv);
@@ -326,6 +376,30 @@ LogicalResult Pipeliner::run() {
   for (auto [single, buffer] : staged)
     if (single.use_empty())
       single.getDefiningOp()->erase();
+  return success();
+}
+
+LogicalResult
+Pipeliner::releaseStages(Block &body,
+                         const llvm::MapVector<Value, Value> &empties,
+                         Value it) {
+  for (WgmmaOp product : llvm::to_vector(body.getOps<WgmmaOp>())) {
+    for (Value operand : {Value(product.getLhs()), Value(product.getRhs())}) {
+      Value empty = empties.lookup(operand);
+      if (!empty)
+        continue;
+      auto wait = product->hasOneUse()
+                      ? dyn_cast<WgmmaWaitOp>(*product->user_begin())
+                      : WgmmaWaitOp();
+      if (!wait || wait->getBlock() != &body)
+        return product.emitOpError(
+            "attn-nv-pipeline-copies: a product reading a TMA stage must be "
+            "followed by its own wait (the stage is released after it)");
+      OpBuilder b(wait->getContext());
+      b.setInsertionPointAfter(wait);
+      ArriveBarrierOp::create(b, wait.getLoc(), empty, it);
+    }
+  }
   return success();
 }
 

@@ -15,6 +15,12 @@
 //   wait 0: the last P·V                  wait 0: P·V(j - 1), its P
 //                                       issue P·V(last); wait 0
 //
+// With TMA each warp releases V's stage after the wait that retires the
+// P·V reading it (attn_nv.arrive_barrier, placed right behind P·V's wait
+// by attn-nv-pipeline-copies): those releases move with the wait, for the
+// tile before (j - 1) in the loop and for the last tile after it. K's
+// release follows the QKᵀ wait, which stays in its iteration.
+//
 //===----------------------------------------------------------------------===//
 
 #include "attn/NVIDIA/Passes.h"
@@ -44,6 +50,16 @@ struct LoopProducts {
   MapOp rescale;         // acc · alpha, the P·V accumulator operand
   ConvertLayoutOp probs; // P as A fragments
   SlotOp valueSlot;      // V's stage
+  SmallVector<ArriveBarrierOp> pvReleases; // right behind pvWait
+
+  bool isPvRelease(Operation *op) {
+    return llvm::is_contained(pvReleases, dyn_cast<ArriveBarrierOp>(op));
+  }
+  /// The releases of V's stage of tile `use`, at b.
+  void releaseValues(OpBuilder &b, Value use) {
+    for (ArriveBarrierOp r : pvReleases)
+      ArriveBarrierOp::create(b, r.getLoc(), r.getBarriers(), use);
+  }
 
   Value accArg() { return loop.getRegionIterArgs()[accIndex]; }
 };
@@ -86,6 +102,15 @@ FailureOr<LoopProducts> match(scf::ForOp loop) {
     return p.pv.emitOpError("attn-nv-pipeline-wgmma: the P·V result must "
                             "only be yielded as the new accumulator");
   p.accIndex = acc.use_begin()->getOperandNumber();
+  for (Operation *next = p.pvWait->getNextNode();
+       auto release = dyn_cast_or_null<ArriveBarrierOp>(next);
+       next = next->getNextNode()) {
+    if (release.getUse() != loop.getInductionVar())
+      return release.emitOpError("attn-nv-pipeline-wgmma: the release behind "
+                                 "P·V's wait must be of this iteration's "
+                                 "stage");
+    p.pvReleases.push_back(release);
+  }
   p.rescale = p.pv.getAcc().getDefiningOp<MapOp>();
   p.probs = p.pv.getLhs().getDefiningOp<ConvertLayoutOp>();
   p.valueSlot = p.pv.getRhs().getDefiningOp<SlotOp>();
@@ -158,7 +183,8 @@ void pvInFlight(LoopProducts &p) {
         first.map(p.pvWait.getResult(0), first.lookup(p.pv.getResult()));
         continue;
       }
-      b.clone(op, first);
+      if (!p.isPvRelease(&op))
+        b.clone(op, first);
     }
     auto yield = cast<scf::YieldOp>(body->getTerminator());
     SmallVector<Value> carried;
@@ -174,6 +200,8 @@ void pvInFlight(LoopProducts &p) {
         later.map(p.pvWait.getResult(0), later.lookup(p.pv.getResult()));
         continue;
       }
+      if (p.isPvRelease(&op))
+        continue;
       if (&op == p.qkWait.getOperation()) {
         // One wait retires this QKᵀ and the P·V of the tile before.
         Value acc = rest.getRegionIterArgs()[p.accIndex];
@@ -183,6 +211,11 @@ void pvInFlight(LoopProducts &p) {
             p.qkWait.getPendingAttr());
         later.map(p.qkWait.getResult(0), wait.getResult(0));
         later.map(p.accArg(), wait.getResult(1));
+        if (!p.pvReleases.empty()) {
+          Value one = arith::ConstantIndexOp::create(lb2, loc, 1);
+          p.releaseValues(lb2, arith::SubIOp::create(
+                                   lb2, loc, rest.getInductionVar(), one));
+        }
         continue;
       }
       lb2.clone(op, later);
@@ -198,6 +231,11 @@ void pvInFlight(LoopProducts &p) {
         WgmmaWaitOp::create(b, loc, acc.getType(), acc,
                             b.getI64IntegerAttr(0))
             .getResult(0);
+    if (!p.pvReleases.empty()) {
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      p.releaseValues(
+          b, arith::SubIOp::create(b, loc, loop.getUpperBound(), one));
+    }
     return results;
   });
 }
@@ -212,7 +250,7 @@ void softmaxOverlapsPV(LoopProducts &p) {
   Value buffer = p.valueSlot.getBuffer();
   auto isStageB = [&](Operation *op) {
     return op == p.rescale.getOperation() || op == p.pv.getOperation() ||
-           op == p.pvWait.getOperation();
+           op == p.pvWait.getOperation() || p.isPvRelease(op);
   };
   // P·V of the tile before: rescale(acc, alpha) then the product.
   auto issuePV = [&](OpBuilder &b, IRMapping &m, Value acc, Value probs,
@@ -247,13 +285,13 @@ void softmaxOverlapsPV(LoopProducts &p) {
     Value prevProbs = args[n], prevAlpha = args[n + 1];
     IRMapping later = iterationMapping(loop, rest.getInductionVar(),
                                        args.take_front(n));
-    Value pv;
+    Value pv, prevStage;
     for (Operation &op : body->without_terminator()) {
       if (isStageB(&op))
         continue;
       if (&op == p.qkWait.getOperation()) {
         // P·V of the tile before goes right behind this tile's QKᵀ.
-        Value prevStage = arith::SubIOp::create(
+        prevStage = arith::SubIOp::create(
             rb, loc, rest.getInductionVar(), one);
         IRMapping stageB = later;
         pv = issuePV(rb, stageB, args[p.accIndex], prevProbs, prevAlpha,
@@ -272,6 +310,7 @@ void softmaxOverlapsPV(LoopProducts &p) {
                                     TypeRange{pv.getType(), prevProbs.getType()},
                                     ValueRange{pv, prevProbs},
                                     rb.getI64IntegerAttr(0));
+    p.releaseValues(rb, prevStage);
     SmallVector<Value> next;
     for (auto [i, v] : llvm::enumerate(yield.getOperands()))
       next.push_back(i == p.accIndex ? done.getResult(0) : later.lookup(v));
@@ -291,6 +330,7 @@ void softmaxOverlapsPV(LoopProducts &p) {
                             ValueRange{lastPV, res[n]},
                             b.getI64IntegerAttr(0))
             .getResult(0);
+    p.releaseValues(b, lastStage);
     return results;
   });
 }

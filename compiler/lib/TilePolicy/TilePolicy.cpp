@@ -359,15 +359,21 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   bool alone = wgmma && plan.warps > 4;
   auto bytes = [&](int64_t stages) { return q + 2 * stages * kv + align; };
   // A paged split-KV wgmma kernel past D = 64 keeps the page gather, the
-  // sequence and the split live: with three stages (P·V in flight) ptxas
-  // spilled 8 bytes at D = 128 with a mask (ptxas-paged.test); two fit. So
-  // does a paged one with packed GQA heads, each row's head and row live
-  // too (12-16 bytes with three, ptxas-pack-gqa-varlen.test).
+  // sequence and the split live: with three stages and P·V in flight
+  // (pv_in_flight) ptxas spilled 8 bytes at D = 128 with a mask
+  // (ptxas-paged.test), with packed GQA heads 12-56 bytes
+  // (ptxas-pack-gqa-varlen.test). Such a kernel decodes (memory-bound): it
+  // takes the plain schedule (below), whose three stages fit the registers
+  // and let the copies run two tiles ahead (attn-nv-pipeline-copies). With
+  // two stages and one tile ahead a CTA has nothing in flight from a tile's
+  // arrival until the next tile's copies are issued: the suspected cause of
+  // 0.59 x copy at B = 1, 128k keys, where the contiguous split kernel read
+  // 0.83 (docs/BENCHMARKS.md, version 18; the three stages' gain is not yet
+  // measured).
   bool pagedHeavy = wgmma && r.pageSize > 0 && (r.split || r.packGqa) &&
                     paddedDim > 64;
   plan.stages = r.stages ? r.stages
-                : bytes(3) <= (alone ? kSharedPerSm : kSharedPerCtaPair) &&
-                        !pagedHeavy
+                : bytes(3) <= (alone ? kSharedPerSm : kSharedPerCtaPair)
                     ? 3
                     : 2;
   if (plan.stages != 2 && plan.stages != 3) {
@@ -419,7 +425,7 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // of tile j - 1 runs was +2-4% at D = 64 and -8-12% at D = 128 on an
   // H200; P·V left in flight through the next tile's QKᵀ is the rest
   // (docs/BENCHMARKS.md).
-  if (wgmma && plan.stages >= 3)
+  if (wgmma && plan.stages >= 3 && !pagedHeavy)
     plan.schedule = paddedDim <= 64 ? "softmax_overlaps_pv" : "pv_in_flight";
   // Several warpgroups issue QKᵀ in turn: +5-9% at D = 128.
   plan.orderedIssue = wgmma && plan.warps > 4;

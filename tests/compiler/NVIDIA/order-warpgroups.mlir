@@ -62,3 +62,23 @@ func.func @unordered(%q: !s, %k: !sk, %acc: tensor<64x128xf32, #acc>) -> tensor<
   %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<64x128xf32, #acc>
   return %s : tensor<64x128xf32, #acc>
 }
+
+// -----
+
+// With tma (no CTA barrier per tile) the turn is numbered by the K tile's
+// stage use and rotates over `stages` sets of named barriers.
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
+#acc = #attn_nv.acc<warps = 8>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+!s3 = !attn_nv.smem<3x128x128xbf16, swizzle_128b>
+
+// CHECK-LABEL: func.func @numbered(
+// CHECK-SAME: %[[IT:[^:]*]]: index
+// CHECK: attn_nv.warpgroup_turn warpgroups 2 turn %[[IT]] rotation 3 -> tensor<128x128xf32, #attn_nv.acc<warps = 8>> {
+// CHECK-NEXT: attn_nv.wgmma
+func.func @numbered(%q: !s, %ks: !s3, %it: index, %acc: tensor<128x128xf32, #acc>) -> tensor<128x128xf32, #acc> attributes {attn.config = #cfg} {
+  %k = attn_nv.slot %ks[%it] : !s3 -> !s
+  %s0 = attn_nv.wgmma %q, %k, %acc transpose_rhs : !s, !s, tensor<128x128xf32, #acc>
+  %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<128x128xf32, #acc>
+  return %s : tensor<128x128xf32, #acc>
+}

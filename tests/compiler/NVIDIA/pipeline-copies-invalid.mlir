@@ -108,3 +108,32 @@ func.func @tma_not_kv(%Q: !t, %n: index) attributes {attn.config = #cfg} {
   }
   return
 }
+
+
+// -----
+
+// With tma each warp releases a stage after the wait that retires the
+// product reading it: a product without its own wait leaves no place for
+// the release.
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
+#acc = #attn_nv.acc<warps = 8>
+!t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+
+func.func @tma_product_without_wait(%Q: !t, %K: !t, %V: !t, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  %zs = arith.constant dense<0.0> : tensor<128x128xf32, #acc>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %nk = memref.dim %K, %c2 : !t
+    %qs = attn_nv.alloc_shared : !s
+    %ks = attn_nv.alloc_shared : !s
+    %r = scf.for %kv = %lo to %hi step %c128 iter_args(%acc = %zs) -> (tensor<128x128xf32, #acc>) {
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %nk into %ks : !t, !s
+      // expected-error @+1 {{'attn_nv.wgmma' op attn-nv-pipeline-copies: a product reading a TMA stage must be followed by its own wait (the stage is released after it)}}
+      %s0 = attn_nv.wgmma %qs, %ks, %acc transpose_rhs : !s, !s, tensor<128x128xf32, #acc>
+      scf.yield %s0 : tensor<128x128xf32, #acc>
+    }
+  }
+  return
+}

@@ -151,6 +151,88 @@ func.func @two_stages(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attribu
 
 // -----
 
+// Three stages, wgmma with the plain schedule (a paged decode kernel,
+// TilePolicy): nothing is in flight past an iteration, so the copies run
+// two tiles ahead. The prologue issues tiles 0 and 1 (a group each, each
+// only when there is that tile), Q is done with two groups pending; the
+// header waits for tile it with one group (tile it + 1) pending, and tile
+// it + 2 goes into stage it + 2, whose last reader (iteration it - 1)
+// finished before this iteration's barrier: no barrier ends the tile.
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+#acc = #attn_nv.acc<warps = 4>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<64x64xbf16, swizzle_128b>
+
+// CHECK-LABEL: func.func @two_tiles_ahead(
+// CHECK-SAME: %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index)
+// CHECK: %[[QS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<64x64xbf16, swizzle_128b>
+// CHECK: %[[KS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x64x64xbf16, swizzle_128b>
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: %[[ANY0:.*]] = arith.cmpi slt, %[[LO]], %[[HI]]
+// CHECK-NEXT: scf.if %[[ANY0]] {
+// CHECK-NEXT:   %[[K0:.*]] = attn_nv.slot %[[KS]][%{{.*}}]
+// CHECK-NEXT:   attn_nv.copy_async %{{.*}}[%{{.*}}, %{{.*}}, %[[LO]]] bounds %[[N]] into %[[K0]]
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cp.async.commit.group
+// CHECK-NEXT: %[[AT1:.*]] = arith.addi %[[LO]], %{{.*}}
+// CHECK-NEXT: %[[S1:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[ANY1:.*]] = arith.cmpi slt, %[[AT1]], %[[HI]]
+// CHECK-NEXT: scf.if %[[ANY1]] {
+// CHECK-NEXT:   %[[K1:.*]] = attn_nv.slot %[[KS]][%[[S1]]]
+// CHECK-NEXT:   attn_nv.copy_async %{{.*}}[%{{.*}}, %{{.*}}, %[[AT1]]] bounds %[[N]] into %[[K1]]
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 2
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: nvvm.barrier0
+// CHECK: scf.for %[[IT:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
+// CHECK-NEXT:   arith.muli %[[IT]]
+// CHECK-NEXT:   %[[KV:.*]] = arith.addi %[[LO]]
+// CHECK-NEXT:   %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:   %[[AHEAD:.*]] = arith.muli %{{.*}}, %[[TWO]]
+// CHECK-NEXT:   %[[NEXT:.*]] = arith.addi %[[KV]], %[[AHEAD]]
+// CHECK-NEXT:   %[[NEXTIT:.*]] = arith.addi %[[IT]], %[[TWO]]
+// CHECK-NEXT:   nvvm.cp.async.wait.group 1
+// CHECK-NEXT:   nvvm.fence.proxy
+// CHECK-NEXT:   nvvm.barrier0
+// CHECK-NEXT:   %[[K:.*]] = attn_nv.slot %[[KS]][%[[IT]]]
+// CHECK-NEXT:   %[[S0:.*]] = attn_nv.wgmma %[[QS]], %[[K]], %{{.*}} transpose_rhs
+// CHECK-NEXT:   %[[MORE:.*]] = arith.cmpi slt, %[[NEXT]], %[[HI]]
+// CHECK-NEXT:   scf.if %[[MORE]] {
+// CHECK-NEXT:     %[[KN:.*]] = attn_nv.slot %[[KS]][%[[NEXTIT]]]
+// CHECK-NEXT:     attn_nv.copy_async %{{.*}}[%{{.*}}, %{{.*}}, %[[NEXT]]] bounds %[[N]] into %[[KN]]
+// CHECK-NEXT:   }
+// CHECK-NEXT:   nvvm.cp.async.commit.group
+// CHECK-NEXT:   %[[S:.*]] = attn_nv.wgmma_wait %[[S0]]
+// CHECK-NEXT:   scf.yield %[[S]]
+func.func @two_tiles_ahead(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
+  %c64 = arith.constant 64 : index
+  %zs = arith.constant dense<0.0> : tensor<64x64xf32, #acc>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %qs = attn_nv.alloc_shared : !s
+    %ks = attn_nv.alloc_shared : !s
+    attn_nv.copy_async %Q[%b, %h, %t] bounds %n into %qs : !t, !s
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+    nvvm.barrier0
+    %r = scf.for %kv = %lo to %hi step %c64 iter_args(%acc = %zs) -> (tensor<64x64xf32, #acc>) {
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %n into %ks : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      %s0 = attn_nv.wgmma %qs, %ks, %zs transpose_rhs : !s, !s, tensor<64x64xf32, #acc>
+      %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<64x64xf32, #acc>
+      nvvm.barrier0
+      scf.yield %s : tensor<64x64xf32, #acc>
+    }
+  }
+  return
+}
+
+// -----
+
 // Pipelined wgmma schedule: the copies of tile j + 1 are issued right
 // behind the first product of tile j (QKᵀ), after the barrier that follows
 // the wait for tile j (so a product reading a stage may stay in flight into
@@ -352,29 +434,40 @@ func.func @derived_position(%Q: !t, %K: !t, %tiles: index, %pairs: index, %n: in
 // -----
 
 // tma: the loop's K/V copies become bulk tensor copies from two tensor maps
-// appended to the function (K's, then V's), each staged buffer with a
-// barrier per stage, initialised once (then a CTA barrier) before the
-// first tile; no cp.async groups for K/V (Q keeps its own); each thread
-// waits on tile it's barriers before the cp.async wait for Q, the fence
-// and the barrier; the prefetch of tile it + 1 uses barrier use it + 1.
+// appended to the function (K's, then V's), each staged buffer with a full
+// and an empty barrier per stage, initialised once (the empty ones for one
+// arrival per warp, 8) before the first tile, then a CTA barrier; no
+// cp.async groups for K/V (Q keeps its own, waited for once before the
+// loop with the fence and a CTA barrier); each copy into a stage waits for
+// its release (after %empty); the header waits on tile it's full barriers
+// only (no CTA barrier per tile); the prefetch of tile it + 1 uses barrier
+// use it + 1; each warp releases K's stage after the wait of the product
+// reading it, V's after the wait of the product reading V.
 // CHECK-LABEL: func.func @tma(
 // CHECK-SAME: %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index, %[[KMAP:[^:]*]]: !llvm.ptr, %[[VMAP:[^:]*]]: !llvm.ptr)
 // CHECK: %[[KS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x128x128xbf16, swizzle_128b>
 // CHECK-NEXT: %[[KB:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+// CHECK-NEXT: %[[KE:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
 // CHECK-NEXT: %[[VS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x128x128xbf16, swizzle_128b>
 // CHECK-NEXT: %[[VB:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+// CHECK-NEXT: %[[VE:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
 // CHECK-NEXT: attn_nv.copy_async %arg0
 // CHECK: nvvm.cp.async.commit.group
-// CHECK-NEXT: attn_nv.init_barriers %[[KB]]
-// CHECK-NEXT: attn_nv.init_barriers %[[VB]]
+// CHECK-NEXT: attn_nv.init_barriers %[[KB]] :
+// CHECK-NEXT: attn_nv.init_barriers %[[VB]] :
+// CHECK-NEXT: attn_nv.init_barriers %[[KE]] arrivals 8
+// CHECK-NEXT: attn_nv.init_barriers %[[VE]] arrivals 8
 // CHECK-NEXT: nvvm.barrier0
 // CHECK-NEXT: %[[ANY:.*]] = arith.cmpi slt, %[[LO]], %[[HI]]
 // CHECK-NEXT: scf.if %[[ANY]] {
 // CHECK-NEXT:   %[[K0:.*]] = attn_nv.slot %[[KS]][%[[C0:.*]]]
-// CHECK-NEXT:   attn_nv.copy_tma %[[KMAP]][%{{.*}}, %{{.*}}, %[[LO]]] into %[[K0]], %[[KB]][%[[C0]]]
+// CHECK-NEXT:   attn_nv.copy_tma %[[KMAP]][%{{.*}}, %{{.*}}, %[[LO]]] into %[[K0]], %[[KB]][%[[C0]]] after %[[KE]]
 // CHECK-NEXT:   %[[V0:.*]] = attn_nv.slot %[[VS]][%[[C0]]]
-// CHECK-NEXT:   attn_nv.copy_tma %[[VMAP]][%{{.*}}, %{{.*}}, %[[LO]]] into %[[V0]], %[[VB]][%[[C0]]]
+// CHECK-NEXT:   attn_nv.copy_tma %[[VMAP]][%{{.*}}, %{{.*}}, %[[LO]]] into %[[V0]], %[[VB]][%[[C0]]] after %[[VE]]
 // CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: nvvm.barrier0
 // CHECK-NOT: nvvm.cp.async.commit.group
 // CHECK:      scf.for %[[IT:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
 // CHECK-NEXT:   arith.muli %[[IT]], %c128
@@ -383,21 +476,24 @@ func.func @derived_position(%Q: !t, %K: !t, %tiles: index, %pairs: index, %n: in
 // CHECK-NEXT:   %[[NEXTIT:.*]] = arith.addi %[[IT]]
 // CHECK-NEXT:   attn_nv.wait_barrier %[[KB]][%[[IT]]]
 // CHECK-NEXT:   attn_nv.wait_barrier %[[VB]][%[[IT]]]
-// CHECK-NEXT:   nvvm.cp.async.wait.group 0
-// CHECK-NEXT:   nvvm.fence.proxy
-// CHECK-NEXT:   nvvm.barrier0
 // CHECK-NEXT:   %[[K:.*]] = attn_nv.slot %[[KS]][%[[IT]]]
-// CHECK-NEXT:   attn_nv.slot %[[VS]][%[[IT]]]
+// CHECK-NEXT:   %[[V:.*]] = attn_nv.slot %[[VS]][%[[IT]]]
 // CHECK-NEXT:   attn_nv.wgmma %{{.*}}, %[[K]]
 // CHECK-NEXT:   %[[MORE:.*]] = arith.cmpi slt, %[[NEXT]], %[[HI]]
 // CHECK-NEXT:   scf.if %[[MORE]] {
 // CHECK-NEXT:     %[[K1:.*]] = attn_nv.slot %[[KS]][%[[NEXTIT]]]
-// CHECK-NEXT:     attn_nv.copy_tma %[[KMAP]][%{{.*}}, %{{.*}}, %[[NEXT]]] into %[[K1]], %[[KB]][%[[NEXTIT]]]
+// CHECK-NEXT:     attn_nv.copy_tma %[[KMAP]][%{{.*}}, %{{.*}}, %[[NEXT]]] into %[[K1]], %[[KB]][%[[NEXTIT]]] after %[[KE]]
 // CHECK-NEXT:     %[[V1:.*]] = attn_nv.slot %[[VS]][%[[NEXTIT]]]
-// CHECK-NEXT:     attn_nv.copy_tma %[[VMAP]][%{{.*}}, %{{.*}}, %[[NEXT]]] into %[[V1]], %[[VB]][%[[NEXTIT]]]
+// CHECK-NEXT:     attn_nv.copy_tma %[[VMAP]][%{{.*}}, %{{.*}}, %[[NEXT]]] into %[[V1]], %[[VB]][%[[NEXTIT]]] after %[[VE]]
 // CHECK-NEXT:   }
 // CHECK-NEXT:   attn_nv.wgmma_wait
+// CHECK-NEXT:   attn_nv.arrive_barrier %[[KE]][%[[IT]]]
+// CHECK-NEXT:   attn_nv.wgmma %{{.*}}, %[[V]]
+// CHECK-NEXT:   attn_nv.wgmma_wait
+// CHECK-NEXT:   attn_nv.arrive_barrier %[[VE]][%[[IT]]]
+// CHECK-NEXT:   scf.yield
 // CHECK-NOT: cp.async.commit
+// CHECK-NOT: nvvm.barrier0
 #cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
 #acc = #attn_nv.acc<warps = 8>
 !t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
@@ -431,8 +527,10 @@ func.func @tma(%Q: !t, %K: !t, %V: !t, %lo: index, %hi: index, %n: index) attrib
       nvvm.barrier0
       %s0 = attn_nv.wgmma %qs, %ks, %zs transpose_rhs : !s, !s, tensor<128x128xf32, #acc>
       %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<128x128xf32, #acc>
+      %o0 = attn_nv.wgmma %qs, %vs, %acc : !s, !s, tensor<128x128xf32, #acc>
+      %o = attn_nv.wgmma_wait %o0 {pending = 0 : i64} : tensor<128x128xf32, #acc>
       nvvm.barrier0
-      scf.yield %s : tensor<128x128xf32, #acc>
+      scf.yield %o : tensor<128x128xf32, #acc>
     }
   }
   return

@@ -165,4 +165,44 @@ TEST(CompilePtxTest, SplitKvIsTwoKernels) {
   }
 }
 
+// A paged decode kernel on wgmma at D = 128 (packed GQA heads or split-KV
+// over a paged cache): three stages with the plain schedule, whose copies
+// run two tiles ahead (the header waits with one group pending), where it
+// had two stages and one tile ahead; the contiguous split kernel keeps its
+// pipelined schedule.
+TEST(CompilePtxTest, PagedDecodeKeepsTwoTilesInFlight) {
+  struct Decode {
+    int64_t pageSize;
+    bool packGqa, split;
+    const char *schedule;
+  };
+  for (Decode d : {Decode{16, true, false, "plain"},
+                   Decode{64, true, true, "plain"},
+                   Decode{256, false, true, "plain"},
+                   Decode{0, true, true, "pv_in_flight"}}) {
+    KernelConfig config;
+    config.headDim = 128;
+    config.mask = MaskKind::CausalBottomRight;
+    config.arch = "sm_90a";
+    config.varlen = d.pageSize > 0;
+    config.pageSize = d.pageSize;
+    config.packGqa = d.packGqa;
+    config.split = d.split;
+    KernelPlan plan;
+    std::string error;
+    ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
+    std::string label = "page size " + std::to_string(d.pageSize);
+    EXPECT_EQ(plan.mapping, "wgmma") << label;
+    EXPECT_EQ(plan.stages, 3) << label;
+    EXPECT_EQ(plan.schedule, d.schedule) << label;
+    PtxKernel kernel;
+    ASSERT_TRUE(compilePtx(config, kernel, error)) << error;
+    EXPECT_EQ(kernel.kernels[0].sharedBytes, plan.sharedBytes) << label;
+    bool twoAhead = std::string(d.schedule) == "plain";
+    EXPECT_EQ(kernel.ptx.find("cp.async.wait_group \t1;") != std::string::npos,
+              twoAhead)
+        << label;
+  }
+}
+
 } // namespace

@@ -79,6 +79,11 @@ def AttnNVPipelineCopies : Pass<"attn-nv-pipeline-copies", "ModuleOp"> {
     (measured on the H200: +2-15% at D = 128 and 256). With two stages and
     the plain wgmma schedule no second barrier is needed: every product of
     the stage being refilled retired before this iteration's barrier.
+    With `tma` the copies are bulk tensor copies completing on "full"
+    mbarriers, and a stage is released by "empty" mbarriers (each warp
+    arrives after the wait that retires its last read of the stage; the
+    copy into it waits for that) instead of a CTA barrier per tile, which
+    made every warp wait for the slowest one each tile.
   }];
   let dependentDialects = ["::mlir::attn::nv::AttnNVDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
@@ -112,7 +117,10 @@ def AttnNVOrderWarpgroups : Pass<"attn-nv-order-warpgroups", "ModuleOp"> {
     memory (QKᵀ) is wrapped in `attn_nv.warpgroup_turn`: warpgroup g issues
     only after g − 1 has, so the tensor cores finish one warpgroup's product
     before the next one's and each warpgroup's softmax overlaps another's
-    product (+5–9% at D = 128 on an H200).
+    product (+5–9% at D = 128 on an H200). With `tma` (no CTA barrier per
+    tile, so warpgroup 0 may run up to `stages` - 1 tiles ahead) the turn
+    is numbered by K's stage use and rotates over `stages` sets of named
+    barriers, so that no barrier sees two turns of one warpgroup at once.
   }];
   let dependentDialects = ["::mlir::attn::nv::AttnNVDialect"];
 }

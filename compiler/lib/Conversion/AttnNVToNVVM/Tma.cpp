@@ -2,8 +2,10 @@
 //
 // A barrier buffer is its byte offset, as a tile buffer is. Thread 0 alone
 // initializes the barriers and issues each tile's copies (the copy engine
-// moves the whole tile); every thread waits on the barrier of the tile it
-// reads. Barrier use u is barrier u mod count in phase floor(u / count).
+// moves the whole tile), after waiting for the stage's release where the
+// copy names "empty" barriers; every thread waits on the barrier of the
+// tile it reads; each warp releases a stage with one arrival. Barrier use u
+// is barrier u mod count in phase floor(u / count).
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,8 +54,33 @@ Value barrierOfUse(OpBuilder &b, Location loc, const SharedBase &smem,
   return smem.at(b, loc, at);
 }
 
-/// Thread 0: mbarrier.init of each with one arrival, then the fence that
-/// makes the initialization visible to the copy engine.
+/// The use (i32) and the barrier of an op with `barriers` and `use`
+/// operands (wait_barrier, arrive_barrier), lowered.
+template <typename OpT, typename Adaptor>
+std::pair<Value, Value> useAndBarrier(OpBuilder &b, OpT op, Adaptor adaptor) {
+  Location loc = op.getLoc();
+  SharedBase smem = SharedBase::get(b, loc, op);
+  int64_t count = op.getBarriers().getType().getCount();
+  Value u = useIndex(b, loc, adaptor.getUse());
+  return {u, barrierOfUse(b, loc, smem, adaptor.getBarriers(), u, count)};
+}
+
+/// Waits until `barrier` completed the phase whose parity is that of
+/// floor(u / count), or the phase before it with `previous` (which a fresh
+/// barrier counts as complete: the first `count` uses pass at once).
+void waitForPhase(OpBuilder &b, Location loc, Value barrier, Value u,
+                  int64_t count, bool previous) {
+  Value one = constI32(b, loc, 1);
+  Value phase = arith::DivUIOp::create(b, loc, u, constI32(b, loc, count));
+  Value parity = arith::AndIOp::create(b, loc, phase, one);
+  if (previous)
+    parity = arith::XOrIOp::create(b, loc, parity, one);
+  NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity,
+                                        constI32(b, loc, kWaitSuspendNs));
+}
+
+/// Thread 0: mbarrier.init of each with the op's arrivals, then the fence
+/// that makes the initialization visible to the copy engine.
 struct InitBarriers : OpConversionPattern<InitBarriersOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -68,9 +95,9 @@ struct InitBarriers : OpConversionPattern<InitBarriersOp> {
         Value at = arith::AddIOp::create(
             b, loc, adaptor.getBarriers(),
             constI32(b, loc, i * kMbarrierBytes));
-        Value one = constI32(b, loc, 1);
+        Value arrivals = constI32(b, loc, op.getArrivals());
         Value address = smem.at(b, loc, at);
-        NVVM::MBarrierInitOp::create(b, loc, address, one, Value());
+        NVVM::MBarrierInitOp::create(b, loc, address, arrivals, Value());
       }
       NVVM::FenceMbarrierInitOp::create(b, loc);
     });
@@ -79,9 +106,10 @@ struct InitBarriers : OpConversionPattern<InitBarriersOp> {
   }
 };
 
-/// Thread 0: arrive.expect_tx with the tile's bytes, then one
-/// cp.async.bulk.tensor.4d per 64-column block at coordinates (block · 64,
-/// row, head, batch) into the block's 1024-byte-aligned place.
+/// Thread 0: with empty barriers, the wait for the release of use - count;
+/// arrive.expect_tx with the tile's bytes, then one cp.async.bulk.tensor.4d
+/// per 64-column block at coordinates (block · 64, row, head, batch) into
+/// the block's 1024-byte-aligned place.
 struct CopyTma : OpConversionPattern<CopyTmaOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -101,9 +129,13 @@ struct CopyTma : OpConversionPattern<CopyTmaOp> {
         rewriter.getContext(),
         static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
     inThreadZero(rewriter, loc, [&](OpBuilder &b) {
+      Value u = useIndex(b, loc, adaptor.getUse());
+      if (Value empty = adaptor.getEmpty()) {
+        Value released = barrierOfUse(b, loc, smem, empty, u, count);
+        waitForPhase(b, loc, released, u, count, /*previous=*/true);
+      }
       Value barrier =
-          barrierOfUse(b, loc, smem, adaptor.getBarriers(),
-                       useIndex(b, loc, adaptor.getUse()), count);
+          barrierOfUse(b, loc, smem, adaptor.getBarriers(), u, count);
       NVVM::MBarrierArriveExpectTxOp::create(
           b, loc, /*res=*/Type(), barrier, constI32(b, loc, op.getTileBytes()),
           NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
@@ -139,20 +171,34 @@ struct WaitBarrier : OpConversionPattern<WaitBarrierOp> {
   LogicalResult
   matchAndRewrite(WaitBarrierOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    auto [u, barrier] = useAndBarrier(rewriter, op, adaptor);
+    waitForPhase(rewriter, op.getLoc(), barrier, u,
+                 op.getBarriers().getType().getCount(), /*previous=*/false);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// bar.warp.sync, then lane 0's mbarrier.arrive (release, CTA scope) on the
+/// use's barrier: one arrival per warp.
+struct ArriveBarrier : OpConversionPattern<ArriveBarrierOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ArriveBarrierOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    SharedBase smem = SharedBase::get(rewriter, loc, op);
-    int64_t count = op.getBarriers().getType().getCount();
-    Value u = useIndex(rewriter, loc, adaptor.getUse());
-    Value barrier =
-        barrierOfUse(rewriter, loc, smem, adaptor.getBarriers(), u, count);
-    // Phase floor(u / count) of that barrier, by its parity.
-    Value one = constI32(rewriter, loc, 1);
-    Value phase = arith::DivUIOp::create(rewriter, loc, u,
-                                         constI32(rewriter, loc, count));
-    Value parity = arith::AndIOp::create(rewriter, loc, phase, one);
-    NVVM::MBarrierTryWaitParityOp::create(
-        rewriter, loc, barrier, parity,
-        constI32(rewriter, loc, kWaitSuspendNs));
+    Value barrier = useAndBarrier(rewriter, op, adaptor).second;
+    NVVM::SyncWarpOp::create(rewriter, loc, constI32(rewriter, loc, -1));
+    Value lane = NVVM::LaneIdOp::create(rewriter, loc, rewriter.getI32Type());
+    Value leader = arith::CmpIOp::create(rewriter, loc,
+                                         arith::CmpIPredicate::eq, lane,
+                                         constI32(rewriter, loc, 0));
+    scf::IfOp::create(rewriter, loc, leader, [&](OpBuilder &b, Location l) {
+      NVVM::MBarrierArriveOp::create(b, l, /*res=*/Type(), barrier,
+                                     /*count=*/Value());
+      scf::YieldOp::create(b, l);
+    });
     rewriter.eraseOp(op);
     return success();
   }
@@ -163,6 +209,6 @@ struct WaitBarrier : OpConversionPattern<WaitBarrierOp> {
 void mlir::attn::nv::populateTmaPatterns(TileTypeConverter &converter,
                                          RewritePatternSet &patterns) {
   patterns.add<AllocatedOffset<AllocBarriersOp>, InitBarriers, CopyTma,
-               WaitBarrier>(
+               WaitBarrier, ArriveBarrier>(
       converter, patterns.getContext());
 }

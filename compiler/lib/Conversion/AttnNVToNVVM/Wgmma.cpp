@@ -17,6 +17,8 @@
 
 #include "Patterns.h"
 
+#include "attn/Dialect/AttnNV/IR/Barriers.h"
+
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -29,10 +31,6 @@ namespace {
 /// Matrix-descriptor field: layout type 1 in bits 62-63 is the 128-byte
 /// swizzle.
 constexpr uint64_t kSwizzle128B = uint64_t(1) << 62;
-
-/// Named barrier ids: 0 is the CTA barrier; warpgroup order uses one per
-/// pair of consecutive warpgroups (at most 4 warpgroups: ids 1-3).
-constexpr int64_t kFirstOrderBarrier = 1;
 
 /// Shared-memory matrix descriptor (128-byte swizzle) of the tile at
 /// `byteOffset` (i32), with leading/stride byte offsets `lbo`, `sbo`.
@@ -233,9 +231,12 @@ struct WgmmaWait : OpConversionPattern<WgmmaWaitOp> {
   }
 };
 
-/// Warpgroup g waits on named barrier kFirstOrderBarrier + g - 1, where
-/// warpgroup g - 1 arrives after its turn; two warpgroups (256 threads)
-/// meet at each.
+/// Warpgroup g waits on named barrier 1 + g - 1, where warpgroup g - 1
+/// arrives after its turn; two warpgroups (256 threads) meet at each. A
+/// numbered turn k takes the set of barriers k mod rotation, offset by
+/// (k mod rotation) · (warpgroups - 1), chosen by branches so that every id
+/// stays a constant: ptxas reserves all 16 barriers of a CTA for a bar.sync
+/// with an id in a register.
 struct WarpgroupTurn : OpConversionPattern<WarpgroupTurnOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -247,27 +248,52 @@ struct WarpgroupTurn : OpConversionPattern<WarpgroupTurnOp> {
     int64_t groups = op.getWarpgroupsAttr().getInt();
     Value threads = constI32(b, loc, 128);
     Value warpgroup = arith::DivUIOp::create(b, loc, threadId(b, loc), threads);
-    auto inWarpgroup = [&](int64_t g, bool arrive, int64_t id) {
+    int64_t sets = op.getRotation() ? int64_t(*op.getRotation()) : 1;
+    Value set; // k mod rotation
+    if (op.getRotation()) {
+      ValueRange turn = adaptor.getTurn();
+      Value k = arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
+                                             turn.front());
+      set = arith::RemUIOp::create(b, loc, k, constI32(b, loc, sets));
+    }
+    // `body` at b, in set `s` only when the turn is numbered.
+    auto inSet = [&](OpBuilder &nb, Location nl, int64_t s,
+                     function_ref<void(OpBuilder &)> body) {
+      if (!set)
+        return body(nb);
+      Value mine = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                         set, constI32(nb, nl, s));
+      scf::IfOp::create(nb, nl, mine, [&](OpBuilder &sb, Location sl) {
+        body(sb);
+        scf::YieldOp::create(sb, sl);
+      });
+    };
+    auto inWarpgroup = [&](int64_t g, bool arrive, int64_t index) {
       Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          warpgroup, constI32(b, loc, g));
       scf::IfOp::create(b, loc, mine, [&](OpBuilder &nb, Location nl) {
-        Value barrier = constI32(nb, nl, id), count = constI32(nb, nl, 256);
-        if (arrive)
-          NVVM::BarrierArriveOp::create(nb, nl, barrier, count);
-        else
-          NVVM::BarrierOp::create(nb, nl, Type(), barrier, count,
-                                  NVVM::BarrierReductionAttr(), Value());
+        for (int64_t s = 0; s < sets; ++s)
+          inSet(nb, nl, s, [&](OpBuilder &sb) {
+            Value barrier = constI32(
+                sb, nl, kFirstOrderBarrier + s * (groups - 1) + index);
+            Value count = constI32(sb, nl, 256);
+            if (arrive)
+              NVVM::BarrierArriveOp::create(sb, nl, barrier, count);
+            else
+              NVVM::BarrierOp::create(sb, nl, Type(), barrier, count,
+                                      NVVM::BarrierReductionAttr(), Value());
+          });
         scf::YieldOp::create(nb, nl);
       });
     };
     for (int64_t g = 1; g < groups; ++g)
-      inWarpgroup(g, /*arrive=*/false, kFirstOrderBarrier + g - 1);
+      inWarpgroup(g, /*arrive=*/false, g - 1);
     Block &body = op.getBody().front();
     auto yield = cast<nv::YieldOp>(body.getTerminator());
     SmallVector<Value> yielded = yield.getValues();
     rewriter.inlineBlockBefore(&body, op);
     for (int64_t g = 0; g + 1 < groups; ++g)
-      inWarpgroup(g, /*arrive=*/true, kFirstOrderBarrier + g);
+      inWarpgroup(g, /*arrive=*/true, g);
     rewriter.replaceOp(op, yielded);
     rewriter.eraseOp(yield);
     return success();

@@ -7,6 +7,7 @@
 
 #include "attn/Dialect/Attn/IR/Limits.h"
 #include "attn/Dialect/AttnNV/IR/AttnNV.h"
+#include "attn/Dialect/AttnNV/IR/Barriers.h"
 #include "attn/Dialect/AttnNV/IR/Layouts.h"
 
 #include "mlir/IR/Matchers.h"
@@ -170,6 +171,23 @@ LogicalResult CopyTmaOp::verify() {
     return emitOpError() << "a tile of at most " << kMaxTmaBoxRows
                          << " rows (one box per 64-column block), got "
                          << dest.getRows();
+  // Use u of the full barriers waits for use u - count of the empty ones:
+  // one barrier of each per stage.
+  if (Value empty = getEmpty();
+      empty && cast<BarriersType>(empty.getType()).getCount() !=
+                   getBarriers().getType().getCount())
+    return emitOpError() << "empty barriers " << empty.getType()
+                         << " must have one barrier per stage of "
+                         << getBarriers().getType();
+  return success();
+}
+
+LogicalResult InitBarriersOp::verify() {
+  // mbarrier.init takes a count in [1, 2^20 - 1].
+  int64_t arrivals = getArrivals();
+  if (arrivals < 1 || arrivals > kMaxMbarrierArrivals)
+    return emitOpError() << "arrivals must be in [1, " << kMaxMbarrierArrivals
+                         << "], got " << arrivals;
   return success();
 }
 
@@ -296,6 +314,16 @@ LogicalResult WarpgroupTurnOp::verify() {
   int64_t warpgroups = getWarpgroupsAttr().getInt();
   if (warpgroups < 1 || warpgroups > 4)
     return emitOpError() << "orders 1 to 4 warpgroups, got " << warpgroups;
+  if (bool(getTurn()) != getRotation().has_value())
+    return emitOpError() << "a numbered turn needs both turn and rotation";
+  // Each set of the rotation takes warpgroups - 1 named barriers after
+  // barrier 0 (bar.sync 0 is the CTA barrier); a CTA has 16.
+  if (std::optional<uint64_t> rotation = getRotation();
+      rotation && (*rotation < 1 ||
+                   *rotation * (warpgroups - 1) > kMaxOrderBarriers))
+    return emitOpError() << "rotation " << *rotation << " of " << warpgroups
+                         << " warpgroups needs more than the "
+                         << kMaxOrderBarriers << " named barriers after 0";
   auto yield = cast<YieldOp>(getBody().front().getTerminator());
   if (yield.getValues().getTypes() != getResultTypes()) {
     auto list = [](TypeRange types) {

@@ -77,3 +77,65 @@ func.func @wait(%it: index) attributes {attn.config = #wg} {
   attn_nv.wait_barrier %bars[%it] : !attn_nv.barriers<3>
   return
 }
+
+// Stage release. "Empty" barriers are initialized for one arrival per warp;
+// a copy after them first waits (thread 0, before announcing the bytes) for
+// the phase before its use's, parity ((use / 3) mod 2) xor 1, on barrier
+// use mod 3 of the empty ones (a fresh barrier passes it: uses 0-2 go at
+// once); a warp's release is a warp sync, then lane 0's arrive.
+// CHECK-LABEL: gpu.func @init_arrivals(
+// CHECK: scf.if
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+
+// CHECK-LABEL: gpu.func @copy_after_release(
+// CHECK-SAME: %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %[[IT:[^:]*]]: index
+// CHECK: scf.if
+// CHECK-NEXT: %[[U:.*]] = arith.index_castui %[[IT]] : index to i32
+// CHECK-NEXT: %[[SLOT:.*]] = arith.remui %[[U]], %c3_i32
+// CHECK-NEXT: %[[OFF:.*]] = arith.muli %[[SLOT]], %c8_i32
+// CHECK-NEXT: %[[AT:.*]] = arith.addi %[[OFF]], %c98328_i32
+// CHECK-NEXT: %[[EMPTY:.*]] = llvm.getelementptr %{{.*}}[%[[AT]]]
+// CHECK-NEXT: %[[PH:.*]] = arith.divui %[[U]], %c3_i32
+// CHECK-NEXT: %[[PAR:.*]] = arith.andi %[[PH]], %c1_i32
+// CHECK-NEXT: %[[PREV:.*]] = arith.xori %[[PAR]], %c1_i32
+// CHECK-NEXT: nvvm.mbarrier.try_wait.parity %[[EMPTY]], %[[PREV]], %c10000000_i32
+// CHECK: %[[FULL:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}]
+// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %[[FULL]], %c32768_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+
+// CHECK-LABEL: gpu.func @release(
+// CHECK-SAME: %[[I:[^:]*]]: index)
+// CHECK: %[[U:.*]] = arith.index_castui %[[I]] : index to i32
+// CHECK-NEXT: %[[SLOT:.*]] = arith.remui %[[U]], %c3_i32
+// CHECK-NEXT: %[[OFF:.*]] = arith.muli %[[SLOT]], %c8_i32
+// CHECK-NEXT: %[[AT:.*]] = arith.addi %[[OFF]], %c98328_i32
+// CHECK-NEXT: %[[BAR:.*]] = llvm.getelementptr %{{.*}}[%[[AT]]]
+// CHECK-NEXT: nvvm.bar.warp.sync %c-1_i32
+// CHECK-NEXT: %[[LANE:.*]] = nvvm.read.ptx.sreg.laneid
+// CHECK-NEXT: %[[LEAD:.*]] = arith.cmpi eq, %[[LANE]], %c0_i32
+// CHECK-NEXT: scf.if %[[LEAD]] {
+// CHECK-NEXT:   nvvm.mbarrier.arrive %[[BAR]] : !llvm.ptr<3>
+// CHECK-NEXT: }
+
+func.func @init_arrivals() attributes {attn.config = #wg} {
+  %empty = attn_nv.alloc_barriers {offset = 98328 : i64} : !attn_nv.barriers<3>
+  attn_nv.init_barriers %empty arrivals 8 : !attn_nv.barriers<3>
+  return
+}
+
+func.func @copy_after_release(%b: index, %h: index, %row: index, %it: index, %kmap: !llvm.ptr, %vmap: !llvm.ptr) attributes {attn.config = #wg} {
+  %bars = attn_nv.alloc_barriers {offset = 98304 : i64} : !attn_nv.barriers<3>
+  %empty = attn_nv.alloc_barriers {offset = 98328 : i64} : !attn_nv.barriers<3>
+  %k = attn_nv.alloc_shared {offset = 32768 : i64} : !s
+  attn_nv.copy_tma %kmap[%b, %h, %row] into %k, %bars[%it] after %empty : !llvm.ptr, !s, !attn_nv.barriers<3>, !attn_nv.barriers<3>
+  return
+}
+
+func.func @release(%it: index) attributes {attn.config = #wg} {
+  %empty = attn_nv.alloc_barriers {offset = 98328 : i64} : !attn_nv.barriers<3>
+  attn_nv.arrive_barrier %empty[%it] : !attn_nv.barriers<3>
+  return
+}

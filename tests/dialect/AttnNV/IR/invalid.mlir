@@ -683,6 +683,34 @@ func.func @turn_terminator() {
 
 // -----
 
+func.func @turn_number_without_rotation(%i: index) {
+  // expected-error @+1 {{'attn_nv.warpgroup_turn' op a numbered turn needs both turn and rotation}}
+  "attn_nv.warpgroup_turn"(%i) ({
+    attn_nv.yield
+  }) {warpgroups = 2 : i64} : (index) -> ()
+  return
+}
+
+// -----
+
+func.func @turn_rotation_barriers(%i: index) {
+  // expected-error @+1 {{'attn_nv.warpgroup_turn' op rotation 6 of 4 warpgroups needs more than the 15 named barriers after 0}}
+  attn_nv.warpgroup_turn warpgroups 4 turn %i rotation 6 {
+  }
+  return
+}
+
+// -----
+
+func.func @turn_rotation_zero(%i: index) {
+  // expected-error @+1 {{'attn_nv.warpgroup_turn' op rotation 0 of 2 warpgroups}}
+  attn_nv.warpgroup_turn warpgroups 2 turn %i rotation 0 {
+  }
+  return
+}
+
+// -----
+
 func.func @yield_parent(%x: f32) {
   // expected-error @+1 {{'attn_nv.yield' op expects parent op 'attn_nv.warpgroup_turn'}}
   attn_nv.yield %x : f32
@@ -784,5 +812,34 @@ func.func @barrier_offset() {
 
 // expected-error @+1 {{!attn_nv.barriers needs a positive count, got 0}}
 func.func @no_barriers(%b: !attn_nv.barriers<0>) {
+  return
+}
+
+// -----
+
+func.func @tma_empty_count(%map: !llvm.ptr, %i: index) {
+  %bars = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+  %empty = attn_nv.alloc_barriers : !attn_nv.barriers<2>
+  %k = attn_nv.alloc_shared : !attn_nv.smem<64x64xbf16, swizzle_128b>
+  // expected-error @+1 {{empty barriers '!attn_nv.barriers<2>' must have one barrier per stage of '!attn_nv.barriers<3>'}}
+  attn_nv.copy_tma %map[%i, %i, %i] into %k, %bars[%i] after %empty : !llvm.ptr, !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.barriers<3>, !attn_nv.barriers<2>
+  return
+}
+
+// -----
+
+func.func @init_no_arrivals() {
+  %bars = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+  // expected-error @+1 {{arrivals must be in [1, 1048575], got 0}}
+  attn_nv.init_barriers %bars arrivals 0 : !attn_nv.barriers<3>
+  return
+}
+
+// -----
+
+func.func @init_too_many_arrivals() {
+  %bars = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+  // expected-error @+1 {{arrivals must be in [1, 1048575], got 1048576}}
+  attn_nv.init_barriers %bars arrivals 1048576 : !attn_nv.barriers<3>
   return
 }

@@ -155,6 +155,12 @@ func.func @wgmma(%K: memref<?x?x?x128xbf16>, %b: index, %h: index, %n: index,
   attn_nv.warpgroup_turn warpgroups 4 {
     %x = attn_nv.wgmma %q, %k, %zero transpose_rhs : !tile, !tile, tensor<128x128xf32, #acc>
   }
+  // A numbered turn: barrier set it mod 3.
+  // CHECK: attn_nv.warpgroup_turn warpgroups 2 turn %{{.*}} rotation 3 -> tensor<128x128xf32, #attn_nv.acc<warps = 8>> {
+  %r = attn_nv.warpgroup_turn warpgroups 2 turn %i rotation 3 -> tensor<128x128xf32, #acc> {
+    %x = attn_nv.wgmma %q, %k, %zero transpose_rhs : !tile, !tile, tensor<128x128xf32, #acc>
+    attn_nv.yield %x : tensor<128x128xf32, #acc>
+  }
   // A turn with two results and an attribute dictionary.
   // CHECK: %{{.*}}:2 = attn_nv.warpgroup_turn warpgroups 1 -> tensor<128x128xf32, #attn_nv.acc<warps = 8>>, i1 {
   // CHECK: attn_nv.yield %{{.*}}, %{{.*}} : tensor<128x128xf32, #attn_nv.acc<warps = 8>>, i1
@@ -189,11 +195,20 @@ func.func @mma_shapes(%l: !attn_nv.smem<64x72xf16, padded>, %r: !attn_nv.smem<40
 // CHECK: attn_nv.init_barriers %[[BARS]] : !attn_nv.barriers<3>
 // CHECK: attn_nv.copy_tma %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] into %{{.*}}, %[[BARS]][%{{.*}}] : !llvm.ptr, !attn_nv.smem<128x128xbf16, swizzle_128b>, !attn_nv.barriers<3>
 // CHECK: attn_nv.wait_barrier %[[BARS]][%{{.*}}] : !attn_nv.barriers<3>
+// Stage release: barriers counting one arrival per warp, a copy that waits
+// for the release, a warp's arrival.
+// CHECK: attn_nv.init_barriers %[[EMPTY:.*]] arrivals 8 : !attn_nv.barriers<3>
+// CHECK: attn_nv.copy_tma %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] into %{{.*}}, %[[BARS]][%{{.*}}] after %[[EMPTY]] : !llvm.ptr, !attn_nv.smem<128x128xbf16, swizzle_128b>, !attn_nv.barriers<3>, !attn_nv.barriers<3>
+// CHECK: attn_nv.arrive_barrier %[[EMPTY]][%{{.*}}] : !attn_nv.barriers<3>
 func.func @tma(%map: !llvm.ptr, %b: index, %h: index, %row: index, %it: index) {
   %bars = attn_nv.alloc_barriers {offset = 98304 : i64} : !attn_nv.barriers<3>
   %k = attn_nv.alloc_shared : !attn_nv.smem<128x128xbf16, swizzle_128b>
   attn_nv.init_barriers %bars : !attn_nv.barriers<3>
   attn_nv.copy_tma %map[%b, %h, %row] into %k, %bars[%it] : !llvm.ptr, !attn_nv.smem<128x128xbf16, swizzle_128b>, !attn_nv.barriers<3>
   attn_nv.wait_barrier %bars[%it] : !attn_nv.barriers<3>
+  %empty = attn_nv.alloc_barriers {offset = 98328 : i64} : !attn_nv.barriers<3>
+  attn_nv.init_barriers %empty arrivals 8 : !attn_nv.barriers<3>
+  attn_nv.copy_tma %map[%b, %h, %row] into %k, %bars[%it] after %empty : !llvm.ptr, !attn_nv.smem<128x128xbf16, swizzle_128b>, !attn_nv.barriers<3>, !attn_nv.barriers<3>
+  attn_nv.arrive_barrier %empty[%it] : !attn_nv.barriers<3>
   return
 }

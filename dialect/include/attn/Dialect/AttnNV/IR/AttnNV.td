@@ -308,20 +308,27 @@ def AttnNV_AllocBarriersOp : AttnNV_Op<"alloc_barriers"> {
 }
 
 def AttnNV_InitBarriersOp : AttnNV_Op<"init_barriers"> {
-  let summary = "initializes mbarriers for one arrival each (one thread)";
+  let summary = "initializes mbarriers for `arrivals` arrivals each (one thread)";
   let description = [{
     Thread 0 initializes every barrier of the buffer with an arrival count
-    of 1 (the thread that issues a tile's bulk copies arrives once, with the
-    tile's bytes as its transaction count). The other threads may use them
-    only after a CTA barrier that follows this op.
+    of `arrivals` (default 1: the thread that issues a tile's bulk copies
+    arrives once, with the tile's bytes as its transaction count; a stage's
+    "empty" barriers count one arrival per consumer warp,
+    `attn_nv.arrive_barrier`). The other threads may use them only after a
+    CTA barrier that follows this op.
 
     Example:
     ```mlir
     attn_nv.init_barriers %kbar : !attn_nv.barriers<3>
+    attn_nv.init_barriers %kempty arrivals 8 : !attn_nv.barriers<3>
     ```
   }];
-  let arguments = (ins Arg<AttnNV_BarriersType, "barriers", [MemWrite]>:$barriers);
-  let assemblyFormat = "$barriers attr-dict `:` qualified(type($barriers))";
+  let arguments = (ins Arg<AttnNV_BarriersType, "barriers", [MemWrite]>:$barriers,
+                       DefaultValuedAttr<I64Attr, "1">:$arrivals);
+  let assemblyFormat = [{
+    $barriers (`arrivals` $arrivals^)? attr-dict `:` qualified(type($barriers))
+  }];
+  let hasVerifier = 1;
 }
 
 def AttnNV_CopyTmaOp : AttnNV_Op<"copy_tma"> {
@@ -336,21 +343,41 @@ def AttnNV_CopyTmaOp : AttnNV_Op<"copy_tma"> {
     columns past D are zero-filled by the copy engine. Any thread may read
     `dest` after an `attn_nv.wait_barrier` of the same use.
 
+    With `after %empty` (barriers of the same count, one per stage), thread
+    0 first waits until use `use − count` of `empty` has completed, i.e.
+    until every reader released what the stage held before (phase
+    floor(use / count) − 1, by parity: the first `count` uses pass at once).
+
     Example:
     ```mlir
     attn_nv.copy_tma %kmap[%b, %h, %kv] into %k, %kbar[%it]
         : !llvm.ptr, !attn_nv.smem<128x128xbf16, swizzle_128b>, !attn_nv.barriers<3>
+    attn_nv.copy_tma %kmap[%b, %h, %kv] into %k, %kbar[%it] after %kempty
+        : !llvm.ptr, !attn_nv.smem<128x128xbf16, swizzle_128b>, !attn_nv.barriers<3>, !attn_nv.barriers<3>
     ```
   }];
   let arguments = (ins AttnNV_TensorMapPtr:$map, Index:$batch, Index:$head,
                        Index:$row,
                        Arg<AttnNV_AnySmem, "destination", [MemWrite]>:$dest,
                        Arg<AttnNV_BarriersType, "barriers", [MemWrite]>:$barriers,
-                       Index:$use);
+                       Index:$use,
+                       Arg<Optional<AttnNV_BarriersType>, "empty barriers",
+                           [MemRead, MemWrite]>:$empty);
   let assemblyFormat = [{
     $map `[` $batch `,` $head `,` $row `]` `into` $dest `,` $barriers `[` $use `]`
+    (`after` $empty^)?
     attr-dict `:` type($map) `,` qualified(type($dest)) `,` qualified(type($barriers))
+    (`,` qualified(type($empty))^)?
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$map, "::mlir::Value":$batch,
+                   "::mlir::Value":$head, "::mlir::Value":$row,
+                   "::mlir::Value":$dest, "::mlir::Value":$barriers,
+                   "::mlir::Value":$use), [{
+      build($_builder, $_state, map, batch, head, row, dest, barriers, use,
+            ::mlir::Value());
+    }]>
+  ];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// Bytes the copies of one tile write (whole boxes, zero fill included):
@@ -369,6 +396,26 @@ def AttnNV_WaitBarrierOp : AttnNV_Op<"wait_barrier"> {
     Example:
     ```mlir
     attn_nv.wait_barrier %kbar[%it] : !attn_nv.barriers<3>
+    ```
+  }];
+  let arguments = (ins Arg<AttnNV_BarriersType, "barriers", [MemRead, MemWrite]>:$barriers,
+                       Index:$use);
+  let assemblyFormat = "$barriers `[` $use `]` attr-dict `:` qualified(type($barriers))";
+}
+
+def AttnNV_ArriveBarrierOp : AttnNV_Op<"arrive_barrier"> {
+  let summary = "each warp arrives once on use `use` of a barrier buffer";
+  let description = [{
+    The warp synchronizes (`bar.warp.sync`, so that what any of its lanes
+    did before is ordered before the arrival) and its lane 0 arrives
+    (`mbarrier.arrive`, release semantics) on barrier `use mod count`: a
+    buffer initialized with one arrival per warp completes the phase of
+    that use once every warp has arrived. A consumer warp releases a stage
+    this way after the wait that retired its last read of it.
+
+    Example:
+    ```mlir
+    attn_nv.arrive_barrier %kempty[%it] : !attn_nv.barriers<3>
     ```
   }];
   let arguments = (ins Arg<AttnNV_BarriersType, "barriers", [MemRead, MemWrite]>:$barriers,
@@ -517,20 +564,40 @@ def AttnNV_WarpgroupTurnOp : AttnNV_Op<"warpgroup_turn", [
     (the idea of FlashAttention-3's ping-pong). `warpgroups` is the number of
     warpgroups of the CTA; the results are the body's.
 
+    A named barrier must not see warpgroup g − 1 arrive twice before g
+    syncs once. Without a CTA barrier per turn (the TMA kernels' K/V loop)
+    warpgroup 0 may run ahead: then the turn is numbered, `turn %k
+    rotation R`, and turn k uses the barriers of set k mod R. The schedule
+    must guarantee that warpgroup 0 starts turn k + R only after every other
+    warpgroup started turn k (attn-nv-order-warpgroups: the turn is the K
+    tile's index and R its stages; tile k + R is copied only after every
+    warp released tile k, which it does after its turn k).
+
     Example:
     ```mlir
     %s0 = attn_nv.warpgroup_turn warpgroups 2 -> tensor<128x128xf32, #attn_nv.acc<warps = 8>> {
       %s = attn_nv.wgmma %q, %k, %zero transpose_rhs : ...
       attn_nv.yield %s : tensor<128x128xf32, #attn_nv.acc<warps = 8>>
     }
+    %s1 = attn_nv.warpgroup_turn warpgroups 2 turn %it rotation 3 -> tensor<128x128xf32, #attn_nv.acc<warps = 8>> {
+      ...
+    }
     ```
   }];
-  let arguments = (ins I64Attr:$warpgroups);
+  let arguments = (ins I64Attr:$warpgroups, Optional<Index>:$turn,
+                       OptionalAttr<I64Attr>:$rotation);
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    `warpgroups` $warpgroups (`->` type($results)^)? $body attr-dict
+    `warpgroups` $warpgroups (`turn` $turn^ `rotation` $rotation)?
+    (`->` type($results)^)? $body attr-dict
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::TypeRange":$results, "::mlir::IntegerAttr":$warpgroups), [{
+      build($_builder, $_state, results, warpgroups, ::mlir::Value(),
+            ::mlir::IntegerAttr());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
