@@ -17,7 +17,7 @@ std::string CacheKey::str() const {
   // the key names it too.
   const auto &[headDim, dtype, mask, configArch, blockM, blockN, warps, stages,
                tensorCore, positiveScale, packGqa, variants, userMods,
-               backward, varlen, pageSize, split, tma] = config;
+               backward, varlen, pageSize, split, tma, warpSpecialize] = config;
   // The arch only matters for CUDA: the host kernel targets this machine and
   // is never stored on disk.
   std::string_view arch =
@@ -26,7 +26,7 @@ std::string CacheKey::str() const {
                      "head_dim={};mask={};block_m={};block_n={};warps={};"
                      "stages={};tensor_core={};positive_scale={};pack_gqa={};"
                      "variants={};backward={};varlen={};page_size={};"
-                     "split={};tma={};"
+                     "split={};tma={};warp_specialize={};"
                      "user_mods={}",
                      compilerVersion, toString(target), arch,
                      compiler::toString(dtype), headDim,
@@ -34,7 +34,7 @@ std::string CacheKey::str() const {
                      tensorCore, positiveScale ? 1 : 0, packGqa ? 1 : 0,
                      compiler::variantNames(variants), backward ? 1 : 0,
                      varlen ? 1 : 0, pageSize, split ? 1 : 0, tma ? 1 : 0,
-                     userMods);
+                     warpSpecialize ? 1 : 0, userMods);
 }
 
 uint64_t CacheKey::hash() const { return keyHash(str()); }

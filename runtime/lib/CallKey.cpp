@@ -14,11 +14,11 @@ namespace {
 auto fieldsOf(const CallKey &key) {
   const auto &[target, context, dtype, mask, headDim, blockM, blockN,
                positiveScale, variants, userMods, backward, varlen, pageSize,
-               tma, hash] = key;
+               tma, warpSpecialize, hash] = key;
   (void)hash;
   return std::make_tuple(target, context, dtype, mask, headDim, blockM, blockN,
                          positiveScale, variants, userMods, backward, varlen,
-                         pageSize, tma);
+                         pageSize, tma, warpSpecialize);
 }
 
 } // namespace
@@ -26,7 +26,7 @@ auto fieldsOf(const CallKey &key) {
 CallKey CallKey::make(Target target, uint64_t context,
                       const attn_fwd_args &args, const void *userMods,
                       bool backward, bool varlen, int64_t pageSize,
-                      bool tma) {
+                      bool tma, bool warpSpecialize) {
   CallKey key;
   key.target = target;
   key.context = context;
@@ -44,6 +44,7 @@ CallKey CallKey::make(Target target, uint64_t context,
   key.varlen = varlen;
   key.pageSize = pageSize;
   key.tma = tma;
+  key.warpSpecialize = warpSpecialize;
   key.hash = std::apply(
       [](const auto &...field) {
         return static_cast<uint64_t>(llvm::hash_combine(field...));

@@ -43,6 +43,9 @@ struct CallKey {
   /// K/V read by TMA (KernelConfig::tma): asked for, and this call's K and
   /// V are layouts a tensor map describes (TensorMap.h).
   bool tma = false;
+  /// With tma: a producer warpgroup issues the copies (an engine option,
+  /// KernelConfig::warpSpecialize).
+  bool warpSpecialize = false;
   /// Of every field above; set by make().
   uint64_t hash = 0;
 
@@ -50,7 +53,8 @@ struct CallKey {
   static CallKey make(Target target, uint64_t context,
                       const attn_fwd_args &args, const void *userMods,
                       bool backward, bool varlen = false,
-                      int64_t pageSize = 0, bool tma = false);
+                      int64_t pageSize = 0, bool tma = false,
+                      bool warpSpecialize = false);
 
   bool operator==(const CallKey &other) const;
   bool operator!=(const CallKey &other) const { return !(*this == other); }

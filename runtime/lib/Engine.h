@@ -58,12 +58,17 @@ struct EngineOptions {
   /// cp.async): unset, where compiler::tmaByDefault says it pays (D = 64
   /// and 128); ATTN_JIT_TMA=1 wherever allowed, =0 never.
   std::optional<bool> tma;
+  /// With TMA, a producer warpgroup issues the K/V copies
+  /// (KernelConfig::warpSpecialize): ATTN_JIT_WARPSPEC=1; off by default
+  /// until the device shows it pays.
+  bool warpSpecialize = false;
   /// How long to wait for another process that builds the same kernel.
   std::chrono::milliseconds buildWait = std::chrono::minutes(2);
 
   /// ATTN_JIT_LOG, ATTN_JIT_DISK_CACHE, ATTN_JIT_CACHE_DIR, XDG_CACHE_HOME,
   /// ATTN_JIT_CACHE_MAX_MB, ATTN_JIT_LIBCUDA, ATTN_JIT_TENSOR_CORES,
-  /// ATTN_JIT_NUM_THREADS, ATTN_JIT_NUM_SPLITS, ATTN_JIT_TMA.
+  /// ATTN_JIT_NUM_THREADS, ATTN_JIT_NUM_SPLITS, ATTN_JIT_TMA,
+  /// ATTN_JIT_WARPSPEC.
   static EngineOptions fromEnvironment();
 };
 

@@ -96,6 +96,11 @@ struct KernelConfig {
   /// contiguous K/V only; resolved() clears it elsewhere). The kernel takes
   /// KernelABI.h's kTensorMaps after every other argument.
   bool tma = false;
+  /// NVIDIA only, with tma: a producer warpgroup (128 threads after the
+  /// `warps` that compute) issues the K/V copies, setmaxnreg moving its
+  /// registers to the consumers (attn-nv-warp-specialize; resolved()
+  /// clears it without tma).
+  bool warpSpecialize = false;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;

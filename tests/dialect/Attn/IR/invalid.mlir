@@ -1491,3 +1491,17 @@ func.func @sdpa_split_element(%q: memref<1x2x8x64xbf16>, %n: index, %po: memref<
   attn.sdpa %q, %q, %q into %q split(%n, %po, %pl : memref<4x2x8x64xbf16>, memref<4x2x8xf32>) : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
   return
 }
+
+// -----
+
+// expected-error @+1 {{warp_specialize needs tma (the producer issues the TMA copies)}}
+func.func @config_warp_specialize_without_tma() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, warp_specialize = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{warp_specialize: 32 warps and the 128 producer threads exceed 1024 threads}}
+func.func @config_warp_specialize_threads() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 32, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true>} {
+  return
+}
