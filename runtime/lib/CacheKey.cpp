@@ -17,7 +17,8 @@ std::string CacheKey::str() const {
   // the key names it too.
   const auto &[headDim, dtype, mask, configArch, blockM, blockN, warps, stages,
                tensorCore, positiveScale, packGqa, variants, userMods,
-               backward, varlen, pageSize, split, tma, deterministic] = config;
+               backward, varlen, pageSize, split, tma, deterministic,
+               warpSpecialize] = config;
   // The arch only matters for CUDA: the host kernel targets this machine and
   // is never stored on disk.
   std::string_view arch =
@@ -26,7 +27,7 @@ std::string CacheKey::str() const {
                      "head_dim={};mask={};block_m={};block_n={};warps={};"
                      "stages={};tensor_core={};positive_scale={};pack_gqa={};"
                      "variants={};backward={};varlen={};page_size={};"
-                     "split={};tma={};deterministic={};"
+                     "split={};tma={};deterministic={};warp_specialize={};"
                      "user_mods={}",
                      compilerVersion, toString(target), arch,
                      compiler::toString(dtype), headDim,
@@ -34,7 +35,8 @@ std::string CacheKey::str() const {
                      tensorCore, positiveScale ? 1 : 0, packGqa ? 1 : 0,
                      compiler::variantNames(variants), backward ? 1 : 0,
                      varlen ? 1 : 0, pageSize, split ? 1 : 0, tma ? 1 : 0,
-                     deterministic ? 1 : 0, userMods);
+                     deterministic ? 1 : 0, warpSpecialize ? 1 : 0,
+                     userMods);
 }
 
 uint64_t CacheKey::hash() const { return keyHash(str()); }

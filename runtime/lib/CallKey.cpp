@@ -14,11 +14,11 @@ namespace {
 auto fieldsOf(const CallKey &key) {
   const auto &[target, context, dtype, mask, headDim, blockM, blockN,
                positiveScale, variants, userMods, backward, varlen, pageSize,
-               tma, deterministic, hash] = key;
+               tma, deterministic, warpSpecialize, hash] = key;
   (void)hash;
   return std::make_tuple(target, context, dtype, mask, headDim, blockM, blockN,
                          positiveScale, variants, userMods, backward, varlen,
-                         pageSize, tma, deterministic);
+                         pageSize, tma, deterministic, warpSpecialize);
 }
 
 } // namespace
@@ -26,7 +26,8 @@ auto fieldsOf(const CallKey &key) {
 CallKey CallKey::make(Target target, uint64_t context,
                       const attn_fwd_args &args, const void *userMods,
                       bool backward, bool varlen, int64_t pageSize,
-                      bool tma, bool deterministic) {
+                      bool tma, bool deterministic,
+                      bool warpSpecialize) {
   CallKey key;
   key.target = target;
   key.context = context;
@@ -45,6 +46,7 @@ CallKey CallKey::make(Target target, uint64_t context,
   key.pageSize = pageSize;
   key.tma = tma;
   key.deterministic = !backward || deterministic;
+  key.warpSpecialize = warpSpecialize;
   key.hash = std::apply(
       [](const auto &...field) {
         return static_cast<uint64_t>(llvm::hash_combine(field...));

@@ -46,6 +46,9 @@ struct CallKey {
   /// The backward's form (KernelConfig::deterministic); true for the
   /// forward.
   bool deterministic = true;
+  /// With tma: a producer warpgroup issues the copies (an engine option,
+  /// KernelConfig::warpSpecialize).
+  bool warpSpecialize = false;
   /// Of every field above; set by make().
   uint64_t hash = 0;
 
@@ -54,7 +57,8 @@ struct CallKey {
                       const attn_fwd_args &args, const void *userMods,
                       bool backward, bool varlen = false,
                       int64_t pageSize = 0, bool tma = false,
-                      bool deterministic = true);
+                      bool deterministic = true,
+                      bool warpSpecialize = false);
 
   bool operator==(const CallKey &other) const;
   bool operator!=(const CallKey &other) const { return !(*this == other); }

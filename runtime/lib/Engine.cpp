@@ -46,6 +46,8 @@ EngineOptions EngineOptions::fromEnvironment() {
   }
   if (const char *tma = std::getenv("ATTN_JIT_TMA"); tma && *tma)
     options.tma = llvm::StringRef(tma) == "1";
+  if (const char *ws = std::getenv("ATTN_JIT_WARPSPEC"); ws && *ws)
+    options.warpSpecialize = llvm::StringRef(ws) == "1";
   if (const char *splits = std::getenv("ATTN_JIT_NUM_SPLITS");
       splits && *splits && llvm::StringRef(splits) != "auto") {
     int64_t count = 0;
@@ -361,6 +363,7 @@ CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
   key.config.pageSize = call.pageSize;
   key.config.tma = call.tma;
   key.config.deterministic = call.deterministic;
+  key.config.warpSpecialize = call.warpSpecialize;
   if (user)
     key.config.userMods = user->canonical;
   if (call.target == Target::Cuda) {
@@ -417,7 +420,8 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   CallKey call = CallKey::make(Target::Cuda, context->id, args, user,
                                backward, varlen != nullptr,
                                varlen ? varlen->pageSize : 0, tma,
-                               deterministic_.load(std::memory_order_relaxed));
+                               deterministic_.load(std::memory_order_relaxed),
+                               tma && options_.warpSpecialize);
 
   // A configuration this thread launched: no key text, no lock, no
   // allocation (HotCache.h). The device was checked when it was loaded.

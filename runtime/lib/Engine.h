@@ -63,13 +63,17 @@ struct EngineOptions {
   /// kBadDeterministic when the variable is neither.
   int deterministic = 1;
   static constexpr int kBadDeterministic = -1;
+  /// With TMA, a producer warpgroup issues the K/V copies
+  /// (KernelConfig::warpSpecialize): ATTN_JIT_WARPSPEC=1; off by default
+  /// until the device shows it pays.
+  bool warpSpecialize = false;
   /// How long to wait for another process that builds the same kernel.
   std::chrono::milliseconds buildWait = std::chrono::minutes(2);
 
   /// ATTN_JIT_LOG, ATTN_JIT_DISK_CACHE, ATTN_JIT_CACHE_DIR, XDG_CACHE_HOME,
   /// ATTN_JIT_CACHE_MAX_MB, ATTN_JIT_LIBCUDA, ATTN_JIT_TENSOR_CORES,
   /// ATTN_JIT_NUM_THREADS, ATTN_JIT_NUM_SPLITS, ATTN_JIT_TMA,
-  /// ATTN_JIT_DETERMINISTIC.
+  /// ATTN_JIT_DETERMINISTIC, ATTN_JIT_WARPSPEC.
   static EngineOptions fromEnvironment();
 };
 

@@ -60,8 +60,9 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
   if (split)
     opts += " split=1";
   if (nvidia)
-    opts += fmt::format(" arch={} warps={} stages={} tensor-core={}{}",
-                        arch, warps, stages, tensorCore, tma ? " tma=1" : "");
+    opts += fmt::format(" arch={} warps={} stages={} tensor-core={}{}{}",
+                        arch, warps, stages, tensorCore, tma ? " tma=1" : "",
+                        warpSpecialize ? " warp-specialize=1" : "");
   return opts;
 }
 
@@ -197,6 +198,7 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
   options.stages = config.stages;
   options.tensorCore = config.tensorCore;
   options.tma = config.tma;
+  options.warpSpecialize = config.warpSpecialize;
   mlir::attn::buildAttnToNVVMPipeline(pm, options);
   if (failed(pm.run(*s.module))) {
     error = "attn-to-ptx failed for " + config.pipelineOptions(true) + ":\n" +

@@ -62,6 +62,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   configure.warps = options.warps;
   configure.stages = options.stages;
   configure.tma = options.tma;
+  configure.warpSpecialize = options.warpSpecialize;
   buildTiledAttention(pm, options, configure);
   // The NVIDIA tile program, then its schedule, one pass per decision.
   pm.addPass(nv::createAttnNVSplitKernels());
@@ -71,6 +72,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   pm.addPass(nv::createAttnNVPipelineWgmma());
   pm.addPass(nv::createAttnNVOrderWarpgroups());
   pm.addPass(nv::createAttnNVSkipRescale());
+  pm.addPass(nv::createAttnNVWarpSpecialize());
   pm.addPass(nv::createAttnNVAllocateShared());
   pm.addPass(createConvertAttnNVToNVVM());
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();

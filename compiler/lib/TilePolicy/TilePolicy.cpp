@@ -403,10 +403,13 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // heads in a variable-length batch (decoding: a grid of B · Hkv CTAs),
   // whose per-row head and row spilled 12-80 bytes under it at D = 64
   // (ptxas-pack-gqa-varlen.test).
+  // A warp-specialised CTA moves its registers with setmaxnreg, which
+  // draws on the CTA's own allocation: ptxas gives each of its 384 threads
+  // what one CTA per SM allows (168), and the consumers' 232 need it all.
   plan.minCtasPerSm =
       wgmma && plan.sharedBytes <= kSharedPerCtaPair &&
               !scoresHeavy(r.variants) && !r.split &&
-              !(r.varlen && r.packGqa)
+              !(r.varlen && r.packGqa) && !r.warpSpecialize
           ? 2
           : 1;
   if (!fitsRegisters(r, plan, error))
@@ -438,6 +441,7 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   plan.conditionalRescale = !wgmma && masked && mTiles > 1 && paddedDim > 64;
   plan.packGqa = r.packGqa;
   plan.tma = r.tma;
+  plan.warpSpecialize = r.warpSpecialize;
   return true;
 }
 
@@ -477,6 +481,7 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     r.tensorCore = "auto";
     r.arch.clear();
     r.tma = false;
+    r.warpSpecialize = false;
     return r;
   }
   // Any other name (mma.sync, wgmma, or one the plan rejects) is kept.
@@ -498,6 +503,7 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   // split-KV's tiles keep cp.async).
   r.tma = tma && r.tensorCore == "wgmma" && !backward && !varlen &&
           pageSize == 0 && !split;
+  r.warpSpecialize = warpSpecialize && r.tma;
   return r;
 }
 

@@ -79,6 +79,7 @@ struct AttnConfigurePass
       config.backward = isa<SdpaBackwardOp>(op.getOperation());
       config.packGqa = packGqa;
       config.tma = tma;
+      config.warpSpecialize = warpSpecialize;
       // A paged kernel keeps its sequence's key count and the block table
       // live as a packed batch keeps its offsets.
       if constexpr (std::is_same_v<OpTy, SdpaOp>) {
@@ -125,7 +126,7 @@ struct AttnConfigurePass
           plan.warps, plan.minCtasPerSm, plan.stages, plan.qInRegisters,
           plan.schedule,
           plan.orderedIssue, plan.reverseGrid, plan.packGqa,
-          plan.conditionalRescale, plan.tma);
+          plan.conditionalRescale, plan.tma, plan.warpSpecialize);
       if (auto old = fn->template getAttrOfType<ConfigAttr>(ConfigAttr::getAttrName());
           old && old != attr) {
         op->emitOpError("its function holds attention of two configurations: ")

@@ -718,6 +718,63 @@ TEST_F(EngineCudaTest, TmaByDefaultUpToD128AndPerCallWhereLayoutsAllow) {
   EXPECT_EQ(fakeCuda().tensorMapLog.size(), 6u);
 }
 
+TEST_F(EngineCudaTest, WarpSpecializedKernelsOnlyWithTmaUnderTheirOwnKey) {
+  // Off by default; on (ATTN_JIT_WARPSPEC=1), a call that takes TMA gets
+  // the producer kernel, launched with the block size that kernel reports.
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 128);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.tma);
+    EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
+  }
+  EXPECT_EQ(lastLaunch().block[0], unsigned(kFakeThreads));
+  engine_.reset();
+  options.warpSpecialize = true;
+  int compiles = fakeCompiler().ptxCompiles;
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  EXPECT_EQ(fakeCompiler().ptxCompiles, compiles + 1);
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.tma);
+    EXPECT_TRUE(fakeCompiler().lastConfig.warpSpecialize);
+  }
+  EXPECT_EQ(lastLaunch().block[0],
+            unsigned(kFakeThreads + kFakeProducerThreads));
+  // A layout TMA cannot read (expanded heads) keeps cp.async: no producer.
+  ForwardFixture expanded(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 32,
+                          128);
+  expanded.args.k_strides[1] = 0;
+  ASSERT_TRUE(engine().forward(&expanded.args).ok());
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_FALSE(fakeCompiler().lastConfig.tma);
+    EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
+  }
+  EXPECT_EQ(lastLaunch().block[0], unsigned(kFakeThreads));
+  // ATTN_JIT_TMA=0: no TMA, so no producer either.
+  engine_.reset();
+  options.tma = false;
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+  EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
+}
+
+TEST(EngineOptionsTest, WarpSpecializeFromTheEnvironment) {
+  {
+    ScopedEnv ws("ATTN_JIT_WARPSPEC", std::nullopt);
+    EXPECT_FALSE(EngineOptions::fromEnvironment().warpSpecialize);
+  }
+  {
+    ScopedEnv ws("ATTN_JIT_WARPSPEC", "1");
+    EXPECT_TRUE(EngineOptions::fromEnvironment().warpSpecialize);
+  }
+  {
+    ScopedEnv ws("ATTN_JIT_WARPSPEC", "0");
+    EXPECT_FALSE(EngineOptions::fromEnvironment().warpSpecialize);
+  }
+}
+
 TEST_F(EngineCudaTest, UnknownTensorCoreSettingIsAnError) {
   options.tensorCore = "tcgen05";
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 128);

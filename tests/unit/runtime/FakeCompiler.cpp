@@ -162,7 +162,9 @@ bool compilePtx(const KernelConfig &config, PtxKernel &out,
   KernelLaunch launch;
   launch.name = fmt::format("attn_fwd_{}_d{}", toString(config.dtype),
                             config.headDim);
-  launch.threads = attn::testing::kFakeThreads;
+  launch.threads = attn::testing::kFakeThreads +
+                   (config.warpSpecialize ? attn::testing::kFakeProducerThreads
+                                          : 0);
   launch.blockM = attn::testing::fakeBlockM(config);
   launch.sharedBytes = attn::testing::fakeSharedBytes(config);
   launch.packGqa = config.packGqa; // as the real kernel's grid

@@ -50,6 +50,10 @@ void resetFakeCompiler();
 int fakeSharedBytes(const compiler::KernelConfig &config);
 int fakeBlockM(const compiler::KernelConfig &config);
 inline constexpr int kFakeThreads = 128;
+/// What the fake's kernels add with KernelConfig::warpSpecialize (as the
+/// real ones add a producer warpgroup): the launch must take the kernel's
+/// block size, whatever it is.
+inline constexpr int kFakeProducerThreads = 128;
 /// The K/V tile of the fake backward's second kernel (its grid's rows).
 inline constexpr int kFakeBackwardKeyTile = 32;
 inline constexpr const char *kFakeVersion = "fake-compiler-1";

@@ -103,6 +103,11 @@ struct KernelConfig {
   /// products per tile pair. resolved() sets it for the forward and on
   /// NVIDIA, which maps the deterministic form only so far.
   bool deterministic = true;
+  /// NVIDIA only, with tma: a producer warpgroup (128 threads after the
+  /// `warps` that compute) issues the K/V copies, setmaxnreg moving its
+  /// registers to the consumers (attn-nv-warp-specialize; resolved()
+  /// clears it without tma).
+  bool warpSpecialize = false;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;

@@ -104,6 +104,9 @@ struct KernelPlan {
   bool conditionalRescale = false;
   /// K/V tiles by TMA with mbarriers (KernelConfig::tma, as resolved).
   bool tma = false;
+  /// A producer warpgroup issues the TMA copies (KernelConfig::
+  /// warpSpecialize, as resolved); the CTA has its 128 threads more.
+  bool warpSpecialize = false;
   /// Dynamic shared memory the kernel's buffers take (NVIDIA).
   int64_t sharedBytes = 0;
 

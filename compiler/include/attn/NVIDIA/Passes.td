@@ -140,6 +140,31 @@ def AttnNVSkipRescale : Pass<"attn-nv-skip-rescale", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def AttnNVWarpSpecialize : Pass<"attn-nv-warp-specialize", "ModuleOp"> {
+  let summary = "Gives the TMA copies of the K/V loop a producer warpgroup";
+  let description = [{
+    With `warp_specialize` (and `tma`): the K/V loop and what follows it
+    become the consumers' region of `attn_nv.warp_specialize`, without
+    their copies, and a producer warpgroup (the last, so the consumers'
+    thread ids, layouts and stores stay as they were) runs the copies of
+    tiles 1 ... n - 1 in a loop of its own: each waits for its stage's
+    release, then announces and issues the tile (`copy_tma {single_thread}`).
+
+    Why: without it thread 0 of consumer warpgroup 0 issues each prefetch
+    inside the consumers' loop, after waiting for the stage's release, so
+    warpgroup 0 stalls whenever warpgroup 1 has not yet released the stage;
+    a producer waits there instead, and `setmaxnreg` moves the producer's
+    registers to the consumers (40 / 232 a thread). Tile 0's copy stays in
+    the prologue (overlapping Q's cp.async), which every thread runs, the
+    producer included: its CTA barriers count all threads, and Q's copy is
+    spread over all of them. The producer's tile count is the consumers'
+    loop bound (one value), so causal and window ranges agree and with no
+    tile nobody waits.
+  }];
+  let dependentDialects = ["::mlir::attn::nv::AttnNVDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def AttnNVAllocateShared : Pass<"attn-nv-allocate-shared", "ModuleOp"> {
   let summary = "Places each shared-memory buffer of a kernel";
   let description = [{

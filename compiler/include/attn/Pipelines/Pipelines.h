@@ -116,6 +116,12 @@ struct AttnToPTXOptions : public KernelPipelineOptions<AttnToPTXOptions> {
                      "mbarriers: sm_90a wgmma forward kernels over contiguous "
                      "K/V (elsewhere cp.async, as without it)"),
       llvm::cl::init(false)};
+  ::mlir::detail::PassOptions::Option<bool> warpSpecialize{
+      *this, "warp-specialize",
+      llvm::cl::desc("With tma: a producer warpgroup issues the K/V copies "
+                     "while the other warpgroups compute (setmaxnreg moves "
+                     "its registers to them); without tma, ignored"),
+      llvm::cl::init(false)};
   ::mlir::detail::PassOptions::Option<std::string> ptxFile{
       *this, "ptx-file", llvm::cl::desc("Write the PTX to this file (- for stdout)"),
       llvm::cl::init("")};

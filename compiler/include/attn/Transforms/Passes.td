@@ -85,6 +85,9 @@ def AttnConfigure : Pass<"attn-configure", "ModuleOp"> {
     Option<"tma", "tma", "bool", "false",
            "Load K/V tiles with TMA and mbarriers where the kernel allows it "
            "(sm_90a wgmma forward over contiguous K/V)">,
+    Option<"warpSpecialize", "warp-specialize", "bool", "false",
+           "With tma, a producer warpgroup issues the K/V copies "
+           "(attn-nv-warp-specialize)">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }

@@ -60,6 +60,8 @@ void populateCopyPatterns(TileTypeConverter &converter,
                           RewritePatternSet &patterns);
 void populateTmaPatterns(TileTypeConverter &converter,
                          RewritePatternSet &patterns);
+void populateWarpSpecializePatterns(TileTypeConverter &converter,
+                                    RewritePatternSet &patterns);
 void populateGlobalAccessPatterns(TileTypeConverter &converter,
                            RewritePatternSet &patterns);
 void populateMathPatterns(TileTypeConverter &converter,

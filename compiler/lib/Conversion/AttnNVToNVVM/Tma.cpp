@@ -106,7 +106,8 @@ struct InitBarriers : OpConversionPattern<InitBarriersOp> {
   }
 };
 
-/// Thread 0: with empty barriers, the wait for the release of use - count;
+/// Thread 0 (or, single_thread, the producer's thread that runs it): with
+/// empty barriers, the wait for the release of use - count;
 /// arrive.expect_tx with the tile's bytes, then one cp.async.bulk.tensor.4d
 /// per 64-column block at coordinates (block · 64, row, head, batch) into
 /// the block's 1024-byte-aligned place.
@@ -128,7 +129,7 @@ struct CopyTma : OpConversionPattern<CopyTmaOp> {
     auto cluster = LLVM::LLVMPointerType::get(
         rewriter.getContext(),
         static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
-    inThreadZero(rewriter, loc, [&](OpBuilder &b) {
+    auto issue = [&](OpBuilder &b) {
       Value u = useIndex(b, loc, adaptor.getUse());
       if (Value empty = adaptor.getEmpty()) {
         Value released = barrierOfUse(b, loc, smem, empty, u, count);
@@ -158,7 +159,11 @@ struct CopyTma : OpConversionPattern<CopyTmaOp> {
             /*isCTAOnly=*/false, /*group=*/NVVM::CTAGroupKindAttr(),
             /*predicate=*/Value());
       }
-    });
+    };
+    if (op.getSingleThread())
+      issue(rewriter);
+    else
+      inThreadZero(rewriter, loc, issue);
     rewriter.eraseOp(op);
     return success();
   }

@@ -167,7 +167,7 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    int64_t stages,
                    bool qInRegisters, StringRef schedule, bool orderedIssue,
                    bool reverseGrid, bool packGqa, bool conditionalRescale,
-                   bool tma) {
+                   bool tma, bool warpSpecialize) {
   if (mapping != "host" && mapping != "mma.sync" && mapping != "wgmma")
     return emitError() << "mapping must be host, mma.sync or wgmma, got '"
                        << mapping << "'";
@@ -211,7 +211,18 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (tma && mapping != "wgmma")
     return emitError() << "tma needs mapping wgmma (the tiles TMA writes "
                           "are the 128-byte-swizzled ones of wgmma)";
+  if (warpSpecialize && !tma)
+    return emitError() << "warp_specialize needs tma (the producer issues "
+                          "the TMA copies)";
+  if (warpSpecialize && 32 * warps + kProducerThreads > kMaxThreadsPerCta)
+    return emitError() << "warp_specialize: " << warps << " warps and the "
+                       << kProducerThreads << " producer threads exceed "
+                       << kMaxThreadsPerCta << " threads";
   return success();
+}
+
+int64_t ConfigAttr::getThreads() const {
+  return 32 * getWarps() + (getWarpSpecialize() ? kProducerThreads : 0);
 }
 
 ConfigAttr ConfigAttr::lookup(Operation *op) {

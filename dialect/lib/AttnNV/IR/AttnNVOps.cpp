@@ -9,7 +9,9 @@
 #include "attn/Dialect/AttnNV/IR/AttnNV.h"
 #include "attn/Dialect/AttnNV/IR/Barriers.h"
 #include "attn/Dialect/AttnNV/IR/Layouts.h"
+#include "attn/Dialect/AttnNV/IR/WarpSpecialize.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
@@ -179,7 +181,47 @@ LogicalResult CopyTmaOp::verify() {
     return emitOpError() << "empty barriers " << empty.getType()
                          << " must have one barrier per stage of "
                          << getBarriers().getType();
+  // Thread 0 issues a copy unless it is single_thread; only the producer
+  // region of a warp_specialize is run by one (other) thread.
+  auto split = (*this)->getParentOfType<WarpSpecializeOp>();
+  bool inProducer =
+      split && split.getProducer().isAncestor((*this)->getParentRegion());
+  if (getSingleThread() != inProducer)
+    return emitOpError() << (inProducer
+                                 ? "in a warp_specialize producer must be "
+                                   "single_thread (thread 0 is a consumer)"
+                                 : "single_thread belongs in the producer "
+                                   "region of attn_nv.warp_specialize");
   return success();
+}
+
+LogicalResult WarpSpecializeOp::verify() {
+  int64_t consumers = getConsumerThreads();
+  if (consumers <= 0 || consumers % kWarpgroupThreads != 0)
+    return emitOpError() << "consumer_threads must be a positive multiple of "
+                         << kWarpgroupThreads << " (whole warpgroups), got "
+                         << consumers;
+  for (auto [name, regs] : {std::pair<StringRef, int64_t>{
+                                "consumer", getConsumerRegisters()},
+                            {"producer", getProducerRegisters()}})
+    if (regs < kMinSetMaxRegisters || regs > kMaxSetMaxRegisters ||
+        regs % kSetMaxRegistersStep != 0)
+      return emitOpError() << name << " registers must be a multiple of "
+                           << kSetMaxRegistersStep << " in ["
+                           << kMinSetMaxRegisters << ", "
+                           << kMaxSetMaxRegisters << "] (setmaxnreg), got "
+                           << regs;
+  int64_t total = consumers * getConsumerRegisters() +
+                  kWarpgroupThreads * getProducerRegisters();
+  if (total > kRegistersPerSm)
+    return emitOpError() << "the split takes " << total
+                         << " registers; an SM has " << kRegistersPerSm;
+  WalkResult barrier = walk([](NVVM::Barrier0Op op) {
+    op.emitOpError("inside attn_nv.warp_specialize would wait for threads "
+                   "that never reach it (the other side of the split)");
+    return WalkResult::interrupt();
+  });
+  return failure(barrier.wasInterrupted());
 }
 
 LogicalResult InitBarriersOp::verify() {

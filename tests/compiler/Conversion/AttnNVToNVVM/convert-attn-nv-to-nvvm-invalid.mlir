@@ -236,3 +236,18 @@ func.func @barriers_without_offset() attributes {attn.config = #wg} {
 func.func @map_not_last(%map: !llvm.ptr, %a: index, %b: index, %c: index) attributes {attn.config = #wg} {
   return
 }
+
+// -----
+
+// The launch's block size is the config's: a split that does not match it
+// would run consumers the launch lacks.
+#ws = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 128, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true>
+
+func.func @mismatch() attributes {attn.config = #ws} {
+  // expected-error @+2 {{needs a kernel configured with warp_specialize and consumer_threads = 32 x warps}}
+  // expected-error @+1 {{failed to legalize operation 'attn_nv.warp_specialize' that was explicitly marked illegal}}
+  attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+  } producer(40 registers) {
+  }
+  return
+}

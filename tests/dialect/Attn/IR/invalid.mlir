@@ -1533,6 +1533,13 @@ func.func @backward_dq_accum_type(%t: !t, %l: !lse) {
 
 // -----
 
+// expected-error @+1 {{warp_specialize needs tma (the producer issues the TMA copies)}}
+func.func @config_warp_specialize_without_tma() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, warp_specialize = true>} {
+  return
+}
+
+// -----
+
 // ... shaped as Q.
 !t = memref<2x4x8x64xbf16>
 !a = memref<2x4x16x64xf32>
@@ -1541,5 +1548,12 @@ func.func @backward_dq_accum_shape(%t: !t, %a: !a, %l: !lse) {
   // expected-error @+1 {{'query' (2x4x8x64xbf16) has size 8 but 'dq_accum' (2x4x16x64xf32) has 16}}
   attn.sdpa_backward %t, %t, %t, %t, %t, %l into %t, %t, %t delta %l dq_accum %a : !a
       : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
+  return
+}
+
+// -----
+
+// expected-error @+1 {{warp_specialize: 32 warps and the 128 producer threads exceed 1024 threads}}
+func.func @config_warp_specialize_threads() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 32, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true>} {
   return
 }

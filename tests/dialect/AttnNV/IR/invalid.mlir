@@ -712,7 +712,7 @@ func.func @turn_rotation_zero(%i: index) {
 // -----
 
 func.func @yield_parent(%x: f32) {
-  // expected-error @+1 {{'attn_nv.yield' op expects parent op 'attn_nv.warpgroup_turn'}}
+  // expected-error @+1 {{'attn_nv.yield' op expects parent op to be one of 'attn_nv.warpgroup_turn, attn_nv.warp_specialize'}}
   attn_nv.yield %x : f32
 }
 
@@ -841,5 +841,70 @@ func.func @init_too_many_arrivals() {
   %bars = attn_nv.alloc_barriers : !attn_nv.barriers<3>
   // expected-error @+1 {{arrivals must be in [1, 1048575], got 1048576}}
   attn_nv.init_barriers %bars arrivals 1048576 : !attn_nv.barriers<3>
+  return
+}
+
+// -----
+
+func.func @split_partial_warpgroup() {
+  // expected-error @+1 {{consumer_threads must be a positive multiple of 128 (whole warpgroups), got 96}}
+  attn_nv.warp_specialize consumers(96 threads, 232 registers) {
+  } producer(40 registers) {
+  }
+  return
+}
+
+// -----
+
+func.func @split_registers_step() {
+  // expected-error @+1 {{producer registers must be a multiple of 8 in [24, 256] (setmaxnreg), got 20}}
+  attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+  } producer(20 registers) {
+  }
+  return
+}
+
+// -----
+
+func.func @split_register_file() {
+  // 256 · 240 + 128 · 40 = 66560 > 65536.
+  // expected-error @+1 {{the split takes 66560 registers; an SM has 65536}}
+  attn_nv.warp_specialize consumers(256 threads, 240 registers) {
+  } producer(40 registers) {
+  }
+  return
+}
+
+// -----
+
+func.func @split_cta_barrier() {
+  attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+    // expected-error @+1 {{inside attn_nv.warp_specialize would wait for threads that never reach it}}
+    nvvm.barrier0
+  } producer(40 registers) {
+  }
+  return
+}
+
+// -----
+
+func.func @tma_single_thread_outside_producer(%map: !llvm.ptr, %i: index) {
+  %bars = attn_nv.alloc_barriers : !attn_nv.barriers<2>
+  %k = attn_nv.alloc_shared : !attn_nv.smem<64x64xbf16, swizzle_128b>
+  // expected-error @+1 {{single_thread belongs in the producer region of attn_nv.warp_specialize}}
+  attn_nv.copy_tma %map[%i, %i, %i] into %k, %bars[%i] {single_thread} : !llvm.ptr, !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.barriers<2>
+  return
+}
+
+// -----
+
+func.func @tma_thread_zero_in_producer(%map: !llvm.ptr, %i: index) {
+  %bars = attn_nv.alloc_barriers : !attn_nv.barriers<2>
+  %k = attn_nv.alloc_shared : !attn_nv.smem<64x64xbf16, swizzle_128b>
+  attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+  } producer(40 registers) {
+    // expected-error @+1 {{in a warp_specialize producer must be single_thread (thread 0 is a consumer)}}
+    attn_nv.copy_tma %map[%i, %i, %i] into %k, %bars[%i] : !llvm.ptr, !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.barriers<2>
+  }
   return
 }

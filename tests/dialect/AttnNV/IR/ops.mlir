@@ -212,3 +212,25 @@ func.func @tma(%map: !llvm.ptr, %b: index, %h: index, %row: index, %it: index) {
   attn_nv.arrive_barrier %empty[%it] : !attn_nv.barriers<3>
   return
 }
+
+// -----
+
+// A producer warpgroup: the consumers' region, then the producer's, whose
+// copies are single_thread.
+// CHECK-LABEL: func.func @warp_specialize
+// CHECK: attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+// CHECK-NEXT: attn_nv.wait_barrier
+// CHECK-NEXT: } producer(40 registers) {
+// CHECK-NEXT: attn_nv.copy_tma %{{.*}} after %{{.*}} {single_thread} :
+// CHECK-NEXT: }
+func.func @warp_specialize(%map: !llvm.ptr, %b: index, %h: index, %row: index, %it: index) {
+  %bars = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+  %empty = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+  %k = attn_nv.alloc_shared : !attn_nv.smem<128x128xbf16, swizzle_128b>
+  attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+    attn_nv.wait_barrier %bars[%it] : !attn_nv.barriers<3>
+  } producer(40 registers) {
+    attn_nv.copy_tma %map[%b, %h, %row] into %k, %bars[%it] after %empty {single_thread} : !llvm.ptr, !attn_nv.smem<128x128xbf16, swizzle_128b>, !attn_nv.barriers<3>, !attn_nv.barriers<3>
+  }
+  return
+}

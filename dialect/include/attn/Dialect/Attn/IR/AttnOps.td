@@ -103,7 +103,11 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       a warp moved (mma.sync, register-bound kernels);
     * `tma`: K/V tiles are loaded by the bulk tensor copy engine from the
       kernel's tensor maps, completion tracked by mbarriers (wgmma forward
-      over contiguous K/V; absent: false, cp.async).
+      over contiguous K/V; absent: false, cp.async);
+    * `warp_specialize`: with `tma`, a producer warpgroup (one more, the
+      last) issues the K/V copies while the `warps` consumer warps compute
+      (`attn-nv-warp-specialize`; absent: false, the consumers' thread 0
+      issues them).
 
     Example:
     ```mlir
@@ -122,7 +126,8 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       StringRefParameter<"wgmma K/V loop schedule">:$schedule,
       "bool":$ordered_issue, "bool":$reverse_grid, "bool":$pack_gqa,
       "bool":$conditional_rescale,
-      DefaultValuedParameter<"bool", "false">:$tma);
+      DefaultValuedParameter<"bool", "false">:$tma,
+      DefaultValuedParameter<"bool", "false">:$warp_specialize);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -132,7 +137,9 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     static ConfigAttr lookup(::mlir::Operation *op);
     bool isHost() const { return getMapping() == "host"; }
     bool isWgmma() const { return getMapping() == "wgmma"; }
-    int64_t getThreads() const { return 32 * getWarps(); }
+    /// The CTA's threads: the `warps` that compute, and with
+    /// warp_specialize the producer warpgroup after them.
+    int64_t getThreads() const;
   }];
 }
 

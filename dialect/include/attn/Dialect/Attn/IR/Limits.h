@@ -33,6 +33,10 @@ inline constexpr int64_t kWgmmaK = 16;
 /// Threads in one CTA on every NVIDIA GPU.
 inline constexpr int64_t kMaxThreadsPerCta = 1024;
 
+/// A warp-specialised kernel's producer: one warpgroup (setmaxnreg acts on
+/// whole warpgroups), after the consumers' threads.
+inline constexpr int64_t kProducerThreads = 128;
+
 /// The oldest NVIDIA chip the kernels run on: sm_80 has the bf16 mma.sync,
 /// cp.async and ldmatrix they are made of (LLVM aborts selecting them for
 /// older chips).

@@ -348,6 +348,10 @@ def AttnNV_CopyTmaOp : AttnNV_Op<"copy_tma"> {
     until every reader released what the stage held before (phase
     floor(use / count) − 1, by parity: the first `count` uses pass at once).
 
+    With `single_thread` (in the producer region of attn_nv.warp_specialize,
+    which one elected thread runs) the thread that reaches the op does all
+    of this; thread 0 is a consumer there.
+
     Example:
     ```mlir
     attn_nv.copy_tma %kmap[%b, %h, %kv] into %k, %kbar[%it]
@@ -362,7 +366,8 @@ def AttnNV_CopyTmaOp : AttnNV_Op<"copy_tma"> {
                        Arg<AttnNV_BarriersType, "barriers", [MemWrite]>:$barriers,
                        Index:$use,
                        Arg<Optional<AttnNV_BarriersType>, "empty barriers",
-                           [MemRead, MemWrite]>:$empty);
+                           [MemRead, MemWrite]>:$empty,
+                       UnitAttr:$single_thread);
   let assemblyFormat = [{
     $map `[` $batch `,` $head `,` $row `]` `into` $dest `,` $barriers `[` $use `]`
     (`after` $empty^)?
@@ -375,7 +380,7 @@ def AttnNV_CopyTmaOp : AttnNV_Op<"copy_tma"> {
                    "::mlir::Value":$dest, "::mlir::Value":$barriers,
                    "::mlir::Value":$use), [{
       build($_builder, $_state, map, batch, head, row, dest, barriers, use,
-            ::mlir::Value());
+            ::mlir::Value(), /*single_thread=*/false);
     }]>
   ];
   let hasVerifier = 1;
@@ -601,9 +606,55 @@ def AttnNV_WarpgroupTurnOp : AttnNV_Op<"warpgroup_turn", [
   let hasVerifier = 1;
 }
 
+def AttnNV_WarpSpecializeOp : AttnNV_Op<"warp_specialize", [
+    SingleBlockImplicitTerminator<"::mlir::attn::nv::YieldOp">,
+    RecursiveMemoryEffects]> {
+  let summary = "consumer warpgroups and one producer warpgroup run apart";
+  let description = [{
+    The CTA's threads split: threads [0, consumer_threads) run the
+    `consumers` region after `setmaxnreg.inc` to `consumer_registers`; the
+    warpgroup after them (the last, 128 threads) gives its registers back
+    (`setmaxnreg.dec` to `producer_registers`) and its first thread alone
+    runs the `producer` region -- typically the loop of TMA copies
+    (`copy_tma ... {single_thread}`) that fills the stages the consumers
+    read, coupled to them only through mbarriers. Values from before the op
+    are visible in both regions; neither region yields anything, and no CTA
+    barrier (`bar.sync 0`) may run inside (the other side never reaches it).
+
+    The consumers keep thread ids, layouts and stores of a kernel without
+    the producer. The split must fit the register file: consumer_threads ·
+    consumer_registers + 128 · producer_registers ≤ 65536, each a multiple
+    of 8 in [24, 256] (setmaxnreg's bounds); the lowering checks that the
+    kernel's `attn.config` has `warp_specialize` and consumer_threads =
+    32 · warps (the launch's block size is the config's).
+
+    Example:
+    ```mlir
+    attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+      %r = scf.for %it = %c0 to %n step %c1 iter_args(...) { ... }
+      attn_nv.store ...
+    } producer(40 registers) {
+      scf.for %u = %c1 to %n step %c1 {
+        attn_nv.copy_tma %kmap[%b, %h, %kv] into %k, %kfull[%u] after %kempty {single_thread} : ...
+      }
+    }
+    ```
+  }];
+  let arguments = (ins I64Attr:$consumer_threads, I64Attr:$consumer_registers,
+                       I64Attr:$producer_registers);
+  let regions = (region SizedRegion<1>:$consumers, SizedRegion<1>:$producer);
+  let assemblyFormat = [{
+    `consumers` `(` $consumer_threads `threads` `,` $consumer_registers
+    `registers` `)` $consumers `producer` `(` $producer_registers
+    `registers` `)` $producer attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def AttnNV_YieldOp : AttnNV_Op<"yield", [
-    Pure, Terminator, ReturnLike, HasParent<"WarpgroupTurnOp">]> {
-  let summary = "the results of an attn_nv.warpgroup_turn body";
+    Pure, Terminator, ReturnLike,
+    ParentOneOf<["WarpgroupTurnOp", "WarpSpecializeOp"]>]> {
+  let summary = "the results of an attn_nv.warpgroup_turn body (none: the end of a warp_specialize region)";
   let description = [{
     Example:
     ```mlir
