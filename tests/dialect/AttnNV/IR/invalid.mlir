@@ -786,3 +786,48 @@ func.func @barrier_offset() {
 func.func @no_barriers(%b: !attn_nv.barriers<0>) {
   return
 }
+
+// -----
+
+// transpose_lhs reads a K×M shared lhs: a register lhs is not one.
+func.func @wgmma_transpose_lhs_in_registers(%l: tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, %r: !attn_nv.smem<64x64xbf16, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op with transpose_lhs takes a K×M shared-memory lhs and a K×N rhs (no transpose_rhs)}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_lhs : tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<64x64xbf16, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+// ... with a K×N rhs: both transposed is not a product wgmma is given.
+func.func @wgmma_transpose_both(%l: !attn_nv.smem<64x64xbf16, swizzle_128b>, %r: !attn_nv.smem<64x64xbf16, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op with transpose_lhs takes a K×M shared-memory lhs and a K×N rhs (no transpose_rhs)}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_rhs transpose_lhs : !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.smem<64x64xbf16, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+// A transposed lhs is K×M: its columns are the accumulator's rows.
+func.func @wgmma_transpose_lhs_shape(%l: !attn_nv.smem<32x64xbf16, swizzle_128b>, %r: !attn_nv.smem<64x64xbf16, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op shapes do not multiply: lhs 32x64 (transposed), rhs 64x64, acc 64x64}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_lhs : !attn_nv.smem<32x64xbf16, swizzle_128b>, !attn_nv.smem<64x64xbf16, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+// store_shared writes an accumulator tile: rows are not one.
+func.func @store_shared_rows(%t: tensor<64xf32, #attn_nv.rows<warps = 4>>, %d: !attn_nv.smem<64x64xbf16, swizzle_128b>) {
+  // expected-error @+1 {{'attn_nv.store_shared' op 'tile' must be a tile with layout #attn_nv.acc, got}}
+  attn_nv.store_shared %t, %d : tensor<64xf32, #attn_nv.rows<warps = 4>>, !attn_nv.smem<64x64xbf16, swizzle_128b>
+  return
+}
+
+// -----
+
+// ... into a 16-bit shared tile of its shape.
+func.func @store_shared_shape(%t: tensor<64x64xf32, #attn_nv.acc<warps = 4>>, %d: !attn_nv.smem<64x128xbf16, swizzle_128b>) {
+  // expected-error @+1 {{'attn_nv.store_shared' op writes a tile into a 2-D 16-bit shared tile of its shape, got}}
+  attn_nv.store_shared %t, %d : tensor<64x64xf32, #attn_nv.acc<warps = 4>>, !attn_nv.smem<64x128xbf16, swizzle_128b>
+  return
+}
