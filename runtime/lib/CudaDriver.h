@@ -42,12 +42,14 @@ namespace attn::rt {
   X(cuPointerGetAttribute)
 
 // Entry points used when present (cuCtxGetId: CUDA 12.0; the stream-ordered
-// allocator, CUDA 11.2: the backward's workspace; cuTensorMapEncodeTiled,
-// CUDA 12.0: the TMA kernels' tensor maps, without it no TMA).
+// allocator, CUDA 11.2: the backward's workspace; cuMemsetD32Async: zeroing
+// the atomic backward's dQ accumulator; cuTensorMapEncodeTiled, CUDA 12.0:
+// the TMA kernels' tensor maps, without it no TMA).
 #define ATTN_CUDA_OPTIONAL_FUNCTIONS(X)                                        \
   X(cuCtxGetId)                                                                \
   X(cuMemAllocAsync)                                                           \
   X(cuMemFreeAsync)                                                            \
+  X(cuMemsetD32Async)                                                          \
   X(cuTensorMapEncodeTiled)
 
 struct CudaDriver {

@@ -146,7 +146,8 @@ KernelParams::KernelParams(const attn_fwd_args &args, float scale,
 }
 
 KernelParams::KernelParams(const attn_bwd_args &bwd, float *delta,
-                           float scale, const compiler::UserModsInfo *user)
+                           float scale, const compiler::UserModsInfo *user,
+                           float *dqAccum)
     : scale(scale) {
   const attn_fwd_args &args = bwd.fwd;
   int64_t B = args.batch, H = args.heads, Hkv = kvHeadsOf(args),
@@ -162,31 +163,43 @@ KernelParams::KernelParams(const attn_bwd_args &bwd, float *delta,
                             {bwd.dk, {B, Hkv, Nk, D}, bwd.dk_strides},
                             {bwd.dv, {B, Hkv, Nk, D}, bwd.dv_strides},
                             {delta, {B, H, Nq}, deltaStrides}};
-  fill(abi::kBackwardTensors, tensors, std::size(tensors), args, user);
+  // dQ's accumulator, dense (B, H, Nq, D).
+  const int64_t accumStrides[4] = {H * Nq * D, Nq * D, D, 1};
+  const Tensor accum = {dqAccum, {B, H, Nq, D}, accumStrides};
+  fill(abi::kBackwardTensors, tensors, std::size(tensors), args, user,
+       nullptr, nullptr, dqAccum ? &accum : nullptr);
 }
 
 void KernelParams::fill(const abi::TensorArg *args, const Tensor *tensors,
                         int count, const attn_fwd_args &call,
                         const compiler::UserModsInfo *user,
-                        const VarlenCall *varlen, const SplitCall *split) {
+                        const VarlenCall *varlen, const SplitCall *split,
+                        const Tensor *afterScale) {
   int64_t *out = values;
-  for (int t = 0; t < count; ++t) {
-    const abi::TensorArg &arg = args[t];
-    const Tensor &tensor = tensors[t];
+  auto put = [&](const Tensor &tensor, int rank) {
     *out++ = static_cast<int64_t>(reinterpret_cast<uintptr_t>(tensor.data));
-    for (int i = 0; i < arg.rank; ++i)
+    for (int i = 0; i < rank; ++i)
       *out++ = tensor.sizes[i];
     // An absent (optional) tensor passes zero strides.
-    for (int i = 0; i < arg.rank; ++i)
+    for (int i = 0; i < rank; ++i)
       *out++ = tensor.data ? tensor.strides[i] : 0;
-  }
+  };
+  for (int t = 0; t < count; ++t)
+    put(tensors[t], args[t].rank);
   int used = static_cast<int>(out - values);
   for (int i = 0; i < used; ++i)
     pointers[i] = &values[i];
   pointers[used] = &this->scale;
+  int p = used + abi::kForwardScalarCount, c = 0;
+  // The atomic backward's accumulator (abi::kAtomicBackwardArgs).
+  if (afterScale) {
+    int64_t *first = out;
+    put(*afterScale, abi::kAtomicBackwardArgs[0].rank);
+    for (int64_t *v = first; v != out; ++v)
+      pointers[p++] = v;
+  }
   // The variant's captures: a scalar is one parameter (of its own width),
   // a tensor its pointer, sizes and strides, like the tensors above.
-  int p = used + abi::kForwardScalarCount, c = 0;
   std::vector<abi::CaptureValue> values =
       captureValues(call, user, varlen, split);
   std::vector<abi::UserCapture> kinds = abi::captureKinds(
@@ -299,6 +312,20 @@ StreamWorkspace::StreamWorkspace(StreamWorkspace &&other) noexcept
 
 StreamWorkspace::~StreamWorkspace() { (void)release(); }
 
+Status StreamWorkspace::zero(size_t count) {
+  if (!driver_->cuMemsetD32Async)
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "the CUDA driver lacks cuMemsetD32Async: cannot zero "
+                     "the atomic backward's dQ accumulator");
+  CUresult result =
+      driver_->cuMemsetD32Async(pointer_, 0, count, stream_);
+  if (result != CUDA_SUCCESS)
+    return makeError(ATTN_ERROR_CUDA,
+                     "cuMemsetD32Async of {} floats failed: {}", count,
+                     driver_->describe(result));
+  return Status();
+}
+
 Status StreamWorkspace::release() {
   if (!pointer_)
     return Status();
@@ -333,9 +360,11 @@ Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
 
 Status launchBackward(const CudaDriver &driver, const LoadedKernel &kernel,
                       const attn_bwd_args &args, float *delta, float scale,
-                      const compiler::UserModsInfo *user) {
-  KernelParams params(args, delta, scale, user);
-  // One stream: the second kernel reads the row terms the first wrote.
+                      const compiler::UserModsInfo *user, float *dqAccum) {
+  KernelParams params(args, delta, scale, user,
+                      kernel.dqAccumulator ? dqAccum : nullptr);
+  // One stream: the second kernel reads the row terms the first wrote (and
+  // the atomic form's last one the accumulator the K/V tiles added into).
   for (const LoadedFunction &fn : kernel.functions)
     if (Status status = launch(driver, fn, args.fwd, params); !status.ok())
       return status;

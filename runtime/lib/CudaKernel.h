@@ -33,6 +33,9 @@ struct LoadedKernel {
   /// A TMA kernel (KernelConfig::tma): the rows of its K/V tensor maps'
   /// box (block_n), whose maps every launch appends; 0 without TMA.
   int64_t tmaBoxRows = 0;
+  /// The backward's atomic form (KernelConfig::deterministic false): its
+  /// kernels take dQ's zeroed f32 accumulator (abi::kAtomicBackwardArgs).
+  bool dqAccumulator = false;
 };
 
 /// Dynamic shared memory above this needs an explicit opt-in per function.
@@ -52,8 +55,10 @@ Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
 /// `pointers` (what cuLaunchKernel takes) point into this object, so it
 /// does not move.
 struct KernelParams {
-  static constexpr int kTensorValues = std::max(
-      abi::forwardTensorParams(), abi::backwardTensorParams());
+  static constexpr int kTensorValues =
+      std::max(abi::forwardTensorParams(),
+               abi::backwardTensorParams() +
+                   abi::paramsOf(abi::kAtomicBackwardArgs[0]));
   static constexpr int kCaptureValues = [] {
     int n = 0;
     int varlen = 0, paged = 0;
@@ -81,9 +86,12 @@ struct KernelParams {
                const compiler::UserModsInfo *user = nullptr,
                const VarlenCall *varlen = nullptr,
                const SplitCall *split = nullptr);
-  /// The backward's, with the row terms' workspace `delta` (B·H·Nq f32).
+  /// The backward's, with the row terms' workspace `delta` (B·H·Nq f32)
+  /// and, for the atomic form, dQ's accumulator `dqAccum` (B·H·Nq·D f32,
+  /// after the scale; null: the deterministic form).
   KernelParams(const attn_bwd_args &args, float *delta, float scale,
-               const compiler::UserModsInfo *user = nullptr);
+               const compiler::UserModsInfo *user = nullptr,
+               float *dqAccum = nullptr);
   KernelParams(const KernelParams &) = delete;
   KernelParams &operator=(const KernelParams &) = delete;
 
@@ -109,7 +117,8 @@ private:
   void fill(const abi::TensorArg *args, const Tensor *tensors, int count,
             const attn_fwd_args &call, const compiler::UserModsInfo *user,
             const VarlenCall *varlen = nullptr,
-            const SplitCall *split = nullptr);
+            const SplitCall *split = nullptr,
+            const Tensor *afterScale = nullptr);
 };
 
 /// Device memory of one call, allocated and freed on the call's stream
@@ -128,6 +137,8 @@ public:
   float *floats() const {
     return reinterpret_cast<float *>(static_cast<uintptr_t>(pointer_));
   }
+  /// Queues setting its first `count` floats to zero (cuMemsetD32Async).
+  Status zero(size_t count);
   /// Frees it after the work queued on the stream so far.
   Status release();
 
@@ -149,10 +160,13 @@ Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
                      const SplitCall *split = nullptr);
 
 /// Launches the backward's kernels, in order, on args.fwd.stream, with the
-/// row terms' workspace `delta` (device memory, B·H·Nq f32).
+/// row terms' workspace `delta` (device memory, B·H·Nq f32) and, for
+/// kernel.dqAccumulator, dQ's accumulator `dqAccum` (B·H·Nq·D f32, zeroed
+/// on the stream before).
 Status launchBackward(const CudaDriver &driver, const LoadedKernel &kernel,
                       const attn_bwd_args &args, float *delta, float scale,
-                      const compiler::UserModsInfo *user = nullptr);
+                      const compiler::UserModsInfo *user = nullptr,
+                      float *dqAccum = nullptr);
 
 } // namespace attn::rt
 

@@ -12,6 +12,7 @@
 #include "attn/Compiler/TilePolicy.h"
 
 #include <cstdlib>
+#include <optional>
 
 namespace attn::rt {
 
@@ -566,11 +567,32 @@ Status Engine::backwardCuda(const attn_bwd_args &args,
       *driver, static_cast<CUstream>(f.stream), bytes, "backward's row terms");
   if (!workspace)
     return workspace.takeStatus();
+  // The atomic form's dQ accumulator (B, H, Nq, D) f32, zeroed on the
+  // stream before the K/V tiles' kernel adds into it.
+  std::optional<StreamWorkspace> accum;
+  if ((*kernel)->dqAccumulator) {
+    size_t count = static_cast<size_t>(std::max<int64_t>(
+        1, f.batch * f.heads * f.seqlen_q * f.head_dim));
+    Expected<StreamWorkspace> made = StreamWorkspace::allocate(
+        *driver, static_cast<CUstream>(f.stream), count * sizeof(float),
+        "atomic backward's dQ accumulator");
+    if (!made)
+      return made.takeStatus();
+    accum.emplace(std::move(*made));
+    if (Status status = accum->zero(count); !status.ok())
+      return status;
+  }
   Status status = launchBackward(*driver, **kernel, args, workspace->floats(),
-                                 effectiveScale(f), user);
+                                 effectiveScale(f), user,
+                                 accum ? accum->floats() : nullptr);
   Status freed = workspace->release();
   if (status.ok())
     status = freed;
+  if (accum) {
+    freed = accum->release();
+    if (status.ok())
+      status = freed;
+  }
   if (status.ok())
     ++launches_;
   return status;
@@ -593,6 +615,7 @@ Engine::loadCudaKernel(const CudaDriver &driver, const ContextInfo &context,
     return makeError(loaded.status().code(), "{} (key {})",
                      loaded.status().message(), keyText);
   loaded->tmaBoxRows = key.config.tma ? key.config.blockN : 0;
+  loaded->dqAccumulator = key.config.backward && !key.config.deterministic;
   if (logging(LogLevel::Info)) {
     const compiler::PtxKernel &kernel = entry.kernel;
     std::string launch;

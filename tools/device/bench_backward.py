@@ -24,7 +24,9 @@ None before each call), and "fwd+bwd" (attn-jit: attn_forward with the LSE
 then attn_backward; torch: SDPA then backward). TFLOP/s count the forward as
 4 * B * H * N^2 * D (half with a causal mask) and the backward as 2.5 times
 that. Extra memory: attn-jit's backward allocates B * H * N floats of row
-terms (stream-ordered, freed after the call); torch's peak allocation over
+terms (stream-ordered, freed after the call), and in the atomic form
+(ATTN_JIT_DETERMINISTIC=0, which every library in the process reads) dQ's
+accumulator, B * H * N * D floats more; torch's peak allocation over
 its inputs and gradients is read from torch.cuda.max_memory_allocated.
 Exit 0 done, 1 attn-jit failed, 77 no torch / GPU.
 """
@@ -103,7 +105,10 @@ def main():
                     continue
                 bwd = time_events(torch, ours_bwd, args.warmup, args.reps)
                 both = time_events(torch, lambda i: ours_fwd(i) or ours_bwd(i), args.warmup, args.reps)
-                extra = b * h * n * 4 / 2 ** 20
+                # The row terms, and the atomic form's dQ accumulator (the
+                # library resolves the form; this assumes wgmma, D <= 128).
+                atomic = os.environ.get("ATTN_JIT_DETERMINISTIC", "1") == "0"
+                extra = b * h * n * (1 + (d if atomic else 0)) * 4 / 2 ** 20
                 results = [("attn-jit", bwd[0], both[0], extra)]
                 alternatives = []
                 for name, alt_lib, alt_tiles in variants:

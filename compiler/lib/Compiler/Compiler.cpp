@@ -217,7 +217,8 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
   // The launches, as the lowering recorded them on the kernels themselves
   // (llvm.funcs by now; read before serialization replaces the module).
   // The backward's kernels are attn_bwd_0, _1 (and _2 where dK and dV
-  // have kernels of their own), as many as the module holds.
+  // have kernels of their own, then the atomic form's dQ kernel), as many
+  // as the module holds.
   std::vector<std::string> names;
   if (config.backward)
     for (int i = 0; i < abi::kMaxBackwardKernels; ++i) {

@@ -140,39 +140,71 @@ void Assigner::retype() {
   });
 }
 
+/// The f32 tile that `lhs` only rounds to 16 bits (a map of one truncf),
+/// or `lhs`: the ops that consume it round pairs themselves.
+Value unrounded(Value lhs) {
+  auto map = lhs.getDefiningOp<MapOp>();
+  if (!map)
+    return lhs;
+  Block &body = map.getBodyBlock();
+  auto trunc = dyn_cast<arith::TruncFOp>(&body.front());
+  if (map.getInputs().size() == 1 && trunc &&
+      trunc.getIn() == map.getInputArg(0) &&
+      map.getYielded() == trunc.getResult() &&
+      cast<RankedTensorType>(map.getInputs()[0].getType())
+          .getElementType()
+          .isF32())
+    return map.getInputs()[0];
+  return lhs;
+}
+
 /// The register lhs of a product as A fragments: a map that only rounds an
 /// f32 tile to 16 bits is folded into the conversion, which rounds pairs.
 Value toOperandA(OpBuilder &b, Location loc, Value lhs, int64_t warps) {
   auto type = cast<RankedTensorType>(lhs.getType());
-  Value source = lhs;
-  if (auto map = lhs.getDefiningOp<MapOp>()) {
-    Block &body = map.getBodyBlock();
-    auto trunc = dyn_cast<arith::TruncFOp>(&body.front());
-    if (map.getInputs().size() == 1 && trunc &&
-        trunc.getIn() == map.getInputArg(0) &&
-        map.getYielded() == trunc.getResult() &&
-        cast<RankedTensorType>(map.getInputs()[0].getType())
-            .getElementType()
-            .isF32())
-      source = map.getInputs()[0];
-  }
   auto result = RankedTensorType::get(
       type.getShape(), type.getElementType(),
       OperandALayoutAttr::get(b.getContext(), warps));
-  return ConvertLayoutOp::create(b, loc, result, source);
+  return ConvertLayoutOp::create(b, loc, result, unrounded(lhs));
+}
+
+/// The register lhs of a transpose_lhs product (the backward's dSᵀ, K×M)
+/// written once to a shared buffer of its own, which wgmma reads MN-major:
+/// a barrier first (every warp's product of the tile before has read the
+/// buffer: each waited for it), then the proxy fence and a barrier (wgmma
+/// reads what every thread wrote).
+Value toSharedLhs(OpBuilder &allocs, OpBuilder &b, Location loc, Value lhs) {
+  auto type = cast<RankedTensorType>(lhs.getType());
+  auto smemType =
+      SmemType::get(b.getContext(), type.getShape(), type.getElementType(),
+                    SharedLayout::Swizzle128B);
+  Value buffer = AllocSharedOp::create(allocs, loc, smemType, IntegerAttr());
+  NVVM::Barrier0Op::create(b, loc);
+  StoreSharedOp::create(b, loc, unrounded(lhs), buffer);
+  fenceForTensorCores(b, loc);
+  NVVM::Barrier0Op::create(b, loc);
+  return buffer;
 }
 
 LogicalResult Assigner::lowerMatmuls() {
   SmallVector<MatmulOp> matmuls;
   grid.walk([&](MatmulOp op) { matmuls.push_back(op); });
+  OpBuilder allocs(&grid.getBodyBlock(), grid.getBodyBlock().begin());
   for (MatmulOp op : matmuls) {
-    if (op.getTransposeLhs())
-      return op.emitOpError("with transpose_lhs is not supported by the "
-                            "NVIDIA mapping yet");
+    bool transposeLhs = op.getTransposeLhs();
+    if (transposeLhs && !config.isWgmma())
+      return op.emitOpError("with transpose_lhs is mapped on wgmma only "
+                            "(sm_90a, an MN-major A from shared memory); "
+                            "mma.sync has no such operand");
+    if (transposeLhs && (shared.count(op.getLhs()) || op.getTransposeRhs()))
+      return op.emitOpError("with transpose_lhs takes a register lhs and a "
+                            "K×N rhs on the NVIDIA mapping");
     OpBuilder b(op);
     Location loc = op.getLoc();
     Value lhs = op.getLhs(), rhs = op.getRhs();
-    if (Value regs = registers.lookup(lhs))
+    if (transposeLhs)
+      lhs = toSharedLhs(allocs, b, loc, lhs);
+    else if (Value regs = registers.lookup(lhs))
       lhs = regs;
     else if (Value smem = shared.lookup(lhs))
       lhs = smem;
@@ -186,7 +218,8 @@ LogicalResult Assigner::lowerMatmuls() {
     if (config.isWgmma()) {
       Value issued = WgmmaOp::create(b, loc, op.getAcc().getType(), lhs,
                                      rhsSmem, op.getAcc(),
-                                     op.getTransposeRhsAttr());
+                                     op.getTransposeRhsAttr(),
+                                     op.getTransposeLhsAttr());
       result = WgmmaWaitOp::create(b, loc, issued.getType(), issued,
                                    b.getI64IntegerAttr(0))
                    .getResult(0);

@@ -468,8 +468,9 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     if (nvidia && r.tensorCore != "wgmma" && splitsBackwardGrads(headDim))
       defM = defN = kBackwardSplitBlock;
   }
-  // Only the backward has an atomic form, and only the host maps it.
-  if (!backward || nvidia)
+  // Only the backward has an atomic form, mapped on the host and wgmma
+  // (its dSᵀ read transposed from shared memory: mma.sync has no such A).
+  if (!backward || (nvidia && r.tensorCore != "wgmma"))
     r.deterministic = true;
   if (r.blockM == 0)
     r.blockM = defM;

@@ -101,16 +101,6 @@ struct AttnConfigurePass
            : scoreReads             ? unsigned(abi::kBias)
                                     : unsigned(abi::kSoftcap)) |
           (maskReads ? unsigned(abi::kDocument) : 0u);
-      // The NVIDIA mapping has no dS K from keys-major tiles (transpose_lhs)
-      // nor an atomic store yet: its backward is the deterministic one.
-      if constexpr (std::is_same_v<OpTy, SdpaBackwardOp>) {
-        if (nvidia && op.getGradQueryAccum()) {
-          op->emitOpError("'dq_accum' (the atomic backward) is mapped on the "
-                          "host only; the NVIDIA backward is the "
-                          "deterministic one");
-          return WalkResult::interrupt();
-        }
-      }
       if (nvidia && op.getValue().getType().getDimSize(3) != config.headDim) {
         op->emitOpError("the NVIDIA mapping needs Dv = D");
         return WalkResult::interrupt();
@@ -120,6 +110,16 @@ struct AttnConfigurePass
       if (!policy::planKernel(config, nvidia, plan, error)) {
         op->emitOpError("cannot be configured: ") << error;
         return WalkResult::interrupt();
+      }
+      // dS K from keys-major tiles (transpose_lhs) needs an MN-major A from
+      // shared memory, which wgmma reads and mma.sync does not.
+      if constexpr (std::is_same_v<OpTy, SdpaBackwardOp>) {
+        if (nvidia && op.getGradQueryAccum() && plan.mapping != "wgmma") {
+          op->emitOpError("'dq_accum' (the atomic backward) is mapped on "
+                          "wgmma (sm_90a) and the host only; the ")
+              << plan.mapping << " backward is the deterministic one";
+          return WalkResult::interrupt();
+        }
       }
       auto attr = ConfigAttr::get(
           &getContext(), plan.mapping, plan.chip, plan.blockM, plan.blockN,

@@ -588,6 +588,17 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
                                            bIdx, h, row, numQueries, Value());
           auto grad = step(lb, ll, scoreTypeT, q, k, v, dO, lse, delta, row,
                            kv, bIdx, h, /*keysMajor=*/true);
+          // With the accumulator dV's product comes first: Pᵀ is dead
+          // before dQ's part (a third accumulator tile) is live beside dK
+          // and dV (the GPU kernels' registers, docs/design.md).
+          Value dv;
+          auto productV = [&] {
+            if (withV)
+              dv = MatmulOp::create(lb, ll, grad.getProbs(), dO, state.back(),
+                                    false, false);
+          };
+          if (dqAccum)
+            productV();
           SmallVector<Value> next;
           if (withK)
             next.push_back(MatmulOp::create(lb, ll, grad.getGradScores(), q,
@@ -602,9 +613,10 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
                                 numQueries, Value(), Value(),
                                 /*accumulate=*/true);
           }
+          if (!dqAccum)
+            productV();
           if (withV)
-            next.push_back(MatmulOp::create(lb, ll, grad.getProbs(), dO,
-                                            state.back(), false, false));
+            next.push_back(dv);
           scf::YieldOp::create(lb, ll, next);
         });
     if (withK)

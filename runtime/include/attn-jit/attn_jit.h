@@ -334,7 +334,8 @@ ATTN_JIT_API attn_status attn_set_num_splits(int64_t num_splits);
  *   0  dQ is added over the K/V tiles into an f32 workspace of B * H * Nq *
  *      D floats with atomic adds (5 products per tile pair, FlashAttention's
  *      default): dQ's rounding may differ from run to run (dK, dV do not).
- *      Today only the host runs this form; CUDA kernels stay deterministic.
+ *      The host and wgmma kernels (sm_90a, head_dim <= 128) run this form;
+ *      mma.sync kernels (sm_80, larger head dims) stay deterministic.
  * Any other value: ATTN_ERROR_INVALID_ARGUMENT. */
 ATTN_JIT_API attn_status attn_set_deterministic(int deterministic);
 

@@ -34,7 +34,8 @@ func.func @load_used_by_map(%Q: !t, %K: !t, %n: index) attributes {attn.config =
 
 // -----
 
-// Pᵀ·dO (the backward pass) has no NVIDIA lowering yet.
+// An lhs read transposed (the atomic backward's (dSᵀ)ᵀ K) needs an
+// MN-major A from shared memory: wgmma has one, mma.sync none.
 #cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 
@@ -43,7 +44,25 @@ func.func @transpose_lhs(%Q: !t, %K: !t, %n: index) attributes {attn.config = #c
   attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
     %q = attn.load_tile %Q[%b, %h, %t] bounds %n : !t -> tensor<64x64xbf16>
     %k = attn.load_tile %K[%b, %h, %t] bounds %n : !t -> tensor<64x64xbf16>
-    // expected-error @+1 {{'attn.matmul' op with transpose_lhs is not supported by the NVIDIA mapping yet}}
+    // expected-error @+1 {{'attn.matmul' op with transpose_lhs is mapped on wgmma only (sm_90a, an MN-major A from shared memory); mma.sync has no such operand}}
+    %s = attn.matmul %q, %k, %zs transpose_lhs : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32>
+  }
+  return
+}
+
+// -----
+
+// On wgmma the transposed lhs is a register tile (dSᵀ), written to shared
+// memory once; a loaded one or a transposed rhs is not that product.
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+
+func.func @transpose_lhs_loaded(%Q: !t, %K: !t, %n: index) attributes {attn.config = #cfg} {
+  %zs = arith.constant dense<0.0> : tensor<64x64xf32>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %q = attn.load_tile %Q[%b, %h, %t] bounds %n : !t -> tensor<64x64xbf16>
+    %k = attn.load_tile %K[%b, %h, %t] bounds %n : !t -> tensor<64x64xbf16>
+    // expected-error @+1 {{'attn.matmul' op with transpose_lhs takes a register lhs and a K×N rhs on the NVIDIA mapping}}
     %s = attn.matmul %q, %k, %zs transpose_lhs : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32>
   }
   return

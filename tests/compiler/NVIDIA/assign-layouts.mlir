@@ -296,3 +296,48 @@ func.func @backward_loads(%DO: !t, %L: !lse, %n: index) attributes {attn.config 
   }
   return
 }
+
+// -----
+
+// The atomic backward's (dSᵀ)ᵀ K on wgmma: dSᵀ (rounded by a map, folded
+// into both products) is written once to a shared buffer of its own, between
+// a barrier (every warp's read of the tile before is done) and the proxy
+// fence and a barrier (wgmma reads what every thread wrote), and read
+// transposed (MN-major A); the part is added with an accumulating store.
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!a = memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @transpose_lhs(
+// CHECK: attn.tile_grid
+// CHECK-NEXT: %[[DSS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<64x64xbf16, swizzle_128b>
+// CHECK: attn_nv.copy_async %arg1{{.*}} into %[[KS:[^ ]*]] :
+// CHECK: %[[S:.*]] = attn_nv.wgmma_wait
+// CHECK: attn_nv.convert_layout %[[S]] : tensor<64x64xf32, #attn_nv.acc<warps = 4>> -> tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>
+// CHECK: attn_nv.wgmma_wait
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: attn_nv.store_shared %[[S]], %[[DSS]] : tensor<64x64xf32, #attn_nv.acc<warps = 4>>, !attn_nv.smem<64x64xbf16, swizzle_128b>
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: %[[PART:.*]] = attn_nv.wgmma %[[DSS]], %[[KS]], %{{.*}} transpose_lhs : !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.smem<64x64xbf16, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+// CHECK-NEXT: %[[DQ:.*]] = attn_nv.wgmma_wait %[[PART]]
+// CHECK-NOT: attn.map
+// CHECK: attn.store_tile %[[DQ]], %arg2[{{.*}}] accumulate bounds
+func.func @transpose_lhs(%Q: !t, %K: !t, %DQ: !a, %n: index) attributes {attn.config = #cfg} {
+  %zs = arith.constant dense<0.0> : tensor<64x64xf32>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %q = attn.load_tile %Q[%b, %h, %t] bounds %n : !t -> tensor<64x64xbf16>
+    %k = attn.load_tile %K[%b, %h, %t] bounds %n : !t -> tensor<64x64xbf16>
+    %s = attn.matmul %k, %q, %zs transpose_rhs : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32>
+    %ds = attn.map(%s : tensor<64x64xf32>) -> tensor<64x64xbf16> {
+    ^bb0(%i: index, %j: index, %x: f32):
+      %y = arith.truncf %x : f32 to bf16
+      attn.yield %y : bf16
+    }
+    %dk = attn.matmul %ds, %q, %zs : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32>
+    %dq = attn.matmul %ds, %k, %zs transpose_lhs : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32>
+    attn.store_tile %dq, %DQ[%b, %h, %t] accumulate bounds %n : tensor<64x64xf32>, !a
+    attn.store_tile %dk, %DQ[%b, %h, %t] bounds %n : tensor<64x64xf32>, !a
+  }
+  return
+}

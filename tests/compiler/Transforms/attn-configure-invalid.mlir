@@ -139,17 +139,3 @@ func.func @configured(%q: !d64, %k: !d64, %v: !d64, %o: !d64) attributes {
   attn.sdpa %q, %k, %v into %o : !d64, !d64, !d64 -> !d64
   return
 }
-
-// -----
-
-// The atomic backward (dQ's accumulator) has no NVIDIA mapping yet.
-!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
-!a = memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>
-!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
-
-func.func @backward_atomic(%t: !t, %a: !a, %l: !lse) {
-  // expected-error @+1 {{'attn.sdpa_backward' op 'dq_accum' (the atomic backward) is mapped on the host only; the NVIDIA backward is the deterministic one}}
-  attn.sdpa_backward %t, %t, %t, %t, %t, %l into %t, %t, %t delta %l dq_accum %a : !a
-      : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
-  return
-}

@@ -1110,10 +1110,67 @@ TEST_F(EngineCudaTest, BackwardSharesTheCachedPath) {
   EXPECT_EQ(engine().stats().memory_hits, 2u);
 }
 
-// No NVIDIA mapping of the atomic backward yet: with
-// attn_set_deterministic(0) a CUDA call's key resolves to the deterministic
-// kernels (the same module, compiled once), launched as before.
-TEST_F(EngineCudaTest, AtomicBackwardFormResolvesToTheDeterministicKernels) {
+// attn_set_deterministic(0) on sm_90a (wgmma): the atomic form's kernels
+// (a key of their own, so a second compile), its accumulator (B, H, Nq, D)
+// f32 allocated on the caller's stream and zeroed there before any launch,
+// passed after the scale to the three kernels: query tiles (row terms), K/V
+// tiles (dK, dV, dQ's parts added), query tiles (dQ); both workspaces freed.
+TEST_F(EngineCudaTest, AtomicBackwardZeroesItsAccumulatorBeforeItsKernels) {
+  const int64_t B = 2, H = 4, Nq = 100, Nk = 70, D = 64;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, B, H, Nq, Nk, D);
+  ForwardFixture grads(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, B, H, Nq, Nk, D);
+  call.args.stream = reinterpret_cast<void *>(0x7000);
+  attn_bwd_args args = backwardArgs(call, grads);
+  ASSERT_TRUE(engine().backward(&args).ok());
+  ASSERT_TRUE(engine().setDeterministic(0).ok());
+  fakeCuda().paramsAfterScale = 9; // kAtomicBackwardArgs: one 4-D tensor
+  {
+    std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+    fakeCuda().launchLog.clear();
+    fakeCuda().allocationLog.clear();
+  }
+  Status status = engine().backward(&args);
+  ASSERT_TRUE(status.ok()) << status.toString();
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
+  EXPECT_FALSE(fakeCompiler().lastConfig.deterministic);
+
+  std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+  const std::vector<FakeLaunch> &launches = fakeCuda().launchLog;
+  const auto &allocations = fakeCuda().allocationLog;
+  const std::vector<FakeMemset> &memsets = fakeCuda().memsetLog;
+  EXPECT_EQ(fakeCuda().liveAllocations, 0);
+  ASSERT_EQ(allocations.size(), 2u); // the row terms, the accumulator
+  EXPECT_EQ(allocations[1].second, size_t(B * H * Nq * D * sizeof(float)));
+  ASSERT_EQ(memsets.size(), 1u);
+  EXPECT_EQ(memsets[0].pointer, allocations[1].first);
+  EXPECT_EQ(memsets[0].value, 0u);
+  EXPECT_EQ(memsets[0].count, size_t(B * H * Nq * D));
+  EXPECT_EQ(memsets[0].stream, reinterpret_cast<CUstream>(0x7000));
+  EXPECT_EQ(memsets[0].launchesBefore, 0u);
+  ASSERT_EQ(launches.size(), 3u);
+  const unsigned queryTiles =
+      unsigned((Nq + fakeBlockM(fakeCompiler().lastConfig) - 1) /
+               fakeBlockM(fakeCompiler().lastConfig));
+  const unsigned grid0[] = {queryTiles,
+                            unsigned((Nk + kFakeBackwardKeyTile - 1) /
+                                     kFakeBackwardKeyTile),
+                            queryTiles};
+  const std::vector<int64_t> accum = {
+      static_cast<int64_t>(reinterpret_cast<uintptr_t>(allocations[1].first)),
+      B, H, Nq, D, H * Nq * D, Nq * D, D, 1};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(launches[i].name,
+              attn::abi::kernelName(attn::abi::kBackwardKernel, i));
+    EXPECT_EQ(launches[i].grid[0], grid0[i]) << i;
+    EXPECT_EQ(launches[i].after, accum) << i;
+  }
+}
+
+// mma.sync (sm_80) has no MN-major A: attn_set_deterministic(0) resolves
+// to the deterministic kernels there (the same key, compiled once), with
+// no accumulator.
+TEST_F(EngineCudaTest, AtomicBackwardFormResolvesToDeterministicOnMmaSync) {
+  fakeCuda().major = 8;
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
   ForwardFixture grads(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
   ASSERT_TRUE(engine().forward(&call.args).ok());
@@ -1124,8 +1181,11 @@ TEST_F(EngineCudaTest, AtomicBackwardFormResolvesToTheDeterministicKernels) {
   EXPECT_TRUE(status.ok()) << status.toString();
   EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
   EXPECT_EQ(fakeCuda().moduleLoads, 2);
+  EXPECT_TRUE(fakeCompiler().lastConfig.deterministic);
   std::lock_guard<std::mutex> lock(fakeCuda().mutex);
   EXPECT_EQ(fakeCuda().launchLog.size(), 5u); // forward, then 2 + 2
+  EXPECT_TRUE(fakeCuda().memsetLog.empty());
+  EXPECT_EQ(fakeCuda().allocationLog.size(), 2u); // the row terms, twice
 }
 
 TEST_F(EngineCudaTest, BackwardLaunchesBothKernelsOverTheirGrids) {

@@ -179,6 +179,13 @@ bool compilePtx(const KernelConfig &config, PtxKernel &out,
     }
     out.kernels[1].overKeys = true;
     out.kernels[1].blockM = attn::testing::kFakeBackwardKeyTile;
+    // The atomic form: a last kernel over query tiles stores dQ.
+    if (!config.deterministic) {
+      out.kernels.push_back(launch);
+      out.kernels.back().name =
+          abi::kernelName(abi::kBackwardKernel, abi::kMinBackwardKernels);
+      out.kernels.back().packGqa = false;
+    }
   }
   if (config.split) {
     // As the real split-KV forward (KernelABI.h): the splits (z = B ·

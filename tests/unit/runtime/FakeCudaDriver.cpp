@@ -4,6 +4,7 @@
 #include "CudaKernel.h"
 #include "attn/Compiler/KernelABI.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace attn::testing {
@@ -129,6 +130,16 @@ CUresult fakeMemFreeAsync(CUdeviceptr, CUstream) {
   FakeCudaState &state = fakeCuda();
   std::lock_guard<std::mutex> lock(state.mutex);
   --state.liveAllocations; // the memory stays until reset: logs point at it
+  return CUDA_SUCCESS;
+}
+CUresult fakeMemsetD32Async(CUdeviceptr pointer, unsigned value, size_t count,
+                            CUstream stream) {
+  FakeCudaState &state = fakeCuda();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  auto *words = reinterpret_cast<unsigned *>(pointer);
+  std::fill(words, words + count, value);
+  state.memsetLog.push_back(
+      {words, value, count, stream, state.launchLog.size()});
   return CUDA_SUCCESS;
 }
 CUresult fakeFuncSetAttribute(CUfunction, CUfunction_attribute attribute,
@@ -267,6 +278,7 @@ void resetFakeCuda() {
   state.functionNames.clear();
   state.allocations.clear();
   state.allocationLog.clear();
+  state.memsetLog.clear();
   state.liveAllocations = 0;
   state.memory.clear();
   currentContext = nullptr;
@@ -306,6 +318,7 @@ std::shared_ptr<const rt::CudaDriver> makeFakeCudaDriver() {
   driver->cuPointerGetAttribute = fakePointerGetAttribute;
   driver->cuMemAllocAsync = fakeMemAllocAsync;
   driver->cuMemFreeAsync = fakeMemFreeAsync;
+  driver->cuMemsetD32Async = fakeMemsetD32Async;
   if (fakeCuda().hasTensorMapEncode)
     driver->cuTensorMapEncodeTiled = fakeTensorMapEncodeTiled;
   return driver;

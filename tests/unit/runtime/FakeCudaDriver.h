@@ -36,6 +36,16 @@ struct FakeLaunch {
   std::vector<uint64_t> tensorMapAddresses;
 };
 
+/// One cuMemsetD32Async call (the fake writes the words too), and how many
+/// launches came before it.
+struct FakeMemset {
+  void *pointer = nullptr;
+  unsigned value = 0;
+  size_t count = 0;
+  CUstream stream = nullptr;
+  size_t launchesBefore = 0;
+};
+
 /// The arguments of one cuTensorMapEncodeTiled call. The fake checks them
 /// as the driver documents (rank 1-5, a 16-byte-aligned address, dims in
 /// [1, 2^32], strides multiples of 16 below 2^40, box sides in [1, 256],
@@ -84,6 +94,7 @@ struct FakeCudaState {
   /// cuMemAllocAsync's live blocks, and every (pointer, bytes) it gave.
   std::vector<std::unique_ptr<char[]>> allocations;
   std::vector<std::pair<void *, size_t>> allocationLog;
+  std::vector<FakeMemset> memsetLog;
   int liveAllocations = 0;
   struct Range {
     uintptr_t begin, end;

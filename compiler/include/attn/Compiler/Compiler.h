@@ -100,8 +100,8 @@ struct KernelConfig {
   /// (FlashAttention-2's deterministic backward: S and dP formed by both
   /// grids, 7 products per tile pair); false: the K/V tiles add dQ into an
   /// f32 accumulator with atomics (KernelABI.h's kAtomicBackwardArgs), 5
-  /// products per tile pair. resolved() sets it for the forward and on
-  /// NVIDIA, which maps the deterministic form only so far.
+  /// products per tile pair. resolved() sets it for the forward and for
+  /// mma.sync, which has no MN-major A to read dSᵀ transposed (wgmma does).
   bool deterministic = true;
   /// NVIDIA only, with tma: a producer warpgroup (128 threads after the
   /// `warps` that compute) issues the K/V copies, setmaxnreg moving its

@@ -43,12 +43,14 @@ inline constexpr TensorArg kBackwardTensors[] = {
     {"q", 4, false},  {"k", 4, false},  {"v", 4, false}, {"o", 4, false},
     {"do", 4, false}, {"lse", 3, false}, {"dq", 4, false}, {"dk", 4, false},
     {"dv", 4, false}, {"delta", 3, false}};
-/// On NVIDIA the backward is two or three kernels, launched in this order
+/// On NVIDIA the backward is two to four kernels, launched in this order
 /// with the same arguments: kernelName(kBackwardKernel, 0) over query tiles
 /// (dQ and the row terms), then over K/V tiles kernel 1 (dK, dV) or, where
-/// TilePolicy.h's splitsBackwardGrads says so, kernel 1 (dK) and 2 (dV).
+/// TilePolicy.h's splitsBackwardGrads says so, kernel 1 (dK) and 2 (dV);
+/// the atomic form (kAtomicBackwardArgs) adds a last one over query tiles
+/// that stores dQ from its accumulator.
 inline constexpr int kMinBackwardKernels = 2;
-inline constexpr int kMaxBackwardKernels = 3;
+inline constexpr int kMaxBackwardKernels = 4;
 /// The i-th kernel of a function split into several (one per grid).
 inline std::string kernelName(const char *base, int index) {
   return std::string(base) + "_" + std::to_string(index);

@@ -193,9 +193,59 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
   }
 };
 
+/// Each thread writes its pairs of adjacent accumulator columns as one
+/// 32-bit store (rounded to the buffer's 16-bit type) at their place in the
+/// tile's layout; padding columns (past the tile's own) are not written.
+struct StoreShared : OpConversionPattern<StoreSharedOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(StoreSharedOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto &b = rewriter;
+    Location loc = op.getLoc();
+    auto tile = *DistributedTile::get(op.getTile().getType());
+    auto dest = cast<SmemType>(op.getDest().getType());
+    SharedGeometry geometry(dest);
+    Type element = dest.getElementType(), i32 = b.getI32Type();
+    SharedBase smem = SharedBase::get(b, loc, op);
+    Value base = adaptor.getDest().front();
+    auto [baseRow, baseCol] = tile.threadBase(b, loc);
+    baseRow = arith::IndexCastOp::create(b, loc, i32, baseRow);
+    baseCol = arith::IndexCastOp::create(b, loc, i32, baseCol);
+    ValueRange values = adaptor.getTile();
+    for (int64_t i = 0; i < tile.valuesPerThread(); i += 2) {
+      if (tile.isPadding(i))
+        continue;
+      ElementOffset off = tile.offset(i);
+      Value row = arith::AddIOp::create(b, loc, baseRow,
+                                        constI32(b, loc, off.row));
+      Value col = arith::AddIOp::create(b, loc, baseCol,
+                                        constI32(b, loc, off.col));
+      Value chunk = arith::DivUIOp::create(b, loc, col, constI32(b, loc, 8));
+      Value inChunk = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, col, constI32(b, loc, 8)),
+          constI32(b, loc, geometry.elementBytes));
+      Value at = arith::AddIOp::create(
+          b, loc, base,
+          arith::AddIOp::create(b, loc,
+                                geometry.chunkOffset(b, loc, row, chunk),
+                                inChunk));
+      Value pair = packPair(b, loc, values[i], values[i + 1], element);
+      if (pair.getType() != i32)
+        pair = LLVM::BitcastOp::create(b, loc, i32, pair);
+      LLVM::StoreOp::create(b, loc, pair, smem.at(b, loc, at),
+                            /*alignment=*/4);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::attn::nv::populateCopyPatterns(TileTypeConverter &converter,
                                           RewritePatternSet &patterns) {
-  patterns.add<AllocatedOffset<AllocSharedOp>, Slot, CopyAsync>(converter, patterns.getContext());
+  patterns.add<AllocatedOffset<AllocSharedOp>, Slot, CopyAsync, StoreShared>(
+      converter, patterns.getContext());
 }

@@ -2,7 +2,9 @@
 //
 // An output tile (#attn_nv.acc, 16-bit) is stored as 4-byte pairs: each
 // thread holds two adjacent columns per 8-column block; an f32 one (split-KV's
-// partial outputs) as 8-byte pairs. A row tile (the
+// partial outputs) as 8-byte pairs, or, accumulating (the backward's dQ
+// parts), as one relaxed atomic add per element whose result is unused
+// (atom.global.add.f32, nothing waits on it). A row tile (the
 // LSE, #attn_nv.rows) is stored by the first thread of each quad, which
 // holds its rows; a null pointer skips it (the LSE is optional).
 // A tile read elementwise rather than by a product (the backward's O and
@@ -34,6 +36,11 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
          !tile->elementType().isF32()))
       return op.emitOpError("stores 16-bit or f32 #attn_nv.acc tiles and "
                             "#attn_nv.rows tiles (not partial sums), got ")
+             << op.getTile().getType();
+    bool accumulate = op.getAccumulate();
+    if (accumulate && (tile->kind() != DistributedTile::Kind::Acc ||
+                       !tile->elementType().isF32()))
+      return op.emitOpError("accumulates f32 #attn_nv.acc tiles, got ")
              << op.getTile().getType();
     auto &b = rewriter;
     Location loc = op.getLoc();
@@ -91,6 +98,21 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
           Type element = tile->elementType();
           for (int64_t n = 0; 8 * n < tile->cols(); ++n) {
             size_t at = (mTile * blocks + n) * 4 + 2 * half;
+            auto column = [&] {
+              return arith::AddIOp::create(nb, nl, rowOff,
+                                           constIndex(nb, nl, 8 * n));
+            };
+            if (accumulate) {
+              Value off = column();
+              for (int i = 0; i < 2; ++i)
+                LLVM::AtomicRMWOp::create(
+                    nb, nl, LLVM::AtomicBinOp::fadd,
+                    global.address(nb, nl,
+                                   arith::AddIOp::create(
+                                       nb, nl, off, constIndex(nb, nl, i))),
+                    values[at + i], LLVM::AtomicOrdering::monotonic);
+              continue;
+            }
             Value pair;
             if (element.isF32()) {
               pair = LLVM::PoisonOp::create(
@@ -103,8 +125,7 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
               if (element.isF16())
                 pair = LLVM::BitcastOp::create(nb, nl, nb.getI32Type(), pair);
             }
-            Value off = arith::AddIOp::create(nb, nl, rowOff,
-                                              constIndex(nb, nl, 8 * n));
+            Value off = column();
             LLVM::StoreOp::create(nb, nl, pair, global.address(nb, nl, off),
                                   /*alignment=*/element.isF32() ? 8 : 4);
           }

@@ -11,7 +11,8 @@
 //   Reduce.cpp       attn.reduce, attn_nv.warp_any
 //   MmaSync.cpp      attn_nv.mma, attn_nv.load_operand
 //   Wgmma.cpp        attn_nv.wgmma, attn_nv.wgmma_wait, attn_nv.warpgroup_turn
-//   Copies.cpp       attn_nv.alloc_shared, attn_nv.slot, attn_nv.copy_async
+//   Copies.cpp       attn_nv.alloc_shared, attn_nv.slot, attn_nv.copy_async,
+//                    attn_nv.store_shared
 //   Tma.cpp          attn_nv.alloc_barriers, init_barriers, copy_tma,
 //                    wait_barrier (mbarriers, cp.async.bulk.tensor)
 //   GlobalAccess.cpp attn.store_tile, attn.load_tile into registers

@@ -1,7 +1,8 @@
 //===- Wgmma.cpp - products on wgmma.mma_async (sm_90a) -------------------===//
 //
 // One warpgroup (4 warps, 128 threads) per 64 rows issues m64nNk16
-// instructions: lhs from a K-major swizzled tile through a matrix descriptor,
+// instructions: lhs from a K-major swizzled tile through a matrix descriptor
+// (or an MN-major one, K×M: the backward's dSᵀ read as dS),
 // or from A-fragment registers (wgmma "RS"); rhs from a swizzled tile,
 // K-major (N×K: QKᵀ's K) or MN-major (K×N: P·V's V). The accumulator of
 // m64nNk16 gives each warp the mma.sync C fragment layout, so results are
@@ -59,12 +60,12 @@ Value advance(OpBuilder &b, Location loc, Value desc, int64_t bytes) {
 }
 
 /// One wgmma.mma_async m64nNk16 with f32 accumulation. A comes from the
-/// descriptor `aDesc` or, when `aRegs` is given, from 4 registers; an empty
-/// `acc` starts from zero.
+/// descriptor `aDesc` (MN-major when `transposeA`) or, when `aRegs` is
+/// given, from 4 registers; an empty `acc` starts from zero.
 SmallVector<Value> wgmmaAsync(OpBuilder &b, Location loc, Type element,
                               ArrayRef<Value> acc, ArrayRef<Value> aRegs,
                               Value aDesc, Value bDesc, int64_t n,
-                              bool transposeB) {
+                              bool transposeB, bool transposeA = false) {
   int64_t regs = n / 2;
   StringRef ty = element.isF16() ? "f16" : "bf16";
   std::string constraints;
@@ -113,7 +114,9 @@ SmallVector<Value> wgmmaAsync(OpBuilder &b, Location loc, Type element,
   // scale-d is a predicate: D = A·B + (scale-d ? D : 0). The immediates are
   // imm-scale-a, imm-scale-b (1: no negation), [imm-trans-a,] imm-trans-b.
   std::string trans = aRegs.empty()
-                          ? llvm::formatv("0, {0}", transposeB ? 1 : 0).str()
+                          ? llvm::formatv("{0}, {1}", transposeA ? 1 : 0,
+                                          transposeB ? 1 : 0)
+                                .str()
                           : std::string(transposeB ? "1" : "0");
   std::string text = llvm::formatv(
       "{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, 0;\n"
@@ -148,7 +151,31 @@ struct Wgmma : OpConversionPattern<WgmmaOp> {
       out = llvm::to_vector(adaptor.getAcc());
     int64_t n = acc.cols();
     auto lhsType = dyn_cast<SmemType>(op.getLhs().getType());
-    if (lhsType) {
+    if (lhsType && op.getTransposeLhs()) {
+      // Both MN-major (the backward's (dSᵀ)ᵀ K): A is K×M, B K×N, each
+      // read as P·V's V is (leading byte offset between 64-column blocks,
+      // stride byte offset between 8-row groups, a k step 16 rows). This
+      // warpgroup's 64 rows of M are the lhs's 64-column block g.
+      int64_t rowsA = lhsType.getRows(), rowsB = rhsType.getRows();
+      Value warpgroup = arith::DivUIOp::create(b, loc, threadId(b, loc),
+                                               constI32(b, loc, 128));
+      Value lhsOffset = arith::AddIOp::create(
+          b, loc, adaptor.getLhs().front(),
+          arith::MulIOp::create(b, loc, warpgroup,
+                                constI32(b, loc, rowsA * 128)));
+      Value aDesc = descriptor(b, loc, smem, lhsOffset, rowsA * 128, 1024);
+      Value bDesc = descriptor(b, loc, smem, rhsOffset, rowsB * 128, 1024);
+      if (out.empty())
+        NVVM::WgmmaFenceAlignedOp::create(b, loc);
+      else
+        out = Ptx::through(b, loc, "wgmma.fence.sync.aligned;", out);
+      for (int64_t kk = 0; kk < rowsA / 16; ++kk) {
+        Value aStep = advance(b, loc, aDesc, kk * 16 * 128);
+        Value bStep = advance(b, loc, bDesc, kk * 16 * 128);
+        out = wgmmaAsync(b, loc, element, out, {}, aStep, bStep, n,
+                         /*transposeB=*/true, /*transposeA=*/true);
+      }
+    } else if (lhsType) {
       if (!op.getTransposeRhs())
         return op.emitOpError("with lhs in shared memory takes a K-major "
                               "(transposed) rhs");

@@ -81,19 +81,21 @@ std::pair<int64_t, int64_t> tileShape(Type type) {
 
 /// Shapes and warps of lhs · op(rhs) + acc.
 LogicalResult verifyProduct(Operation *op, Value lhs, Value rhs, Value acc,
-                            bool transposeRhs) {
+                            bool transposeRhs, bool transposeLhs = false) {
   FailureOr<DistributedTile> out =
       expectLayout(op, "acc", acc, DistributedTile::Kind::Acc);
   if (failed(out))
     return failure();
   if (!out->elementType().isF32())
     return op->emitOpError() << "accumulates in f32, got " << acc.getType();
-  auto [m, k] = tileShape(lhs.getType());
+  auto [l0, l1] = tileShape(lhs.getType());
+  int64_t m = transposeLhs ? l1 : l0, k = transposeLhs ? l0 : l1;
   auto [r0, r1] = tileShape(rhs.getType());
   int64_t rk = transposeRhs ? r1 : r0, n = transposeRhs ? r0 : r1;
   if (k != rk || m != out->rows() || n != out->cols())
     return op->emitOpError()
-           << "shapes do not multiply: lhs " << m << "x" << k << ", rhs "
+           << "shapes do not multiply: lhs " << l0 << "x" << l1
+           << (transposeLhs ? " (transposed)" : "") << ", rhs "
            << r0 << "x" << r1 << (transposeRhs ? " (transposed)" : "")
            << ", acc " << out->rows() << "x" << out->cols();
   if (auto a = layoutOf(lhs, DistributedTile::Kind::OperandA);
@@ -255,6 +257,21 @@ LogicalResult LoadOperandOp::verify() {
   return success();
 }
 
+LogicalResult StoreSharedOp::verify() {
+  FailureOr<DistributedTile> tile =
+      expectLayout(*this, "tile", getTile(), DistributedTile::Kind::Acc);
+  if (failed(tile))
+    return failure();
+  auto dest = cast<SmemType>(getDest().getType());
+  if (dest.getRank() != 2 || dest.getRows() != tile->rows() ||
+      dest.getCols() != tile->cols() ||
+      dest.getElementType().getIntOrFloatBitWidth() != 16)
+    return emitOpError() << "writes a tile into a 2-D 16-bit shared tile of "
+                            "its shape, got "
+                         << getTile().getType() << " into " << dest;
+  return success();
+}
+
 LogicalResult ConvertLayoutOp::verify() {
   // Partial row sums -> rows: the sum over each quad.
   if (auto rows = layoutOf(getSource(), DistributedTile::Kind::Rows)) {
@@ -318,8 +335,14 @@ LogicalResult WgmmaOp::verify() {
                         SharedLayout::Swizzle128B)))
     return failure();
   if (failed(verifyProduct(*this, getLhs(), getRhs(), getAcc(),
-                           getTransposeRhs())))
+                           getTransposeRhs(), getTransposeLhs())))
     return failure();
+  // An MN-major A is read from shared memory only, with an MN-major B (the
+  // one form the backward needs: (dSᵀ)ᵀ K).
+  if (getTransposeLhs() &&
+      (!isa<SmemType>(getLhs().getType()) || getTransposeRhs()))
+    return emitOpError() << "with transpose_lhs takes a K×M shared-memory "
+                            "lhs and a K×N rhs (no transpose_rhs)";
   auto acc = *DistributedTile::get(getAcc().getType());
   // One warpgroup (4 warps) per 64 rows, each warp one 16-row m tile.
   if (acc.mTiles() != 1 || acc.warps() % 4 != 0)
@@ -332,7 +355,8 @@ LogicalResult WgmmaOp::verify() {
   // dim) or 16 rows of an MN-major rhs (P·V's keys); nothing zero-fills a
   // swizzled tile's columns past its own.
   using mlir::attn::kWgmmaK;
-  int64_t k = tileShape(getLhs().getType()).second;
+  auto [l0, l1] = tileShape(getLhs().getType());
+  int64_t k = getTransposeLhs() ? l0 : l1;
   if (k % kWgmmaK != 0)
     return emitOpError() << "wgmma.m64nNk16 reduces in steps of " << kWgmmaK
                          << ": needs K a multiple of " << kWgmmaK << ", got "

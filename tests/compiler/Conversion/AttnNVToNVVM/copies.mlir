@@ -226,3 +226,35 @@ func.func @swizzled_partial_block(%K: !t96, %b: index, %h: index, %row: index, %
   attn_nv.copy_async %K[%b, %h, %row] bounds %bound into %k : !t96, !attn_nv.smem<64x96xbf16, swizzle_128b>
   return
 }
+
+// attn_nv.store_shared: each thread's pairs of adjacent columns, rounded to
+// bf16 together (one cvt of a vector<2xf32>), as one 4-byte store at the
+// swizzled place: row r (16·warp + lane/4 + 8·half), 16-byte chunk
+// col / 8 at chunk ^ (r mod 8), (col mod 8)·2 bytes into it. 64x16 f32 over
+// 4 warps: 8 values a thread, 4 stores.
+// CHECK-LABEL: gpu.func @store_shared
+// CHECK: llvm.mlir.addressof @attn_smem : !llvm.ptr<3>
+// CHECK: nvvm.read.ptx.sreg.tid.x
+// CHECK: %[[R:.*]] = arith.addi %{{.*}}, %c0_i32{{.*}} : i32
+// CHECK: %[[COL:.*]] = arith.addi %{{.*}}, %c0_i32{{.*}} : i32
+// CHECK: %[[CH:.*]] = arith.divui %[[COL]], %c8_i32 : i32
+// CHECK: arith.remui %[[COL]], %c8_i32
+// CHECK: arith.xori %{{.*}}, %{{.*}} : i32
+// CHECK: arith.muli %[[R]], %c128_i32
+// CHECK: %[[PAIR:.*]] = llvm.fptrunc %{{.*}} : vector<2xf32> to vector<2xbf16>
+// CHECK: %[[W:.*]] = llvm.bitcast %[[PAIR]] : vector<2xbf16> to i32
+// CHECK: llvm.store %[[W]], %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<3>
+// CHECK-COUNT-3: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<3>
+// CHECK-NOT: llvm.store
+// CHECK: gpu.return
+func.func @store_shared(%n: index) attributes {attn.config = #wg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %buf = attn_nv.alloc_shared {offset = 0} : !attn_nv.smem<64x16xbf16, swizzle_128b>
+  %t0 = arith.constant dense<1.0> : tensor<64x16xf32, #attn_nv.acc<warps = 4>>
+  %t = scf.for %it = %c0 to %n step %c1 iter_args(%x = %t0) -> (tensor<64x16xf32, #attn_nv.acc<warps = 4>>) {
+    scf.yield %x : tensor<64x16xf32, #attn_nv.acc<warps = 4>>
+  }
+  attn_nv.store_shared %t, %buf : tensor<64x16xf32, #attn_nv.acc<warps = 4>>, !attn_nv.smem<64x16xbf16, swizzle_128b>
+  return
+}

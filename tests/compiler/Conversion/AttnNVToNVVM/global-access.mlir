@@ -128,6 +128,40 @@ func.func @acc_tile_f32(%O: memref<?x?x?x16xf32, strided<[?, ?, ?, 1], offset: ?
   return
 }
 
+// Accumulating (the atomic backward's dQ parts): per row under its bound,
+// one relaxed atomic add per element (red.global.add.f32: the result is
+// unused), at element offsets c and c + 1 of each pair; no plain store.
+// CHECK-LABEL: gpu.func @acc_tile_accumulate
+// CHECK: %[[V:.*]]:8 = scf.for
+// CHECK: scf.if
+// CHECK:   %[[C0:.*]] = arith.addi %{{.*}}, %c0{{.*}} : index
+// CHECK:   %[[E0:.*]] = arith.addi %[[C0]], %c0{{.*}} : index
+// CHECK:   arith.muli %[[E0]], %c4{{.*}} : index
+// CHECK:   llvm.atomicrmw fadd %{{.*}}, %[[V]]#0 monotonic : !llvm.ptr<1>, f32
+// CHECK:   %[[E1:.*]] = arith.addi %[[C0]], %c1{{.*}} : index
+// CHECK:   arith.muli %[[E1]], %c4{{.*}} : index
+// CHECK:   llvm.atomicrmw fadd %{{.*}}, %[[V]]#1 monotonic : !llvm.ptr<1>, f32
+// CHECK:   arith.addi %{{.*}}, %c8{{.*}} : index
+// CHECK:   llvm.atomicrmw fadd %{{.*}}, %[[V]]#4 monotonic
+// CHECK:   llvm.atomicrmw fadd %{{.*}}, %[[V]]#5 monotonic
+// CHECK-NOT: llvm.store
+// CHECK-NOT: llvm.atomicrmw
+// CHECK: }
+// CHECK: scf.if
+// CHECK-COUNT-4: llvm.atomicrmw fadd
+// CHECK-NOT: llvm.store
+// CHECK: gpu.return
+func.func @acc_tile_accumulate(%O: memref<?x?x?x16xf32, strided<[?, ?, ?, 1], offset: ?>>, %b: index, %h: index, %row: index, %bound: index, %n: index) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %o0 = arith.constant dense<1.0> : tensor<64x16xf32, #attn_nv.acc<warps = 4>>
+  %o = scf.for %it = %c0 to %n step %c1 iter_args(%x = %o0) -> (tensor<64x16xf32, #attn_nv.acc<warps = 4>>) {
+    scf.yield %x : tensor<64x16xf32, #attn_nv.acc<warps = 4>>
+  }
+  attn.store_tile %o, %O[%b, %h, %row] accumulate bounds %bound : tensor<64x16xf32, #attn_nv.acc<warps = 4>>, memref<?x?x?x16xf32, strided<[?, ?, ?, 1], offset: ?>>
+  return
+}
+
 // The LSE: the quad leader (lane % 4 == 0) stores each of its two rows
 // when the pointer is not null and the row is inside the bound.
 // CHECK-LABEL: gpu.func @lse_rows

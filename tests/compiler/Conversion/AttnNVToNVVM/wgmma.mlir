@@ -320,3 +320,42 @@ func.func @turn_numbered(%k: index) attributes {attn.config = #wg8} {
   }
   return
 }
+
+// The atomic backward's (dSᵀ)ᵀ K, SS with both operands MN-major: dSᵀ
+// (64 keys x 64 queries, K×M) and K (64 keys x 128, K×N) read as P·V's V
+// is (leading byte offset 64 rows x 128 bytes, stride byte offset 1024:
+// 0x4000004002000000), warpgroup w's queries from its 64-column block
+// (8192 bytes on); a k step is 16 rows (128 in both descriptors);
+// imm-trans-a = imm-trans-b = 1. From zero: no register passes the fence.
+!acc128 = tensor<64x128xf32, #attn_nv.acc<warps = 4>>
+// CHECK-LABEL: gpu.func @ds_k_transposed_lhs
+// CHECK: %[[WG:.*]] = arith.divui %{{.*}}, %c128_i32 : i32
+// CHECK: %[[WGOFF:.*]] = arith.muli %[[WG]], %c8192_i32{{.*}} : i32
+// CHECK: %[[DSOFF:.*]] = arith.addi %c0_i32{{.*}}, %[[WGOFF]] : i32
+// CHECK: arith.addi %{{.*}}, %[[DSOFF]] : i32
+// CHECK: %[[ADESC:.*]] = arith.ori %{{.*}}, %c4611686293338849280_i64 : i64
+// CHECK: %[[BDESC:.*]] = arith.ori %{{.*}}, %c4611686293338849280_i64{{.*}} : i64
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $66, 0;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0, {{.*}}, $63}, $64, $65, p, 1, 1, 1, 1;\0A}", "{{(=f,){64}l}},l,r" %[[ADESC]], %[[BDESC]], %c0_i32
+// CHECK: %[[A1:.*]] = arith.addi %[[ADESC]], %c128_i64{{.*}} : i64
+// CHECK: %[[B1:.*]] = arith.addi %[[BDESC]], %c128_i64{{.*}} : i64
+// CHECK: llvm.inline_asm {{.*}}p, 1, 1, 1, 1;{{.*}}, %[[A1]], %[[B1]], %c1_i32
+// CHECK: arith.addi %[[ADESC]], %c256_i64
+// CHECK: llvm.inline_asm {{.*}}wgmma.mma_async
+// CHECK: arith.addi %[[ADESC]], %c384_i64
+// CHECK: llvm.inline_asm {{.*}}wgmma.mma_async
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+func.func @ds_k_transposed_lhs(%n: index) attributes {attn.config = #wg4} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ds = attn_nv.alloc_shared {offset = 0} : !attn_nv.smem<64x64xbf16, swizzle_128b>
+  %k = attn_nv.alloc_shared {offset = 8192} : !attn_nv.smem<64x128xbf16, swizzle_128b>
+  %zero = arith.constant dense<0.0> : !acc128
+  %r = scf.for %it = %c0 to %n step %c1 iter_args(%acc = %zero) -> (!acc128) {
+    %dq = attn_nv.wgmma %ds, %k, %zero transpose_lhs : !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.smem<64x128xbf16, swizzle_128b>, !acc128
+    %dq1 = attn_nv.wgmma_wait %dq {pending = 0} : !acc128
+    scf.yield %dq1 : !acc128
+  }
+  return
+}

@@ -828,10 +828,28 @@ func.func @tma_empty_count(%map: !llvm.ptr, %i: index) {
 
 // -----
 
+// transpose_lhs reads a K×M shared lhs: a register lhs is not one.
+func.func @wgmma_transpose_lhs_in_registers(%l: tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, %r: !attn_nv.smem<64x64xbf16, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op with transpose_lhs takes a K×M shared-memory lhs and a K×N rhs (no transpose_rhs)}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_lhs : tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<64x64xbf16, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
 func.func @init_no_arrivals() {
   %bars = attn_nv.alloc_barriers : !attn_nv.barriers<3>
   // expected-error @+1 {{arrivals must be in [1, 1048575], got 0}}
   attn_nv.init_barriers %bars arrivals 0 : !attn_nv.barriers<3>
+  return
+}
+
+// -----
+
+// ... with a K×N rhs: both transposed is not a product wgmma is given.
+func.func @wgmma_transpose_both(%l: !attn_nv.smem<64x64xbf16, swizzle_128b>, %r: !attn_nv.smem<64x64xbf16, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op with transpose_lhs takes a K×M shared-memory lhs and a K×N rhs (no transpose_rhs)}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_rhs transpose_lhs : !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.smem<64x64xbf16, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
   return
 }
 
@@ -846,11 +864,29 @@ func.func @init_too_many_arrivals() {
 
 // -----
 
+// A transposed lhs is K×M: its columns are the accumulator's rows.
+func.func @wgmma_transpose_lhs_shape(%l: !attn_nv.smem<32x64xbf16, swizzle_128b>, %r: !attn_nv.smem<64x64xbf16, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op shapes do not multiply: lhs 32x64 (transposed), rhs 64x64, acc 64x64}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_lhs : !attn_nv.smem<32x64xbf16, swizzle_128b>, !attn_nv.smem<64x64xbf16, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
 func.func @split_partial_warpgroup() {
   // expected-error @+1 {{consumer_threads must be a positive multiple of 128 (whole warpgroups), got 96}}
   attn_nv.warp_specialize consumers(96 threads, 232 registers) {
   } producer(40 registers) {
   }
+  return
+}
+
+// -----
+
+// store_shared writes an accumulator tile: rows are not one.
+func.func @store_shared_rows(%t: tensor<64xf32, #attn_nv.rows<warps = 4>>, %d: !attn_nv.smem<64x64xbf16, swizzle_128b>) {
+  // expected-error @+1 {{'attn_nv.store_shared' op 'tile' must be a tile with layout #attn_nv.acc, got}}
+  attn_nv.store_shared %t, %d : tensor<64xf32, #attn_nv.rows<warps = 4>>, !attn_nv.smem<64x64xbf16, swizzle_128b>
   return
 }
 
@@ -906,5 +942,14 @@ func.func @tma_thread_zero_in_producer(%map: !llvm.ptr, %i: index) {
     // expected-error @+1 {{in a warp_specialize producer must be single_thread (thread 0 is a consumer)}}
     attn_nv.copy_tma %map[%i, %i, %i] into %k, %bars[%i] : !llvm.ptr, !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.barriers<2>
   }
+  return
+}
+
+// -----
+
+// ... into a 16-bit shared tile of its shape.
+func.func @store_shared_shape(%t: tensor<64x64xf32, #attn_nv.acc<warps = 4>>, %d: !attn_nv.smem<64x128xbf16, swizzle_128b>) {
+  // expected-error @+1 {{'attn_nv.store_shared' op writes a tile into a 2-D 16-bit shared tile of its shape, got}}
+  attn_nv.store_shared %t, %d : tensor<64x64xf32, #attn_nv.acc<warps = 4>>, !attn_nv.smem<64x128xbf16, swizzle_128b>
   return
 }

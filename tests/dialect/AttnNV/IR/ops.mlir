@@ -234,3 +234,17 @@ func.func @warp_specialize(%map: !llvm.ptr, %b: index, %h: index, %row: index, %
   }
   return
 }
+
+// -----
+
+// The atomic backward's pieces: dSᵀ written to shared memory, then read
+// transposed (MN-major A).
+// CHECK-LABEL: func.func @transposed_lhs
+// CHECK: attn_nv.store_shared %{{.*}}, %[[B:.*]] : tensor<64x64xf32, #attn_nv.acc<warps = 4>>, {{(!attn_nv.smem)?}}<64x64xbf16, swizzle_128b>
+// CHECK: attn_nv.wgmma %[[B]], %{{.*}}, %{{.*}} transpose_lhs : {{(!attn_nv.smem)?}}<64x64xbf16, swizzle_128b>, {{(!attn_nv.smem)?}}<64x128xbf16, swizzle_128b>, tensor<64x128xf32, #attn_nv.acc<warps = 4>>
+func.func @transposed_lhs(%ds: tensor<64x64xf32, #attn_nv.acc<warps = 4>>, %k: !attn_nv.smem<64x128xbf16, swizzle_128b>, %zero: tensor<64x128xf32, #attn_nv.acc<warps = 4>>) {
+  %b = attn_nv.alloc_shared : !attn_nv.smem<64x64xbf16, swizzle_128b>
+  attn_nv.store_shared %ds, %b : tensor<64x64xf32, #attn_nv.acc<warps = 4>>, !attn_nv.smem<64x64xbf16, swizzle_128b>
+  %w = attn_nv.wgmma %b, %k, %zero transpose_lhs : !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.smem<64x128xbf16, swizzle_128b>, tensor<64x128xf32, #attn_nv.acc<warps = 4>>
+  return
+}

@@ -446,6 +446,30 @@ def AttnNV_LoadOperandOp : AttnNV_Op<"load_operand"> {
   let hasVerifier = 1;
 }
 
+def AttnNV_StoreSharedOp : AttnNV_Op<"store_shared"> {
+  let summary = "writes an accumulator tile into a shared-memory tile";
+  let description = [{
+    Each thread writes its `#attn_nv.acc` values into `dest` (a 2-D shared
+    tile of the same shape), two adjacent columns as one 32-bit store,
+    rounding f32 to the buffer's 16-bit element type (round to nearest
+    even). A register tile that a product needs in another distribution
+    (the backward's dSᵀ, read transposed as wgmma's A) goes through shared
+    memory this way; the writes are ordinary (generic proxy) stores, so a
+    wgmma reading them needs a proxy fence and a barrier after.
+
+    Example:
+    ```mlir
+    attn_nv.store_shared %ds, %buf : tensor<64x64xf32, #attn_nv.acc<warps = 4>>, !attn_nv.smem<64x64xbf16, swizzle_128b>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$tile,
+                       Arg<AttnNV_AnySmem, "dest", [MemWrite]>:$dest);
+  let assemblyFormat = [{
+    $tile `,` $dest attr-dict `:` type($tile) `,` qualified(type($dest))
+  }];
+  let hasVerifier = 1;
+}
+
 def AttnNV_ConvertLayoutOp : AttnNV_Op<"convert_layout", [Pure]> {
   let summary = "re-distributes a register tile";
   let description = [{
@@ -508,7 +532,9 @@ def AttnNV_WgmmaOp : AttnNV_Op<"wgmma", [AllTypesMatch<["acc", "result"]>]> {
     Issues `result = acc + lhs · op(rhs)` (f32 accumulation) as
     wgmma.mma_async m64nNk16 instructions, one warpgroup per 64 rows, and
     commits them as one wgmma group. `lhs` is a `swizzle_128b` shared tile
-    (K-major) or an `#attn_nv.operand_a` register tile; `rhs` a
+    (K-major; with `transpose_lhs` a K×M tile read MN-major, as the
+    backward's (dSᵀ)ᵀ K reads dSᵀ, with a K×N rhs) or an
+    `#attn_nv.operand_a` register tile; `rhs` a
     `swizzle_128b` shared tile, N×K with `transpose_rhs` (K-major) or K×N
     without (MN-major). K is a multiple of 16 (the k step) and N of 16 up
     to 256; neither need be a multiple of the 64-column swizzle block. An
@@ -527,10 +553,12 @@ def AttnNV_WgmmaOp : AttnNV_Op<"wgmma", [AllTypesMatch<["acc", "result"]>]> {
   }];
   let arguments = (ins Arg<AttnNV_Operand, "lhs", [MemRead]>:$lhs,
                        Arg<AttnNV_AnySmem, "rhs", [MemRead]>:$rhs,
-                       AnyRankedTensor:$acc, UnitAttr:$transposeRhs);
+                       AnyRankedTensor:$acc, UnitAttr:$transposeRhs,
+                       UnitAttr:$transposeLhs);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs `,` $acc (`transpose_rhs` $transposeRhs^)? attr-dict
+    $lhs `,` $rhs `,` $acc (`transpose_rhs` $transposeRhs^)?
+    (`transpose_lhs` $transposeLhs^)? attr-dict
     `:` qualified(type($lhs)) `,` qualified(type($rhs)) `,` type($acc)
   }];
   let hasVerifier = 1;
