@@ -223,9 +223,10 @@ struct StoreShared : OpConversionPattern<StoreSharedOp> {
       Value col = arith::AddIOp::create(b, loc, baseCol,
                                         constI32(b, loc, off.col));
       Value chunk = arith::DivUIOp::create(b, loc, col, constI32(b, loc, 8));
-      Value inChunk = arith::MulIOp::create(
-          b, loc, arith::RemUIOp::create(b, loc, col, constI32(b, loc, 8)),
-          constI32(b, loc, geometry.elementBytes));
+      Value elementBytes = constI32(b, loc, geometry.elementBytes);
+      Value colInChunk =
+          arith::RemUIOp::create(b, loc, col, constI32(b, loc, 8));
+      Value inChunk = arith::MulIOp::create(b, loc, colInChunk, elementBytes);
       Value at = arith::AddIOp::create(
           b, loc, base,
           arith::AddIOp::create(b, loc,

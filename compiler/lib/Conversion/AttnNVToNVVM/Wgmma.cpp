@@ -157,8 +157,10 @@ struct Wgmma : OpConversionPattern<WgmmaOp> {
       // stride byte offset between 8-row groups, a k step 16 rows). This
       // warpgroup's 64 rows of M are the lhs's 64-column block g.
       int64_t rowsA = lhsType.getRows(), rowsB = rhsType.getRows();
-      Value warpgroup = arith::DivUIOp::create(b, loc, threadId(b, loc),
-                                               constI32(b, loc, 128));
+      Value warpgroupThreads = constI32(b, loc, 128);
+      Value thread = threadId(b, loc);
+      Value warpgroup =
+          arith::DivUIOp::create(b, loc, thread, warpgroupThreads);
       Value lhsOffset = arith::AddIOp::create(
           b, loc, adaptor.getLhs().front(),
           arith::MulIOp::create(b, loc, warpgroup,
