@@ -23,6 +23,8 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::nv;
@@ -285,33 +287,56 @@ struct WarpgroupTurn : OpConversionPattern<WarpgroupTurnOp> {
                                              turn.front());
       set = arith::RemUIOp::create(b, loc, k, constI32(b, loc, sets));
     }
-    // `body` at b, in set `s` only when the turn is numbered.
-    auto inSet = [&](OpBuilder &nb, Location nl, int64_t s,
-                     function_ref<void(OpBuilder &)> body) {
-      if (!set)
-        return body(nb);
-      Value mine = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
-                                         set, constI32(nb, nl, s));
-      scf::IfOp::create(nb, nl, mine, [&](OpBuilder &sb, Location sl) {
-        body(sb);
-        scf::YieldOp::create(sb, sl);
-      });
+    // `body(s)` for the turn's set s: an if/else chain whose last set is
+    // the final else. Separate ifs would leave LLVM a switch whose default
+    // (set >= rotation) is unreachable, lowered to `exit` inside the loop:
+    // a divergent path that makes ptxas serialise every wgmma (C7518).
+    std::function<void(OpBuilder &, Location, int64_t)> bySet;
+    auto emitSets = [&](OpBuilder &nb, Location nl,
+                        function_ref<void(OpBuilder &, int64_t)> body) {
+      bySet = [&](OpBuilder &sb, Location sl, int64_t s) {
+        if (!set || s + 1 == sets)
+          return body(sb, s);
+        Value mine = arith::CmpIOp::create(sb, sl, arith::CmpIPredicate::eq,
+                                           set, constI32(sb, sl, s));
+        scf::IfOp::create(
+            sb, sl, mine,
+            [&](OpBuilder &tb, Location tl) {
+              body(tb, s);
+              scf::YieldOp::create(tb, tl);
+            },
+            [&](OpBuilder &eb, Location el) {
+              bySet(eb, el, s + 1);
+              scf::YieldOp::create(eb, el);
+            });
+      };
+      bySet(nb, nl, 0);
     };
     auto inWarpgroup = [&](int64_t g, bool arrive, int64_t index) {
       Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          warpgroup, constI32(b, loc, g));
       scf::IfOp::create(b, loc, mine, [&](OpBuilder &nb, Location nl) {
-        for (int64_t s = 0; s < sets; ++s)
-          inSet(nb, nl, s, [&](OpBuilder &sb) {
-            Value barrier = constI32(
-                sb, nl, kFirstOrderBarrier + s * (groups - 1) + index);
-            Value count = constI32(sb, nl, 256);
-            if (arrive)
-              NVVM::BarrierArriveOp::create(sb, nl, barrier, count);
-            else
-              NVVM::BarrierOp::create(sb, nl, Type(), barrier, count,
-                                      NVVM::BarrierReductionAttr(), Value());
-          });
+        emitSets(nb, nl, [&](OpBuilder &sb, int64_t s) {
+          int64_t id = kFirstOrderBarrier + s * (groups - 1) + index;
+          if (set) {
+            // The id in the text: NVVM's barrier ops take it as an operand,
+            // which LLVM merges across the set branches into one barrier
+            // with the id in a register.
+            Ptx::emit(sb, nl, Type(), {},
+                      llvm::formatv("bar.{0} {1}, 256;",
+                                    arrive ? "arrive" : "sync", id)
+                          .str(),
+                      "");
+            return;
+          }
+          Value barrier = constI32(sb, nl, id);
+          Value count = constI32(sb, nl, 256);
+          if (arrive)
+            NVVM::BarrierArriveOp::create(sb, nl, barrier, count);
+          else
+            NVVM::BarrierOp::create(sb, nl, Type(), barrier, count,
+                                    NVVM::BarrierReductionAttr(), Value());
+        });
         scf::YieldOp::create(nb, nl);
       });
     };

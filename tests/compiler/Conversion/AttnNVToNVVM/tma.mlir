@@ -82,7 +82,7 @@ func.func @wait(%it: index) attributes {attn.config = #wg} {
 // a copy after them first waits (thread 0, before announcing the bytes) for
 // the phase before its use's, parity ((use / 3) mod 2) xor 1, on barrier
 // use mod 3 of the empty ones (a fresh barrier passes it: uses 0-2 go at
-// once); a warp's release is a warp sync, then lane 0's arrive.
+// once); a warp's release is a warp sync, then lane 0's arrive, predicated (no branch between wgmma ops).
 // CHECK-LABEL: gpu.func @init_arrivals(
 // CHECK: scf.if
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
@@ -115,10 +115,8 @@ func.func @wait(%it: index) attributes {attn.config = #wg} {
 // CHECK-NEXT: %[[BAR:.*]] = llvm.getelementptr %{{.*}}[%[[AT]]]
 // CHECK-NEXT: nvvm.bar.warp.sync %c-1_i32
 // CHECK-NEXT: %[[LANE:.*]] = nvvm.read.ptx.sreg.laneid
-// CHECK-NEXT: %[[LEAD:.*]] = arith.cmpi eq, %[[LANE]], %c0_i32
-// CHECK-NEXT: scf.if %[[LEAD]] {
-// CHECK-NEXT:   nvvm.mbarrier.arrive %[[BAR]] : !llvm.ptr<3>
-// CHECK-NEXT: }
+// CHECK-NEXT: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.eq.u32 p, $0, 0;\0A@p mbarrier.arrive.shared.b64 _, [$1];\0A}", "r,l" %[[LANE]], %[[BAR]] : (i32, !llvm.ptr<3>) -> ()
+// CHECK-NOT: scf.if
 
 func.func @init_arrivals() attributes {attn.config = #wg} {
   %empty = attn_nv.alloc_barriers {offset = 98328 : i64} : !attn_nv.barriers<3>

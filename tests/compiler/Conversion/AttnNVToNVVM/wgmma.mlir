@@ -288,7 +288,9 @@ func.func @turn_one() attributes {attn.config = #wg4} {
 
 // A numbered turn (TMA kernels, no CTA barrier per tile): turn k takes the
 // barrier set k mod rotation, ids 1 + (k mod 3) with two warpgroups, each
-// a constant behind a branch on the set.
+// a constant in the PTX text behind an if/else chain on the set: no
+// unreachable default (an `exit` inside the loop serialises every wgmma),
+// no id in a register (ptxas would reserve all 16 barriers).
 // CHECK-LABEL: gpu.func @turn_numbered(
 // CHECK-SAME: %[[K:[^:]*]]: index
 // CHECK: %[[WG:.*]] = arith.divui %{{.*}}, %c128_i32 : i32
@@ -298,20 +300,21 @@ func.func @turn_one() attributes {attn.config = #wg4} {
 // CHECK: scf.if %[[IS1]] {
 // CHECK:   %[[S0:.*]] = arith.cmpi eq, %[[SET]], %c0_i32{{.*}} : i32
 // CHECK:   scf.if %[[S0]] {
-// CHECK:     nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
-// CHECK:   %[[S1:.*]] = arith.cmpi eq, %[[SET]], %c1_i32{{.*}} : i32
-// CHECK:   scf.if %[[S1]] {
-// CHECK:     nvvm.barrier id = %c2_i32{{.*}} number_of_threads = %c256_i32
-// CHECK:   %[[S2:.*]] = arith.cmpi eq, %[[SET]], %c2_i32{{.*}} : i32
-// CHECK:   scf.if %[[S2]] {
-// CHECK:     nvvm.barrier id = %c3_i32{{.*}} number_of_threads = %c256_i32
+// CHECK:     llvm.inline_asm has_side_effects "bar.sync 1, 256;"
+// CHECK:   } else {
+// CHECK:     %[[S1:.*]] = arith.cmpi eq, %[[SET]], %c1_i32{{.*}} : i32
+// CHECK:     scf.if %[[S1]] {
+// CHECK:       llvm.inline_asm has_side_effects "bar.sync 2, 256;"
+// CHECK:     } else {
+// CHECK:       llvm.inline_asm has_side_effects "bar.sync 3, 256;"
 // CHECK: "test.body"
 // CHECK: %[[IS0:.*]] = arith.cmpi eq, %[[WG]], %c0_i32{{.*}} : i32
 // CHECK: scf.if %[[IS0]] {
-// CHECK:     nvvm.barrier.arrive id = %c1_i32{{.*}} number_of_threads = %c256_i32
-// CHECK:     nvvm.barrier.arrive id = %c2_i32{{.*}} number_of_threads = %c256_i32
-// CHECK:     nvvm.barrier.arrive id = %c3_i32{{.*}} number_of_threads = %c256_i32
+// CHECK:     llvm.inline_asm has_side_effects "bar.arrive 1, 256;"
+// CHECK:     llvm.inline_asm has_side_effects "bar.arrive 2, 256;"
+// CHECK:     llvm.inline_asm has_side_effects "bar.arrive 3, 256;"
 // CHECK-NOT: nvvm.barrier
+// CHECK-NOT: bar.
 // CHECK: gpu.return
 func.func @turn_numbered(%k: index) attributes {attn.config = #wg8} {
   attn_nv.warpgroup_turn warpgroups 2 turn %k rotation 3 {
