@@ -235,7 +235,8 @@ def set_deterministic(deterministic):
     """The backward pass's form from now on (attn_set_deterministic; the
     initial one from ATTN_JIT_DETERMINISTIC, default True): True gives
     bit-identical gradients; False lets dQ be added with atomics (fewer
-    products; the CPU and wgmma kernels: mma.sync ones stay deterministic). Torch
+    products; the CPU kernels, and CUDA ones only with
+    ATTN_JIT_GPU_ATOMIC_BACKWARD=1). Torch
     backward calls set it from torch.are_deterministic_algorithms_enabled()."""
     _capi.library().set_deterministic(bool(deterministic))
 

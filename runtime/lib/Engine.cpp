@@ -49,6 +49,9 @@ EngineOptions EngineOptions::fromEnvironment() {
     options.tma = llvm::StringRef(tma) == "1";
   if (const char *ws = std::getenv("ATTN_JIT_WARPSPEC"); ws && *ws)
     options.warpSpecialize = llvm::StringRef(ws) == "1";
+  if (const char *atomic = std::getenv("ATTN_JIT_GPU_ATOMIC_BACKWARD");
+      atomic && *atomic)
+    options.gpuAtomicBackward = llvm::StringRef(atomic) == "1";
   if (const char *splits = std::getenv("ATTN_JIT_NUM_SPLITS");
       splits && *splits && llvm::StringRef(splits) != "auto") {
     int64_t count = 0;
@@ -421,7 +424,8 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   CallKey call = CallKey::make(Target::Cuda, context->id, args, user,
                                backward, varlen != nullptr,
                                varlen ? varlen->pageSize : 0, tma,
-                               deterministic_.load(std::memory_order_relaxed),
+                               deterministic_.load(std::memory_order_relaxed) ||
+                                   !options_.gpuAtomicBackward,
                                tma && options_.warpSpecialize);
 
   // A configuration this thread launched: no key text, no lock, no

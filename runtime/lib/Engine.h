@@ -63,6 +63,12 @@ struct EngineOptions {
   /// kBadDeterministic when the variable is neither.
   int deterministic = 1;
   static constexpr int kBadDeterministic = -1;
+  /// The atomic form on CUDA (wgmma) as well as on the host
+  /// (ATTN_JIT_GPU_ATOMIC_BACKWARD=1): off by default, since on the H200
+  /// it ran at 0.42-0.52x the deterministic form and gave a wrong dQ at
+  /// D = 64 (docs/BENCHMARKS.md, version 20); CUDA calls stay
+  /// deterministic without it.
+  bool gpuAtomicBackward = false;
   /// With TMA, a producer warpgroup issues the K/V copies
   /// (KernelConfig::warpSpecialize): ATTN_JIT_WARPSPEC=1; off by default
   /// until the device shows it pays.
@@ -73,7 +79,7 @@ struct EngineOptions {
   /// ATTN_JIT_LOG, ATTN_JIT_DISK_CACHE, ATTN_JIT_CACHE_DIR, XDG_CACHE_HOME,
   /// ATTN_JIT_CACHE_MAX_MB, ATTN_JIT_LIBCUDA, ATTN_JIT_TENSOR_CORES,
   /// ATTN_JIT_NUM_THREADS, ATTN_JIT_NUM_SPLITS, ATTN_JIT_TMA,
-  /// ATTN_JIT_DETERMINISTIC, ATTN_JIT_WARPSPEC.
+  /// ATTN_JIT_DETERMINISTIC, ATTN_JIT_GPU_ATOMIC_BACKWARD, ATTN_JIT_WARPSPEC.
   static EngineOptions fromEnvironment();
 };
 

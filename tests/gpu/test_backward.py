@@ -14,8 +14,9 @@ have no variants).
 
   ATTN_JIT_LIB=.../libattn-jit.so python3 tests/gpu/test_backward.py [--small]
 
-ATTN_JIT_DETERMINISTIC=0 tests the atomic form (dQ added over the K/V tiles
-with atomics): the same bounds, and dK, dV bitwise equal over the 10 runs
+ATTN_JIT_DETERMINISTIC=0 with ATTN_JIT_GPU_ATOMIC_BACKWARD=1 tests the atomic
+form on the GPU (dQ added over the K/V tiles with atomics; without the second
+variable CUDA calls stay deterministic): the same bounds, and dK, dV bitwise equal over the 10 runs
 (dQ's rounding follows the order of the adds); otherwise the deterministic
 form, all three bitwise equal.
 

@@ -135,6 +135,10 @@ int64_t defaultWarps(bool wgmma, int64_t blockM) {
   return wgmma ? blockM / 16 : 4;
 }
 
+bool mapsAtomicBackward(bool nvidia, std::string_view tensorCore) {
+  return !nvidia || tensorCore == "wgmma";
+}
+
 bool splitsBackwardGrads(int64_t headDim) {
   // dK and dV of a 16-row slice take D registers a thread together; with
   // Sᵀ, dPᵀ and the row terms beside them, D = 128 already spills 68 bytes
@@ -468,9 +472,8 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     if (nvidia && r.tensorCore != "wgmma" && splitsBackwardGrads(headDim))
       defM = defN = kBackwardSplitBlock;
   }
-  // Only the backward has an atomic form, mapped on the host and wgmma
-  // (its dSᵀ read transposed from shared memory: mma.sync has no such A).
-  if (!backward || (nvidia && r.tensorCore != "wgmma"))
+  // Only the backward has an atomic form.
+  if (!backward || !mapsAtomicBackward(nvidia, r.tensorCore))
     r.deterministic = true;
   if (r.blockM == 0)
     r.blockM = defM;

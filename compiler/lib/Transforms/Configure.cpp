@@ -111,10 +111,9 @@ struct AttnConfigurePass
         op->emitOpError("cannot be configured: ") << error;
         return WalkResult::interrupt();
       }
-      // dS K from keys-major tiles (transpose_lhs) needs an MN-major A from
-      // shared memory, which wgmma reads and mma.sync does not.
       if constexpr (std::is_same_v<OpTy, SdpaBackwardOp>) {
-        if (nvidia && op.getGradQueryAccum() && plan.mapping != "wgmma") {
+        if (op.getGradQueryAccum() &&
+            !policy::mapsAtomicBackward(nvidia, plan.mapping)) {
           op->emitOpError("'dq_accum' (the atomic backward) is mapped on "
                           "wgmma (sm_90a) and the host only; the ")
               << plan.mapping << " backward is the deterministic one";

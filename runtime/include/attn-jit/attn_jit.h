@@ -334,8 +334,9 @@ ATTN_JIT_API attn_status attn_set_num_splits(int64_t num_splits);
  *   0  dQ is added over the K/V tiles into an f32 workspace of B * H * Nq *
  *      D floats with atomic adds (5 products per tile pair, FlashAttention's
  *      default): dQ's rounding may differ from run to run (dK, dV do not).
- *      The host and wgmma kernels (sm_90a, head_dim <= 128) run this form;
- *      mma.sync kernels (sm_80, larger head dims) stay deterministic.
+ *      The host kernels run this form; CUDA kernels stay deterministic
+ *      unless ATTN_JIT_GPU_ATOMIC_BACKWARD=1 (wgmma, sm_90a, head_dim <=
+ *      128: not yet faster, see runtime/README.md).
  * Any other value: ATTN_ERROR_INVALID_ARGUMENT. */
 ATTN_JIT_API attn_status attn_set_deterministic(int deterministic);
 

@@ -1116,6 +1116,7 @@ TEST_F(EngineCudaTest, BackwardSharesTheCachedPath) {
 // passed after the scale to the three kernels: query tiles (row terms), K/V
 // tiles (dK, dV, dQ's parts added), query tiles (dQ); both workspaces freed.
 TEST_F(EngineCudaTest, AtomicBackwardZeroesItsAccumulatorBeforeItsKernels) {
+  options.gpuAtomicBackward = true;
   const int64_t B = 2, H = 4, Nq = 100, Nk = 70, D = 64;
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, B, H, Nq, Nk, D);
   ForwardFixture grads(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, B, H, Nq, Nk, D);
@@ -1166,10 +1167,28 @@ TEST_F(EngineCudaTest, AtomicBackwardZeroesItsAccumulatorBeforeItsKernels) {
   }
 }
 
+// Without ATTN_JIT_GPU_ATOMIC_BACKWARD=1, attn_set_deterministic(0) leaves
+// CUDA calls on the deterministic kernels (the wgmma atomic form is opt-in
+// until it pays and is right on the device): one key, no accumulator.
+TEST_F(EngineCudaTest, AtomicBackwardOnCudaIsOptIn) {
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
+  ForwardFixture grads(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
+  attn_bwd_args args = backwardArgs(call, grads);
+  ASSERT_TRUE(engine().backward(&args).ok());
+  ASSERT_TRUE(engine().setDeterministic(0).ok());
+  Status status = engine().backward(&args);
+  EXPECT_TRUE(status.ok()) << status.toString();
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  EXPECT_TRUE(fakeCompiler().lastConfig.deterministic);
+  std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+  EXPECT_TRUE(fakeCuda().memsetLog.empty());
+}
+
 // mma.sync (sm_80) has no MN-major A: attn_set_deterministic(0) resolves
 // to the deterministic kernels there (the same key, compiled once), with
 // no accumulator.
 TEST_F(EngineCudaTest, AtomicBackwardFormResolvesToDeterministicOnMmaSync) {
+  options.gpuAtomicBackward = true;
   fakeCuda().major = 8;
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
   ForwardFixture grads(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);

@@ -49,6 +49,11 @@ std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
 /// scores: past D = 128 a thread cannot hold both accumulators.
 bool splitsBackwardGrads(int64_t headDim);
 
+/// Whether a backward mapped with `tensorCore` ("wgmma", "mma.sync"; any on
+/// the host) can take the atomic form: its dSᵀ·K reads dSᵀ transposed from
+/// shared memory, an MN-major A that wgmma reads and mma.sync does not.
+bool mapsAtomicBackward(bool nvidia, std::string_view tensorCore);
+
 /// Variants that compute per score (KernelABI.h bits): their kernels get no
 /// two-CTA register cap (the capped D = 64 kernels spill).
 bool scoresHeavy(unsigned variants);
