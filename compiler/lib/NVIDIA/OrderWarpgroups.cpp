@@ -42,7 +42,7 @@ struct AttnNVOrderWarpgroupsPass
       OpBuilder b(op);
       Value number;
       IntegerAttr rotation;
-      if (config.getTma()) {
+      if (config.getTma() && !config.getBarrierPerTile()) {
         auto stage = op.getRhs().getDefiningOp<SlotOp>();
         if (!stage) {
           op.emitOpError("attn-nv-order-warpgroups: with tma, QKᵀ must read "

@@ -179,6 +179,9 @@ LogicalResult Pipeliner::run() {
                               "tile copied in the loop must follow from the "
                               "induction variable");
   bool tma = config.getTma();
+  // With TMA, stages released by per-warp empty barriers; otherwise by a
+  // CTA barrier per tile, as cp.async's are.
+  bool emptyBarriers = tma && !config.getBarrierPerTile();
   // Tiles the copies run ahead (the header above).
   int64_t ahead = config.isWgmma() && !pipelined && !tma ? stages - 1 : 1;
   llvm::DenseMap<Value, Value> tensorMaps; // source argument -> its map
@@ -208,9 +211,11 @@ LogicalResult Pipeliner::run() {
         SmemType::get(ctx, shape, type.getElementType(), type.getLayout()),
         IntegerAttr());
     if (tma)
-      for (auto *bars : {&barriers, &empties})
-        (*bars)[alloc] = AllocBarriersOp::create(
-            b, alloc.getLoc(), BarriersType::get(ctx, stages), IntegerAttr());
+      barriers[alloc] = AllocBarriersOp::create(
+          b, alloc.getLoc(), BarriersType::get(ctx, stages), IntegerAttr());
+    if (emptyBarriers)
+      empties[alloc] = AllocBarriersOp::create(
+          b, alloc.getLoc(), BarriersType::get(ctx, stages), IntegerAttr());
   }
 
   // Tile count, then the prologue: Q's group, the first K/V tile's group.
@@ -255,7 +260,7 @@ LogicalResult Pipeliner::run() {
       if (tma) {
         CopyTmaOp::create(ib, loc, tensorMaps.lookup(copy.getSource()), batch,
                           head, row, slot, barriers[copy.getDest()], stage,
-                          empties[copy.getDest()]);
+                          empties.lookup(copy.getDest()));
         continue;
       }
       Value rowsPerHead =
@@ -330,6 +335,8 @@ LogicalResult Pipeliner::run() {
   if (tma) {
     for (auto [single, bars] : barriers)
       WaitBarrierOp::create(nb, loc, bars, it);
+    if (!emptyBarriers)
+      waitAndBarrier(nb, loc, 0);
   } else if (behindProduct) {
     waitAndBarrier(nb, loc, ahead - 1);
   } else {
@@ -352,12 +359,12 @@ LogicalResult Pipeliner::run() {
       nb.setInsertionPointAfter(*products.begin());
     prefetch();
   }
-  if (tma && failed(releaseStages(*body, empties, it)))
+  if (emptyBarriers && failed(releaseStages(*body, empties, it)))
     return failure();
   auto oldYield = cast<scf::YieldOp>(old->getTerminator());
   OpBuilder yb = OpBuilder::atBlockEnd(body);
   // The second barrier of two stages: header.
-  if (stages < 3 && !(behindProduct && !pipelined) && !tma)
+  if (stages < 3 && !(behindProduct && !pipelined) && !emptyBarriers)
     NVVM::Barrier0Op::create(yb, loc);
   scf::YieldOp::create(yb, loc, oldYield.getOperands());
   loop.getInductionVar().replaceAllUsesWith(kv);

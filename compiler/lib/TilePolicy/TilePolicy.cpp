@@ -446,6 +446,11 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   plan.packGqa = r.packGqa;
   plan.tma = r.tma;
   plan.warpSpecialize = r.warpSpecialize;
+  // Per-warp empty barriers let the warpgroups run apart: +0-6% at D = 128
+  // (one CTA an SM), but -3-8% at D = 64, where two CTAs share an SM and
+  // the other CTA covers a barrier's wait (docs/BENCHMARKS.md version 20).
+  plan.barrierPerTile =
+      plan.tma && !plan.warpSpecialize && plan.minCtasPerSm > 1;
   return true;
 }
 

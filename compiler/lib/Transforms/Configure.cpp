@@ -125,7 +125,8 @@ struct AttnConfigurePass
           plan.warps, plan.minCtasPerSm, plan.stages, plan.qInRegisters,
           plan.schedule,
           plan.orderedIssue, plan.reverseGrid, plan.packGqa,
-          plan.conditionalRescale, plan.tma, plan.warpSpecialize);
+          plan.conditionalRescale, plan.tma, plan.warpSpecialize,
+          plan.barrierPerTile);
       if (auto old = fn->template getAttrOfType<ConfigAttr>(ConfigAttr::getAttrName());
           old && old != attr) {
         op->emitOpError("its function holds attention of two configurations: ")

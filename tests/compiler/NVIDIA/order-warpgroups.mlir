@@ -82,3 +82,23 @@ func.func @numbered(%q: !s, %ks: !s3, %it: index, %acc: tensor<128x128xf32, #acc
   %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<128x128xf32, #acc>
   return %s : tensor<128x128xf32, #acc>
 }
+
+// -----
+
+// With tma and barrier_per_tile the CTA barrier keeps the warpgroups within
+// a tile: the turn is not numbered.
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 64, warps = 8, min_ctas_per_sm = 2, stages = 3, q_in_registers = false, schedule = "softmax_overlaps_pv", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, barrier_per_tile = true>
+#acc = #attn_nv.acc<warps = 8>
+!s = !attn_nv.smem<128x64xbf16, swizzle_128b>
+!s3 = !attn_nv.smem<3x64x64xbf16, swizzle_128b>
+!sk = !attn_nv.smem<64x64xbf16, swizzle_128b>
+
+// CHECK-LABEL: func.func @unnumbered_with_barrier_per_tile(
+// CHECK: attn_nv.warpgroup_turn warpgroups 2 -> tensor<128x64xf32, #attn_nv.acc<warps = 8>> {
+// CHECK-NOT: rotation
+func.func @unnumbered_with_barrier_per_tile(%q: !s, %ks: !s3, %it: index, %acc: tensor<128x64xf32, #acc>) -> tensor<128x64xf32, #acc> attributes {attn.config = #cfg} {
+  %k = attn_nv.slot %ks[%it] : !s3 -> !sk
+  %s0 = attn_nv.wgmma %q, %k, %acc transpose_rhs : !s, !sk, tensor<128x64xf32, #acc>
+  %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<128x64xf32, #acc>
+  return %s : tensor<128x64xf32, #acc>
+}

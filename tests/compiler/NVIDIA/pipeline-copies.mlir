@@ -535,3 +535,126 @@ func.func @tma(%Q: !t, %K: !t, %V: !t, %lo: index, %hi: index, %n: index) attrib
   }
   return
 }
+
+// -----
+
+// tma with barrier_per_tile (two CTAs an SM): full barriers only, no empty
+// ones and no releases; each iteration waits on tile it's full barriers,
+// then one CTA barrier (after cp.async's no-op wait and the proxy fence)
+// orders the refill of a stage after its last reads, as with cp.async.
+// CHECK-LABEL: func.func @tma_barrier_per_tile(
+// CHECK: %[[KS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x128x128xbf16, swizzle_128b>
+// CHECK-NEXT: %[[KB:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+// CHECK-NEXT: %[[VS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x128x128xbf16, swizzle_128b>
+// CHECK-NEXT: %[[VB:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+// CHECK-NEXT: attn_nv.copy_async %arg0
+// CHECK: attn_nv.init_barriers %[[KB]] :
+// CHECK-NEXT: attn_nv.init_barriers %[[VB]] :
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NOT: arrivals
+// CHECK:      scf.for %[[IT:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
+// CHECK:        attn_nv.wait_barrier %[[KB]][%[[IT]]]
+// CHECK-NEXT:   attn_nv.wait_barrier %[[VB]][%[[IT]]]
+// CHECK-NEXT:   nvvm.cp.async.wait.group 0
+// CHECK-NEXT:   nvvm.fence.proxy
+// CHECK-NEXT:   nvvm.barrier0
+// CHECK:        attn_nv.copy_tma %{{.*}} into %{{.*}}, %[[KB]][%{{.*}}]{{$}}
+// CHECK-NOT:    arrive_barrier
+// CHECK:        scf.yield
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 2, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, barrier_per_tile = true>
+#acc = #attn_nv.acc<warps = 8>
+!t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+
+func.func @tma_barrier_per_tile(
+// CHECK-SAME: %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index, %[[KMAP:[^:]*]]: !llvm.ptr, %[[VMAP:[^:]*]]: !llvm.ptr)
+// CHECK: %[[KS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x128x128xbf16, swizzle_128b>
+// CHECK-NEXT: %[[KB:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+// CHECK-NEXT: %[[KE:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+// CHECK-NEXT: %[[VS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x128x128xbf16, swizzle_128b>
+// CHECK-NEXT: %[[VB:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+// CHECK-NEXT: %[[VE:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+// CHECK-NEXT: attn_nv.copy_async %arg0
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: attn_nv.init_barriers %[[KB]] :
+// CHECK-NEXT: attn_nv.init_barriers %[[VB]] :
+// CHECK-NEXT: attn_nv.init_barriers %[[KE]] arrivals 8
+// CHECK-NEXT: attn_nv.init_barriers %[[VE]] arrivals 8
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: %[[ANY:.*]] = arith.cmpi slt, %[[LO]], %[[HI]]
+// CHECK-NEXT: scf.if %[[ANY]] {
+// CHECK-NEXT:   %[[K0:.*]] = attn_nv.slot %[[KS]][%[[C0:.*]]]
+// CHECK-NEXT:   attn_nv.copy_tma %[[KMAP]][%{{.*}}, %{{.*}}, %[[LO]]] into %[[K0]], %[[KB]][%[[C0]]] after %[[KE]]
+// CHECK-NEXT:   %[[V0:.*]] = attn_nv.slot %[[VS]][%[[C0]]]
+// CHECK-NEXT:   attn_nv.copy_tma %[[VMAP]][%{{.*}}, %{{.*}}, %[[LO]]] into %[[V0]], %[[VB]][%[[C0]]] after %[[VE]]
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NOT: nvvm.cp.async.commit.group
+// CHECK:      scf.for %[[IT:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
+// CHECK-NEXT:   arith.muli %[[IT]], %c128
+// CHECK-NEXT:   arith.addi %[[LO]]
+// CHECK-NEXT:   %[[NEXT:.*]] = arith.addi
+// CHECK-NEXT:   %[[NEXTIT:.*]] = arith.addi %[[IT]]
+// CHECK-NEXT:   attn_nv.wait_barrier %[[KB]][%[[IT]]]
+// CHECK-NEXT:   attn_nv.wait_barrier %[[VB]][%[[IT]]]
+// CHECK-NEXT:   %[[K:.*]] = attn_nv.slot %[[KS]][%[[IT]]]
+// CHECK-NEXT:   %[[V:.*]] = attn_nv.slot %[[VS]][%[[IT]]]
+// CHECK-NEXT:   attn_nv.wgmma %{{.*}}, %[[K]]
+// CHECK-NEXT:   %[[MORE:.*]] = arith.cmpi slt, %[[NEXT]], %[[HI]]
+// CHECK-NEXT:   scf.if %[[MORE]] {
+// CHECK-NEXT:     %[[K1:.*]] = attn_nv.slot %[[KS]][%[[NEXTIT]]]
+// CHECK-NEXT:     attn_nv.copy_tma %[[KMAP]][%{{.*}}, %{{.*}}, %[[NEXT]]] into %[[K1]], %[[KB]][%[[NEXTIT]]] after %[[KE]]
+// CHECK-NEXT:     %[[V1:.*]] = attn_nv.slot %[[VS]][%[[NEXTIT]]]
+// CHECK-NEXT:     attn_nv.copy_tma %[[VMAP]][%{{.*}}, %{{.*}}, %[[NEXT]]] into %[[V1]], %[[VB]][%[[NEXTIT]]] after %[[VE]]
+// CHECK-NEXT:   }
+// CHECK-NEXT:   attn_nv.wgmma_wait
+// CHECK-NEXT:   attn_nv.arrive_barrier %[[KE]][%[[IT]]]
+// CHECK-NEXT:   attn_nv.wgmma %{{.*}}, %[[V]]
+// CHECK-NEXT:   attn_nv.wgmma_wait
+// CHECK-NEXT:   attn_nv.arrive_barrier %[[VE]][%[[IT]]]
+// CHECK-NEXT:   scf.yield
+// CHECK-NOT: cp.async.commit
+// CHECK-NOT: nvvm.barrier0
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
+#acc = #attn_nv.acc<warps = 8>
+!t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+
+func.func @tma_barrier_per_tile(%Q: !t, %K: !t, %V: !t, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  %zs = arith.constant dense<0.0> : tensor<128x128xf32, #acc>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %nk = memref.dim %K, %c2 : !t
+    %nv = memref.dim %V, %c2 : !t
+    %qs = attn_nv.alloc_shared : !s
+    %ks = attn_nv.alloc_shared : !s
+    %vs = attn_nv.alloc_shared : !s
+    attn_nv.copy_async %Q[%b, %h, %t] bounds %n into %qs : !t, !s
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+    nvvm.barrier0
+    %r = scf.for %kv = %lo to %hi step %c128 iter_args(%acc = %zs) -> (tensor<128x128xf32, #acc>) {
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %nk into %ks : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      attn_nv.copy_async %V[%b, %h, %kv] bounds %nv into %vs : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      %s0 = attn_nv.wgmma %qs, %ks, %zs transpose_rhs : !s, !s, tensor<128x128xf32, #acc>
+      %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<128x128xf32, #acc>
+      %o0 = attn_nv.wgmma %qs, %vs, %acc : !s, !s, tensor<128x128xf32, #acc>
+      %o = attn_nv.wgmma_wait %o0 {pending = 0 : i64} : tensor<128x128xf32, #acc>
+      nvvm.barrier0
+      scf.yield %o : tensor<128x128xf32, #acc>
+    }
+  }
+  return
+}

@@ -112,6 +112,9 @@ struct KernelPlan {
   /// A producer warpgroup issues the TMA copies (KernelConfig::
   /// warpSpecialize, as resolved); the CTA has its 128 threads more.
   bool warpSpecialize = false;
+  /// With tma: a CTA barrier per K/V tile releases the stages instead of
+  /// per-warp empty mbarriers (#attn.config's barrier_per_tile).
+  bool barrierPerTile = false;
   /// Dynamic shared memory the kernel's buffers take (NVIDIA).
   int64_t sharedBytes = 0;
 

@@ -83,7 +83,9 @@ def AttnNVPipelineCopies : Pass<"attn-nv-pipeline-copies", "ModuleOp"> {
     mbarriers, and a stage is released by "empty" mbarriers (each warp
     arrives after the wait that retires its last read of the stage; the
     copy into it waits for that) instead of a CTA barrier per tile, which
-    made every warp wait for the slowest one each tile.
+    made every warp wait for the slowest one each tile -- unless the config
+    says `barrier_per_tile` (two CTAs an SM, where the other CTA covers the
+    barrier's wait and the empty barriers measured 3-8% slower).
   }];
   let dependentDialects = ["::mlir::attn::nv::AttnNVDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];

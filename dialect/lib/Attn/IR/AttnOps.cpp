@@ -167,7 +167,7 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    int64_t stages,
                    bool qInRegisters, StringRef schedule, bool orderedIssue,
                    bool reverseGrid, bool packGqa, bool conditionalRescale,
-                   bool tma, bool warpSpecialize) {
+                   bool tma, bool warpSpecialize, bool barrierPerTile) {
   if (mapping != "host" && mapping != "mma.sync" && mapping != "wgmma")
     return emitError() << "mapping must be host, mma.sync or wgmma, got '"
                        << mapping << "'";
@@ -214,6 +214,13 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (warpSpecialize && !tma)
     return emitError() << "warp_specialize needs tma (the producer issues "
                           "the TMA copies)";
+  if (barrierPerTile && !tma)
+    return emitError() << "barrier_per_tile needs tma (cp.async stages "
+                          "always take a CTA barrier per tile)";
+  if (barrierPerTile && warpSpecialize)
+    return emitError() << "warp_specialize needs the empty barriers, not "
+                          "barrier_per_tile (the producer never reaches the "
+                          "consumers' CTA barrier)";
   if (warpSpecialize && 32 * warps + kProducerThreads > kMaxThreadsPerCta)
     return emitError() << "warp_specialize: " << warps << " warps and the "
                        << kProducerThreads << " producer threads exceed "

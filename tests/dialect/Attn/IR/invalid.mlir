@@ -1557,3 +1557,17 @@ func.func @backward_dq_accum_shape(%t: !t, %a: !a, %l: !lse) {
 func.func @config_warp_specialize_threads() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 32, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true>} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{barrier_per_tile needs tma (cp.async stages always take a CTA barrier per tile)}}
+func.func @config_barrier_per_tile_without_tma() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 64, warps = 8, min_ctas_per_sm = 2, stages = 3, q_in_registers = false, schedule = "softmax_overlaps_pv", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, barrier_per_tile = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{warp_specialize needs the empty barriers, not barrier_per_tile (the producer never reaches the consumers' CTA barrier)}}
+func.func @config_barrier_per_tile_with_producer() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, barrier_per_tile = true>} {
+  return
+}

@@ -107,7 +107,11 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     * `warp_specialize`: with `tma`, a producer warpgroup (one more, the
       last) issues the K/V copies while the `warps` consumer warps compute
       (`attn-nv-warp-specialize`; absent: false, the consumers' thread 0
-      issues them).
+      issues them);
+    * `barrier_per_tile`: with `tma`, one CTA barrier per K/V tile orders a
+      stage's refill after its last reads, as with cp.async (absent: false,
+      each warp releases a stage on an "empty" mbarrier and the warpgroups
+      run apart).
 
     Example:
     ```mlir
@@ -127,7 +131,8 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       "bool":$ordered_issue, "bool":$reverse_grid, "bool":$pack_gqa,
       "bool":$conditional_rescale,
       DefaultValuedParameter<"bool", "false">:$tma,
-      DefaultValuedParameter<"bool", "false">:$warp_specialize);
+      DefaultValuedParameter<"bool", "false">:$warp_specialize,
+      DefaultValuedParameter<"bool", "false">:$barrier_per_tile);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
