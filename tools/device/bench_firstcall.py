@@ -218,6 +218,8 @@ def main():
     if args.child:
         return child(args)
     import attn_jit_ctypes as aj
+    if aj.torch_on_cuda() is None:
+        return 77
     lib = args.lib or aj.default_lib_path()
     if not lib:
         print("error: no library: --lib, ATTN_JIT_LIB or ATTN_JIT_BUNDLE", file=sys.stderr)
