@@ -44,13 +44,19 @@ namespace attn::rt {
 // Entry points used when present (cuCtxGetId: CUDA 12.0; the stream-ordered
 // allocator, CUDA 11.2: the backward's workspace; cuMemsetD32Async: zeroing
 // the atomic backward's dQ accumulator; cuTensorMapEncodeTiled, CUDA 12.0:
-// the TMA kernels' tensor maps, without it no TMA).
+// the TMA kernels' tensor maps, without it no TMA; the linker: the PTX JIT
+// that returns the cubin, which the disk cache keeps, without it the PTX is
+// loaded and JIT-compiled in every process).
 #define ATTN_CUDA_OPTIONAL_FUNCTIONS(X)                                        \
   X(cuCtxGetId)                                                                \
   X(cuMemAllocAsync)                                                           \
   X(cuMemFreeAsync)                                                            \
   X(cuMemsetD32Async)                                                          \
-  X(cuTensorMapEncodeTiled)
+  X(cuTensorMapEncodeTiled)                                                    \
+  X(cuLinkCreate)                                                              \
+  X(cuLinkAddData)                                                             \
+  X(cuLinkComplete)                                                            \
+  X(cuLinkDestroy)
 
 struct CudaDriver {
 #define ATTN_CUDA_DECLARE(name) decltype(&::name) name = nullptr;
@@ -66,6 +72,11 @@ struct CudaDriver {
   /// reused): keys what is remembered of its results (TensorMap.cpp).
   uint64_t id = nextId();
   static uint64_t nextId();
+
+  /// Whether the linker entry points are all there.
+  bool canLink() const {
+    return cuLinkCreate && cuLinkAddData && cuLinkComplete && cuLinkDestroy;
+  }
 
   /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
   std::string describe(CUresult result) const;

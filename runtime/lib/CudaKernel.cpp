@@ -5,6 +5,8 @@
 #include "Error.h"
 #include "Validate.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -27,11 +29,112 @@ std::string logText(const char *buffer) {
 
 void *optionValue(uintptr_t value) { return reinterpret_cast<void *>(value); }
 
+/// The JIT options of one load, and what the driver writes back: the info
+/// and error logs and the wall time. Does not move: the driver writes into
+/// it until the load or link is done.
+class JitOptions {
+public:
+  /// `compiles`: the load runs the JIT (PTX), so ask for its wall time and
+  /// optimisation level; a cubin load takes the logs only.
+  JitOptions(const JitSettings &jit, bool compiles)
+      : infoLog_(kJitLogBytes, '\0'), errorLog_(kJitLogBytes, '\0') {
+    add(CU_JIT_INFO_LOG_BUFFER, infoLog_.data());
+    add(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, optionValue(kJitLogBytes - 1));
+    add(CU_JIT_ERROR_LOG_BUFFER, errorLog_.data());
+    add(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, optionValue(kJitLogBytes - 1));
+    add(CU_JIT_LOG_VERBOSE, optionValue(jit.verbose ? 1 : 0));
+    if (!compiles)
+      return;
+    wallTimeAt_ = count_;
+    add(CU_JIT_WALL_TIME, &wallTime_);
+    if (jit.optLevel != JitSettings::kDriverDefault)
+      add(CU_JIT_OPTIMIZATION_LEVEL, optionValue(jit.optLevel));
+  }
+  JitOptions(const JitOptions &) = delete;
+  JitOptions &operator=(const JitOptions &) = delete;
+
+  unsigned count() const { return count_; }
+  CUjit_option *options() { return options_; }
+  void **values() { return values_; }
+  std::string infoLog() const { return logText(infoLog_.data()); }
+  std::string errorLog() const { return logText(errorLog_.data()); }
+
+  /// CU_JIT_WALL_TIME in milliseconds, or LoadedKernel::kUnknownJitMs. The
+  /// driver documents that it overwrites the option's value with a float;
+  /// NVIDIA's ptxjit sample passes a float's address instead. The value is
+  /// such an address, so that either reading is safe.
+  double wallTimeMs() const {
+    if (wallTimeAt_ < 0)
+      return LoadedKernel::kUnknownJitMs;
+    void *slot = values_[wallTimeAt_];
+    float ms = wallTime_;
+    if (slot != &wallTime_)
+      std::memcpy(&ms, &slot, sizeof ms); // the float in the value's low half
+    return ms >= 0 ? ms : LoadedKernel::kUnknownJitMs;
+  }
+
+private:
+  static constexpr int kMaxOptions = 8;
+  void add(CUjit_option option, void *value) {
+    options_[count_] = option;
+    values_[count_] = value;
+    ++count_;
+  }
+  std::string infoLog_, errorLog_;
+  CUjit_option options_[kMaxOptions];
+  void *values_[kMaxOptions];
+  unsigned count_ = 0;
+  int wallTimeAt_ = -1;
+  float wallTime_ = -1;
+};
+
+/// " (JIT error log: ...)" when the log says anything.
+std::string errorLogSuffix(const JitOptions &jit) {
+  std::string log = jit.errorLog();
+  return log.empty() ? "" : "; JIT error log: " + log;
+}
+
+/// The PTX JIT through the driver's linker: the cubin (machine code) of
+/// `ptx`, which cuModuleLoadDataEx then loads without a JIT.
+Expected<std::string> linkCubin(const CudaDriver &driver,
+                                const std::string &ptx, JitOptions &jit,
+                                const std::string &first,
+                                const std::string &arch) {
+  CUlinkState link = nullptr;
+  CUresult result =
+      driver.cuLinkCreate(jit.count(), jit.options(), jit.values(), &link);
+  if (result != CUDA_SUCCESS)
+    return makeError(ATTN_ERROR_CUDA, "cuLinkCreate failed for kernel {} ({}): {}",
+                     first, arch, driver.describe(result));
+  // The cubin belongs to the link: copied out before it is destroyed.
+  llvm::scope_exit destroy([&] { driver.cuLinkDestroy(link); });
+  result = driver.cuLinkAddData(link, CU_JIT_INPUT_PTX,
+                                const_cast<char *>(ptx.c_str()), ptx.size() + 1,
+                                "attn.ptx", 0, nullptr, nullptr);
+  if (result != CUDA_SUCCESS)
+    return makeError(ATTN_ERROR_CUDA,
+                     "cuLinkAddData (PTX JIT) failed for kernel {} ({}): {}{}",
+                     first, arch, driver.describe(result), errorLogSuffix(jit));
+  void *image = nullptr;
+  size_t size = 0;
+  result = driver.cuLinkComplete(link, &image, &size);
+  if (result != CUDA_SUCCESS || !image || size == 0)
+    return makeError(ATTN_ERROR_CUDA,
+                     "cuLinkComplete failed for kernel {} ({}): {}{}", first,
+                     arch,
+                     result != CUDA_SUCCESS ? driver.describe(result)
+                                            : std::string("an empty cubin"),
+                     errorLogSuffix(jit));
+  return std::string(static_cast<const char *>(image), size);
+}
+
 } // namespace
 
 Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
                                   const compiler::PtxKernel &kernel,
-                                  const DeviceInfo &device, bool verbose) {
+                                  const DeviceInfo &device,
+                                  const JitSettings &jit,
+                                  const std::string *cubin) {
   if (kernel.kernels.empty())
     return makeError(ATTN_ERROR_INTERNAL, "a compiled module without kernels");
   const std::string &first = kernel.kernels.front().name;
@@ -43,26 +146,35 @@ Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
                        launch.name, launch.sharedBytes, device.arch,
                        device.maxSharedBytes);
   auto start = std::chrono::steady_clock::now();
-  std::string infoLog(kJitLogBytes, '\0'), errorLog(kJitLogBytes, '\0');
-  CUjit_option options[] = {
-      CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-      CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-      CU_JIT_LOG_VERBOSE};
-  void *values[] = {infoLog.data(), optionValue(kJitLogBytes - 1),
-                    errorLog.data(), optionValue(kJitLogBytes - 1),
-                    optionValue(verbose ? 1 : 0)};
   LoadedKernel loaded;
-  CUresult result = driver.cuModuleLoadDataEx(
-      &loaded.module, kernel.ptx.c_str(), sizeof options / sizeof options[0],
-      options, values);
-  if (result != CUDA_SUCCESS) {
-    std::string log = logText(errorLog.data());
-    return makeError(ATTN_ERROR_CUDA,
-                     "cuModuleLoadDataEx failed for kernel {} ({}): {}{}{}",
-                     first, device.arch, driver.describe(result),
-                     log.empty() ? "" : "; JIT error log: ", log);
+  bool link = !cubin && jit.keepCubin && driver.canLink();
+  JitOptions options(jit, /*compiles=*/!cubin);
+  if (link) {
+    Expected<std::string> linked =
+        linkCubin(driver, kernel.ptx, options, first, device.arch);
+    if (!linked)
+      return linked.takeStatus();
+    loaded.cubin = std::move(*linked);
+    cubin = &loaded.cubin;
   }
-  loaded.jitInfoLog = logText(infoLog.data());
+  const char *image = cubin ? cubin->data() : kernel.ptx.c_str();
+  // The linker's JIT is done: the cubin loads with no options.
+  CUresult result =
+      link ? driver.cuModuleLoadDataEx(&loaded.module, image, 0, nullptr,
+                                       nullptr)
+           : driver.cuModuleLoadDataEx(&loaded.module, image, options.count(),
+                                       options.options(), options.values());
+  if (result != CUDA_SUCCESS)
+    return makeError(ATTN_ERROR_CUDA,
+                     "cuModuleLoadDataEx ({}) failed for kernel {} ({}): {}{}",
+                     link    ? "the linked cubin"
+                     : cubin ? "a cached cubin"
+                             : "PTX",
+                     first, device.arch, driver.describe(result),
+                     link ? "" : errorLogSuffix(options));
+  loaded.fromCubin = cubin && !link;
+  loaded.jitMs = options.wallTimeMs();
+  loaded.jitInfoLog = options.infoLog();
   for (const compiler::KernelLaunch &launch : kernel.kernels) {
     LoadedFunction fn;
     fn.launch = launch;

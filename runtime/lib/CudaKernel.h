@@ -29,7 +29,16 @@ struct LoadedKernel {
   CUmodule module = nullptr;
   std::vector<LoadedFunction> functions;
   double loadMs = 0;      ///< cuModuleLoadDataEx, function lookups, attributes
+  /// The driver's own measure of its PTX JIT (CU_JIT_WALL_TIME), or
+  /// kUnknownJitMs (a cubin load, or a driver that did not report it).
+  double jitMs = kUnknownJitMs;
+  static constexpr double kUnknownJitMs = -1;
   std::string jitInfoLog; ///< the driver's PTX JIT info log
+  /// The machine code the JIT made, when JitSettings::keepCubin asked for it
+  /// (and the driver has the linker): the caller stores it.
+  std::string cubin;
+  /// Loaded from a cubin (loadKernel's `cubin`), without the PTX JIT.
+  bool fromCubin = false;
   /// A TMA kernel (KernelConfig::tma): the rows of its K/V tensor maps'
   /// box (block_n), whose maps every launch appends; 0 without TMA.
   int64_t tmaBoxRows = 0;
@@ -41,12 +50,30 @@ struct LoadedKernel {
 /// Dynamic shared memory above this needs an explicit opt-in per function.
 inline constexpr int kDefaultMaxDynamicShared = 48 * 1024;
 
-/// Loads `kernel` into the current context (cuModuleLoadDataEx, capturing
-/// the JIT info and error logs), finds its functions and opts each in to its
-/// dynamic shared memory. `verbose` asks the JIT for a verbose info log.
+/// How the driver turns the PTX into machine code.
+struct JitSettings {
+  /// CU_JIT_OPTIMIZATION_LEVEL, 0 to kMaxJitOptLevel; kDriverDefault
+  /// passes none (the driver's default is the highest, 4).
+  int optLevel = kDriverDefault;
+  static constexpr int kDriverDefault = -1;
+  static constexpr int kMaxJitOptLevel = 4;
+  /// A verbose JIT info log.
+  bool verbose = false;
+  /// JIT through the linker (cuLinkCreate .. cuLinkComplete) and return the
+  /// cubin in LoadedKernel::cubin; ignored by a driver without the linker.
+  bool keepCubin = false;
+};
+
+/// Loads `kernel` into the current context, capturing the JIT info and
+/// error logs and its wall time: its PTX (cuModuleLoadDataEx, or the linker
+/// with `jit.keepCubin`), or else `cubin`, machine code a JIT made before
+/// for the same PTX and device (no JIT). Then finds its functions and opts
+/// each in to its dynamic shared memory.
 Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
                                   const compiler::PtxKernel &kernel,
-                                  const DeviceInfo &device, bool verbose);
+                                  const DeviceInfo &device,
+                                  const JitSettings &jit,
+                                  const std::string *cubin = nullptr);
 
 /// The kernel parameters of one launch, in the order of KernelABI.h: per
 /// tensor of abi::kForwardTensors (or, for the backward, kBackwardTensors)

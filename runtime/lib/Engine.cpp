@@ -60,6 +60,18 @@ EngineOptions EngineOptions::fromEnvironment() {
             ? kBadSplitCount
             : count;
   }
+  if (const char *level = std::getenv("ATTN_JIT_PTX_OPT_LEVEL");
+      level && *level) {
+    int value = 0;
+    options.jitOptLevel = llvm::StringRef(level).getAsInteger(10, value) ||
+                                  value < 0 ||
+                                  value > JitSettings::kMaxJitOptLevel
+                              ? EngineOptions::kBadJitOptLevel
+                              : value;
+  }
+  if (const char *cubin = std::getenv("ATTN_JIT_CUBIN_CACHE");
+      cubin && *cubin)
+    options.cubinCache = llvm::StringRef(cubin) != "0";
   if (const char *mode = std::getenv("ATTN_JIT_DETERMINISTIC");
       mode && *mode) {
     llvm::StringRef text(mode);
@@ -471,6 +483,10 @@ Engine::cudaKernelMiss(const attn_fwd_args &args,
                      "ATTN_JIT_TENSOR_CORES = '{}': expected auto, mma.sync "
                      "or wgmma",
                      options_.tensorCore);
+  if (options_.jitOptLevel == EngineOptions::kBadJitOptLevel)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "ATTN_JIT_PTX_OPT_LEVEL: expected a level from 0 to {}",
+                     JitSettings::kMaxJitOptLevel);
 
   CacheKey key = makeKey(call, args, varlen, device.arch, user);
   int64_t count =
@@ -613,8 +629,7 @@ Engine::loadCudaKernel(const CudaDriver &driver, const ContextInfo &context,
     return ptx.takeStatus();
   const PtxEntry &entry = **ptx;
   Expected<LoadedKernel> loaded =
-      loadKernel(driver, entry.kernel, *context.device,
-                 logging(LogLevel::Verbose));
+      loadWithCubinCache(driver, context, key, entry);
   if (!loaded)
     return makeError(loaded.status().code(), "{} (key {})",
                      loaded.status().message(), keyText);
@@ -627,22 +642,74 @@ Engine::loadCudaKernel(const CudaDriver &driver, const ContextInfo &context,
       launch += fmt::format("{}{}: {} threads, block_m {}, {} B shared",
                             launch.empty() ? "" : "; ", k.name, k.threads,
                             k.blockM, k.sharedBytes);
+    // "driver load" is the whole load; the JIT's own measure follows it.
+    std::string load =
+        loaded->fromCubin
+            ? fmt::format("driver load {:.1f} ms (cached cubin, no JIT)",
+                          loaded->loadMs)
+        : loaded->jitMs == LoadedKernel::kUnknownJitMs
+            ? fmt::format("driver load {:.1f} ms", loaded->loadMs)
+            : fmt::format("driver load {:.1f} ms (JIT {:.1f} ms)",
+                          loaded->loadMs, loaded->jitMs);
     if (outcome != SingleFlight<PtxEntry>::Outcome::Built)
-      logLine("loaded {} into context {}: driver load {:.1f} ms; {}", keyText,
-              context.id, loaded->loadMs, launch);
+      logLine("loaded {} into context {}: {}; {}", keyText, context.id, load,
+              launch);
     else if (entry.fromDisk)
-      logLine("disk hit {} ({}): read {:.1f} ms, driver load {:.1f} ms; {}",
-              keyText, entry.path, entry.readMs, loaded->loadMs, launch);
+      logLine("disk hit {} ({}): read {:.1f} ms, {}; {}", keyText, entry.path,
+              entry.readMs, load, launch);
     else
       logLine("compiled {} in {:.1f} ms: IR {:.1f} ms, passes {:.1f} ms, PTX "
-              "codegen {:.1f} ms, driver load {:.1f} ms; {}",
+              "codegen {:.1f} ms, {}; {}",
               keyText, entry.compileMs + loaded->loadMs,
               kernel.times.buildIR, kernel.times.passes, kernel.times.codegen,
-              loaded->loadMs, launch);
+              load, launch);
     if (logging(LogLevel::Verbose) && !loaded->jitInfoLog.empty())
       logLine("PTX JIT log for {}: {}", keyText, loaded->jitInfoLog);
   }
   return std::make_shared<const LoadedKernel>(std::move(*loaded));
+}
+
+Expected<LoadedKernel>
+Engine::loadWithCubinCache(const CudaDriver &driver,
+                           const ContextInfo &context, const CacheKey &key,
+                           const PtxEntry &entry) {
+  JitSettings jit;
+  jit.optLevel = options_.jitOptLevel;
+  jit.verbose = logging(LogLevel::Verbose);
+  DiskCache *cache = options_.cubinCache ? disk() : nullptr;
+  jit.keepCubin = cache && driver.canLink();
+  if (!jit.keepCubin)
+    return loadKernel(driver, entry.kernel, *context.device, jit);
+  // The machine code depends on the PTX (the key), the driver's JIT (its
+  // version) and the JIT's level, never on the process.
+  std::string cubinKey = fmt::format("{};cubin;driver={};jit_opt={}",
+                                     key.str(), driver.version,
+                                     options_.jitOptLevel);
+  DiskCache::Lookup lookup = cache->load(cubinKey);
+  if (lookup.kind == DiskCache::LookupKind::Hit) {
+    Expected<LoadedKernel> loaded = loadKernel(
+        driver, entry.kernel, *context.device, jit, &lookup.payload);
+    if (loaded)
+      return loaded;
+    // A cubin this driver refuses costs a JIT, nothing more.
+    if (logging(LogLevel::Info))
+      logLine("cached cubin {} not loaded ({}); JIT-compiling the PTX",
+              lookup.path, loaded.status().message());
+  } else if (lookup.kind == DiskCache::LookupKind::Rejected &&
+             logging(LogLevel::Info)) {
+    logLine("cached cubin {} rejected ({})", lookup.path, lookup.reason);
+  }
+  Expected<LoadedKernel> loaded =
+      loadKernel(driver, entry.kernel, *context.device, jit);
+  if (loaded && !loaded->cubin.empty()) {
+    Status stored = cache->store(cubinKey, loaded->cubin);
+    if (!stored.ok() && logging(LogLevel::Info))
+      logLine("cannot write the cubin's disk cache entry: {}",
+              stored.message());
+    // Kept in memory only as long as it is needed.
+    std::string().swap(loaded->cubin);
+  }
+  return loaded;
 }
 
 Expected<std::shared_ptr<const Engine::PtxEntry>>

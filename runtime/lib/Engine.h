@@ -73,13 +73,23 @@ struct EngineOptions {
   /// (KernelConfig::warpSpecialize): ATTN_JIT_WARPSPEC=1; off by default
   /// until the device shows it pays.
   bool warpSpecialize = false;
+  /// The driver's PTX JIT optimisation level (ATTN_JIT_PTX_OPT_LEVEL, 0 to
+  /// JitSettings::kMaxJitOptLevel; JitSettings::kDriverDefault: unset);
+  /// kBadJitOptLevel when the variable is not one.
+  int jitOptLevel = JitSettings::kDriverDefault;
+  static constexpr int kBadJitOptLevel = -2;
+  /// Keep the driver's machine code (cubin) in the disk cache beside the
+  /// PTX, so that another process loads it without a compile or a JIT
+  /// (ATTN_JIT_CUBIN_CACHE=0: off).
+  bool cubinCache = true;
   /// How long to wait for another process that builds the same kernel.
   std::chrono::milliseconds buildWait = std::chrono::minutes(2);
 
   /// ATTN_JIT_LOG, ATTN_JIT_DISK_CACHE, ATTN_JIT_CACHE_DIR, XDG_CACHE_HOME,
   /// ATTN_JIT_CACHE_MAX_MB, ATTN_JIT_LIBCUDA, ATTN_JIT_TENSOR_CORES,
   /// ATTN_JIT_NUM_THREADS, ATTN_JIT_NUM_SPLITS, ATTN_JIT_TMA,
-  /// ATTN_JIT_DETERMINISTIC, ATTN_JIT_GPU_ATOMIC_BACKWARD, ATTN_JIT_WARPSPEC.
+  /// ATTN_JIT_DETERMINISTIC, ATTN_JIT_GPU_ATOMIC_BACKWARD, ATTN_JIT_WARPSPEC,
+  /// ATTN_JIT_PTX_OPT_LEVEL, ATTN_JIT_CUBIN_CACHE.
   static EngineOptions fromEnvironment();
 };
 
@@ -206,6 +216,13 @@ private:
   Expected<std::shared_ptr<const LoadedKernel>>
   loadCudaKernel(const CudaDriver &driver, const ContextInfo &context,
                  const CacheKey &key);
+  /// Loads `entry` into the current context: its cubin from the disk cache
+  /// when there is one, else its PTX through the driver's JIT, then stores
+  /// the JIT's cubin.
+  Expected<LoadedKernel> loadWithCubinCache(const CudaDriver &driver,
+                                            const ContextInfo &context,
+                                            const CacheKey &key,
+                                            const PtxEntry &entry);
   bool logging(LogLevel level) const { return options_.log >= level; }
   void addCompileTime(std::chrono::steady_clock::duration time);
 

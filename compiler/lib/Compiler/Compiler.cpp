@@ -24,6 +24,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ThreadPool.h"
@@ -117,6 +118,17 @@ struct Session {
   }
 };
 
+/// Runs a compile's pipeline over the session's module and verifies the IR
+/// once, at the end, instead of after each of its passes (a PassManager's
+/// default): every pass is tested with verification after each in attn-opt
+/// and lit; a compile needs to know only that what reaches LLVM is valid.
+LogicalResult runPipeline(PassManager &pm, Session &s) {
+  pm.enableVerifier(false);
+  if (failed(pm.run(*s.module)))
+    return failure();
+  return verify(*s.module);
+}
+
 template <typename Options>
 void setKernelOptions(Options &options, const KernelConfig &config) {
   options.headDim = config.headDim;
@@ -200,7 +212,7 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
   options.tma = config.tma;
   options.warpSpecialize = config.warpSpecialize;
   mlir::attn::buildAttnToNVVMPipeline(pm, options);
-  if (failed(pm.run(*s.module))) {
+  if (failed(runPipeline(pm, s))) {
     error = "attn-to-ptx failed for " + config.pipelineOptions(true) + ":\n" +
             s.diagnostics;
     return false;
@@ -472,7 +484,7 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
   mlir::attn::AttnToHostOptions options;
   setKernelOptions(options, config);
   mlir::attn::buildAttnToHostPipeline(pm, options);
-  if (failed(pm.run(*s->module))) {
+  if (failed(runPipeline(pm, *s))) {
     error = "attn-to-host failed for " + config.pipelineOptions(false) +
             ":\n" + s->diagnostics;
     return nullptr;

@@ -319,4 +319,108 @@ TEST_F(EngineDiskTest, FailuresAreLogged) {
       << log;
 }
 
+// With the driver's linker, the JIT's cubin is kept beside the PTX: a second
+// process neither compiles nor JIT-compiles.
+class EngineCubinTest : public EngineDiskTest {
+protected:
+  void SetUp() override {
+    EngineDiskTest::SetUp();
+    fakeCuda().hasLinker = true;
+    options.driver = makeFakeCudaDriver();
+  }
+  static bool isCubin(const std::string &image) {
+    return image.rfind(kFakeCubinPrefix, 0) == 0;
+  }
+};
+
+TEST_F(EngineCubinTest, SecondProcessLoadsTheCubin) {
+  options.log = LogLevel::Info;
+  StderrCapture capture;
+  attn_stats first = runInFreshEngine();
+  EXPECT_EQ(first.compiles, 1u);
+  EXPECT_EQ(fakeCuda().links, 1);
+  EXPECT_EQ(fakeCuda().liveLinks, 0);
+  // Two entries: the PTX and its cubin.
+  EXPECT_EQ(listFiles(options.disk.directory).size(), 2u);
+  attn_stats second = runInFreshEngine();
+  std::string log = capture.finish();
+  EXPECT_EQ(second.compiles, 0u);
+  EXPECT_EQ(second.disk_hits, 1u);
+  EXPECT_EQ(fakeCuda().links, 1); // no second JIT
+  {
+    std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+    ASSERT_EQ(fakeCuda().loadedPtx.size(), 2u);
+    EXPECT_TRUE(isCubin(fakeCuda().loadedPtx[0]));
+    EXPECT_EQ(fakeCuda().loadedPtx[0], fakeCuda().loadedPtx[1]);
+  }
+  // The first load reports the JIT's own time, the second no JIT.
+  EXPECT_NE(log.find("(JIT 12.5 ms)"), std::string::npos) << log;
+  EXPECT_NE(log.find("(cached cubin, no JIT)"), std::string::npos) << log;
+}
+
+TEST_F(EngineCubinTest, OffKeepsOnlyThePtx) {
+  ScopedEnv off("ATTN_JIT_CUBIN_CACHE", "0");
+  options.cubinCache = EngineOptions::fromEnvironment().cubinCache;
+  EXPECT_FALSE(options.cubinCache);
+  runInFreshEngine();
+  runInFreshEngine();
+  EXPECT_EQ(fakeCuda().links, 0);
+  entryPath(); // expects exactly one entry
+  std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+  ASSERT_EQ(fakeCuda().loadedPtx.size(), 2u);
+  EXPECT_FALSE(isCubin(fakeCuda().loadedPtx[1]));
+}
+
+TEST_F(EngineCubinTest, ACubinTheDriverRefusesCostsAJit) {
+  runInFreshEngine();
+  fakeCuda().cubinLoadsToRefuse = 1;
+  options.log = LogLevel::Info;
+  StderrCapture capture;
+  attn_stats second = runInFreshEngine();
+  std::string log = capture.finish();
+  EXPECT_EQ(second.compiles, 0u);
+  EXPECT_EQ(fakeCuda().links, 2);
+  EXPECT_NE(log.find("not loaded (cuModuleLoadDataEx (a cached cubin) failed"),
+            std::string::npos)
+      << log;
+  // The JIT's new cubin replaced it: the next process loads it.
+  attn_stats third = runInFreshEngine();
+  EXPECT_EQ(third.compiles, 0u);
+  EXPECT_EQ(fakeCuda().links, 2);
+}
+
+TEST_F(EngineCubinTest, EachJitLevelHasItsCubin) {
+  options.jitOptLevel = 1;
+  runInFreshEngine();
+  EXPECT_EQ(fakeCuda().lastJitOptLevel, 1);
+  options.jitOptLevel = JitSettings::kDriverDefault;
+  runInFreshEngine();
+  EXPECT_EQ(fakeCuda().lastJitOptLevel, -1);
+  EXPECT_EQ(fakeCuda().links, 2);
+  EXPECT_EQ(listFiles(options.disk.directory).size(), 3u);
+}
+
+TEST_F(EngineDiskTest, JitLevelFromTheEnvironment) {
+  {
+    ScopedEnv level("ATTN_JIT_PTX_OPT_LEVEL", "2");
+    options.jitOptLevel = EngineOptions::fromEnvironment().jitOptLevel;
+  }
+  EXPECT_EQ(options.jitOptLevel, 2);
+  runInFreshEngine();
+  EXPECT_EQ(fakeCuda().lastJitOptLevel, 2);
+  for (const char *bad : {"5", "-1", "O3"}) {
+    ScopedEnv level("ATTN_JIT_PTX_OPT_LEVEL", bad);
+    EngineOptions fromEnv = EngineOptions::fromEnvironment();
+    EXPECT_EQ(fromEnv.jitOptLevel, EngineOptions::kBadJitOptLevel) << bad;
+    fromEnv.driver = options.driver;
+    Engine engine(fromEnv);
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+    Status status = engine.forward(&call.args);
+    EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT) << bad;
+    EXPECT_NE(status.message().find("ATTN_JIT_PTX_OPT_LEVEL"),
+              std::string::npos)
+        << status.toString();
+  }
+}
+
 } // namespace

@@ -81,11 +81,37 @@ CUresult fakeCtxGetId(CUcontext context, unsigned long long *id) {
   *id = context == fakePrimaryContext() ? 1 : 2;
   return CUDA_SUCCESS;
 }
+bool isFakeCubin(const char *image) {
+  return std::strncmp(image, kFakeCubinPrefix, std::strlen(kFakeCubinPrefix)) ==
+         0;
+}
+/// What the driver does with a JIT's options: records the level and writes
+/// the wall time into its option value (a float, as documented).
+void fakeJit(unsigned count, CUjit_option *options, void **values) {
+  FakeCudaState &state = fakeCuda();
+  state.lastJitOptLevel = -1;
+  for (unsigned i = 0; i < count; ++i) {
+    if (options[i] == CU_JIT_OPTIMIZATION_LEVEL)
+      state.lastJitOptLevel =
+          static_cast<int>(reinterpret_cast<uintptr_t>(values[i]));
+    if (options[i] == CU_JIT_WALL_TIME) {
+      values[i] = nullptr;
+      std::memcpy(&values[i], &state.jitWallMs, sizeof(float));
+    }
+  }
+}
 CUresult fakeModuleLoadDataEx(CUmodule *module, const void *image,
                               unsigned count, CUjit_option *options,
                               void **values) {
   FakeCudaState &state = fakeCuda();
   ++state.moduleLoads;
+  bool cubin = isFakeCubin(static_cast<const char *>(image));
+  if (cubin && state.cubinLoadsToRefuse > 0) {
+    --state.cubinLoadsToRefuse;
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
+  if (!cubin)
+    fakeJit(count, options, values);
   if (state.moduleLoadResult != CUDA_SUCCESS) {
     for (unsigned i = 0; i + 1 < count; ++i)
       if (options[i] == CU_JIT_ERROR_LOG_BUFFER &&
@@ -99,6 +125,45 @@ CUresult fakeModuleLoadDataEx(CUmodule *module, const void *image,
   std::lock_guard<std::mutex> lock(state.mutex);
   state.loadedPtx.emplace_back(static_cast<const char *>(image));
   *module = reinterpret_cast<CUmodule>(state.loadedPtx.size());
+  return CUDA_SUCCESS;
+}
+/// The fake linker: one PTX input, whose cubin is kFakeCubinPrefix + it.
+struct FakeLink {
+  std::string cubin;
+  unsigned count;
+  CUjit_option *options;
+  void **values;
+};
+CUresult fakeLinkCreate(unsigned count, CUjit_option *options, void **values,
+                        CUlinkState *state) {
+  ++fakeCuda().links;
+  ++fakeCuda().liveLinks;
+  *state = reinterpret_cast<CUlinkState>(
+      new FakeLink{kFakeCubinPrefix, count, options, values});
+  return CUDA_SUCCESS;
+}
+CUresult fakeLinkAddData(CUlinkState state, CUjitInputType type, void *data,
+                         size_t size, const char *, unsigned, CUjit_option *,
+                         void **) {
+  if (type != CU_JIT_INPUT_PTX || size == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  auto *link = reinterpret_cast<FakeLink *>(state);
+  // The size counts the PTX's terminating NUL.
+  link->cubin.append(static_cast<const char *>(data), size - 1);
+  if (fakeCuda().moduleLoadResult != CUDA_SUCCESS)
+    return fakeCuda().moduleLoadResult;
+  fakeJit(link->count, link->options, link->values);
+  return CUDA_SUCCESS;
+}
+CUresult fakeLinkComplete(CUlinkState state, void **cubin, size_t *size) {
+  auto *link = reinterpret_cast<FakeLink *>(state);
+  *cubin = link->cubin.data();
+  *size = link->cubin.size();
+  return CUDA_SUCCESS;
+}
+CUresult fakeLinkDestroy(CUlinkState state) {
+  --fakeCuda().liveLinks;
+  delete reinterpret_cast<FakeLink *>(state);
   return CUDA_SUCCESS;
 }
 CUresult fakeModuleGetFunction(CUfunction *function, CUmodule,
@@ -266,6 +331,12 @@ void resetFakeCuda() {
   state.paramsAfterScale = 0;
   state.tensorMapParam = -1;
   state.hasTensorMapEncode = true;
+  state.hasLinker = false;
+  state.cubinLoadsToRefuse = 0;
+  state.jitWallMs = 12.5f;
+  state.links = 0;
+  state.liveLinks = 0;
+  state.lastJitOptLevel = -1;
   state.moduleLoads = 0;
   state.launches = 0;
   state.primaryRetains = 0;
@@ -321,6 +392,12 @@ std::shared_ptr<const rt::CudaDriver> makeFakeCudaDriver() {
   driver->cuMemsetD32Async = fakeMemsetD32Async;
   if (fakeCuda().hasTensorMapEncode)
     driver->cuTensorMapEncodeTiled = fakeTensorMapEncodeTiled;
+  if (fakeCuda().hasLinker) {
+    driver->cuLinkCreate = fakeLinkCreate;
+    driver->cuLinkAddData = fakeLinkAddData;
+    driver->cuLinkComplete = fakeLinkComplete;
+    driver->cuLinkDestroy = fakeLinkDestroy;
+  }
   return driver;
 }
 

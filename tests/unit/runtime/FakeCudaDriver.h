@@ -82,9 +82,21 @@ struct FakeCudaState {
   /// Whether the table has cuTensorMapEncodeTiled (set before
   /// makeFakeCudaDriver).
   bool hasTensorMapEncode = true;
+  /// Whether the table has the linker (cuLinkCreate .. cuLinkDestroy; set
+  /// before makeFakeCudaDriver). Its cubin is kFakeCubinPrefix + the PTX.
+  bool hasLinker = false;
+  /// How many cuModuleLoadDataEx of a cubin (an image that starts with
+  /// kFakeCubinPrefix) to refuse, with CUDA_ERROR_INVALID_IMAGE, before
+  /// loading them again.
+  std::atomic<int> cubinLoadsToRefuse{0};
+  /// What a JIT (a PTX load or a link) reports as CU_JIT_WALL_TIME.
+  float jitWallMs = 12.5f;
 
   std::atomic<int> moduleLoads{0}, launches{0}, primaryRetains{0},
-      setAttributeCalls{0}, lastSharedAttribute{0};
+      setAttributeCalls{0}, lastSharedAttribute{0}, links{0},
+      liveLinks{0};
+  /// The CU_JIT_OPTIMIZATION_LEVEL of the last JIT, -1 when it had none.
+  std::atomic<int> lastJitOptLevel{-1};
 
   std::mutex mutex; // guards what follows
   std::vector<FakeLaunch> launchLog;
@@ -102,6 +114,9 @@ struct FakeCudaState {
   };
   std::vector<Range> memory;
 };
+
+/// How the fake linker's cubins start.
+inline constexpr const char *kFakeCubinPrefix = "FAKE-CUBIN\n";
 
 FakeCudaState &fakeCuda();
 void resetFakeCuda();
