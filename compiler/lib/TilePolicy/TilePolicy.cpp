@@ -45,9 +45,10 @@ constexpr int64_t kMaxBackwardJointHeadDim = 128;
 /// from sm_80 on).
 constexpr int64_t kRegistersPerThread = 255;
 constexpr int64_t kRegistersPerSm = 64 * 1024;
-/// A kernel may spill some of its tiles (the backward's dK/dV kernel at
-/// D = 128 spills 68 bytes), but one whose tiles need more than this many
-/// times the registers a thread has runs from local memory: refused.
+/// A kernel may spill some of its tiles (the backward's K/V tiles' kernel at
+/// D = 128: 16 bytes on sm_80, 32 in the atomic form on sm_90a), but one
+/// whose tiles need more than this many times the registers a thread has
+/// runs from local memory: refused.
 constexpr int64_t kMaxRegisterOvercommit = 2;
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -141,9 +142,9 @@ bool mapsAtomicBackward(bool nvidia, std::string_view tensorCore) {
 
 bool splitsBackwardGrads(int64_t headDim) {
   // dK and dV of a 16-row slice take D registers a thread together; with
-  // Sᵀ, dPᵀ and the row terms beside them, D = 128 already spills 68 bytes
-  // (wgmma; split: 0 and 28 bytes, for one more product a tile), and
-  // D = 256 cannot fit at all (docs/design.md).
+  // Sᵀ, dPᵀ and the row terms beside them D = 128 just fits (wgmma: no
+  // spill; mma.sync on sm_80: 16 bytes), and D = 256 cannot fit at all
+  // (docs/design.md).
   return roundUp(headDim, 16) > kMaxBackwardJointHeadDim;
 }
 

@@ -18,6 +18,7 @@
 
 #include "Patterns.h"
 
+#include "attn/Compiler/KernelABI.h"
 #include "attn/Dialect/AttnNV/IR/Barriers.h"
 
 #include "mlir/IR/Matchers.h"
@@ -52,13 +53,39 @@ Value descriptor(OpBuilder &b, Location loc, const SharedBase &smem,
   return arith::OrIOp::create(b, loc, addr, hi);
 }
 
-/// `desc` advanced by `bytes` (a multiple of 16).
-Value advance(OpBuilder &b, Location loc, Value desc, int64_t bytes) {
-  if (bytes == 0)
-    return desc;
+/// A descriptor and the bytes (a multiple of 16) its k step lies past it,
+/// added by LLVM arithmetic or inside the instruction's inline PTX.
+struct DescriptorStep {
+  Value desc;
+  int64_t bytes = 0;
+};
+
+/// Whether the products of `op`'s kernel advance their descriptors in the
+/// PTX: the K/V tiles' kernels of the backward (a grid over keys), whose K
+/// and V stay in shared memory through the loop. As LLVM arithmetic on their
+/// loop-invariant descriptors, LICM hoisted every k step's descriptor out
+/// of the loop, 2 registers each for the whole loop (32 for K and V at
+/// D = 128, beside dK and dV: the kernel spilled 68 bytes, the atomic form
+/// 260; issue 12). The forward keeps LLVM's choice: there the hoisted
+/// descriptors of Q cost no spill, and advancing them in the PTX made a
+/// packed-GQA split kernel spill (ptxas-pack-gqa-varlen.test).
+bool advancesInPtx(Operation *op) {
+  auto kernel = op->getParentOfType<FunctionOpInterface>();
+  auto over = kernel ? kernel->getAttrOfType<StringAttr>(
+                           ::attn::abi::kGridAttr)
+                     : StringAttr();
+  return over && over.getValue() == ::attn::abi::kGridOverKeys;
+}
+
+/// `desc` advanced by `bytes` (a multiple of 16): in the PTX (`inPtx`) or
+/// now.
+DescriptorStep advance(OpBuilder &b, Location loc, Value desc, int64_t bytes,
+                       bool inPtx) {
+  if (inPtx || bytes == 0)
+    return {desc, bytes};
   Value add =
       arith::ConstantIntOp::create(b, loc, b.getI64Type(), bytes >> 4);
-  return arith::AddIOp::create(b, loc, desc, add);
+  return {arith::AddIOp::create(b, loc, desc, add), 0};
 }
 
 /// One wgmma.mma_async m64nNk16 with f32 accumulation. A comes from the
@@ -66,8 +93,9 @@ Value advance(OpBuilder &b, Location loc, Value desc, int64_t bytes) {
 /// given, from 4 registers; an empty `acc` starts from zero.
 SmallVector<Value> wgmmaAsync(OpBuilder &b, Location loc, Type element,
                               ArrayRef<Value> acc, ArrayRef<Value> aRegs,
-                              Value aDesc, Value bDesc, int64_t n,
-                              bool transposeB, bool transposeA = false) {
+                              DescriptorStep aDesc, DescriptorStep bDesc,
+                              int64_t n, bool transposeB,
+                              bool transposeA = false) {
   int64_t regs = n / 2;
   StringRef ty = element.isF16() ? "f16" : "bf16";
   std::string constraints;
@@ -90,11 +118,22 @@ SmallVector<Value> wgmmaAsync(OpBuilder &b, Location loc, Type element,
   for (int64_t i = 0; i < regs; ++i)
     d += llvm::formatv("{0}${1}", i ? ", " : "", i).str();
   d += "}";
+  // A descriptor operand, advanced in the PTX into register `name`.
+  std::string advances;
+  auto descriptorOperand = [&](DescriptorStep step, StringRef name) {
+    addConstraint("l");
+    operands.push_back(step.desc);
+    std::string reg = llvm::formatv("${0}", next++).str();
+    if (step.bytes == 0)
+      return reg;
+    advances += llvm::formatv(".reg .b64 {0};\nadd.s64 {0}, {1}, {2};\n",
+                              name, reg, step.bytes >> 4)
+                    .str();
+    return name.str();
+  };
   std::string a;
   if (aRegs.empty()) {
-    addConstraint("l");
-    operands.push_back(aDesc);
-    a = llvm::formatv("${0}", next++).str();
+    a = descriptorOperand(aDesc, "da");
   } else {
     a = "{";
     for (auto [i, r] : llvm::enumerate(aRegs)) {
@@ -107,9 +146,7 @@ SmallVector<Value> wgmmaAsync(OpBuilder &b, Location loc, Type element,
     }
     a += "}";
   }
-  addConstraint("l");
-  operands.push_back(bDesc);
-  int64_t bIdx = next++;
+  std::string bOperand = descriptorOperand(bDesc, "db");
   addConstraint("r");
   operands.push_back(constI32(b, loc, acc.empty() ? 0 : 1));
   int64_t scaleIdx = next++;
@@ -121,10 +158,10 @@ SmallVector<Value> wgmmaAsync(OpBuilder &b, Location loc, Type element,
                                 .str()
                           : std::string(transposeB ? "1" : "0");
   std::string text = llvm::formatv(
-      "{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {3}, {4}, ${5}, "
+      "{{\n.reg .pred p;\n{7}setp.ne.b32 p, ${0}, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {3}, {4}, {5}, "
       "p, 1, 1, {6};\n}",
-      scaleIdx, n, ty, d, a, bIdx, trans);
+      scaleIdx, n, ty, d, a, bOperand, trans, advances);
   Type f32 = b.getF32Type();
   auto resType = LLVM::LLVMStructType::getLiteral(
       b.getContext(), SmallVector<Type>(regs, f32));
@@ -152,6 +189,7 @@ struct Wgmma : OpConversionPattern<WgmmaOp> {
     if (!isZeroTile(op.getAcc()))
       out = llvm::to_vector(adaptor.getAcc());
     int64_t n = acc.cols();
+    bool inPtx = advancesInPtx(op);
     auto lhsType = dyn_cast<SmemType>(op.getLhs().getType());
     if (lhsType && op.getTransposeLhs()) {
       // Both MN-major (the backward's (dSᵀ)ᵀ K): A is K×M, B K×N, each
@@ -174,8 +212,8 @@ struct Wgmma : OpConversionPattern<WgmmaOp> {
       else
         out = Ptx::through(b, loc, "wgmma.fence.sync.aligned;", out);
       for (int64_t kk = 0; kk < rowsA / 16; ++kk) {
-        Value aStep = advance(b, loc, aDesc, kk * 16 * 128);
-        Value bStep = advance(b, loc, bDesc, kk * 16 * 128);
+        DescriptorStep aStep = advance(b, loc, aDesc, kk * 16 * 128, inPtx);
+        DescriptorStep bStep = advance(b, loc, bDesc, kk * 16 * 128, inPtx);
         out = wgmmaAsync(b, loc, element, out, {}, aStep, bStep, n,
                          /*transposeB=*/true, /*transposeA=*/true);
       }
@@ -204,8 +242,10 @@ struct Wgmma : OpConversionPattern<WgmmaOp> {
       for (int64_t kk = 0; kk < lhsType.getCols() / 16; ++kk) {
         // k step kk: column block kk / 4, 32 bytes per 16 columns in it.
         int64_t block = kk / 4, inBlock = (kk % 4) * 32;
-        Value bStep = advance(b, loc, bDesc, block * rowsB * 128 + inBlock);
-        Value aStep = advance(b, loc, aDesc, block * rowsA * 128 + inBlock);
+        DescriptorStep bStep =
+            advance(b, loc, bDesc, block * rowsB * 128 + inBlock, inPtx);
+        DescriptorStep aStep =
+            advance(b, loc, aDesc, block * rowsA * 128 + inBlock, inPtx);
         out = wgmmaAsync(b, loc, element, out, {}, aStep, bStep, n,
                          /*transposeB=*/false);
       }
@@ -226,10 +266,11 @@ struct Wgmma : OpConversionPattern<WgmmaOp> {
       regs = Ptx::through(b, loc, "wgmma.fence.sync.aligned;", regs);
       out.assign(regs.begin(), regs.begin() + out.size());
       ArrayRef<Value> a = ArrayRef<Value>(regs).drop_front(out.size());
-      for (int64_t kk = 0; kk < rowsB / 16; ++kk)
-        out = wgmmaAsync(b, loc, element, out, a.slice(kk * 4, 4), Value(),
-                         advance(b, loc, bDesc, kk * 16 * 128), n,
-                         /*transposeB=*/true);
+      for (int64_t kk = 0; kk < rowsB / 16; ++kk) {
+        DescriptorStep bStep = advance(b, loc, bDesc, kk * 16 * 128, inPtx);
+        out = wgmmaAsync(b, loc, element, out, a.slice(kk * 4, 4), {}, bStep,
+                         n, /*transposeB=*/true);
+      }
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
     rewriter.replaceOpWithMultiple(op, {out});
