@@ -56,7 +56,8 @@ struct EngineOptions {
   /// K/V tiles by TMA in the kernels that allow it (sm_90a wgmma forward
   /// over contiguous K/V whose layout a tensor map describes, else
   /// cp.async): unset, where compiler::tmaByDefault says it pays (D = 64
-  /// and 128); ATTN_JIT_TMA=1 wherever allowed, =0 never.
+  /// and 128) and no bias table is staged by cp.async; ATTN_JIT_TMA=1
+  /// wherever allowed, =0 never.
   std::optional<bool> tma;
   /// The backward's form (ATTN_JIT_DETERMINISTIC; KernelConfig::
   /// deterministic): 1 deterministic, 0 dQ added with atomics;

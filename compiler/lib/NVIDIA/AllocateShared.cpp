@@ -4,7 +4,7 @@
 
 #include "attn/Compiler/KernelABI.h"
 #include "attn/Compiler/TilePolicy.h"
-#include "attn/Dialect/AttnNV/IR/SharedTileBytes.h"
+#include "attn/NVIDIA/SharedPlacement.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -19,38 +19,26 @@ using namespace mlir::attn::nv;
 
 namespace {
 
-/// The swizzle pattern follows address bits: swizzled tiles start on a
-/// 1024-byte boundary, and the kernel aligns the base of dynamic shared
-/// memory (which promises 16 bytes) at run time, within this slack.
-constexpr int64_t kSwizzleAlign = 1024;
-constexpr int64_t kChunkAlign = 16;
-
 struct AttnNVAllocateSharedPass
     : mlir::attn::nv::impl::AttnNVAllocateSharedBase<AttnNVAllocateSharedPass> {
   void runOnOperation() override {
     WalkResult result = getOperation()->walk([&](FunctionOpInterface fn) {
-      int64_t end = 0;
-      bool swizzled = false;
+      SharedPlacement placement;
       Builder b(fn.getContext());
       fn->walk([&](Operation *op) {
         if (auto alloc = dyn_cast<AllocSharedOp>(op)) {
           auto type = cast<SmemType>(alloc.getType());
-          bool swizzle = type.getLayout() == SharedLayout::Swizzle128B;
-          swizzled |= swizzle;
-          int64_t align = swizzle ? kSwizzleAlign : kChunkAlign;
-          int64_t offset = (end + align - 1) / align * align;
+          int64_t offset = placement.placeTiles(
+              type.getBytes(), type.getLayout() == SharedLayout::Swizzle128B);
           alloc.setOffsetAttr(b.getI64IntegerAttr(offset));
-          end = offset + type.getBytes();
         } else if (auto bars = dyn_cast<AllocBarriersOp>(op)) {
-          int64_t offset = (end + kMbarrierBytes - 1) / kMbarrierBytes *
-                           kMbarrierBytes;
+          int64_t offset = placement.placeBarriers(bars.getType().getCount());
           bars.setOffsetAttr(b.getI64IntegerAttr(offset));
-          end = offset + kMbarrierBytes * bars.getType().getCount();
         }
       });
-      if (end == 0)
+      if (placement.empty())
         return WalkResult::advance();
-      int64_t total = end + (swizzled ? kSwizzleAlign : 0);
+      int64_t total = placement.total();
       ConfigAttr config = ConfigAttr::lookup(fn);
       int64_t limit = ::attn::compiler::maxSharedBytesPerBlock(
           config ? config.getChip() : "");

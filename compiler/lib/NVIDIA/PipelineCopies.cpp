@@ -171,17 +171,33 @@ LogicalResult Pipeliner::run() {
     return def->getNumRegions() == 0 && isMemoryEffectFree(def) &&
            llvm::all_of(def->getOperands(), fromInduction);
   };
-  for (CopyAsyncOp copy : kvCopies)
+  // A captured table's score tiles (attn-nv-stage-tables) are staged with
+  // them.
+  SmallVector<CopyTableAsyncOp> tableCopies =
+      llvm::to_vector(loop.getBody()->getOps<CopyTableAsyncOp>());
+  SmallVector<Operation *> copies;
+  llvm::append_range(copies, kvCopies);
+  llvm::append_range(copies, tableCopies);
+  auto destOf = [](Operation *copy) -> Value {
+    if (auto table = dyn_cast<CopyTableAsyncOp>(copy))
+      return table.getDest();
+    return cast<CopyAsyncOp>(copy).getDest();
+  };
+  for (Operation *copy : copies)
     if (!llvm::all_of(copy->getOperands(), [&](Value v) {
-          return v == copy.getDest() || fromInduction(v);
+          return v == destOf(copy) || fromInduction(v);
         }))
-      return copy.emitOpError("attn-nv-pipeline-copies: the position of a "
-                              "tile copied in the loop must follow from the "
-                              "induction variable");
+      return copy->emitOpError("attn-nv-pipeline-copies: the position of a "
+                               "tile copied in the loop must follow from the "
+                               "induction variable");
   bool tma = config.getTma();
   // With TMA, stages released by per-warp empty barriers; otherwise by a
   // CTA barrier per tile, as cp.async's are.
   bool emptyBarriers = tma && !config.getBarrierPerTile();
+  if (tma && !tableCopies.empty())
+    return tableCopies.front().emitOpError(
+        "attn-nv-pipeline-copies: a table's copies (cp.async) do not join the "
+        "mbarriers of a TMA kernel's stages");
   // Tiles the copies run ahead (the header above).
   int64_t ahead = config.isWgmma() && !pipelined && !tma ? stages - 1 : 1;
   llvm::DenseMap<Value, Value> tensorMaps; // source argument -> its map
@@ -197,11 +213,11 @@ LogicalResult Pipeliner::run() {
   llvm::MapVector<Value, Value> staged; // one-tile buffer -> S stages
   llvm::MapVector<Value, Value> barriers; // one-tile buffer -> S barriers
   llvm::MapVector<Value, Value> empties;  // ... -> S release barriers
-  for (CopyAsyncOp copy : kvCopies) {
-    auto alloc = copy.getDest().getDefiningOp<AllocSharedOp>();
+  for (Operation *copy : copies) {
+    auto alloc = destOf(copy).getDefiningOp<AllocSharedOp>();
     if (!alloc)
-      return copy.emitOpError("attn-nv-pipeline-copies: destination must be "
-                              "an attn_nv.alloc_shared buffer");
+      return copy->emitOpError("attn-nv-pipeline-copies: destination must be "
+                               "an attn_nv.alloc_shared buffer");
     auto type = cast<SmemType>(alloc.getType());
     SmallVector<int64_t> shape = {stages};
     llvm::append_range(shape, type.getShape());
@@ -267,6 +283,17 @@ LogicalResult Pipeliner::run() {
           copy.getRowsPerHead() ? valueAt(copy.getRowsPerHead()) : Value();
       CopyAsyncOp::create(ib, loc, copy.getSource(), batch, head, row, bound,
                           rowsPerHead, slot, copy.getPages());
+    }
+    for (CopyTableAsyncOp copy : tableCopies) {
+      Value slot = SlotOp::create(
+          ib, loc, cast<SmemType>(copy.getDest().getType()),
+          staged[copy.getDest()], stage);
+      Value row = valueAt(copy.getRow());
+      Value col = valueAt(copy.getCol());
+      Value rows = valueAt(copy.getRows());
+      Value cols = valueAt(copy.getCols());
+      CopyTableAsyncOp::create(ib, loc, copy.getSource(), row, col, rows, cols,
+                               slot);
     }
   };
   if (tma) {
@@ -371,7 +398,7 @@ LogicalResult Pipeliner::run() {
   for (auto [oldArg, newArg] :
        llvm::zip(loop.getRegionIterArgs(), newLoop.getRegionIterArgs()))
     oldArg.replaceAllUsesWith(newArg);
-  for (CopyAsyncOp copy : kvCopies)
+  for (Operation *copy : copies)
     copy->erase();
   for (auto [single, buffer] : staged) {
     single.replaceUsesWithIf(slots[single], [&](OpOperand &use) {

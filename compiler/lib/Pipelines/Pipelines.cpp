@@ -67,6 +67,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   // The NVIDIA tile program, then its schedule, one pass per decision.
   pm.addPass(nv::createAttnNVSplitKernels());
   pm.addPass(nv::createAttnNVAssignLayouts());
+  pm.addPass(nv::createAttnNVStageTables());
   pm.addPass(nv::createAttnNVDeferRowSums());
   pm.addPass(nv::createAttnNVPipelineCopies());
   pm.addPass(nv::createAttnNVPipelineWgmma());

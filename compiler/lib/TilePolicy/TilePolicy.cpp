@@ -362,7 +362,22 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   int64_t kv = sharedTileBytes(r.blockN, d, wgmma);
   int64_t align = wgmma ? 1024 : 0; // swizzled tiles need a 1024-byte base
   bool alone = wgmma && plan.warps > 4;
-  auto bytes = [&](int64_t stages) { return q + 2 * stages * kv + align; };
+  // The bias table's score tile, staged with K and V where it fits
+  // (attn-nv-stage-tables; f32; not with TMA, whose stages it does not
+  // join): 32 KB a stage at D = 128's 128 x 64 tiles, three stages in
+  // 225 of 227 KB.
+  int64_t table = (r.variants & abi::kBias) && !r.tma
+                      ? mlir::attn::nv::sharedTileBytes(
+                            wgmma, r.blockM, r.blockN, /*elementBytes=*/4)
+                      : 0;
+  auto bytes = [&](int64_t stages) {
+    return q + stages * (2 * kv + table) + align;
+  };
+  // Without room for two stages of it the table keeps its per-element
+  // gather, and the K/V stages their room.
+  if (bytes(2) > maxSharedBytesPerBlock(r.arch)) {
+    table = 0;
+  }
   // A paged split-KV wgmma kernel past D = 64 keeps the page gather, the
   // sequence and the split live: with three stages and P·V in flight
   // (pv_in_flight) ptxas spilled 8 bytes at D = 128 with a mask

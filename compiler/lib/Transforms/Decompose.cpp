@@ -192,16 +192,22 @@ struct ScoreSpace {
       lastCol = arith::SubIOp::create(b, loc, numKeys, one);
   }
   Value key(OpBuilder &nb, Location nl, Value k, Clamp clamp) const {
-    return clamp.key ? Value(arith::MinSIOp::create(nb, nl, k, lastCol)) : k;
+    return clamp.key ? boundsClamp(nb, nl, k, lastCol) : k;
+  }
+  /// min(position, last), marked as a clamp for memory safety only
+  /// (kBoundsClampAttr).
+  static Value boundsClamp(OpBuilder &nb, Location nl, Value position,
+                           Value last) {
+    auto min = arith::MinSIOp::create(nb, nl, position, last);
+    min->setAttr(kBoundsClampAttr, nb.getUnitAttr());
+    return min;
   }
   /// Packed rows: row p is query p mod rows_per_head of head head + p /
   /// rows.
   std::pair<Value, Value> position(OpBuilder &nb, Location nl, Value query,
                                    Clamp clamp) const {
     if (!rowsPerHead)
-      return {clamp.query
-                  ? Value(arith::MinSIOp::create(nb, nl, query, lastRow))
-                  : query,
+      return {clamp.query ? boundsClamp(nb, nl, query, lastRow) : query,
               head};
     // Without a head operand (a hand-written step with a built-in mask
     // only) no mod reads the head.

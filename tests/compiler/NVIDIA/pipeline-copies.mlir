@@ -233,6 +233,82 @@ func.func @two_tiles_ahead(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) at
 
 // -----
 
+// A captured table's tile (attn-nv-stage-tables) is staged and copied with
+// K: the first tile's in the prologue's group, the next tile's behind QKᵀ
+// into the next stage; its reads take this iteration's stage.
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 64, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+#acc = #attn_nv.acc<warps = 8>
+!t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!table = memref<?x?xf32, strided<[?, ?], offset: ?>>
+!q = !attn_nv.smem<128x128xbf16, swizzle_128b>
+!k = !attn_nv.smem<64x128xbf16, swizzle_128b>
+!b = !attn_nv.smem<128x64xf32, swizzle_128b>
+
+// CHECK-LABEL: func.func @table(
+// CHECK-SAME: %[[BIAS:[^:]*]]: memref<?x?xf32, strided<[?, ?], offset: ?>>, %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index)
+// CHECK-DAG: %[[BS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x128x64xf32, swizzle_128b>
+// CHECK-DAG: %[[KS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x64x128xbf16, swizzle_128b>
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT:   %[[K0:.*]] = attn_nv.slot %[[KS]][%[[C0:.*]]] :
+// CHECK-NEXT:   attn_nv.copy_async %arg1[%{{.*}}, %{{.*}}, %[[LO]]] bounds %[[N]] into %[[K0]]
+// CHECK-NEXT:   %[[B0:.*]] = attn_nv.slot %[[BS]][%[[C0]]] :
+// CHECK-NEXT:   attn_nv.copy_table_async %[[BIAS]][%[[ROW:.*]], %[[LO]]] bounds %[[N]], %[[N]] into %[[B0]]
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cp.async.commit.group
+// CHECK:      scf.for %[[IT:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
+// CHECK:        %[[NEXT:.*]] = arith.addi %[[KV:.*]], %c64
+// CHECK:        %[[NEXTIT:.*]] = arith.addi %[[IT]], %{{.*}}
+// CHECK-NEXT:   nvvm.cp.async.wait.group 0
+// CHECK-NEXT:   nvvm.fence.proxy
+// CHECK-NEXT:   nvvm.barrier0
+// CHECK-DAG:    %[[K:.*]] = attn_nv.slot %[[KS]][%[[IT]]]
+// CHECK-DAG:    %[[B:.*]] = attn_nv.slot %[[BS]][%[[IT]]]
+// CHECK:        attn_nv.wgmma %{{.*}}, %[[K]]
+// CHECK-NEXT:   %[[MORE:.*]] = arith.cmpi slt, %[[NEXT]], %[[HI]]
+// CHECK-NEXT:   scf.if %[[MORE]] {
+// CHECK-NEXT:     %[[K1:.*]] = attn_nv.slot %[[KS]][%[[NEXTIT]]]
+// CHECK-NEXT:     attn_nv.copy_async %arg1[%{{.*}}, %{{.*}}, %[[NEXT]]] bounds %[[N]] into %[[K1]]
+// CHECK-NEXT:     %[[B1:.*]] = attn_nv.slot %[[BS]][%[[NEXTIT]]]
+// CHECK-NEXT:     attn_nv.copy_table_async %[[BIAS]][%[[ROW]], %[[NEXT]]] bounds %[[N]], %[[N]] into %[[B1]]
+// CHECK-NEXT:   }
+// CHECK-NEXT:   nvvm.cp.async.commit.group
+// CHECK-NEXT:   attn_nv.wgmma_wait
+// CHECK-NEXT:   attn_nv.load_shared %[[B]]
+func.func @table(%Q: !t, %K: !t, %bias: !table, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
+  %c64 = arith.constant 64 : index
+  %zs = arith.constant dense<0.0> : tensor<128x64xf32, #acc>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %bs = attn_nv.alloc_shared : !b
+    %qs = attn_nv.alloc_shared : !q
+    %ks = attn_nv.alloc_shared : !k
+    attn_nv.copy_async %Q[%b, %h, %t] bounds %n into %qs : !t, !q
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+    nvvm.barrier0
+    %r = scf.for %kv = %lo to %hi step %c64 iter_args(%acc = %zs) -> (tensor<128x64xf32, #acc>) {
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %n into %ks : !t, !k
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      attn_nv.copy_table_async %bias[%t, %kv] bounds %n, %n into %bs : !table, !b
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.barrier0
+      %s0 = attn_nv.wgmma %qs, %ks, %zs transpose_rhs : !q, !k, tensor<128x64xf32, #acc>
+      %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<128x64xf32, #acc>
+      %g = attn_nv.load_shared %bs : !b -> tensor<128x64xf32, #acc>
+      %y = arith.addf %s, %g : tensor<128x64xf32, #acc>
+      nvvm.barrier0
+      scf.yield %y : tensor<128x64xf32, #acc>
+    }
+  }
+  return
+}
+
+// -----
+
 // Pipelined wgmma schedule: the copies of tile j + 1 are issued right
 // behind the first product of tile j (QKᵀ), after the barrier that follows
 // the wait for tile j (so a product reading a stage may stay in flight into

@@ -206,3 +206,33 @@ TEST(CompilePtxTest, PagedDecodeKeepsTwoTilesInFlight) {
 }
 
 } // namespace
+
+// A bias table's score tiles are staged with K and V (attn-nv-stage-tables)
+// in the cp.async kernel, and the policy counts their stages: at D = 128
+// (128 x 64 tiles) Q 32 KB + 3 x (K, V 16 KB each + the f32 table's 32 KB)
+// + the 1 KB swizzle slack, the allocation's own sum; read back as 8-byte
+// pairs. A TMA kernel keeps the gather, and the policy no table stages.
+TEST(CompilePtxTest, BiasTableStagesAgreeWithThePolicy) {
+  for (bool tma : {false, true}) {
+    KernelConfig config;
+    config.headDim = 128;
+    config.mask = MaskKind::Causal;
+    config.arch = "sm_90a";
+    config.variants = attn::abi::kBias;
+    config.tma = tma;
+    KernelPlan plan;
+    std::string error;
+    ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
+    EXPECT_EQ(plan.stages, 3);
+    PtxKernel kernel;
+    ASSERT_TRUE(compilePtx(config, kernel, error)) << error;
+    if (!tma) {
+      EXPECT_EQ(plan.sharedBytes, 230400);
+      EXPECT_EQ(kernel.kernels[0].sharedBytes, plan.sharedBytes);
+    } else {
+      EXPECT_LT(plan.sharedBytes, 230400 - 3 * 32768 + 1);
+    }
+    EXPECT_EQ(kernel.ptx.find("ld.shared.v2.b32") != std::string::npos, !tma)
+        << "tma " << tma;
+  }
+}

@@ -48,6 +48,44 @@ def AttnNVAssignLayouts : Pass<"attn-nv-assign-layouts", "ModuleOp"> {
                            "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }
 
+def AttnNVStageTables : Pass<"attn-nv-stage-tables", "ModuleOp"> {
+  let summary = "Reads a captured 2-D table's score tile through shared memory";
+  let description = [{
+    A score_mod that adds `table[q_idx, kv_idx]` (the additive bias
+    variant, or a user's mod reading a captured [Nq, Nk] table) is, after
+    attn-decompose, an `attn.map` whose body reads one element of the table
+    per score at the element's own coordinates. Lowered as it stands, each
+    thread gathers its accumulator elements from global memory: pairs of
+    columns 8 rows apart, a load instruction per pair, the values held in
+    registers from their issue to their use. This pass recognises such a
+    map in the K/V loop (no inputs; the body only clamps the two
+    coordinates for memory safety, `attn.bounds_clamp`, and loads a 2-D f32
+    capture at them) and replaces it by the table's tile: a shared-memory
+    buffer filled by `attn_nv.copy_table_async` (coalesced cp.async, which
+    attn-nv-pipeline-copies multi-buffers and issues one tile ahead with
+    the K/V copies), read by `attn_nv.load_shared` right before the first
+    use, each thread its own elements (Layouts.h). Elements past the
+    queries or keys are zero-filled instead of clamped: their scores are
+    dropped or masked.
+
+    Anything else keeps the per-element gather: a table at positions that
+    are not the tile's own (a bucketed relative position, a per-head
+    table), other element types, TMA kernels (their stages are released by
+    mbarriers, which these copies do not join yet), or a table whose stages
+    would not fit in the chip's shared memory beside the K/V stages
+    (TilePolicy accounts for them where it knows of the table: the bias
+    variant). With `report-fallbacks` each such map gets a remark saying
+    why.
+  }];
+  let options = [
+    Option<"reportFallbacks", "report-fallbacks", "bool", "false",
+           "Emit a remark on each table read that keeps the per-element "
+           "gather, with the reason">,
+  ];
+  let dependentDialects = ["::mlir::attn::nv::AttnNVDialect", "::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def AttnNVDeferRowSums : Pass<"attn-nv-defer-row-sums", "ModuleOp"> {
   let summary = "Keeps row sums as per-thread partial sums until they are needed";
   let description = [{

@@ -28,6 +28,13 @@ namespace mlir::attn {
 /// run of keys per query, which bounds the K/V loop by a search.
 inline constexpr const char *kNonDecreasingAttr = "attn.non_decreasing";
 
+/// On the arith.minsi that attn-decompose puts on a position a mod reads
+/// memory at: the clamp only keeps the reads of a tile's rows past the
+/// queries (or columns past the keys) inside the capture; the scores there
+/// are dropped (or masked), so a lowering may read anything for them
+/// (attn-nv-stage-tables zero-fills them).
+inline constexpr const char *kBoundsClampAttr = "attn.bounds_clamp";
+
 /// Leading block arguments of a mask_mod (b, h, q_idx, kv_idx) and of a
 /// score_mod (score, b, h, q_idx, kv_idx); the captures follow.
 inline constexpr unsigned kMaskModArgs = 4;

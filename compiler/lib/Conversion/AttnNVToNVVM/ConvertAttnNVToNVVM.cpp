@@ -264,6 +264,7 @@ struct ConvertAttnNVToNVVMPass
     populateWgmmaPatterns(converter, patterns);
     populateCopyPatterns(converter, patterns);
     populateTmaPatterns(converter, patterns);
+    populateTableCopyPatterns(converter, patterns);
     populateWarpSpecializePatterns(converter, patterns);
     populateGlobalAccessPatterns(converter, patterns);
     populateMathPatterns(converter, patterns);

@@ -15,6 +15,8 @@
 //                    attn_nv.store_shared
 //   Tma.cpp          attn_nv.alloc_barriers, init_barriers, copy_tma,
 //                    wait_barrier (mbarriers, cp.async.bulk.tensor)
+//   TableCopies.cpp  attn_nv.copy_table_async, attn_nv.load_shared (a
+//                    captured table's tiles through shared memory)
 //   GlobalAccess.cpp attn.store_tile, attn.load_tile into registers
 //   Math.cpp         math.exp2 / math.log2 -> the approximate NVVM intrinsics
 // Hardware details shared by several (the shared-memory base, ldmatrix,
@@ -61,6 +63,8 @@ void populateCopyPatterns(TileTypeConverter &converter,
                           RewritePatternSet &patterns);
 void populateTmaPatterns(TileTypeConverter &converter,
                          RewritePatternSet &patterns);
+void populateTableCopyPatterns(TileTypeConverter &converter,
+                               RewritePatternSet &patterns);
 void populateWarpSpecializePatterns(TileTypeConverter &converter,
                                     RewritePatternSet &patterns);
 void populateGlobalAccessPatterns(TileTypeConverter &converter,

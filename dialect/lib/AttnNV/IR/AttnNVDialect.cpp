@@ -145,8 +145,10 @@ LogicalResult SmemType::verify(function_ref<InFlightDiagnostic()> emitError,
                        << shape.size();
   if (llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
     return emitError() << "!attn_nv.smem needs positive sizes";
-  if (!elementType.isBF16() && !elementType.isF16())
-    return emitError() << "!attn_nv.smem holds bf16 or f16 tiles, got "
+  // f32: a table staged for maps (attn_nv.copy_table_async); the tensor
+  // cores read 16-bit tiles only (their verifiers).
+  if (!elementType.isBF16() && !elementType.isF16() && !elementType.isF32())
+    return emitError() << "!attn_nv.smem holds bf16, f16 or f32 tiles, got "
                        << elementType;
   int64_t cols = shape.back();
   if (cols % 8 != 0)

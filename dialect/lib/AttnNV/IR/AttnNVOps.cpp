@@ -104,6 +104,9 @@ LogicalResult verifyProduct(Operation *op, Value lhs, Value rhs, Value acc,
                              << " warps but acc over " << out->warps();
   if (elementTypeOf(lhs.getType()) != elementTypeOf(rhs.getType()))
     return op->emitOpError() << "lhs and rhs must have one element type";
+  if (elementTypeOf(rhs.getType()).getIntOrFloatBitWidth() != 16)
+    return op->emitOpError() << "multiplies 16-bit tiles, got "
+                             << rhs.getType();
   return success();
 }
 
@@ -152,6 +155,28 @@ LogicalResult CopyAsyncOp::verify() {
   if (failed(src.getStridesAndOffset(strides, offset)) || strides.back() != 1)
     return emitOpError() << "source rows must be contiguous (unit innermost "
                             "stride)";
+  return success();
+}
+
+LogicalResult CopyTableAsyncOp::verify() {
+  auto dest = cast<SmemType>(getDest().getType());
+  if (dest.getRank() != 2 || !dest.getElementType().isF32())
+    return emitOpError() << "copies into one f32 tile, got " << dest;
+  return success();
+}
+
+LogicalResult LoadSharedOp::verify() {
+  auto source = cast<SmemType>(getSource().getType());
+  FailureOr<DistributedTile> tile =
+      expectLayout(*this, "result", getResult(), DistributedTile::Kind::Acc);
+  if (failed(tile))
+    return failure();
+  if (source.getRank() != 2 || source.getRows() != tile->rows() ||
+      source.getCols() != tile->cols() || !source.getElementType().isF32() ||
+      !tile->elementType().isF32())
+    return emitOpError() << "reads an f32 tile of its shape from one 2-D f32 "
+                            "shared tile, got "
+                         << source << " -> " << getResult().getType();
   return success();
 }
 

@@ -123,8 +123,17 @@ func.func @smem_sizes(%x: !attn_nv.smem<0x64x64xbf16, swizzle_128b>) {
 
 // -----
 
-// expected-error @+1 {{!attn_nv.smem holds bf16 or f16 tiles, got 'f32'}}
-func.func @smem_element_type(%x: !attn_nv.smem<64x64xf32, padded>) {
+// expected-error @+1 {{!attn_nv.smem holds bf16, f16 or f32 tiles, got 'f64'}}
+func.func @smem_element_type(%x: !attn_nv.smem<64x64xf64, padded>) {
+  return
+}
+
+// -----
+
+// An f32 shared tile (a staged table) is no tensor-core operand.
+func.func @product_f32_operand(%l: !attn_nv.smem<64x64xf32, swizzle_128b>, %r: !attn_nv.smem<64x64xf32, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op multiplies 16-bit tiles, got '!attn_nv.smem<64x64xf32, swizzle_128b>'}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_rhs : !attn_nv.smem<64x64xf32, swizzle_128b>, !attn_nv.smem<64x64xf32, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
   return
 }
 
@@ -951,5 +960,40 @@ func.func @tma_thread_zero_in_producer(%map: !llvm.ptr, %i: index) {
 func.func @store_shared_shape(%t: tensor<64x64xf32, #attn_nv.acc<warps = 4>>, %d: !attn_nv.smem<64x128xbf16, swizzle_128b>) {
   // expected-error @+1 {{'attn_nv.store_shared' op writes a tile into a 2-D 16-bit shared tile of its shape, got}}
   attn_nv.store_shared %t, %d : tensor<64x64xf32, #attn_nv.acc<warps = 4>>, !attn_nv.smem<64x128xbf16, swizzle_128b>
+  return
+}
+
+// -----
+
+// copy_table_async copies into one f32 tile.
+func.func @copy_table_staged(%src: memref<?x?xf32>, %i: index, %dst: !attn_nv.smem<2x64x64xf32, swizzle_128b>) {
+  // expected-error @+1 {{'attn_nv.copy_table_async' op copies into one f32 tile, got '!attn_nv.smem<2x64x64xf32, swizzle_128b>'}}
+  attn_nv.copy_table_async %src[%i, %i] bounds %i, %i into %dst : memref<?x?xf32>, !attn_nv.smem<2x64x64xf32, swizzle_128b>
+  return
+}
+
+// -----
+
+func.func @copy_table_bf16(%src: memref<?x?xf32>, %i: index, %dst: !attn_nv.smem<64x64xbf16, swizzle_128b>) {
+  // expected-error @+1 {{'attn_nv.copy_table_async' op copies into one f32 tile, got '!attn_nv.smem<64x64xbf16, swizzle_128b>'}}
+  attn_nv.copy_table_async %src[%i, %i] bounds %i, %i into %dst : memref<?x?xf32>, !attn_nv.smem<64x64xbf16, swizzle_128b>
+  return
+}
+
+// -----
+
+// load_shared reads an accumulator tile ...
+func.func @load_shared_rows(%s: !attn_nv.smem<64x64xf32, swizzle_128b>) {
+  // expected-error @+1 {{'attn_nv.load_shared' op 'result' must be a tile with layout #attn_nv.acc, got}}
+  %0 = attn_nv.load_shared %s : !attn_nv.smem<64x64xf32, swizzle_128b> -> tensor<64xf32, #attn_nv.rows<warps = 4>>
+  return
+}
+
+// -----
+
+// ... of the shared tile's shape, in f32.
+func.func @load_shared_shape(%s: !attn_nv.smem<64x128xf32, swizzle_128b>) {
+  // expected-error @+1 {{'attn_nv.load_shared' op reads an f32 tile of its shape from one 2-D f32 shared tile, got}}
+  %0 = attn_nv.load_shared %s : !attn_nv.smem<64x128xf32, swizzle_128b> -> tensor<64x64xf32, #attn_nv.acc<warps = 4>>
   return
 }

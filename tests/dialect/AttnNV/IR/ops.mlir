@@ -248,3 +248,17 @@ func.func @transposed_lhs(%ds: tensor<64x64xf32, #attn_nv.acc<warps = 4>>, %k: !
   %w = attn_nv.wgmma %b, %k, %zero transpose_lhs : !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.smem<64x128xbf16, swizzle_128b>, tensor<64x128xf32, #attn_nv.acc<warps = 4>>
   return
 }
+
+// -----
+
+// A table staged in shared memory and read by the maps (attn-nv-stage-tables).
+// CHECK-LABEL: func.func @staged_table
+func.func @staged_table(%t: memref<?x?xf32, strided<[?, ?], offset: ?>>, %r: index, %c: index, %n: index) -> tensor<128x64xf32, #attn_nv.acc<warps = 8>> {
+  // CHECK: %[[S:.*]] = attn_nv.alloc_shared : {{(!attn_nv.smem)?}}<128x64xf32, swizzle_128b>
+  %s = attn_nv.alloc_shared : !attn_nv.smem<128x64xf32, swizzle_128b>
+  // CHECK: attn_nv.copy_table_async %{{.*}}[%{{.*}}, %{{.*}}] bounds %{{.*}}, %{{.*}} into %[[S]] : memref<?x?xf32, strided<[?, ?], offset: ?>>, {{(!attn_nv.smem)?}}<128x64xf32, swizzle_128b>
+  attn_nv.copy_table_async %t[%r, %c] bounds %n, %n into %s : memref<?x?xf32, strided<[?, ?], offset: ?>>, !attn_nv.smem<128x64xf32, swizzle_128b>
+  // CHECK: attn_nv.load_shared %[[S]] : {{(!attn_nv.smem)?}}<128x64xf32, swizzle_128b> -> tensor<128x64xf32, #attn_nv.acc<warps = 8>>
+  %v = attn_nv.load_shared %s : !attn_nv.smem<128x64xf32, swizzle_128b> -> tensor<128x64xf32, #attn_nv.acc<warps = 8>>
+  return %v : tensor<128x64xf32, #attn_nv.acc<warps = 8>>
+}

@@ -289,6 +289,53 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+def AttnNV_CopyTableAsyncOp : AttnNV_Op<"copy_table_async"> {
+  let summary = "starts copying a tile of a 2-D f32 table to shared memory (cp.async)";
+  let description = [{
+    Every thread of the CTA issues `cp.async` of pieces of the R×C tile
+    `source[row : row + R, col : col + C]` of a captured 2-D f32 table (a
+    bias indexed by query and key) into `dest`; elements at rows >= `rows`
+    or columns >= `cols` are zero-filled (nothing is read for them). Where
+    the table's rows are 16-byte aligned with unit column stride (checked
+    at run time, one uniform branch) the pieces are 16-byte chunks, else
+    single elements. Completion as for `attn_nv.copy_async`: a commit
+    group after, a wait group and a barrier before any read of `dest`.
+
+    Example:
+    ```mlir
+    attn_nv.copy_table_async %bias[%row, %kv] bounds %nq, %nk into %t
+        : memref<?x?xf32, strided<[?, ?], offset: ?>>, !attn_nv.smem<128x64xf32, swizzle_128b>
+    ```
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[F32], [2]>, "source", [MemRead]>:$source,
+                       Index:$row, Index:$col, Index:$rows, Index:$cols,
+                       AttnNV_AnySmem:$dest);
+  let assemblyFormat = [{
+    $source `[` $row `,` $col `]` `bounds` $rows `,` $cols `into` $dest
+    attr-dict `:` type($source) `,` qualified(type($dest))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnNV_LoadSharedOp : AttnNV_Op<"load_shared"> {
+  let summary = "reads an f32 shared-memory tile into accumulator registers";
+  let description = [{
+    Each thread reads its `#attn_nv.acc` elements of the R×C f32 tile
+    `source`, two adjacent columns as one 8-byte load (the reverse of
+    `attn_nv.store_shared`). A table staged by `attn_nv.copy_table_async`
+    is read this way by the maps that use it.
+
+    Example:
+    ```mlir
+    %b = attn_nv.load_shared %t : !attn_nv.smem<128x64xf32, swizzle_128b> -> tensor<128x64xf32, #attn_nv.acc<warps = 8>>
+    ```
+  }];
+  let arguments = (ins Arg<AttnNV_AnySmem, "source", [MemRead]>:$source);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def AttnNV_AllocBarriersOp : AttnNV_Op<"alloc_barriers"> {
   let summary = "mbarriers of the CTA in shared memory";
   let description = [{
