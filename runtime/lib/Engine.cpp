@@ -71,7 +71,7 @@ EngineOptions EngineOptions::fromEnvironment() {
   }
   if (const char *cubin = std::getenv("ATTN_JIT_CUBIN_CACHE");
       cubin && *cubin)
-    options.cubinCache = llvm::StringRef(cubin) != "0";
+    options.cubinCache = llvm::StringRef(cubin) == "1";
   if (const char *mode = std::getenv("ATTN_JIT_DETERMINISTIC");
       mode && *mode) {
     llvm::StringRef text(mode);

@@ -81,8 +81,10 @@ struct EngineOptions {
   static constexpr int kBadJitOptLevel = -2;
   /// Keep the driver's machine code (cubin) in the disk cache beside the
   /// PTX, so that another process loads it without a compile or a JIT
-  /// (ATTN_JIT_CUBIN_CACHE=0: off).
-  bool cubinCache = true;
+  /// (ATTN_JIT_CUBIN_CACHE=1). Off by default: on the H200 the kernels the
+  /// linker (cuLinkAddData) made ran at 0.62-0.83x those of
+  /// cuModuleLoadDataEx from the same PTX (docs/BENCHMARKS.md version 21).
+  bool cubinCache = false;
   /// How long to wait for another process that builds the same kernel.
   std::chrono::milliseconds buildWait = std::chrono::minutes(2);
 

@@ -634,66 +634,10 @@ func.func @tma(%Q: !t, %K: !t, %V: !t, %lo: index, %hi: index, %n: index) attrib
 // CHECK-NEXT:   nvvm.cp.async.wait.group 0
 // CHECK-NEXT:   nvvm.fence.proxy
 // CHECK-NEXT:   nvvm.barrier0
-// CHECK:        attn_nv.copy_tma %{{.*}} into %{{.*}}, %[[KB]][%{{.*}}]{{$}}
+// CHECK:        attn_nv.copy_tma %{{.*}} into %{{.*}}, %[[KB]][%{{.*}}] : !llvm.ptr, !attn_nv.smem<128x128xbf16, swizzle_128b>, !attn_nv.barriers<3>{{$}}
 // CHECK-NOT:    arrive_barrier
 // CHECK:        scf.yield
 #cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 2, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, barrier_per_tile = true>
-#acc = #attn_nv.acc<warps = 8>
-!t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
-!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
-
-func.func @tma_barrier_per_tile(
-// CHECK-SAME: %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index, %[[KMAP:[^:]*]]: !llvm.ptr, %[[VMAP:[^:]*]]: !llvm.ptr)
-// CHECK: %[[KS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x128x128xbf16, swizzle_128b>
-// CHECK-NEXT: %[[KB:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
-// CHECK-NEXT: %[[KE:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
-// CHECK-NEXT: %[[VS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x128x128xbf16, swizzle_128b>
-// CHECK-NEXT: %[[VB:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
-// CHECK-NEXT: %[[VE:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
-// CHECK-NEXT: attn_nv.copy_async %arg0
-// CHECK: nvvm.cp.async.commit.group
-// CHECK-NEXT: attn_nv.init_barriers %[[KB]] :
-// CHECK-NEXT: attn_nv.init_barriers %[[VB]] :
-// CHECK-NEXT: attn_nv.init_barriers %[[KE]] arrivals 8
-// CHECK-NEXT: attn_nv.init_barriers %[[VE]] arrivals 8
-// CHECK-NEXT: nvvm.barrier0
-// CHECK-NEXT: %[[ANY:.*]] = arith.cmpi slt, %[[LO]], %[[HI]]
-// CHECK-NEXT: scf.if %[[ANY]] {
-// CHECK-NEXT:   %[[K0:.*]] = attn_nv.slot %[[KS]][%[[C0:.*]]]
-// CHECK-NEXT:   attn_nv.copy_tma %[[KMAP]][%{{.*}}, %{{.*}}, %[[LO]]] into %[[K0]], %[[KB]][%[[C0]]] after %[[KE]]
-// CHECK-NEXT:   %[[V0:.*]] = attn_nv.slot %[[VS]][%[[C0]]]
-// CHECK-NEXT:   attn_nv.copy_tma %[[VMAP]][%{{.*}}, %{{.*}}, %[[LO]]] into %[[V0]], %[[VB]][%[[C0]]] after %[[VE]]
-// CHECK-NEXT: }
-// CHECK-NEXT: nvvm.cp.async.wait.group 0
-// CHECK-NEXT: nvvm.fence.proxy
-// CHECK-NEXT: nvvm.barrier0
-// CHECK-NOT: nvvm.cp.async.commit.group
-// CHECK:      scf.for %[[IT:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
-// CHECK-NEXT:   arith.muli %[[IT]], %c128
-// CHECK-NEXT:   arith.addi %[[LO]]
-// CHECK-NEXT:   %[[NEXT:.*]] = arith.addi
-// CHECK-NEXT:   %[[NEXTIT:.*]] = arith.addi %[[IT]]
-// CHECK-NEXT:   attn_nv.wait_barrier %[[KB]][%[[IT]]]
-// CHECK-NEXT:   attn_nv.wait_barrier %[[VB]][%[[IT]]]
-// CHECK-NEXT:   %[[K:.*]] = attn_nv.slot %[[KS]][%[[IT]]]
-// CHECK-NEXT:   %[[V:.*]] = attn_nv.slot %[[VS]][%[[IT]]]
-// CHECK-NEXT:   attn_nv.wgmma %{{.*}}, %[[K]]
-// CHECK-NEXT:   %[[MORE:.*]] = arith.cmpi slt, %[[NEXT]], %[[HI]]
-// CHECK-NEXT:   scf.if %[[MORE]] {
-// CHECK-NEXT:     %[[K1:.*]] = attn_nv.slot %[[KS]][%[[NEXTIT]]]
-// CHECK-NEXT:     attn_nv.copy_tma %[[KMAP]][%{{.*}}, %{{.*}}, %[[NEXT]]] into %[[K1]], %[[KB]][%[[NEXTIT]]] after %[[KE]]
-// CHECK-NEXT:     %[[V1:.*]] = attn_nv.slot %[[VS]][%[[NEXTIT]]]
-// CHECK-NEXT:     attn_nv.copy_tma %[[VMAP]][%{{.*}}, %{{.*}}, %[[NEXT]]] into %[[V1]], %[[VB]][%[[NEXTIT]]] after %[[VE]]
-// CHECK-NEXT:   }
-// CHECK-NEXT:   attn_nv.wgmma_wait
-// CHECK-NEXT:   attn_nv.arrive_barrier %[[KE]][%[[IT]]]
-// CHECK-NEXT:   attn_nv.wgmma %{{.*}}, %[[V]]
-// CHECK-NEXT:   attn_nv.wgmma_wait
-// CHECK-NEXT:   attn_nv.arrive_barrier %[[VE]][%[[IT]]]
-// CHECK-NEXT:   scf.yield
-// CHECK-NOT: cp.async.commit
-// CHECK-NOT: nvvm.barrier0
-#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
 #acc = #attn_nv.acc<warps = 8>
 !t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !s = !attn_nv.smem<128x128xbf16, swizzle_128b>

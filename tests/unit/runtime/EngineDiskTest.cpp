@@ -327,6 +327,7 @@ protected:
     EngineDiskTest::SetUp();
     fakeCuda().hasLinker = true;
     options.driver = makeFakeCudaDriver();
+    options.cubinCache = true;
   }
   static bool isCubin(const std::string &image) {
     return image.rfind(kFakeCubinPrefix, 0) == 0;
@@ -356,6 +357,16 @@ TEST_F(EngineCubinTest, SecondProcessLoadsTheCubin) {
   // The first load reports the JIT's own time, the second no JIT.
   EXPECT_NE(log.find("(JIT 12.5 ms)"), std::string::npos) << log;
   EXPECT_NE(log.find("(cached cubin, no JIT)"), std::string::npos) << log;
+}
+
+// Off unless ATTN_JIT_CUBIN_CACHE=1 (the linker's kernels were slower on
+// the H200): unset and "0" keep only the PTX.
+TEST_F(EngineCubinTest, OffByDefaultAndOnOnlyWithOne) {
+  {
+    ScopedEnv on("ATTN_JIT_CUBIN_CACHE", "1");
+    EXPECT_TRUE(EngineOptions::fromEnvironment().cubinCache);
+  }
+  EXPECT_FALSE(EngineOptions().cubinCache);
 }
 
 TEST_F(EngineCubinTest, OffKeepsOnlyThePtx) {
