@@ -464,9 +464,11 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   plan.warpSpecialize = r.warpSpecialize;
   // Per-warp empty barriers let the warpgroups run apart: +0-6% at D = 128
   // (one CTA an SM), but -3-8% at D = 64, where two CTAs share an SM and
-  // the other CTA covers a barrier's wait (docs/BENCHMARKS.md version 20).
-  plan.barrierPerTile =
-      plan.tma && !plan.warpSpecialize && plan.minCtasPerSm > 1;
+  // the other CTA covers a barrier's wait (docs/BENCHMARKS.md version 20),
+  // and -2-6% for the variants that compute per score (ALiBi, softcap,
+  // document; version 21, run 9: a CTA barrier per tile 1.02-1.07x).
+  plan.barrierPerTile = plan.tma && !plan.warpSpecialize &&
+                        (plan.minCtasPerSm > 1 || scoresHeavy(r.variants));
   return true;
 }
 
