@@ -24,7 +24,6 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <functional>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -303,6 +302,29 @@ struct WgmmaWait : OpConversionPattern<WgmmaWaitOp> {
   }
 };
 
+/// `body(b, s)` for the set s that `set` (k mod sets; null: one set) holds:
+/// an if/else chain whose last set is the final else. Separate ifs would
+/// leave LLVM a switch whose default (set >= sets) is unreachable, lowered
+/// to `exit` inside the loop: a divergent path that makes ptxas serialise
+/// every wgmma (C7518).
+static void bySet(OpBuilder &b, Location loc, Value set, int64_t s,
+                  int64_t sets, function_ref<void(OpBuilder &, int64_t)> body) {
+  if (!set || s + 1 == sets)
+    return body(b, s);
+  Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, set,
+                                     constI32(b, loc, s));
+  scf::IfOp::create(
+      b, loc, mine,
+      [&](OpBuilder &tb, Location tl) {
+        body(tb, s);
+        scf::YieldOp::create(tb, tl);
+      },
+      [&](OpBuilder &eb, Location el) {
+        bySet(eb, el, set, s + 1, sets, body);
+        scf::YieldOp::create(eb, el);
+      });
+}
+
 /// Warpgroup g waits on named barrier 1 + g - 1, where warpgroup g - 1
 /// arrives after its turn; two warpgroups (256 threads) meet at each. A
 /// numbered turn k takes the set of barriers k mod rotation, offset by
@@ -328,36 +350,11 @@ struct WarpgroupTurn : OpConversionPattern<WarpgroupTurnOp> {
                                              turn.front());
       set = arith::RemUIOp::create(b, loc, k, constI32(b, loc, sets));
     }
-    // `body(s)` for the turn's set s: an if/else chain whose last set is
-    // the final else. Separate ifs would leave LLVM a switch whose default
-    // (set >= rotation) is unreachable, lowered to `exit` inside the loop:
-    // a divergent path that makes ptxas serialise every wgmma (C7518).
-    std::function<void(OpBuilder &, Location, int64_t)> bySet;
-    auto emitSets = [&](OpBuilder &nb, Location nl,
-                        function_ref<void(OpBuilder &, int64_t)> body) {
-      bySet = [&](OpBuilder &sb, Location sl, int64_t s) {
-        if (!set || s + 1 == sets)
-          return body(sb, s);
-        Value mine = arith::CmpIOp::create(sb, sl, arith::CmpIPredicate::eq,
-                                           set, constI32(sb, sl, s));
-        scf::IfOp::create(
-            sb, sl, mine,
-            [&](OpBuilder &tb, Location tl) {
-              body(tb, s);
-              scf::YieldOp::create(tb, tl);
-            },
-            [&](OpBuilder &eb, Location el) {
-              bySet(eb, el, s + 1);
-              scf::YieldOp::create(eb, el);
-            });
-      };
-      bySet(nb, nl, 0);
-    };
     auto inWarpgroup = [&](int64_t g, bool arrive, int64_t index) {
       Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          warpgroup, constI32(b, loc, g));
       scf::IfOp::create(b, loc, mine, [&](OpBuilder &nb, Location nl) {
-        emitSets(nb, nl, [&](OpBuilder &sb, int64_t s) {
+        bySet(nb, nl, set, 0, sets, [&](OpBuilder &sb, int64_t s) {
           int64_t id = kFirstOrderBarrier + s * (groups - 1) + index;
           if (set) {
             // The id in the text: NVVM's barrier ops take it as an operand,
