@@ -332,8 +332,7 @@ static bool packsGqa(const CallKey &call, const attn_fwd_args &args,
 
 int64_t Engine::splitsOf(const CallKey &call, const attn_fwd_args &args,
                          const VarlenCall *varlen, int64_t blockM,
-                         int64_t blockN, bool pack,
-                         int multiprocessors) const {
+                         int64_t blockN, bool pack, int64_t slots) const {
   if (call.backward || blockM <= 0 || blockN <= 0)
     return 1;
   int64_t batch = varlen ? varlen->sequences : args.batch;
@@ -356,7 +355,7 @@ int64_t Engine::splitsOf(const CallKey &call, const attn_fwd_args &args,
       batch * (pack ? kvHeads : args.heads) * ((rows + blockM - 1) / blockM);
   int64_t chunk = std::max(blockN, kMinKeysPerSplit);
   return splitsForCall(requested, batch, ctas, (keys + chunk - 1) / chunk,
-                       multiprocessors);
+                       slots);
 }
 
 CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
@@ -370,6 +369,10 @@ CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
   key.config.mask = call.mask;
   key.config.blockM = call.blockM;
   key.config.blockN = call.blockN;
+  if (call.pagedDecode && call.target == Target::Cuda && !call.blockM &&
+      !call.blockN)
+    std::tie(key.config.blockM, key.config.blockN) = compiler::pagedDecodeTiles(
+        call.headDim, compiler::tilesForWgmma(options_.tensorCore, arch));
   key.config.positiveScale = call.positiveScale;
   // Before resolving: a variant's tiles, and the backward's, may differ
   // (TilePolicy.h).
@@ -444,14 +447,18 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
                                varlen ? varlen->pageSize : 0, tma,
                                deterministic_.load(std::memory_order_relaxed) ||
                                    !options_.gpuAtomicBackward,
-                               tma && options_.warpSpecialize);
+                               tma && options_.warpSpecialize,
+                               varlen && compiler::pagedDecodes(
+                                             varlen->pageSize,
+                                             args.heads / kvHeadsOf(args) *
+                                                 varlen->maxSeqlenQ));
 
   // A configuration this thread launched: no key text, no lock, no
   // allocation (HotCache.h). The device was checked when it was loaded.
   if (HotKernel *entry = hotKernels().find(call, epoch)) {
     bool pack = packsGqa(call, args, varlen, entry->blockM);
     int64_t count = splitsOf(call, args, varlen, entry->blockM,
-                             entry->blockN, pack, entry->multiprocessors);
+                             entry->blockN, pack, entry->splitSlots);
     if (const LoadedKernel *kernel = entry->kernels[pack][count > 1].get()) {
       if (Status status = checkDevicePointers(driver, args); !status.ok())
         return status;
@@ -495,9 +502,10 @@ Engine::cudaKernelMiss(const attn_fwd_args &args,
                      JitSettings::kMaxJitOptLevel);
 
   CacheKey key = makeKey(call, args, varlen, device.arch, user);
-  int64_t count =
-      splitsOf(call, args, varlen, key.config.blockM, key.config.blockN,
-               key.config.packGqa, device.multiprocessors);
+  int64_t slots =
+      int64_t(device.multiprocessors) * compiler::splitCtasPerSm(key.config);
+  int64_t count = splitsOf(call, args, varlen, key.config.blockM,
+                           key.config.blockN, key.config.packGqa, slots);
   key.config.split = count > 1;
   // Split-KV keeps cp.async (KernelConfig::resolved; the count is known
   // only now).
@@ -523,7 +531,7 @@ Engine::cudaKernelMiss(const attn_fwd_args &args,
   bool pack = key.config.packGqa, split = key.config.split;
   entry->blockM = key.config.blockM;
   entry->blockN = key.config.blockN;
-  entry->multiprocessors = device.multiprocessors;
+  entry->splitSlots = slots;
   entry->kernels[pack][split] = *kernel;
   entry->keyText[pack][split] = std::move(keyText);
   if (splits)
@@ -882,7 +890,7 @@ Status Engine::forwardHost(const attn_fwd_args &args,
   // items, and the result would depend on the count); a forced count does.
   int64_t splits = splitsOf(call, args, varlen, key.config.blockM,
                             key.config.blockN, key.config.packGqa,
-                            /*multiprocessors=*/0);
+                            /*slots=*/0);
   key.config.split = splits > 1;
   Expected<std::shared_ptr<const HostEntry>> entry = hostKernel(key);
   if (!entry)

@@ -150,7 +150,9 @@ private:
   /// the kernel of each choice once loaded.
   struct HotKernel {
     int64_t blockM = 0, blockN = 0;
-    int multiprocessors = 0; // of the context's device
+    /// CTAs of its split kernel the context's device runs at once
+    /// (splitsForCall).
+    int64_t splitSlots = 0;
     std::shared_ptr<const LoadedKernel> kernels[2][2]; // by packGqa, split
     std::string keyText[2][2];                         // for ATTN_JIT_LOG=2
   };
@@ -199,10 +201,11 @@ private:
              bool backward, const CudaDriver *&driver,
              const VarlenCall *varlen = nullptr, int64_t *splits = nullptr);
   /// A forward call's split count on tiles of blockM x blockN rows (`pack`:
-  /// GQA heads packed) and `multiprocessors` SMs (0: the host).
+  /// GQA heads packed) on a device that runs `slots` CTAs at once (0: the
+  /// host).
   int64_t splitsOf(const CallKey &call, const attn_fwd_args &args,
                    const VarlenCall *varlen, int64_t blockM, int64_t blockN,
-                   bool pack, int multiprocessors) const;
+                   bool pack, int64_t slots) const;
   /// cudaKernel when this thread has not launched the configuration (in
   /// this epoch) or not with this GQA packing: the shared caches, then
   /// `hot` filled.

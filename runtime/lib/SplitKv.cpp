@@ -10,42 +10,28 @@
 
 namespace attn::rt {
 
-int64_t chooseNumSplits(int64_t ctas, int64_t keyTiles,
-                        int64_t multiprocessors) {
-  if (ctas <= 0 || multiprocessors <= 0 ||
-      double(ctas) >= kFillsGpu * double(multiprocessors))
+int64_t chooseNumSplits(int64_t ctas, int64_t keyTiles, int64_t slots) {
+  if (ctas <= 0 || slots <= 0 || double(ctas) >= kFillsGpu * double(slots))
     return 1;
-  int64_t most = std::min({kMaxSplits, multiprocessors, keyTiles});
-  if (most <= 1)
-    return 1;
-  auto efficiency = [&](int64_t splits) {
-    double waves = double(ctas * splits) / double(multiprocessors);
-    return waves / std::ceil(waves);
+  int64_t most = std::min({kMaxSplits, slots, keyTiles});
+  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  auto makespan = [&](int64_t splits) {
+    return ceilDiv(ctas * splits, slots) *
+           (ceilDiv(keyTiles, splits) + kSplitOverheadTiles);
   };
-  // A count that gives every split as many tiles as one split fewer does
-  // only adds empty splits.
-  auto tilesEach = [&](int64_t splits) {
-    return (keyTiles + splits - 1) / splits;
-  };
-  auto eligible = [&](int64_t splits) {
-    return splits == 1 || tilesEach(splits) != tilesEach(splits - 1);
-  };
-  double best = 0;
-  for (int64_t s = 1; s <= most; ++s)
-    if (eligible(s))
-      best = std::max(best, efficiency(s));
-  for (int64_t s = 1; s <= most; ++s)
-    if (eligible(s) && efficiency(s) >= kGoodEnoughWaves * best)
-      return s;
-  return 1;
+  int64_t best = 1;
+  for (int64_t s = 2; s <= most; ++s)
+    if (makespan(s) < makespan(best))
+      best = s;
+  return best;
 }
 
 int64_t splitsForCall(int64_t requested, int64_t batch, int64_t ctas,
-                      int64_t keyTiles, int64_t multiprocessors) {
+                      int64_t keyTiles, int64_t slots) {
   int64_t splits =
       requested > 0 ? requested
-      : multiprocessors > 0
-          ? chooseNumSplits(ctas, keyTiles, multiprocessors)
+      : slots > 0
+          ? chooseNumSplits(ctas, keyTiles, slots)
           : 1;
   splits = std::min(splits, kMaxSplits);
   if (batch > 0)

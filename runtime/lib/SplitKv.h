@@ -26,14 +26,14 @@ inline constexpr int64_t kMaxSplits = 128;
 /// along.
 inline constexpr int64_t kMaxGridZ = 65535;
 /// The heuristic splits only a grid of fewer CTAs than this fraction of the
-/// SMs (FlashAttention's num_splits_heuristic's 0.8), and takes the fewest
-/// splits whose last wave is at least this fraction as full as the best
-/// count's. FlashAttention takes 0.85; on the H200 (B = 1, 8 packed K/V
-/// heads, D = 128) that picked 15 splits (120 CTAs on 132 SMs): 75.3 % of
-/// copy bandwidth at 128k keys and 52.5 % at 32k, where 16 splits (128
-/// CTAs) read at 82.7 % and 55.4 % in the same run (docs/BENCHMARKS.md).
+/// slots (FlashAttention's num_splits_heuristic's 0.8).
 inline constexpr double kFillsGpu = 0.8;
-inline constexpr double kGoodEnoughWaves = 0.95;
+/// What a split costs beyond its K/V tiles, in tiles: its prologue (Q, the
+/// first tiles' latency) and its partials' store. Without it the makespan
+/// rule below took 49 splits in 3 waves of 21 tiles over 16 in one wave of
+/// 64 (B = 1, 128k keys, 132 slots); 1 to 3 choose alike on every count
+/// SplitKvTest checks.
+inline constexpr int64_t kSplitOverheadTiles = 2;
 /// Auto counts keys in chunks of at least this many (FlashAttention's
 /// split kernels' K/V block at D = 128), so that a short context is never
 /// split into splits too small to pay for the merge's launch: Nq = Nk =
@@ -47,19 +47,25 @@ inline constexpr int64_t kMinKeysPerSplit = 128;
 inline constexpr int64_t kMaxAutoSplitQueries = 16;
 
 /// The splits of a grid of `ctas` CTAs whose query tiles see `keyTiles` K/V
-/// tiles, on `multiprocessors` SMs: 1 when the grid fills the GPU, else the
-/// fewest splits (at most min(kMaxSplits, SMs, keyTiles), each with a
-/// different tile count) whose wave efficiency (ctas · s / SMs over its
-/// ceiling) is within kGoodEnoughWaves of the best.
-int64_t chooseNumSplits(int64_t ctas, int64_t keyTiles,
-                        int64_t multiprocessors);
+/// tiles, on a GPU that runs `slots` CTAs at once (its SMs times the split
+/// kernel's CTAs per SM, TilePolicy's splitCtasPerSm): 1 when the grid fills
+/// the GPU (kFillsGpu), else the fewest splits (at most min(kMaxSplits,
+/// slots, keyTiles)) of the least makespan: the split grid's waves,
+/// ceil(ctas · s / slots), times the K/V tiles of its longest split,
+/// ceil(keyTiles / s), plus kSplitOverheadTiles. FlashAttention's wave-fill rule (the fewest splits
+/// whose last wave is 85 % as full as the best's) ignores the second
+/// factor: on the H200 (B = 1, 8 packed K/V heads, D = 128, 128k keys) it
+/// picked 15 splits of 132 slots (120 CTAs, 69 tiles each: 0.75 x copy)
+/// where 16 (64 each) read 0.83, and of 264 slots 31 (34 each, 0.78-0.79)
+/// where 32 (32 each) read 0.81-0.82 (docs/BENCHMARKS.md versions 18, 22).
+int64_t chooseNumSplits(int64_t ctas, int64_t keyTiles, int64_t slots);
 
 /// The count a call runs with: `requested` (> 0: forced, clamped to
 /// [1, kMaxSplits] and to what the grid's z allows for `batch`) or, for 0
-/// (auto), chooseNumSplits with `multiprocessors` (0: the host, where auto
-/// never splits).
+/// (auto), chooseNumSplits with `slots` (0: the host, where auto never
+/// splits).
 int64_t splitsForCall(int64_t requested, int64_t batch, int64_t ctas,
-                      int64_t keyTiles, int64_t multiprocessors);
+                      int64_t keyTiles, int64_t slots);
 
 /// The partials of one split call: (batchRows · numSplits, heads, rows,
 /// valueDim) f32 outputs, then (batchRows · numSplits, heads, rows) f32

@@ -118,17 +118,19 @@ class AttnJit(_capi.Library):
         return ATTN_OK, ""
 
     def forward_paged(self, q, k_cache, v_cache, o, lse, cu_seqlens_q, max_seqlen_q, block_table, seqused_k,
-                      dtype, mask, scale=0.0, stream=None, device=DEVICE_CUDA, variant=None):
+                      dtype, mask, scale=0.0, stream=None, device=DEVICE_CUDA, variant=None, tiles=(0, 0)):
         """attn_forward_paged: q, o (total_q, H, D) torch tensors (any strides,
         last one 1); k_cache, v_cache (num_pages, page_size, Hkv, D) (any
         strides, last one 1); lse (H, total_q) float32 or None; cu_seqlens_q
         (B + 1), block_table (B, max_pages) and seqused_k (B): int32 tensors
         on the call's device (the table's rows may have any stride, columns
-        1). Returns (status, message)."""
+        1); tiles: (block_m, block_n), 0 for the policy's default.
+        Returns (status, message)."""
         a = AttnPagedArgs()
         f = a.fwd
         self._packed_fwd(f, q, k_cache, v_cache, o, lse, cu_seqlens_q, dtype, mask, scale, stream, device,
                          variant)
+        f.block_m, f.block_n = tiles
         f.kv_heads = k_cache.shape[2]
         # (page, head, row, dim) index order.
         for name, t in (("k_strides", k_cache), ("v_strides", v_cache)):

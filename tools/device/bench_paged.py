@@ -91,6 +91,9 @@ def main():
     ap.add_argument("--queries", type=int, default=1, help="queries per sequence (1: decode)")
     ap.add_argument("--splits", default="auto,1",
                     help="split-KV counts to time, comma-separated: auto, 1 (no split) or a count")
+    ap.add_argument("--tiles", default="0x0",
+                    help="block_m x block_n of attn-jit's calls, e.g. 0x0,64x64 (0x0: the runtime's tiles; "
+                         "rows of other tiles are labelled with them)")
     ap.add_argument("--old", default="", help="a second libattn-jit.so, timed next to ATTN_JIT_LIB's")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
@@ -98,6 +101,13 @@ def main():
     ap.add_argument("--max-gib", type=float, default=40.0)
     ap.add_argument("--json", default="")
     args = ap.parse_args()
+    tile_list = []
+    for part in args.tiles.split(","):
+        try:
+            m, n = (int(x) for x in part.strip().lower().split("x"))
+        except ValueError:
+            ap.error(f"--tiles: {part!r} is not MxN")
+        tile_list.append((m, n))
     split_counts = []
     for part in args.splits.split(","):
         part = part.strip().lower()
@@ -156,10 +166,13 @@ def main():
                 cuq = torch.arange(0, B * NQ + 1, NQ, dtype=torch.int32, device="cuda")
                 used = torch.full((B,), N, dtype=torch.int32, device="cuda")
 
-                for name, lib in libs:
+                for (name, lib), tiles in [(nl, t) for nl in libs for t in tile_list]:
+                    if tiles != (0, 0):
+                        name = f"{name} {tiles[0]}x{tiles[1]}"
+
                     def call():
                         return lib.forward_paged(qp, k_cache, v_cache, o, None, cuq, NQ, table, used, "bf16",
-                                                 mask, stream=stream)
+                                                 mask, stream=stream, tiles=tiles)
 
                     def paged(_):
                         return call()[0]

@@ -218,6 +218,26 @@ bool shouldPackGqa(int64_t heads, int64_t kvHeads, int64_t seqlenQ,
   return heads / kvHeads * seqlenQ <= blockM;
 }
 
+bool pagedDecodes(int64_t pageSize, int64_t rowsPerGroup) {
+  return pageSize > 0 && rowsPerGroup > 0 && rowsPerGroup <= kDecodeBlock;
+}
+
+std::pair<int64_t, int64_t> pagedDecodeTiles(int64_t headDim, bool wgmma) {
+  if (wgmma && headDim > 64 && headDim <= 128 && headDim % kWgmmaK == 0)
+    return {kDecodeBlock, kDecodeBlock};
+  return {0, 0};
+}
+
+int64_t splitCtasPerSm(const KernelConfig &config) {
+  KernelConfig split = config;
+  split.split = true;
+  KernelPlan plan;
+  std::string error;
+  if (!planKernel(split, /*nvidia=*/true, plan, error))
+    return 1;
+  return std::max<int64_t>(plan.minCtasPerSm, 1);
+}
+
 bool tmaByDefault(int64_t headDim) {
   return headDim > 0 && headDim % 64 == 0 && headDim <= kTmaDefaultMaxHeadDim;
 }
@@ -426,10 +446,15 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // A warp-specialised CTA moves its registers with setmaxnreg, which
   // draws on the CTA's own allocation: ptxas gives each of its 384 threads
   // what one CTA per SM allows (168), and the consumers' 232 need it all.
+  // A CTA of one warpgroup keeps every register at two CTAs an SM
+  // (kRegistersPerSm / 256 threads), so none of those spills applies to it.
+  bool registersCapped = plan.threads() * 2 * kRegistersPerThread >
+                         kRegistersPerSm;
   plan.minCtasPerSm =
-      wgmma && plan.sharedBytes <= kSharedPerCtaPair &&
-              !scoresHeavy(r.variants) && !r.split &&
-              !(r.varlen && r.packGqa) && !r.warpSpecialize
+      wgmma && plan.sharedBytes <= kSharedPerCtaPair && !r.warpSpecialize &&
+              (!registersCapped ||
+               (!scoresHeavy(r.variants) && !r.split &&
+                !(r.varlen && r.packGqa)))
           ? 2
           : 1;
   if (!fitsRegisters(r, plan, error))

@@ -205,6 +205,45 @@ TEST(CompilePtxTest, PagedDecodeKeepsTwoTilesInFlight) {
   }
 }
 
+// Decoding over a paged cache (TilePolicy's pagedDecodes): one-warpgroup
+// 64 x 64 tiles, three stages in half an SM's shared memory, two CTAs an SM
+// -- the split kernel too, whose 128 threads keep every register there;
+// the default 128 x 128 split kernel runs one.
+TEST(CompilePtxTest, PagedDecodeTilesRunTwoCtasAnSm) {
+  EXPECT_TRUE(pagedDecodes(/*pageSize=*/16, /*rowsPerGroup=*/4));
+  EXPECT_TRUE(pagedDecodes(16, kDecodeBlock));
+  EXPECT_FALSE(pagedDecodes(16, kDecodeBlock + 1));
+  EXPECT_FALSE(pagedDecodes(/*pageSize=*/0, 4));
+  EXPECT_EQ(pagedDecodeTiles(128, /*wgmma=*/true),
+            std::make_pair(kDecodeBlock, kDecodeBlock));
+  EXPECT_EQ(pagedDecodeTiles(96, /*wgmma=*/true),
+            std::make_pair(kDecodeBlock, kDecodeBlock));
+  EXPECT_EQ(pagedDecodeTiles(64, /*wgmma=*/true), std::make_pair(0L, 0L));
+  EXPECT_EQ(pagedDecodeTiles(128, /*wgmma=*/false), std::make_pair(0L, 0L));
+  for (bool split : {false, true}) {
+    KernelConfig config;
+    config.headDim = 128;
+    config.arch = "sm_90a";
+    config.varlen = true;
+    config.pageSize = 16;
+    config.packGqa = true;
+    config.split = split;
+    config.blockM = config.blockN = kDecodeBlock;
+    KernelPlan plan;
+    std::string error;
+    ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
+    EXPECT_EQ(plan.warps, 4);
+    EXPECT_EQ(plan.stages, 3);
+    EXPECT_EQ(plan.minCtasPerSm, 2) << "split " << split;
+    EXPECT_EQ(splitCtasPerSm(config), 2);
+    PtxKernel kernel;
+    ASSERT_TRUE(compilePtx(config, kernel, error)) << error;
+    EXPECT_NE(kernel.ptx.find(".minnctapersm 2"), std::string::npos);
+    config.blockM = config.blockN = 0;
+    EXPECT_EQ(splitCtasPerSm(config), 1);
+  }
+}
+
 } // namespace
 
 // A bias table's score tiles are staged with K and V (attn-nv-stage-tables)

@@ -9,6 +9,7 @@
 #include "FakeCompiler.h"
 #include "FakeCudaDriver.h"
 #include "TestUtil.h"
+#include "attn/Compiler/TilePolicy.h"
 
 #include <gtest/gtest.h>
 
@@ -344,6 +345,9 @@ TEST_F(EngineCudaTest, PagedDecodePacksGqaHeadsAndSplits) {
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
     EXPECT_TRUE(fakeCompiler().lastConfig.packGqa);
     EXPECT_TRUE(fakeCompiler().lastConfig.split);
+    // A decoding paged call takes the policy's decode tiles (sm_90a).
+    EXPECT_EQ(fakeCompiler().lastConfig.blockM, compiler::kDecodeBlock);
+    EXPECT_EQ(fakeCompiler().lastConfig.blockN, compiler::kDecodeBlock);
     blockM = fakeBlockM(fakeCompiler().lastConfig);
   }
   ASSERT_GE(blockM, 4 * 4);
@@ -365,6 +369,8 @@ TEST_F(EngineCudaTest, PagedDecodePacksGqaHeadsAndSplits) {
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
     EXPECT_FALSE(fakeCompiler().lastConfig.packGqa);
     EXPECT_FALSE(fakeCompiler().lastConfig.split); // not a decode call
+    // 4 · 40 rows a group: the default tiles.
+    EXPECT_EQ(fakeCompiler().lastConfig.blockM, 128);
   }
   EXPECT_EQ(lastLaunch().grid[1], 32u);
 }
@@ -438,9 +444,9 @@ TEST_F(EngineCudaTest, SplitKvDecodeLaunchesTheSplitsThenTheirMerge) {
 
 TEST_F(EngineCudaTest, PagedDecodeSplitsOverTheTablesWidth) {
   // Decode over a paged cache: B = 1, H = 32 over Hkv = 8 (packed: 8 CTAs
-  // on 132 SMs), a table of 512 pages of 16. The key
-  // counts are device data, so auto counts the table's 8192 keys; both
-  // kernels take kPagedArgs, then kSplitArgs.
+  // on 132 SMs, each holding the decode tiles' two CTAs), a table of 512
+  // pages of 16. The key counts are device data, so auto counts the table's
+  // 8192 keys; both kernels take kPagedArgs, then kSplitArgs.
   options.numSplits = 0;
   const int64_t pages = 512, page = 16;
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 32, 1,
@@ -452,16 +458,19 @@ TEST_F(EngineCudaTest, PagedDecodeSplitsOverTheTablesWidth) {
   fakeCuda().paramsAfterScale = 12 + 17; // kPagedArgs, kSplitArgs
   Status status = engine().forwardPaged(&a);
   ASSERT_TRUE(status.ok()) << status.toString();
-  int64_t blockN = 0;
+  int64_t blockN = 0, ctasPerSm = 0;
   {
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
     EXPECT_TRUE(fakeCompiler().lastConfig.split);
     EXPECT_TRUE(fakeCompiler().lastConfig.packGqa);
     EXPECT_EQ(fakeCompiler().lastConfig.pageSize, page);
     blockN = fakeCompiler().lastConfig.blockN;
+    ctasPerSm = compiler::splitCtasPerSm(fakeCompiler().lastConfig);
   }
+  EXPECT_EQ(ctasPerSm, 2);
   int64_t chunk = std::max<int64_t>(blockN, kMinKeysPerSplit);
-  int64_t splits = chooseNumSplits(8, (pages * page + chunk - 1) / chunk, 132);
+  int64_t splits = chooseNumSplits(8, (pages * page + chunk - 1) / chunk,
+                                   132 * ctasPerSm);
   ASSERT_GT(splits, 1);
   auto [launches, allocations, live] = logs();
   EXPECT_EQ(live, 0); // freed after the launches

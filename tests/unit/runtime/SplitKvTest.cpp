@@ -1,7 +1,7 @@
 //===- SplitKvTest.cpp - The split count and the split partials' values ---===//
 //
-// chooseNumSplits against values worked out by hand from FlashAttention's
-// rule (SplitKv.h), the clamps of a forced count, and the workspace layout
+// chooseNumSplits against values worked out by hand from its makespan rule
+// (SplitKv.h), the clamps of a forced count, and the workspace layout
 // the kernel receives (KernelABI.h's kSplitArgs).
 //
 //===----------------------------------------------------------------------===//
@@ -24,20 +24,25 @@ TEST(SplitKvTest, AGridThatFillsTheGpuNeverSplits) {
 }
 
 TEST(SplitKvTest, DecodeCounts) {
-  // B = 1, 8 K/V heads (packed GQA: 8 CTAs), 1k keys in 128-key tiles:
-  // counts 1, 2, 3, 4, 8 give different tiles per split (5, 6, 7 repeat
-  // 4's two); the best wave fill is 8 · 8 / 132 and only 8 is within 95 %
-  // of it.
+  // B = 1, 8 K/V heads (packed GQA: 8 CTAs), 1k keys in 128-key tiles: 8
+  // splits of one tile each in one wave.
   EXPECT_EQ(chooseNumSplits(8, 8, 132), 8);
-  // B = 1 at 128k keys: 15 splits fill 120 of 132 SMs (91 %, within
-  // FlashAttention's 85 % but not 95 % of the best), 16 fill 128 (97 %).
+  // B = 1 at 128k keys: 16 splits, 128 CTAs in one wave of 64 tiles each
+  // (+ kSplitOverheadTiles: 66); 15 fill 120 slots with 69 tiles each (71),
+  // 49 three waves of 21 (69).
   EXPECT_EQ(chooseNumSplits(8, 1024, 132), 16);
-  // One CTA over 1000 tiles: the fill s / 132 grows with s; the best
-  // eligible count is 125 (8 tiles each; 126..128 repeat it), 95 % of its
-  // fill needs s >= 119, and 119..124 repeat 112's 9 tiles: 125.
+  // One CTA over 1000 tiles: no split takes fewer than ceil(1000 / 128) = 8
+  // tiles, and 125 is the fewest splits that do.
   EXPECT_EQ(chooseNumSplits(1, 1000, 132), 125);
   // Never more splits than tiles.
   EXPECT_EQ(chooseNumSplits(1, 3, 132), 3);
+  // Two CTAs an SM (one-warpgroup decode tiles, TilePolicy's
+  // splitCtasPerSm): 264 slots; 32 splits of 32 tiles in one wave, where
+  // FlashAttention's wave-fill rule took 31 (34 tiles each).
+  EXPECT_EQ(chooseNumSplits(8, 1024, 2 * 132), 32);
+  // A wave more pays when it shortens the longest split enough: 105 CTAs
+  // on 132 slots, 1000 tiles: 5 splits (4 waves of 200 + 2) beat 1 (1002).
+  EXPECT_EQ(chooseNumSplits(105, 1000, 132), 5);
 }
 
 TEST(SplitKvTest, ForcedCountsAreClamped) {

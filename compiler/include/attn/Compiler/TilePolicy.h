@@ -73,6 +73,27 @@ std::string wgmmaUnsupportedReason(std::string_view chip, int64_t headDim,
 bool shouldPackGqa(int64_t heads, int64_t kvHeads, int64_t seqlenQ,
                    int64_t blockM);
 
+/// Whether a call over a paged K/V cache (`pageSize` > 0) decodes: each K/V
+/// head's query rows, `rowsPerGroup` = H / Hkv · the longest sequence's
+/// queries, fit one query tile of kDecodeBlock rows.
+inline constexpr int64_t kDecodeBlock = 64;
+bool pagedDecodes(int64_t pageSize, int64_t rowsPerGroup);
+
+/// The tiles of a decoding paged call (pagedDecodes) that leaves them open,
+/// or {0, 0} for defaultTileSizes: with wgmma at 64 < D <= 128, 64 x 64 (one
+/// warpgroup, three stages, two CTAs an SM). The default 128 x 128 tiles
+/// compute 32 times the rows a packed group of 4 needs: on the H200
+/// (docs/BENCHMARKS.md version 22) 64 x 64 read B = 64, 8k keys at 1.02 x
+/// the copy bandwidth against 0.70-0.81, and B = 1, 128k keys (split in 32)
+/// at 0.81-0.82 against 0.59. Contiguous decoding keeps the defaults (0.97
+/// x copy against 0.82 with 64 x 64); other head dims are not measured.
+std::pair<int64_t, int64_t> pagedDecodeTiles(int64_t headDim, bool wgmma);
+
+/// CTAs of `config`'s split-KV kernel (config.split set, then planned) that
+/// one SM holds: split-KV's chooser fills the GPU's SMs times this. 1 when
+/// the configuration does not plan.
+int64_t splitCtasPerSm(const KernelConfig &config);
+
 /// Whether a forward call at `headDim` takes TMA for K/V when the runtime is
 /// not told (ATTN_JIT_TMA unset) and the kernel allows it (resolved()): on
 /// the H200, two runs of the convention shapes (ab_bench, TMA against
