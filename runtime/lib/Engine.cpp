@@ -432,12 +432,10 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
     return context.takeStatus();
   // TMA is decided per call: the pointers and strides of K and V must be
   // ones a tensor map describes, and the driver must encode them.
-  // Not by default with a bias table: its tiles go through shared memory
-  // with cp.async, staged with K and V (attn-nv-stage-tables), which a TMA
-  // kernel's mbarrier stages do not take; ATTN_JIT_TMA=1 gives TMA and the
-  // table's per-element gather.
-  bool tmaDefault = compiler::tmaByDefault(args.head_dim) &&
-                    !(args.variant.flags & ATTN_VARIANT_BIAS);
+  // ATTN_JIT_TMA=1 asks for it where the policy would not (a bias table:
+  // TMA and the table's per-element gather).
+  bool tmaDefault =
+      compiler::tmaByDefault(args.head_dim, args.variant.flags);
   bool tma = options_.tma.value_or(tmaDefault) &&
              !backward && !varlen &&
              driver.cuTensorMapEncodeTiled &&

@@ -238,8 +238,9 @@ int64_t splitCtasPerSm(const KernelConfig &config) {
   return std::max<int64_t>(plan.minCtasPerSm, 1);
 }
 
-bool tmaByDefault(int64_t headDim) {
-  return headDim > 0 && headDim % 64 == 0 && headDim <= kTmaDefaultMaxHeadDim;
+bool tmaByDefault(int64_t headDim, unsigned variants) {
+  return headDim > 0 && headDim % 64 == 0 &&
+         headDim <= kTmaDefaultMaxHeadDim && !(variants & abi::kBias);
 }
 
 int64_t maxSharedBytesPerBlock(std::string_view chip) {

@@ -205,6 +205,17 @@ TEST(CompilePtxTest, PagedDecodeKeepsTwoTilesInFlight) {
   }
 }
 
+// TMA by default at D = 64 and 128, and not with a bias table, whose tiles
+// the cp.async stages carry (the policy's one rule; the runtime asks it).
+TEST(CompilePtxTest, TmaByDefaultLeavesBiasTablesToCpAsync) {
+  EXPECT_TRUE(tmaByDefault(64));
+  EXPECT_TRUE(tmaByDefault(128, attn::abi::kAlibi | attn::abi::kSoftcap));
+  EXPECT_FALSE(tmaByDefault(96));
+  EXPECT_FALSE(tmaByDefault(256));
+  EXPECT_FALSE(tmaByDefault(128, attn::abi::kBias));
+  EXPECT_FALSE(tmaByDefault(64, attn::abi::kBias | attn::abi::kAlibi));
+}
+
 // Decoding over a paged cache (TilePolicy's pagedDecodes): one-warpgroup
 // 64 x 64 tiles, three stages in half an SM's shared memory, two CTAs an SM
 // -- the split kernel too, whose 128 threads keep every register there;

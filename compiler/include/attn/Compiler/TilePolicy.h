@@ -100,8 +100,13 @@ int64_t splitCtasPerSm(const KernelConfig &config);
 /// cp.async in one process) measured D = 64 1.04-1.08x and D = 128
 /// 1.01-1.14x on every shape, D = 256 0.95-1.04x (neutral, cp.async kept);
 /// head dims that are not multiples of 64 are not measured yet.
+/// Not with a bias table (`variants` has KernelABI.h's kBias): its score
+/// tiles are staged with K and V through cp.async (attn-nv-stage-tables),
+/// which a TMA kernel's mbarrier stages do not take; TMA with the table's
+/// per-element gather measured 1.151 ms against 0.881 at 4k on the H200
+/// (docs/BENCHMARKS.md version 21).
 inline constexpr int64_t kTmaDefaultMaxHeadDim = 128;
-bool tmaByDefault(int64_t headDim);
+bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 
 /// Bytes of one tile of `rows` x `headDim` 16-bit elements in shared memory:
 /// padded rows (mma.sync) or 128-byte-swizzled 64-column blocks (wgmma).
