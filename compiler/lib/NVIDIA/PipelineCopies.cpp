@@ -4,7 +4,9 @@
 // wait, fence and barrier, and a barrier ending the K/V loop's body. A
 // copy's position in the loop follows from the induction variable (the K/V
 // tile at it, or the backward's (head, query tile) pair decoded from it);
-// the prefetch recomputes it for the next iteration.
+// the prefetch recomputes it for the next iteration. The barriers and fence
+// around an attn_nv.store_shared (the atomic backward's dSᵀ) are not the
+// copies' and stay where they are.
 // Output, with S = stages and the loop counting tiles (kv = lo + it · step):
 //
 //   copy Q; commit
@@ -85,9 +87,25 @@ using namespace mlir::attn::nv;
 
 namespace {
 
+/// The barrier before an attn_nv.store_shared and the proxy fence and
+/// barrier after it (the backward's dSᵀ buffer, toSharedLhs in
+/// attn-nv-assign-layouts) order that buffer's writes and wgmma's reads,
+/// not copies: they stay.
+bool guardsSharedStore(Operation *op) {
+  Operation *prev = op->getPrevNode();
+  if (isa<NVVM::Barrier0Op>(op) &&
+      isa_and_present<StoreSharedOp>(op->getNextNode()))
+    return true;
+  if (isa<NVVM::FenceProxyOp>(op))
+    return isa_and_present<StoreSharedOp>(prev);
+  return isa<NVVM::Barrier0Op>(op) && isa_and_present<NVVM::FenceProxyOp>(prev) &&
+         isa_and_present<StoreSharedOp>(prev->getPrevNode());
+}
+
 bool isCopySync(Operation *op) {
   return isa<NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp,
-             NVVM::FenceProxyOp, NVVM::Barrier0Op>(op);
+             NVVM::FenceProxyOp, NVVM::Barrier0Op>(op) &&
+         !guardsSharedStore(op);
 }
 
 void eraseCopySync(Block &block, Operation *stopAt = nullptr) {

@@ -190,7 +190,8 @@ LogicalResult verifyChipRunsOps(Operation *gpuModule, StringRef chip) {
 
 FailureOr<std::string>
 mlir::attn::resolvePTXFeatures(StringRef chip, StringRef features,
-                               function_ref<InFlightDiagnostic()> emitError) {
+                               function_ref<InFlightDiagnostic()> emitError,
+                               int needed) {
   initializePTXTarget();
   int minimum = minimumPTXVersion(chip);
   if (minimum == 0 && !isNVPTXChip(chip))
@@ -204,14 +205,29 @@ mlir::attn::resolvePTXFeatures(StringRef chip, StringRef features,
                        << "' is not supported: attn kernels need sm_"
                        << kMinSmVersion << " or newer";
   if (features == kAutoPTXFeatures)
-    return "+ptx" + std::to_string(std::max(minimum, kLowestPTXVersion));
+    return "+ptx" +
+           std::to_string(std::max({minimum, kLowestPTXVersion, needed}));
   int asked = ptxVersionIn(features);
   if (minimum != 0 && asked != 0 && asked < minimum)
     return emitError() << "features '" << features << "' ask for PTX ISA "
                        << versionText(asked) << ", but " << chip
                        << " needs PTX ISA " << versionText(minimum)
                        << " or newer (features=auto chooses it)";
+  if (asked != 0 && asked < needed)
+    return emitError() << "features '" << features << "' ask for PTX ISA "
+                       << versionText(asked)
+                       << ", but the kernels need PTX ISA "
+                       << versionText(needed)
+                       << " or newer (features=auto chooses it)";
+  if (asked == 0 && needed > minimum)
+    return (features.empty() ? "" : features.str() + ",") + "+ptx" +
+           std::to_string(needed);
   return features.str();
+}
+
+int mlir::attn::requiredPTXVersion(Operation *gpuModule) {
+  auto version = gpuModule->getAttrOfType<IntegerAttr>(kMinPTXVersionAttr);
+  return version ? static_cast<int>(version.getInt()) : 0;
 }
 
 void mlir::attn::initializePTXTarget() {
@@ -228,7 +244,8 @@ FailureOr<std::string> mlir::attn::serializeToPTX(Operation *gpuModule,
                                                   const PTXTarget &target) {
   FailureOr<std::string> features = resolvePTXFeatures(
       target.chip, target.features,
-      [&] { return emitError(gpuModule->getLoc()); });
+      [&] { return emitError(gpuModule->getLoc()); },
+      requiredPTXVersion(gpuModule));
   if (failed(features) || failed(verifyChipRunsOps(gpuModule, target.chip)))
     return failure();
   PTXTarget resolved = target;

@@ -509,6 +509,66 @@ func.func @derived_position(%Q: !t, %K: !t, %tiles: index, %pairs: index, %n: in
 
 // -----
 
+// A shared buffer the loop writes itself (the atomic backward's dSᵀ, read
+// by wgmma as an MN-major A): the barrier before its store_shared and the
+// proxy fence and barrier after it are not the copies' -- they stay, while
+// the copies' own wait, fence and barriers go. (Until issue 12's bwdatomic
+// they went too: wgmma read dSᵀ with no proxy fence after the threads'
+// writes.)
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+#acc = #attn_nv.acc<warps = 4>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<64x64xbf16, swizzle_128b>
+
+// CHECK-LABEL: func.func @shared_store(
+// CHECK: scf.for
+// CHECK:      nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NOT:  nvvm.cp.async.wait.group
+// CHECK:      %[[S:.*]] = attn_nv.wgmma_wait
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: attn_nv.store_shared %[[S]], %[[DS:.*]] :
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: %[[P:.*]] = attn_nv.wgmma %[[DS]], %{{.*}}, %{{.*}} transpose_lhs
+// CHECK-NEXT: %[[R:.*]] = attn_nv.wgmma_wait %[[P]]
+// CHECK-NEXT: scf.yield %[[R]]
+func.func @shared_store(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
+  %c64 = arith.constant 64 : index
+  %zs = arith.constant dense<0.0> : tensor<64x64xf32, #acc>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %ds = attn_nv.alloc_shared : !s
+    %qs = attn_nv.alloc_shared : !s
+    %ks = attn_nv.alloc_shared : !s
+    attn_nv.copy_async %Q[%b, %h, %t] bounds %n into %qs : !t, !s
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+    nvvm.barrier0
+    %r = scf.for %kv = %lo to %hi step %c64 iter_args(%acc = %zs) -> (tensor<64x64xf32, #acc>) {
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %n into %ks : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      %s0 = attn_nv.wgmma %qs, %ks, %zs transpose_rhs : !s, !s, tensor<64x64xf32, #acc>
+      %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<64x64xf32, #acc>
+      nvvm.barrier0
+      attn_nv.store_shared %s, %ds : tensor<64x64xf32, #acc>, !s
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      %p0 = attn_nv.wgmma %ds, %ks, %acc transpose_lhs : !s, !s, tensor<64x64xf32, #acc>
+      %p = attn_nv.wgmma_wait %p0 {pending = 0 : i64} : tensor<64x64xf32, #acc>
+      nvvm.barrier0
+      scf.yield %p : tensor<64x64xf32, #acc>
+    }
+  }
+  return
+}
+
+// -----
+
 // tma: the loop's K/V copies become bulk tensor copies from two tensor maps
 // appended to the function (K's, then V's), each staged buffer with a full
 // and an empty barrier per stage, initialised once (the empty ones for one

@@ -193,9 +193,32 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
   }
 };
 
+/// Stores `pair` (i32) at shared address (`rowAddress` ^ `chunkBytes`) +
+/// `bytes`, the XOR inside the inline PTX: LLVM cannot hoist a store's
+/// address out of a loop then (see StoreShared).
+void storeSwizzled(OpBuilder &b, Location loc, Value rowAddress,
+                   int64_t chunkBytes, int64_t bytes, Value pair) {
+  std::string text = "{\n.reg .b32 a;\nxor.b32 a, $0, " +
+                     std::to_string(chunkBytes) +
+                     ";\nst.shared.b32 [a+" + std::to_string(bytes) +
+                     "], $1;\n}";
+  Ptx::emit(b, loc, Type(), {rowAddress, pair}, text, "r,r");
+}
+
 /// Each thread writes its pairs of adjacent accumulator columns as one
 /// 32-bit store (rounded to the buffer's 16-bit type) at their place in the
 /// tile's layout; padding columns (past the tile's own) are not written.
+///
+/// Into a swizzle_128b buffer (the atomic backward's dSᵀ, written in its
+/// K/V loop) a thread's pairs lie 8·k rows and 8·j columns from its first
+/// one: all in its row mod 8 and its column in a chunk, so pair i is at
+/// (Y ^ 16 (chunk_i mod 8)) + 128 (row_i - row_0) + (block_i) · rows · 128
+/// with one thread value Y (the first pair's row and column, and 16 (row
+/// mod 8): bits 6:4 of the 1024-aligned rest are zero, so adding them is
+/// XOR-ing them). Each pair's own address (the generic path) was loop-
+/// invariant: LLVM hoisted the 16 out of that loop (15 registers live
+/// across it, the spills of issue 12); the XOR done in the store's PTX
+/// keeps one.
 struct StoreShared : OpConversionPattern<StoreSharedOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -214,6 +237,40 @@ struct StoreShared : OpConversionPattern<StoreSharedOp> {
     baseRow = arith::IndexCastOp::create(b, loc, i32, baseRow);
     baseCol = arith::IndexCastOp::create(b, loc, i32, baseCol);
     ValueRange values = adaptor.getTile();
+    bool rowsAndChunksApart = true; // pairs 8·k rows, 8·j columns apart
+    for (int64_t i = 0; i < tile.valuesPerThread(); i += 2)
+      rowsAndChunksApart &= tile.offset(i).row % 8 == 0 &&
+                            tile.offset(i).col % 8 == 0;
+    if (geometry.layout == SharedLayout::Swizzle128B && rowsAndChunksApart) {
+      constexpr int64_t kRowBytes = 128, kChunkBytes = 16, kChunkCols = 8;
+      Value rowBytes =
+          arith::MulIOp::create(b, loc, baseRow, constI32(b, loc, kRowBytes));
+      Value colBytes = arith::MulIOp::create(
+          b, loc, baseCol, constI32(b, loc, geometry.elementBytes));
+      Value rowInAtom =
+          arith::AndIOp::create(b, loc, baseRow, constI32(b, loc, 7));
+      Value swizzle = arith::MulIOp::create(b, loc, rowInAtom,
+                                            constI32(b, loc, kChunkBytes));
+      Value y = arith::AddIOp::create(b, loc, smem.address, base);
+      y = arith::AddIOp::create(b, loc, y, rowBytes);
+      y = arith::AddIOp::create(b, loc, y, colBytes);
+      y = arith::AddIOp::create(b, loc, y, swizzle);
+      for (int64_t i = 0; i < tile.valuesPerThread(); i += 2) {
+        if (tile.isPadding(i))
+          continue;
+        ElementOffset off = tile.offset(i);
+        int64_t chunk = off.col / kChunkCols;
+        int64_t block = chunk / 8;
+        Value pair = packPair(b, loc, values[i], values[i + 1], element);
+        if (pair.getType() != i32)
+          pair = LLVM::BitcastOp::create(b, loc, i32, pair);
+        storeSwizzled(b, loc, y, kChunkBytes * (chunk % 8),
+                      block * geometry.rows * kRowBytes + off.row * kRowBytes,
+                      pair);
+      }
+      rewriter.eraseOp(op);
+      return success();
+    }
     for (int64_t i = 0; i < tile.valuesPerThread(); i += 2) {
       if (tile.isPadding(i))
         continue;

@@ -3,8 +3,9 @@
 // An output tile (#attn_nv.acc, 16-bit) is stored as 4-byte pairs: each
 // thread holds two adjacent columns per 8-column block; an f32 one (split-KV's
 // partial outputs) as 8-byte pairs, or, accumulating (the backward's dQ
-// parts), as one relaxed atomic add per element whose result is unused
-// (atom.global.add.f32, nothing waits on it). A row tile (the
+// parts), as one relaxed vector reduction per pair (red.global.add.v2.f32,
+// PTX ISA 8.1: the pass records it on the gpu.module, kMinPTXVersionAttr;
+// nothing waits on it). A row tile (the
 // LSE, #attn_nv.rows) is stored by the first thread of each quad, which
 // holds its rows; a null pointer skips it (the LSE is optional).
 // A tile read elementwise rather than by a product (the backward's O and
@@ -17,11 +18,26 @@
 
 #include "Patterns.h"
 
+#include "attn/Target/PTX.h"
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::nv;
 
 namespace {
+
+/// red.global.add.v2.f32 is PTX ISA 8.1 (sm_90 and newer; the atomic
+/// backward exists on wgmma only, attn-configure).
+constexpr int kVectorRedPTXVersion = 81;
+
+/// Adds the adjacent f32 `lo` and `hi` to global `address` (8-byte aligned)
+/// and address + 4 by one relaxed vector reduction: one request for the
+/// 8 bytes where two scalar atomics made two, each half of them -- a warp's
+/// pairs fill 32-byte sectors (4 lanes a row) instead of hitting each twice.
+void addPair(OpBuilder &b, Location loc, Value address, Value lo, Value hi) {
+  Ptx::emit(b, loc, Type(), {address, lo, hi},
+            "red.relaxed.gpu.global.add.v2.f32 [$0], {$1, $2};", "l,f,f");
+}
 
 struct StoreTile : OpConversionPattern<StoreTileOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -43,6 +59,17 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
                        !tile->elementType().isF32()))
       return op.emitOpError("accumulates f32 #attn_nv.acc tiles, got ")
              << op.getTile().getType();
+    ConfigAttr config = configOf(op);
+    if (accumulate && (!config || !config.isWgmma()))
+      return op.emitOpError("accumulates in wgmma kernels only (sm_90a: "
+                            "red.global.add.v2.f32), got mapping '")
+             << (config ? config.getMapping() : StringRef()) << "'";
+    if (accumulate)
+      if (auto module = op->getParentOfType<gpu::GPUModuleOp>())
+        rewriter.modifyOpInPlace(module, [&] {
+          module->setAttr(kMinPTXVersionAttr,
+                          rewriter.getI32IntegerAttr(kVectorRedPTXVersion));
+        });
     auto &b = rewriter;
     Location loc = op.getLoc();
     auto dest = cast<MemRefType>(op.getDest().getType());
@@ -105,13 +132,8 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
             };
             if (accumulate) {
               Value off = column();
-              for (int i = 0; i < 2; ++i)
-                LLVM::AtomicRMWOp::create(
-                    nb, nl, LLVM::AtomicBinOp::fadd,
-                    global.address(nb, nl,
-                                   arith::AddIOp::create(
-                                       nb, nl, off, constIndex(nb, nl, i))),
-                    values[at + i], LLVM::AtomicOrdering::monotonic);
+              addPair(nb, nl, global.address(nb, nl, off), values[at],
+                      values[at + 1]);
               continue;
             }
             Value pair;

@@ -31,7 +31,8 @@ struct AttnEmitPTXPass : mlir::attn::impl::AttnEmitPTXBase<AttnEmitPTXPass> {
       // Diagnostics at the location only: attached to the operation, they
       // would print the whole gpu.module after them.
       FailureOr<std::string> resolved = resolvePTXFeatures(
-          chip, features, [&] { return emitError(gpuModule.getLoc()); });
+          chip, features, [&] { return emitError(gpuModule.getLoc()); },
+          requiredPTXVersion(gpuModule));
       if (failed(resolved))
         return signalPassFailure();
       PTXTarget target{chip, *resolved, static_cast<int>(optLevel)};

@@ -179,6 +179,20 @@ func.func @store_operand_a(%O: memref<?x?x?x32xbf16, strided<[?, ?, ?, 1], offse
 
 #cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 
+// Accumulating stores are vector reductions (red.global.add.v2.f32, sm_90
+// and newer): wgmma kernels only, as the atomic backward.
+func.func @accumulate_sm80(%O: memref<?x?x?x32xf32, strided<[?, ?, ?, 1], offset: ?>>, %i: index) attributes {attn.config = #cfg} {
+  %z = arith.constant dense<0.0> : tensor<64x32xf32, #attn_nv.acc<warps = 4>>
+  // expected-error @+2 {{'attn.store_tile' op accumulates in wgmma kernels only (sm_90a: red.global.add.v2.f32), got mapping 'mma.sync'}}
+  // expected-error @+1 {{failed to legalize operation 'attn.store_tile' that was explicitly marked illegal}}
+  attn.store_tile %z, %O[%i, %i, %i] accumulate bounds %i : tensor<64x32xf32, #attn_nv.acc<warps = 4>>, memref<?x?x?x32xf32, strided<[?, ?, ?, 1], offset: ?>>
+  return
+}
+
+// -----
+
+#cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+
 func.func @exp2_f16(%x: f16) attributes {attn.config = #cfg} {
   // expected-error @+2 {{'math.exp2' op only f32 is supported on NVIDIA}}
   // expected-error @+1 {{failed to legalize operation 'math.exp2' that was explicitly marked illegal}}

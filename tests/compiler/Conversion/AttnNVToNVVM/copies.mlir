@@ -230,22 +230,37 @@ func.func @swizzled_partial_block(%K: !t96, %b: index, %h: index, %row: index, %
 // attn_nv.store_shared: each thread's pairs of adjacent columns, rounded to
 // bf16 together (one cvt of a vector<2xf32>), as one 4-byte store at the
 // swizzled place: row r (16·warp + lane/4 + 8·half), 16-byte chunk
-// col / 8 at chunk ^ (r mod 8), (col mod 8)·2 bytes into it. 64x16 f32 over
-// 4 warps: 8 values a thread, 4 stores.
+// col / 8 at chunk ^ (r mod 8), (col mod 8)·2 bytes into it. A thread's
+// pairs share r mod 8 and col mod 8, so one address Y (its first pair's,
+// with 16 (r mod 8) added) serves them all: pair i at
+// (Y ^ 16 (chunk_i mod 8)) + 128 (row_i - row_0), the XOR inside the
+// store's PTX (LLVM hoisted each pair's own address out of the backward's
+// K/V loop). 64x16 f32 over 4 warps: 8 values a thread, 4 stores (chunks
+// 0 and 1, rows r and r + 8).
 // CHECK-LABEL: gpu.func @store_shared
-// CHECK: llvm.mlir.addressof @attn_smem : !llvm.ptr<3>
-// CHECK: nvvm.read.ptx.sreg.tid.x
-// CHECK: %[[R:.*]] = arith.addi %{{.*}}, %c0_i32{{.*}} : i32
-// CHECK: %[[COL:.*]] = arith.addi %{{.*}}, %c0_i32{{.*}} : i32
-// CHECK: %[[CH:.*]] = arith.divui %[[COL]], %c8_i32 : i32
-// CHECK: arith.remui %[[COL]], %c8_i32
-// CHECK: arith.xori %{{.*}}, %{{.*}} : i32
-// CHECK: arith.muli %[[R]], %c128_i32
+// CHECK: %[[SMEM:.*]] = llvm.mlir.addressof @attn_smem : !llvm.ptr<3>
+// CHECK: %[[ADDR:.*]] = llvm.ptrtoint %[[SMEM]]
+// CHECK: %[[ALIGNED:.*]] = arith.addi %[[ADDR]], %{{.*}} : i32
+// CHECK: %[[R:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
+// CHECK: %[[RI:.*]] = arith.index_castui %[[R]] : i32 to index
+// CHECK: %[[ROW:.*]] = arith.index_cast %[[RI]] : index to i32
+// CHECK: %[[COL:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK: %[[RB:.*]] = arith.muli %[[ROW]], %c128_i32 : i32
+// CHECK: %[[CB:.*]] = arith.muli %[[COL]], %c2_i32{{.*}} : i32
+// CHECK: %[[R7:.*]] = arith.andi %[[ROW]], %c7_i32 : i32
+// CHECK: %[[SW:.*]] = arith.muli %[[R7]], %c16_i32{{.*}} : i32
+// CHECK: %[[Y0:.*]] = arith.addi %[[ALIGNED]], %c0_i32 : i32
+// CHECK: %[[Y1:.*]] = arith.addi %[[Y0]], %[[RB]] : i32
+// CHECK: %[[Y2:.*]] = arith.addi %[[Y1]], %[[CB]] : i32
+// CHECK: %[[Y:.*]] = arith.addi %[[Y2]], %[[SW]] : i32
 // CHECK: %[[PAIR:.*]] = llvm.fptrunc %{{.*}} : vector<2xf32> to vector<2xbf16>
 // CHECK: %[[W:.*]] = llvm.bitcast %[[PAIR]] : vector<2xbf16> to i32
-// CHECK: llvm.store %[[W]], %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<3>
-// CHECK-COUNT-3: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<3>
+// CHECK: llvm.inline_asm has_side_effects "{\0A.reg .b32 a;\0Axor.b32 a, $0, 0;\0Ast.shared.b32 [a+0], $1;\0A}", "r,r" %[[Y]], %[[W]]
+// CHECK: llvm.inline_asm has_side_effects "{\0A.reg .b32 a;\0Axor.b32 a, $0, 0;\0Ast.shared.b32 [a+1024], $1;\0A}", "r,r" %[[Y]],
+// CHECK: llvm.inline_asm has_side_effects "{\0A.reg .b32 a;\0Axor.b32 a, $0, 16;\0Ast.shared.b32 [a+0], $1;\0A}", "r,r" %[[Y]],
+// CHECK: llvm.inline_asm has_side_effects "{\0A.reg .b32 a;\0Axor.b32 a, $0, 16;\0Ast.shared.b32 [a+1024], $1;\0A}", "r,r" %[[Y]],
 // CHECK-NOT: llvm.store
+// CHECK-NOT: llvm.inline_asm
 // CHECK: gpu.return
 func.func @store_shared(%n: index) attributes {attn.config = #wg} {
   %c0 = arith.constant 0 : index
@@ -256,5 +271,32 @@ func.func @store_shared(%n: index) attributes {attn.config = #wg} {
     scf.yield %x : tensor<64x16xf32, #attn_nv.acc<warps = 4>>
   }
   attn_nv.store_shared %t, %buf : tensor<64x16xf32, #attn_nv.acc<warps = 4>>, !attn_nv.smem<64x16xbf16, swizzle_128b>
+  return
+}
+
+// Into a padded buffer (rows 16 columns apart plus padding: 48 bytes) each
+// pair's place is computed on its own and stored with llvm.store: row r at
+// r · 48, chunk col / 8 at 16 · chunk, (col mod 8) · 2 bytes into it.
+// CHECK-LABEL: gpu.func @store_shared_padded
+// CHECK: %[[ROW:.*]] = arith.addi %{{.*}}, %c0_i32{{.*}} : i32
+// CHECK: %[[COL:.*]] = arith.addi %{{.*}}, %c0_i32{{.*}} : i32
+// CHECK: %[[CH:.*]] = arith.divui %[[COL]], %c8_i32 : i32
+// CHECK: arith.muli %[[CH]], %c16_i32{{.*}} : i32
+// CHECK: arith.muli %[[ROW]], %c48_i32 : i32
+// CHECK: %[[W:.*]] = llvm.bitcast %{{.*}} : vector<2xbf16> to i32
+// CHECK: llvm.store %[[W]], %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<3>
+// CHECK-COUNT-3: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<3>
+// CHECK-NOT: llvm.store
+// CHECK-NOT: llvm.inline_asm
+// CHECK: gpu.return
+func.func @store_shared_padded(%n: index) attributes {attn.config = #wg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %buf = attn_nv.alloc_shared {offset = 0} : !attn_nv.smem<64x16xbf16, padded>
+  %t0 = arith.constant dense<1.0> : tensor<64x16xf32, #attn_nv.acc<warps = 4>>
+  %t = scf.for %it = %c0 to %n step %c1 iter_args(%x = %t0) -> (tensor<64x16xf32, #attn_nv.acc<warps = 4>>) {
+    scf.yield %x : tensor<64x16xf32, #attn_nv.acc<warps = 4>>
+  }
+  attn_nv.store_shared %t, %buf : tensor<64x16xf32, #attn_nv.acc<warps = 4>>, !attn_nv.smem<64x16xbf16, padded>
   return
 }

@@ -1,4 +1,5 @@
 // RUN: attn-opt %s --convert-attn-nv-to-nvvm | FileCheck %s
+// RUN: attn-opt %s --convert-attn-nv-to-nvvm | FileCheck %s --check-prefix=MODULE
 
 // attn.store_tile from registers: an #attn_nv.acc output tile as 4-byte
 // stores of the pairs of adjacent columns each thread holds per 8-column
@@ -7,6 +8,7 @@
 // skipped when the pointer is null.
 
 #cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+#cfg90 = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 !o = memref<?x?x?x16xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !oh = memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
@@ -128,30 +130,33 @@ func.func @acc_tile_f32(%O: memref<?x?x?x16xf32, strided<[?, ?, ?, 1], offset: ?
   return
 }
 
-// Accumulating (the atomic backward's dQ parts): per row under its bound,
-// one relaxed atomic add per element (red.global.add.f32: the result is
-// unused), at element offsets c and c + 1 of each pair; no plain store.
+// Accumulating (the atomic backward's dQ parts; sm_90 and newer): per row
+// under its bound, one relaxed vector reduction per pair of adjacent
+// columns (red.global.add.v2.f32 at element offset c: c and c + 1; nothing
+// waits on it, no plain store), and the gpu.module records that its PTX
+// needs PTX ISA 8.1.
+// MODULE: gpu.module @attn_kernels attributes {attn.min_ptx_version = 81 : i32}
 // CHECK-LABEL: gpu.func @acc_tile_accumulate
 // CHECK: %[[V:.*]]:8 = scf.for
 // CHECK: scf.if
 // CHECK:   %[[C0:.*]] = arith.addi %{{.*}}, %c0{{.*}} : index
-// CHECK:   %[[E0:.*]] = arith.addi %[[C0]], %c0{{.*}} : index
-// CHECK:   arith.muli %[[E0]], %c4{{.*}} : index
-// CHECK:   llvm.atomicrmw fadd %{{.*}}, %[[V]]#0 monotonic : !llvm.ptr<1>, f32
-// CHECK:   %[[E1:.*]] = arith.addi %[[C0]], %c1{{.*}} : index
-// CHECK:   arith.muli %[[E1]], %c4{{.*}} : index
-// CHECK:   llvm.atomicrmw fadd %{{.*}}, %[[V]]#1 monotonic : !llvm.ptr<1>, f32
-// CHECK:   arith.addi %{{.*}}, %c8{{.*}} : index
-// CHECK:   llvm.atomicrmw fadd %{{.*}}, %[[V]]#4 monotonic
-// CHECK:   llvm.atomicrmw fadd %{{.*}}, %[[V]]#5 monotonic
+// CHECK:   arith.muli %[[C0]], %c4{{.*}} : index
+// CHECK:   %[[P0:.*]] = llvm.getelementptr
+// CHECK:   llvm.inline_asm has_side_effects "red.relaxed.gpu.global.add.v2.f32 [$0], {$1, $2};", "l,f,f" %[[P0]], %[[V]]#0, %[[V]]#1 : (!llvm.ptr<1>, f32, f32) -> ()
+// CHECK:   %[[C8:.*]] = arith.addi %{{.*}}, %c8{{.*}} : index
+// CHECK:   arith.muli %[[C8]], %c4{{.*}} : index
+// CHECK:   %[[P8:.*]] = llvm.getelementptr
+// CHECK:   llvm.inline_asm has_side_effects "red.relaxed.gpu.global.add.v2.f32 [$0], {$1, $2};", "l,f,f" %[[P8]], %[[V]]#4, %[[V]]#5
 // CHECK-NOT: llvm.store
 // CHECK-NOT: llvm.atomicrmw
+// CHECK-NOT: llvm.inline_asm
 // CHECK: }
 // CHECK: scf.if
-// CHECK-COUNT-4: llvm.atomicrmw fadd
+// CHECK-COUNT-2: llvm.inline_asm has_side_effects "red.relaxed.gpu.global.add.v2.f32
 // CHECK-NOT: llvm.store
+// CHECK-NOT: llvm.atomicrmw
 // CHECK: gpu.return
-func.func @acc_tile_accumulate(%O: memref<?x?x?x16xf32, strided<[?, ?, ?, 1], offset: ?>>, %b: index, %h: index, %row: index, %bound: index, %n: index) attributes {attn.config = #cfg} {
+func.func @acc_tile_accumulate(%O: memref<?x?x?x16xf32, strided<[?, ?, ?, 1], offset: ?>>, %b: index, %h: index, %row: index, %bound: index, %n: index) attributes {attn.config = #cfg90} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %o0 = arith.constant dense<1.0> : tensor<64x16xf32, #attn_nv.acc<warps = 4>>
