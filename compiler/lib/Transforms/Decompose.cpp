@@ -385,6 +385,27 @@ struct ScoreSpace {
       for (auto [load, tile] : gathered)
         inputs.push_back(tile);
       std::optional<SmallVector<AddedTerm, 2>> terms = addedTerms(scoreMod);
+      // log2(e) · a term's factor, built before the map where the tile has
+      // one head (not packed heads): the same for every score, which lets
+      // the NVIDIA map lowering fuse it with ALiBi's distance (AffineCoords).
+      DenseMap<Value, Value> hoisted;
+      if (terms && batch && head && !rowsPerHead) {
+        Block &block = scoreMod.front();
+        for (const AddedTerm &term : *terms) {
+          if (!term.factor)
+            continue;
+          IRMapping mapping;
+          mapping.map(block.getArgument(1), batch);
+          mapping.map(block.getArgument(2), head);
+          mapping.map(block.getArguments().drop_front(kScoreModArgs),
+                      captures);
+          if (Operation *def = term.factor.getDefiningOp())
+            for (Operation *op : dependencies(block, def))
+              t.b.clone(*op, mapping);
+          hoisted[term.factor] =
+              mul(t.b, t.loc, mapping.lookupOrDefault(term.factor), log2e);
+        }
+      }
       return t.map(
           type, inputs,
           [&](OpBuilder &nb, Location nl, ValueRange ij, ValueRange e) {
@@ -406,8 +427,9 @@ struct ScoreSpace {
             for (const AddedTerm &term : *terms) {
               Value g;
               if (term.factor) {
-                Value x = mul(nb, nl, mapping.lookupOrDefault(term.factor),
-                              log2e);
+                Value x = hoisted.lookup(term.factor);
+                if (!x)
+                  x = mul(nb, nl, mapping.lookupOrDefault(term.factor), log2e);
                 g = mul(nb, nl, x, mapping.lookupOrDefault(term.other));
               } else {
                 g = mul(nb, nl, mapping.lookupOrDefault(term.term), log2e);

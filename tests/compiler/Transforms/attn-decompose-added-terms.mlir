@@ -4,23 +4,26 @@
 // the base-2 scores c · S + Σ log2(e) · g (c = scale · log2(e)): the
 // product by c fused with the first addition (contract), no multiply by the
 // scale nor by log2(e) after the sum. A term x · y with x free of the
-// positions (ALiBi's slope) takes log2(e) on x. The mod's own addition of
-// the score is left dead (canonicalization drops it).
+// positions (ALiBi's slope) takes log2(e) on x, before the map where the
+// tile has one head (built from the tile's batch and head). The mod's own
+// ops that computed the sum are left dead (canonicalization drops them).
 
 // CHECK-LABEL: func.func @alibi(
 // CHECK: %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
 // CHECK: %[[C:.*]] = arith.mulf %arg10, %[[LOG2E]] : f32
 // CHECK: %[[S:.*]] = attn.matmul
-// CHECK: attn.map(%[[S]] : tensor<64x32xf32>) at [%arg6, %arg7]
+// CHECK: %[[L2E:.*]] = arith.constant 1.44269502 : f32
+// CHECK-NEXT: %[[SLOPE:.*]] = memref.load %arg11[%arg13]
+// CHECK-NEXT: %[[A:.*]] = arith.mulf %[[SLOPE]], %[[L2E]] : f32
+// CHECK-NEXT: attn.map(%[[S]] : tensor<64x32xf32>) at [%arg6, %arg7]
 // CHECK-NEXT: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index, %[[X:.*]]: f32):
-// CHECK-NEXT:   %[[SLOPE:.*]] = memref.load %arg11[%arg13]
+// CHECK-NEXT:   %[[DEADSLOPE:.*]] = memref.load %arg11[%arg13]
 // CHECK-NEXT:   %[[D:.*]] = arith.subi %[[J]], %[[I]] : index
 // CHECK-NEXT:   %[[DI:.*]] = arith.index_cast %[[D]] : index to i32
 // CHECK-NEXT:   %[[DF:.*]] = arith.sitofp %[[DI]] : i32 to f32
-// CHECK-NEXT:   %[[DEAD:.*]] = arith.mulf %[[SLOPE]], %[[DF]] : f32
+// CHECK-NEXT:   %[[DEAD:.*]] = arith.mulf %[[DEADSLOPE]], %[[DF]] : f32
 // CHECK-NEXT:   arith.addf %[[X]], %[[DEAD]] : f32
 // CHECK-NEXT:   %[[CS:.*]] = arith.mulf %[[X]], %[[C]] fastmath<contract> : f32
-// CHECK-NEXT:   %[[A:.*]] = arith.mulf %[[SLOPE]], %{{.*}} : f32
 // CHECK-NEXT:   %[[AD:.*]] = arith.mulf %[[A]], %[[DF]] : f32
 // CHECK-NEXT:   %[[T:.*]] = arith.addf %[[CS]], %[[AD]] fastmath<contract> : f32
 // CHECK-NEXT:   attn.yield %[[T]] : f32
@@ -51,11 +54,13 @@ func.func @alibi(%q: tensor<64x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x6
 // CHECK: %[[C:.*]] = arith.mulf %arg10, %{{.*}} : f32
 // CHECK: %[[TABLE:.*]] = attn.map at [%arg6, %arg7] -> tensor<64x32xf32>
 // CHECK: %[[S:.*]] = attn.matmul
-// CHECK: attn.map(%[[S]], %[[TABLE]] : tensor<64x32xf32>, tensor<64x32xf32>) at [%arg6, %arg7]
+// CHECK: %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
+// CHECK-NEXT: %[[SLOPE:.*]] = memref.load %arg12[%arg14]
+// CHECK-NEXT: %[[A:.*]] = arith.mulf %[[SLOPE]], %[[LOG2E]] : f32
+// CHECK-NEXT: attn.map(%[[S]], %[[TABLE]] : tensor<64x32xf32>, tensor<64x32xf32>) at [%arg6, %arg7]
 // CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %[[X:.*]]: f32, %[[TB:.*]]: f32):
 // CHECK-NOT: memref.load %arg11
 // CHECK:   %[[CS:.*]] = arith.mulf %[[X]], %[[C]] fastmath<contract> : f32
-// CHECK-NEXT:   %[[A:.*]] = arith.mulf %[[SLOPE:.*]], %[[LOG2E:.*]] : f32
 // CHECK-NEXT:   %[[AD:.*]] = arith.mulf %[[A]], %{{.*}} : f32
 // CHECK-NEXT:   %[[T1:.*]] = arith.addf %[[CS]], %[[AD]] fastmath<contract> : f32
 // CHECK-NEXT:   %[[G:.*]] = arith.mulf %[[TB]], %[[LOG2E]] : f32
