@@ -498,6 +498,21 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   return true;
 }
 
+int64_t gridGroupCtas(bool nvidia, bool backward, bool split,
+                      bool tableSharedByHeads) {
+  // Query tile fastest, every (batch, head) reads the whole (N, N) table:
+  // with one CTA an SM the 132 running CTAs span ~4 pairs at N = 4k (32
+  // tiles each), so the causal half of the table (32 MB f32) comes from
+  // DRAM about B·H / 4 times. A group of G = 256 / tiles pairs taken tile
+  // by tile reads it B·H / G times (8 x 32 MB at B·H = 64, N = 4k) while
+  // its K/V (256 tiles x 128 rows x D x 4 bytes = 16 MB at D = 128, when
+  // Nk ~ Nq) stays in the 50 MB L2. docs/design.md ("Grid order").
+  // Not split-KV (its z runs over splits) nor the backward (its grids run
+  // over keys too).
+  return nvidia && !backward && !split && tableSharedByHeads ? kGridGroupCtas
+                                                             : 0;
+}
+
 KernelConfig KernelConfig::resolved(bool nvidia) const {
   KernelConfig r = *this;
   // Default tiles for the mapping auto would pick; then the mapping the

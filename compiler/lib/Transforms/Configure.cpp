@@ -2,6 +2,7 @@
 
 #include "attn/Compiler/Compiler.h"
 #include "attn/Compiler/TilePolicy.h"
+#include "attn/Transforms/Mask.h"
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -30,6 +31,36 @@ policy::MaskKind toPolicy(MaskKind kind) {
     return policy::MaskKind::CausalBottomRight;
   }
   return policy::MaskKind::None;
+}
+
+/// Whether a mod (`leading` arguments, the last four (b, h, q_idx, kv_idx))
+/// loads a capture per score alike for every (batch, head): at indices that
+/// depend on q_idx and kv_idx and on neither b nor h (a bias table).
+bool readsTableSharedByHeads(Region &region, unsigned leading) {
+  if (region.empty())
+    return false;
+  Block &block = region.front();
+  enum : unsigned { kB = 1, kH = 2, kQ = 4, kKv = 8, kAny = 15 };
+  // The coordinates each value depends on (the mods are straight-line:
+  // an op with regions counts as depending on all of them).
+  llvm::DenseMap<Value, unsigned> deps;
+  for (unsigned i = 0; i < 4; ++i)
+    deps[block.getArgument(leading - 4 + i)] = 1u << i;
+  bool found = false;
+  for (Operation &op : block) {
+    unsigned d = op.getNumRegions() ? unsigned(kAny) : 0u;
+    for (Value operand : op.getOperands())
+      d |= deps.lookup(operand);
+    for (Value result : op.getResults())
+      deps[result] = d;
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      unsigned at = 0;
+      for (Value index : load.getIndices())
+        at |= deps.lookup(index);
+      found |= (at & (kQ | kKv)) == (kQ | kKv) && !(at & (kB | kH));
+    }
+  }
+  return found;
 }
 
 struct AttnConfigurePass
@@ -120,13 +151,19 @@ struct AttnConfigurePass
           return WalkResult::interrupt();
         }
       }
+      // A per-score table alike for every (batch, head): its pairs run
+      // together (grid_group_ctas), so that they share it in L2.
+      plan.gridGroupCtas = policy::gridGroupCtas(
+          nvidia, config.backward, config.split,
+          readsTableSharedByHeads(op.getScoreMod(), kScoreModArgs) ||
+              readsTableSharedByHeads(op.getMaskMod(), kMaskModArgs));
       auto attr = ConfigAttr::get(
           &getContext(), plan.mapping, plan.chip, plan.blockM, plan.blockN,
           plan.warps, plan.minCtasPerSm, plan.stages, plan.qInRegisters,
           plan.schedule,
           plan.orderedIssue, plan.reverseGrid, plan.packGqa,
           plan.conditionalRescale, plan.tma, plan.warpSpecialize,
-          plan.barrierPerTile);
+          plan.barrierPerTile, plan.gridGroupCtas);
       if (auto old = fn->template getAttrOfType<ConfigAttr>(ConfigAttr::getAttrName());
           old && old != attr) {
         op->emitOpError("its function holds attention of two configurations: ")

@@ -82,11 +82,10 @@ Value sub(OpBuilder &b, Location loc, Value x, Value y, bool contract = false) {
 }
 
 /// The mod's body cloned at the builder with its block arguments bound to
-/// `leading` then `captures`; returns the value it yields. Ops whose results
-/// `mapping` already binds (loads gathered before the product) are not
-/// cloned.
-Value inlineMod(OpBuilder &b, Region &mod, ValueRange leading,
-                ValueRange captures, IRMapping mapping = {}) {
+/// `leading` then `captures`, into `mapping`. Ops whose results `mapping`
+/// already binds (loads gathered before the product) are not cloned.
+void cloneMod(OpBuilder &b, Region &mod, ValueRange leading,
+              ValueRange captures, IRMapping &mapping) {
   Block &block = mod.front();
   mapping.map(block.getArguments().take_front(leading.size()), leading);
   mapping.map(block.getArguments().drop_front(leading.size()), captures);
@@ -97,7 +96,66 @@ Value inlineMod(OpBuilder &b, Region &mod, ValueRange leading,
       continue;
     b.clone(inner, mapping);
   }
-  return mapping.lookup(cast<YieldOp>(block.getTerminator()).getValues()[0]);
+}
+
+/// cloneMod, returning the value the mod yields.
+Value inlineMod(OpBuilder &b, Region &mod, ValueRange leading,
+                ValueRange captures, IRMapping mapping = {}) {
+  cloneMod(b, mod, leading, captures, mapping);
+  return mapping.lookup(
+      cast<YieldOp>(mod.front().getTerminator()).getValues()[0]);
+}
+
+/// A score_mod that adds terms free of the score to it, s + g1 + ... + gk
+/// (ALiBi's slope · (kv_idx − q_idx), a bias table's entry), in any order
+/// of the additions: each term, and where a term is a product x · y with x
+/// free of the positions too (ALiBi's slope), x. Then the base-2 score
+/// log2(e) · (scale · S + Σ g) is c · S + Σ log2(e) · g: one fused
+/// multiply-add per score for the first term, and log2(e) joins x once per
+/// per element (CSE: once a tile) instead of after the sum (modded).
+struct AddedTerm {
+  Value term, factor, other; // factor and other: term = factor · other
+};
+std::optional<SmallVector<AddedTerm, 2>> addedTerms(Region &scoreMod) {
+  Block &block = scoreMod.front();
+  Value score = block.getArgument(0);
+  SetVector<Operation *> fromScore, fromPositions;
+  getForwardSlice(score, &fromScore);
+  for (unsigned fromEnd : {2u, 1u})
+    getForwardSlice(block.getArgument(kScoreModArgs - fromEnd),
+                    &fromPositions);
+  auto freeOf = [](const SetVector<Operation *> &slice, Value v, Value arg) {
+    Operation *def = v.getDefiningOp();
+    return v != arg && !(def && slice.contains(def));
+  };
+  auto freeOfPositions = [&](Value v) {
+    return freeOf(fromPositions, v, block.getArgument(kScoreModArgs - 2)) &&
+           freeOf(fromPositions, v, block.getArgument(kScoreModArgs - 1));
+  };
+  SmallVector<AddedTerm, 2> terms;
+  Value v = cast<YieldOp>(block.getTerminator()).getValues()[0];
+  while (v != score) {
+    auto add = v.getDefiningOp<arith::AddFOp>();
+    if (!add || add.getFastmath() != arith::FastMathFlags::none)
+      return std::nullopt;
+    Value lhs = add.getLhs(), rhs = add.getRhs();
+    bool lhsFree = freeOf(fromScore, lhs, score);
+    if (!lhsFree && !freeOf(fromScore, rhs, score))
+      return std::nullopt;
+    AddedTerm term{lhsFree ? lhs : rhs, Value(), Value()};
+    v = lhsFree ? rhs : lhs;
+    if (auto mul = term.term.getDefiningOp<arith::MulFOp>();
+        mul && mul.getFastmath() == arith::FastMathFlags::none) {
+      if (freeOfPositions(mul.getLhs()))
+        term = {term.term, mul.getLhs(), mul.getRhs()};
+      else if (freeOfPositions(mul.getRhs()))
+        term = {term.term, mul.getRhs(), mul.getLhs()};
+    }
+    terms.push_back(term);
+  }
+  if (terms.empty())
+    return std::nullopt;
+  return terms;
 }
 
 /// The ops of `block` that `root` depends on, root included, in block
@@ -326,17 +384,60 @@ struct ScoreSpace {
       SmallVector<Value> inputs{s};
       for (auto [load, tile] : gathered)
         inputs.push_back(tile);
+      std::optional<SmallVector<AddedTerm, 2>> terms = addedTerms(scoreMod);
+      // log2(e) · a term's factor, built before the map where the tile has
+      // one head (not packed heads): the same for every score, which lets
+      // the NVIDIA map lowering fuse it with ALiBi's distance (AffineCoords).
+      DenseMap<Value, Value> hoisted;
+      if (terms && batch && head && !rowsPerHead) {
+        Block &block = scoreMod.front();
+        for (const AddedTerm &term : *terms) {
+          if (!term.factor)
+            continue;
+          IRMapping mapping;
+          mapping.map(block.getArgument(1), batch);
+          mapping.map(block.getArgument(2), head);
+          mapping.map(block.getArguments().drop_front(kScoreModArgs),
+                      captures);
+          if (Operation *def = term.factor.getDefiningOp())
+            for (Operation *op : dependencies(block, def))
+              t.b.clone(*op, mapping);
+          hoisted[term.factor] =
+              mul(t.b, t.loc, mapping.lookupOrDefault(term.factor), log2e);
+        }
+      }
       return t.map(
           type, inputs,
           [&](OpBuilder &nb, Location nl, ValueRange ij, ValueRange e) {
-            Value scaled = mul(nb, nl, e[0], scale);
-            IRMapping loaded;
+            IRMapping mapping;
             for (auto [i, entry] : llvm::enumerate(gathered))
-              loaded.map(entry.first->getResult(0), e[i + 1]);
-            Value modded =
-                inlineMod(nb, scoreMod, modArgs(nb, nl, ij, scaled),
-                          captures, std::move(loaded));
-            return mul(nb, nl, modded, log2e);
+              mapping.map(entry.first->getResult(0), e[i + 1]);
+            if (!terms) {
+              Value scaled = mul(nb, nl, e[0], scale);
+              Value modded =
+                  inlineMod(nb, scoreMod, modArgs(nb, nl, ij, scaled),
+                            captures, std::move(mapping));
+              return mul(nb, nl, modded, log2e);
+            }
+            // c · S + Σ log2(e) · g (addedTerms); the mod's own additions
+            // of the score are left dead.
+            cloneMod(nb, scoreMod, modArgs(nb, nl, ij, e[0]), captures,
+                     mapping);
+            Value sum = mul(nb, nl, e[0], c, /*contract=*/true);
+            for (const AddedTerm &term : *terms) {
+              Value g;
+              if (term.factor) {
+                Value x = hoisted.lookup(term.factor);
+                if (!x)
+                  x = mul(nb, nl, mapping.lookupOrDefault(term.factor), log2e);
+                g = mul(nb, nl, x, mapping.lookupOrDefault(term.other));
+              } else {
+                g = mul(nb, nl, mapping.lookupOrDefault(term.term), log2e);
+              }
+              sum = arith::AddFOp::create(nb, nl, sum, g,
+                                          arith::FastMathFlags::contract);
+            }
+            return sum;
           },
           at());
     }

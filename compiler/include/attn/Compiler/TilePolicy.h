@@ -141,11 +141,23 @@ struct KernelPlan {
   /// With tma: a CTA barrier per K/V tile releases the stages instead of
   /// per-warp empty mbarriers (#attn.config's barrier_per_tile).
   bool barrierPerTile = false;
+  /// CTAs of a grid group, query tile by query tile (#attn.config's
+  /// grid_group_ctas; gridGroupCtas() below); 0: the query tile fastest.
+  int64_t gridGroupCtas = 0;
   /// Dynamic shared memory the kernel's buffers take (NVIDIA).
   int64_t sharedBytes = 0;
 
   int64_t threads() const { return 32 * warps; }
 };
+
+/// CTAs of a grid group (KernelPlan::gridGroupCtas) for a forward NVIDIA
+/// kernel (`nvidia`, not `backward`, not `split`) whose mods read a table
+/// per score that is the same for every (batch, head) (`tableSharedByHeads`:
+/// a bias indexed by (q_idx, kv_idx) alone); 0 otherwise, where the query
+/// tile stays the fastest grid index for K/V's reuse in L2.
+inline constexpr int64_t kGridGroupCtas = 256;
+int64_t gridGroupCtas(bool nvidia, bool backward, bool split,
+                      bool tableSharedByHeads);
 
 /// Plans `config` for NVIDIA (`nvidia`) or the host. Returns false with the
 /// reason in `error` when the configuration cannot be compiled: every bound

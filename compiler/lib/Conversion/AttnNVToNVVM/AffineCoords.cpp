@@ -19,12 +19,16 @@ std::optional<AffineCoords::Form> AffineCoords::formOf(Value v) {
                    std::abs(constant.getSExtValue()) < kExactFloatIntegers
                ? std::optional(Form{Value(), constant.getSExtValue()})
                : std::nullopt;
-  // Defined outside the body: the same for every value. (Mid-conversion a
-  // value's block may be detached: no region, no form.)
-  Region *region = v.getParentRegion();
-  if (!region || body.getParent()->isAncestor(region))
+  if (!uniform(v))
     return std::nullopt;
   return Form{v, 0};
+}
+
+bool AffineCoords::uniform(Value v) const {
+  // (Mid-conversion a value's block may be detached: no region, not
+  // known to be uniform.)
+  Region *region = v.getParentRegion();
+  return region && !body.getParent()->isAncestor(region);
 }
 
 Value AffineCoords::shared(Kind kind, Value lhs, Value rhs, Type type) {
@@ -46,6 +50,9 @@ Value AffineCoords::shared(Kind kind, Value lhs, Value rhs, Type type) {
     break;
   case Kind::Zero:
     slot = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+    break;
+  case Kind::MulF:
+    slot = arith::MulFOp::create(b, loc, lhs, rhs);
     break;
   }
   return slot;
@@ -78,6 +85,30 @@ void AffineCoords::clone(Operation &op, IRMapping &mapping) {
                 b, loc, b.getFloatAttr(toFloat.getType(),
                                        double(in->offset))));
       mapping.map(toFloat.getResult(), result);
+      floatForms[toFloat.getResult()] = Form{base, in->offset};
+      return;
+    }
+  }
+  if (auto mul = dyn_cast<arith::MulFOp>(op);
+      mul && mul.getFastmath() == arith::FastMathFlags::none) {
+    for (auto [u, x] : {std::pair(mul.getLhs(), mul.getRhs()),
+                        std::pair(mul.getRhs(), mul.getLhs())}) {
+      auto it = floatForms.find(x);
+      if (it == floatForms.end() || !uniform(u))
+        continue;
+      auto [base, offset] = it->second;
+      Type type = mul.getType();
+      Value result = shared(Kind::MulF, u, base, type);
+      if (offset != 0) {
+        // Contracted: one FFMA, u · k + u · base.
+        Value k = arith::ConstantOp::create(
+            b, loc, b.getFloatAttr(type, double(offset)));
+        Value uk = arith::MulFOp::create(b, loc, u, k,
+                                         arith::FastMathFlags::contract);
+        result = arith::AddFOp::create(b, loc, uk, result,
+                                       arith::FastMathFlags::contract);
+      }
+      mapping.map(mul.getResult(), result);
       return;
     }
   }

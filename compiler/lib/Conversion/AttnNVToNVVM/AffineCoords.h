@@ -11,6 +11,10 @@
 // exp2. Exact while the base, the constant and their sum are below 2^24 in
 // magnitude, i.e. for positions of sequences shorter than 16M tokens
 // (kExactFloatIntegers); past that both forms round to a neighbouring float.
+// Such a float times a value defined outside the body (ALiBi's slope, for
+// the tile) is u · k + u · base: one fused multiply-add per value, the
+// product with the base once per thread (a rounding of u · base more than
+// the single product: below 2^-24 of |u · base|).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,7 +43,10 @@ public:
 
   /// Starts the clone for a new value: its coordinate `arg` is `base`
   /// (element-independent) plus `offset`.
-  void startValue() { forms.clear(); }
+  void startValue() {
+    forms.clear();
+    floatForms.clear();
+  }
   void setCoordinate(Value arg, Value base, int64_t offset) {
     forms[arg] = Form{base, offset};
   }
@@ -56,7 +63,9 @@ private:
     int64_t offset;
   };
   std::optional<Form> formOf(Value v);
-  enum class Kind { Add, Sub, Cast, ToFloat, Zero };
+  /// Whether `v` is defined outside the body: the same for every value.
+  bool uniform(Value v) const;
+  enum class Kind { Add, Sub, Cast, ToFloat, Zero, MulF };
   /// The element-independent `kind` of `lhs`, `rhs` (null: unary) as
   /// `type`, built once.
   Value shared(Kind kind, Value lhs, Value rhs, Type type);
@@ -67,6 +76,8 @@ private:
   Location loc;
   Block &body;
   llvm::DenseMap<Value, Form> forms;
+  /// sitofp results as float base + offset.
+  llvm::DenseMap<Value, Form> floatForms;
   llvm::DenseMap<std::tuple<unsigned, Value, Value, Type>, Value> memo;
 };
 

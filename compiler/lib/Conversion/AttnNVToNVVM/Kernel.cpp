@@ -119,6 +119,45 @@ struct KernelReturn : OpConversionPattern<func::ReturnOp> {
   }
 };
 
+/// #attn.config's grid_group_ctas: the CTA's place in launch order
+/// (x fastest) renumbered so that groups of `pairs` = max(1, ctas / tiles)
+/// (batch, head) pairs run query tile by query tile (the last group may
+/// hold fewer): (tile, head, batch) from blockIdx.x (`tile`), .y and .z.
+void groupPairs(OpBuilder &b, Location loc, int64_t ctas, Value &tile,
+                Value &head, Value &batch) {
+  Type i32 = b.getI32Type(), index = b.getIndexType();
+  auto cast = [&](Value v) {
+    return arith::IndexCastUIOp::create(b, loc, index, v).getResult();
+  };
+  head = cast(NVVM::BlockIdYOp::create(b, loc, i32));
+  batch = cast(NVVM::BlockIdZOp::create(b, loc, i32));
+  Value tiles = cast(NVVM::GridDimXOp::create(b, loc, i32));
+  Value heads = cast(NVVM::GridDimYOp::create(b, loc, i32));
+  Value batches = cast(NVVM::GridDimZOp::create(b, loc, i32));
+  Value one = constIndex(b, loc, 1);
+  // linear = x + tiles · (y + heads · z); all pairs = heads · batches
+  Value pair = arith::MulIOp::create(b, loc, heads, batch);
+  pair = arith::AddIOp::create(b, loc, head, pair);
+  Value linear = arith::MulIOp::create(b, loc, tiles, pair);
+  linear = arith::AddIOp::create(b, loc, tile, linear);
+  Value allPairs = arith::MulIOp::create(b, loc, heads, batches);
+  Value perGroup = arith::DivUIOp::create(b, loc, constIndex(b, loc, ctas),
+                                          tiles);
+  perGroup = arith::MaxUIOp::create(b, loc, perGroup, one);
+  Value groupCtas = arith::MulIOp::create(b, loc, perGroup, tiles);
+  Value group = arith::DivUIOp::create(b, loc, linear, groupCtas);
+  Value first = arith::MulIOp::create(b, loc, group, perGroup);
+  Value left = arith::SubIOp::create(b, loc, allPairs, first);
+  Value inGroup = arith::MinUIOp::create(b, loc, perGroup, left);
+  Value start = arith::MulIOp::create(b, loc, group, groupCtas);
+  Value rank = arith::SubIOp::create(b, loc, linear, start);
+  tile = arith::DivUIOp::create(b, loc, rank, inGroup);
+  Value offset = arith::RemUIOp::create(b, loc, rank, inGroup);
+  pair = arith::AddIOp::create(b, loc, first, offset);
+  head = arith::RemUIOp::create(b, loc, pair, heads);
+  batch = arith::DivUIOp::create(b, loc, pair, heads);
+}
+
 /// The grid: each CTA runs the body once for its (batch, head, tile).
 struct TileGrid : OpConversionPattern<TileGridOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -132,18 +171,22 @@ struct TileGrid : OpConversionPattern<TileGridOp> {
       return arith::IndexCastUIOp::create(rewriter, loc, index, v).getResult();
     };
     Value tile = cast(NVVM::BlockIdXOp::create(rewriter, loc, i32));
+    Value head, batch;
     ConfigAttr config = configOf(op);
+    if (config && config.getGridGroupCtas() > 0)
+      groupPairs(rewriter, loc, config.getGridGroupCtas(), tile, head, batch);
     if (config && config.getReverseGrid()) {
       // Causal: the last query tiles visit the most K/V tiles; starting
       // them first lets the short ones fill the tail of the grid.
       Value tiles = cast(NVVM::GridDimXOp::create(rewriter, loc, i32));
-      tile = arith::SubIOp::create(
-          rewriter, loc,
-          arith::SubIOp::create(rewriter, loc, tiles, constIndex(rewriter, loc, 1)),
-          tile);
+      Value last = arith::SubIOp::create(rewriter, loc, tiles,
+                                         constIndex(rewriter, loc, 1));
+      tile = arith::SubIOp::create(rewriter, loc, last, tile);
     }
-    Value head = cast(NVVM::BlockIdYOp::create(rewriter, loc, i32));
-    Value batch = cast(NVVM::BlockIdZOp::create(rewriter, loc, i32));
+    if (!head) {
+      head = cast(NVVM::BlockIdYOp::create(rewriter, loc, i32));
+      batch = cast(NVVM::BlockIdZOp::create(rewriter, loc, i32));
+    }
     rewriter.inlineBlockBefore(&op.getBodyBlock(), op,
                                ValueRange{batch, head, tile});
     rewriter.eraseOp(op);

@@ -167,7 +167,8 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    int64_t stages,
                    bool qInRegisters, StringRef schedule, bool orderedIssue,
                    bool reverseGrid, bool packGqa, bool conditionalRescale,
-                   bool tma, bool warpSpecialize, bool barrierPerTile) {
+                   bool tma, bool warpSpecialize, bool barrierPerTile,
+                   int64_t gridGroupCtas) {
   if (mapping != "host" && mapping != "mma.sync" && mapping != "wgmma")
     return emitError() << "mapping must be host, mma.sync or wgmma, got '"
                        << mapping << "'";
@@ -221,6 +222,10 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "warp_specialize needs the empty barriers, not "
                           "barrier_per_tile (the producer never reaches the "
                           "consumers' CTA barrier)";
+  if (gridGroupCtas < 0 || (gridGroupCtas > 0 && mapping == "host"))
+    return emitError() << "grid_group_ctas must be 0 on the host and "
+                          "non-negative on a GPU, got "
+                       << gridGroupCtas;
   if (warpSpecialize && 32 * warps + kProducerThreads > kMaxThreadsPerCta)
     return emitError() << "warp_specialize: " << warps << " warps and the "
                        << kProducerThreads << " producer threads exceed "

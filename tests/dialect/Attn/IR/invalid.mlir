@@ -1571,3 +1571,17 @@ func.func @config_barrier_per_tile_without_tma() attributes {attn.config = #attn
 func.func @config_barrier_per_tile_with_producer() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, barrier_per_tile = true>} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{grid_group_ctas must be 0 on the host and non-negative on a GPU, got 256}}
+func.func @config_host_grid_group() attributes {attn.config = #attn.config<mapping = "host", chip = "", block_m = 16, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false, grid_group_ctas = 256>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{grid_group_ctas must be 0 on the host and non-negative on a GPU, got -1}}
+func.func @config_negative_grid_group() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, grid_group_ctas = -1>} {
+  return
+}

@@ -111,7 +111,14 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     * `barrier_per_tile`: with `tma`, one CTA barrier per K/V tile orders a
       stage's refill after its last reads, as with cp.async (absent: false,
       each warp releases a stage on an "empty" mbarrier and the warpgroups
-      run apart).
+      run apart);
+    * `grid_group_ctas`: 0 (absent): the query tile is the grid's fastest
+      index, so the tiles of one (batch, head) run together and share its
+      K/V in L2. g > 0: the grid runs in groups of max(1, g / query tiles)
+      (batch, head) pairs, each group query tile by query tile (reversed
+      with `reverse_grid`), so that a captured table every (batch, head)
+      reads alike (an (N, N) bias) is read by the pairs of a group at about
+      the same time, while the group's K/V stays in L2.
 
     Example:
     ```mlir
@@ -132,7 +139,8 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       "bool":$conditional_rescale,
       DefaultValuedParameter<"bool", "false">:$tma,
       DefaultValuedParameter<"bool", "false">:$warp_specialize,
-      DefaultValuedParameter<"bool", "false">:$barrier_per_tile);
+      DefaultValuedParameter<"bool", "false">:$barrier_per_tile,
+      DefaultValuedParameter<"int64_t", "0">:$grid_group_ctas);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
