@@ -14,11 +14,12 @@ namespace {
 auto fieldsOf(const CallKey &key) {
   const auto &[target, context, dtype, mask, headDim, blockM, blockN,
                positiveScale, variants, userMods, backward, varlen, pageSize,
-               tma, deterministic, warpSpecialize, hash] = key;
+               tma, deterministic, warpSpecialize, persistent, hash] = key;
   (void)hash;
   return std::make_tuple(target, context, dtype, mask, headDim, blockM, blockN,
                          positiveScale, variants, userMods, backward, varlen,
-                         pageSize, tma, deterministic, warpSpecialize);
+                         pageSize, tma, deterministic, warpSpecialize,
+                         persistent);
 }
 
 } // namespace
@@ -27,7 +28,7 @@ CallKey CallKey::make(Target target, uint64_t context,
                       const attn_fwd_args &args, const void *userMods,
                       bool backward, bool varlen, int64_t pageSize,
                       bool tma, bool deterministic,
-                      bool warpSpecialize) {
+                      bool warpSpecialize, bool persistent) {
   CallKey key;
   key.target = target;
   key.context = context;
@@ -47,6 +48,7 @@ CallKey CallKey::make(Target target, uint64_t context,
   key.tma = tma;
   key.deterministic = !backward || deterministic;
   key.warpSpecialize = warpSpecialize;
+  key.persistent = persistent;
   key.hash = std::apply(
       [](const auto &...field) {
         return static_cast<uint64_t>(llvm::hash_combine(field...));

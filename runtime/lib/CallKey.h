@@ -49,6 +49,9 @@ struct CallKey {
   /// With tma: a producer warpgroup issues the copies (an engine option,
   /// KernelConfig::warpSpecialize).
   bool warpSpecialize = false;
+  /// CTAs loop over the work tiles (KernelConfig::persistent): asked for,
+  /// or chosen for the call's key count (EngineOptions::persistent).
+  bool persistent = false;
   /// Of every field above; set by make().
   uint64_t hash = 0;
 
@@ -58,7 +61,8 @@ struct CallKey {
                       bool backward, bool varlen = false,
                       int64_t pageSize = 0, bool tma = false,
                       bool deterministic = true,
-                      bool warpSpecialize = false);
+                      bool warpSpecialize = false,
+                      bool persistent = false);
 
   bool operator==(const CallKey &other) const;
   bool operator!=(const CallKey &other) const { return !(*this == other); }

@@ -222,6 +222,8 @@ bool tmaByDefault(int64_t headDim) {
   return headDim > 0 && headDim % 64 == 0 && headDim <= kTmaDefaultMaxHeadDim;
 }
 
+bool persistentPays(int64_t keys) { return keys <= kPersistentMaxKeys; }
+
 int64_t maxSharedBytesPerBlock(std::string_view chip) {
   if (chip.rfind("sm_90", 0) == 0 || chip.rfind("sm_100", 0) == 0 ||
       chip.rfind("sm_101", 0) == 0)
@@ -469,6 +471,7 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // document; version 21, run 9: a CTA barrier per tile 1.02-1.07x).
   plan.barrierPerTile = plan.tma && !plan.warpSpecialize &&
                         (plan.minCtasPerSm > 1 || scoresHeavy(r.variants));
+  plan.persistent = r.persistent;
   return true;
 }
 
@@ -509,6 +512,7 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     r.arch.clear();
     r.tma = false;
     r.warpSpecialize = false;
+    r.persistent = false;
     return r;
   }
   // Any other name (mma.sync, wgmma, or one the plan rejects) is kept.
@@ -531,6 +535,14 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   r.tma = tma && r.tensorCore == "wgmma" && !backward && !varlen &&
           pageSize == 0 && !split;
   r.warpSpecialize = warpSpecialize && r.tma;
+  // A persistent CTA ends each work tile with a CTA barrier (the next one
+  // reuses its shared memory): not with a producer warpgroup, whose
+  // threads have exited by then; the forward's one grid only (the
+  // backward's and split-KV's grids keep a CTA per tile). With TMA only:
+  // the cp.async kernels (varlen and paged ones too) sit at 255 registers
+  // at D = 128 and spilled 80-100 bytes with the loop around them
+  // (ptxas 13.0).
+  r.persistent = persistent && r.tma && !split && !r.warpSpecialize;
   return r;
 }
 

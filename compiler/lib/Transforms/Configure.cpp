@@ -80,6 +80,7 @@ struct AttnConfigurePass
       config.packGqa = packGqa;
       config.tma = tma;
       config.warpSpecialize = warpSpecialize;
+      config.persistent = persistent;
       // A paged kernel keeps its sequence's key count and the block table
       // live as a packed batch keeps its offsets.
       if constexpr (std::is_same_v<OpTy, SdpaOp>) {
@@ -126,7 +127,7 @@ struct AttnConfigurePass
           plan.schedule,
           plan.orderedIssue, plan.reverseGrid, plan.packGqa,
           plan.conditionalRescale, plan.tma, plan.warpSpecialize,
-          plan.barrierPerTile);
+          plan.barrierPerTile, plan.persistent);
       if (auto old = fn->template getAttrOfType<ConfigAttr>(ConfigAttr::getAttrName());
           old && old != attr) {
         op->emitOpError("its function holds attention of two configurations: ")

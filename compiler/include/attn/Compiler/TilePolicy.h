@@ -82,6 +82,17 @@ bool shouldPackGqa(int64_t heads, int64_t kvHeads, int64_t seqlenQ,
 inline constexpr int64_t kTmaDefaultMaxHeadDim = 128;
 bool tmaByDefault(int64_t headDim);
 
+/// Whether a forward call whose query tiles see at most `keys` keys runs
+/// the persistent kernel (KernelConfig::persistent) under
+/// ATTN_JIT_PERSISTENT=auto: short sequences, at most kPersistentMaxKeys
+/// keys (1-4 K/V tiles of 128). Each CTA of the one-per-tile grid then
+/// computes for about as long as it takes to start and to load its Q and
+/// first K/V tile (B 64, H 16, N 256 causal at D 128 measured 0.57x cuDNN,
+/// smaller tiles slower still); a persistent CTA starts its next tile
+/// itself. Not measured on a device yet.
+inline constexpr int64_t kPersistentMaxKeys = 512;
+bool persistentPays(int64_t keys);
+
 /// Bytes of one tile of `rows` x `headDim` 16-bit elements in shared memory:
 /// padded rows (mma.sync) or 128-byte-swizzled 64-column blocks (wgmma).
 int64_t sharedTileBytes(int64_t rows, int64_t headDim, bool wgmma);
@@ -115,6 +126,9 @@ struct KernelPlan {
   /// With tma: a CTA barrier per K/V tile releases the stages instead of
   /// per-warp empty mbarriers (#attn.config's barrier_per_tile).
   bool barrierPerTile = false;
+  /// CTAs loop over the grid's work tiles (KernelConfig::persistent, as
+  /// resolved).
+  bool persistent = false;
   /// Dynamic shared memory the kernel's buffers take (NVIDIA).
   int64_t sharedBytes = 0;
 

@@ -205,6 +205,31 @@ def AttnNVWarpSpecialize : Pass<"attn-nv-warp-specialize", "ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def AttnNVPersistent : Pass<"attn-nv-persistent", "ModuleOp"> {
+  let summary = "Makes each CTA loop over the grid's work tiles";
+  let description = [{
+    With `persistent`: the tile grid becomes `attn_nv.persistent_grid`,
+    whose CTAs (the runtime launches min(work tiles, SMs · min_ctas_per_sm)
+    of them) run the grid's body in a loop over work tiles w = cta, cta +
+    ctas, ..., each decoded to (batch, head, query tile) in one order:
+    tile-major, longest query tiles first when the grid is reversed
+    (causal). A work tile ends with a CTA barrier, after which thread 0
+    invalidates the tile's mbarriers (`attn_nv.inval_barriers`): the next
+    tile reuses the shared buffers and initializes its barriers afresh.
+
+    Why: a short sequence gives each CTA one or two K/V tiles, so the
+    launch of a CTA per tile exposes, once per tile, the CTA's start
+    (launch, Q's load, the first K/V tile's latency) and a wave's tail; a
+    persistent CTA keeps its SM and starts the next tile itself. (The next
+    step, loading the next tile's Q and first K/V tile during this tile's
+    epilogue, builds on this loop.) Not with `warp_specialize` (the
+    `#attn.config` verifier refuses it): the producer's threads exit
+    before the CTA barrier that ends a tile.
+  }];
+  let dependentDialects = ["::mlir::attn::nv::AttnNVDialect", "::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+}
+
 def AttnNVAllocateShared : Pass<"attn-nv-allocate-shared", "ModuleOp"> {
   let summary = "Places each shared-memory buffer of a kernel";
   let description = [{

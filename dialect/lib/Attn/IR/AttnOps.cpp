@@ -167,7 +167,8 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    int64_t stages,
                    bool qInRegisters, StringRef schedule, bool orderedIssue,
                    bool reverseGrid, bool packGqa, bool conditionalRescale,
-                   bool tma, bool warpSpecialize, bool barrierPerTile) {
+                   bool tma, bool warpSpecialize, bool barrierPerTile,
+                   bool persistent) {
   if (mapping != "host" && mapping != "mma.sync" && mapping != "wgmma")
     return emitError() << "mapping must be host, mma.sync or wgmma, got '"
                        << mapping << "'";
@@ -225,6 +226,13 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "warp_specialize: " << warps << " warps and the "
                        << kProducerThreads << " producer threads exceed "
                        << kMaxThreadsPerCta << " threads";
+  if (persistent && host)
+    return emitError() << "persistent needs an NVIDIA mapping (the host's "
+                          "threads already take the grid's work items)";
+  if (persistent && warpSpecialize)
+    return emitError() << "persistent excludes warp_specialize (a work tile "
+                          "ends with a CTA barrier, and the producer's "
+                          "threads have exited)";
   return success();
 }
 

@@ -1567,7 +1567,21 @@ func.func @config_barrier_per_tile_without_tma() attributes {attn.config = #attn
 
 // -----
 
+// expected-error @+1 {{persistent needs an NVIDIA mapping (the host's threads already take the grid's work items)}}
+func.func @config_persistent_on_host() attributes {attn.config = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 64, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false, persistent = true>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{warp_specialize needs the empty barriers, not barrier_per_tile (the producer never reaches the consumers' CTA barrier)}}
 func.func @config_barrier_per_tile_with_producer() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, barrier_per_tile = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{persistent excludes warp_specialize (a work tile ends with a CTA barrier, and the producer's threads have exited)}}
+func.func @config_persistent_warp_specialize() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true>} {
   return
 }

@@ -112,6 +112,10 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       stage's refill after its last reads, as with cp.async (absent: false,
       each warp releases a stage on an "empty" mbarrier and the warpgroups
       run apart).
+    * `persistent`: NVIDIA, without `warp_specialize`: the launch has at
+      most as many CTAs as the SMs hold at once and each CTA loops over the
+      grid's work tiles (`attn-nv-persistent`; absent: false, a CTA per
+      tile).
 
     Example:
     ```mlir
@@ -132,7 +136,8 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       "bool":$conditional_rescale,
       DefaultValuedParameter<"bool", "false">:$tma,
       DefaultValuedParameter<"bool", "false">:$warp_specialize,
-      DefaultValuedParameter<"bool", "false">:$barrier_per_tile);
+      DefaultValuedParameter<"bool", "false">:$barrier_per_tile,
+      DefaultValuedParameter<"bool", "false">:$persistent);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
