@@ -535,14 +535,13 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   r.tma = tma && r.tensorCore == "wgmma" && !backward && !varlen &&
           pageSize == 0 && !split;
   r.warpSpecialize = warpSpecialize && r.tma;
-  // A persistent CTA ends each work tile with a CTA barrier (the next one
-  // reuses its shared memory): not with a producer warpgroup, whose
-  // threads have exited by then; the forward's one grid only (the
-  // backward's and split-KV's grids keep a CTA per tile). With TMA only:
+  // A persistent CTA loops over the forward's one grid (the backward's
+  // and split-KV's grids keep a CTA per tile); with a producer warpgroup
+  // the producer runs ahead across work tiles. With TMA only:
   // the cp.async kernels (varlen and paged ones too) sit at 255 registers
   // at D = 128 and spilled 80-100 bytes with the loop around them
   // (ptxas 13.0).
-  r.persistent = persistent && r.tma && !split && !r.warpSpecialize;
+  r.persistent = persistent && r.tma && !split;
   return r;
 }
 

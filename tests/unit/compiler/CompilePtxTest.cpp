@@ -240,7 +240,7 @@ TEST(CompilePtxTest, BiasTableStagesAgreeWithThePolicy) {
 // A persistent TMA forward kernel records the CTAs an SM holds (its
 // min_ctas_per_sm) for the launch, which the runtime multiplies by the SM
 // count; resolve() keeps persistence only where it is built: TMA forward
-// kernels without split-KV or a producer warpgroup.
+// kernels without split-KV, with or without a producer warpgroup.
 TEST(CompilePtxTest, PersistentKernelRecordsItsLaunch) {
   KernelConfig config;
   config.headDim = 64;
@@ -275,7 +275,7 @@ TEST(CompilePtxTest, PersistentKernelRecordsItsLaunch) {
   EXPECT_FALSE(other.resolved(true).persistent);
   other = config;
   other.warpSpecialize = true;
-  EXPECT_FALSE(other.resolved(true).persistent);
+  EXPECT_TRUE(other.resolved(true).persistent);
   EXPECT_TRUE(other.resolved(true).warpSpecialize);
   EXPECT_TRUE(persistentPays(kPersistentMaxKeys));
   EXPECT_FALSE(persistentPays(kPersistentMaxKeys + 1));

@@ -108,10 +108,11 @@ struct KernelConfig {
   /// registers to the consumers (attn-nv-warp-specialize; resolved()
   /// clears it without tma).
   bool warpSpecialize = false;
-  /// NVIDIA only, the forward without split-KV or warpSpecialize: a
-  /// persistent kernel, whose CTAs (as many as the SMs hold at once) loop
-  /// over the grid's work tiles (attn-nv-persistent; resolved() clears it
-  /// elsewhere). KernelLaunch::persistentCtasPerSm sizes its launch.
+  /// NVIDIA only, the TMA forward without split-KV: a persistent kernel,
+  /// whose CTAs (as many as the SMs hold at once) loop over the grid's
+  /// work tiles, its producer warpgroup, if any, running ahead across them
+  /// (attn-nv-persistent; resolved() clears it elsewhere).
+  /// KernelLaunch::persistentCtasPerSm sizes its launch.
   bool persistent = false;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.

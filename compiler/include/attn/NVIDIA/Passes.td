@@ -220,11 +220,18 @@ def AttnNVPersistent : Pass<"attn-nv-persistent", "ModuleOp"> {
     Why: a short sequence gives each CTA one or two K/V tiles, so the
     launch of a CTA per tile exposes, once per tile, the CTA's start
     (launch, Q's load, the first K/V tile's latency) and a wave's tail; a
-    persistent CTA keeps its SM and starts the next tile itself. (The next
-    step, loading the next tile's Q and first K/V tile during this tile's
-    epilogue, builds on this loop.) Not with `warp_specialize` (the
-    `#attn.config` verifier refuses it): the producer's threads exit
-    before the CTA barrier that ends a tile.
+    persistent CTA keeps its SM and starts the next tile itself.
+
+    With `warp_specialize` (after `attn-nv-warp-specialize`) there is no
+    CTA barrier per tile (the producer never reaches one): the barriers are
+    initialized once, and each side loops over the same work tiles. The
+    producer issues every K/V tile of each, tile 0 included, into a ring
+    whose uses run on across work tiles (use = the K/V tiles of the CTA's
+    earlier work tiles + the tile's own index), so it loads the next work
+    tile's first stages while the consumers still compute and store this
+    one's. The consumers copy Q (cp.async) at the start of each work tile
+    and meet at their own named barrier after its wait and again after the
+    epilogue (Q's buffer is then free).
   }];
   let dependentDialects = ["::mlir::attn::nv::AttnNVDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];

@@ -229,10 +229,6 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (persistent && host)
     return emitError() << "persistent needs an NVIDIA mapping (the host's "
                           "threads already take the grid's work items)";
-  if (persistent && warpSpecialize)
-    return emitError() << "persistent excludes warp_specialize (a work tile "
-                          "ends with a CTA barrier, and the producer's "
-                          "threads have exited)";
   return success();
 }
 

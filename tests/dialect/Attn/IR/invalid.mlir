@@ -1578,10 +1578,3 @@ func.func @config_persistent_on_host() attributes {attn.config = #attn.config<ma
 func.func @config_barrier_per_tile_with_producer() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, barrier_per_tile = true>} {
   return
 }
-
-// -----
-
-// expected-error @+1 {{persistent excludes warp_specialize (a work tile ends with a CTA barrier, and the producer's threads have exited)}}
-func.func @config_persistent_warp_specialize() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true>} {
-  return
-}

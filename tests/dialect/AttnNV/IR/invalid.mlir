@@ -703,7 +703,7 @@ func.func @turn_number_without_rotation(%i: index) {
 // -----
 
 func.func @turn_rotation_barriers(%i: index) {
-  // expected-error @+1 {{'attn_nv.warpgroup_turn' op rotation 6 of 4 warpgroups needs more than the 15 named barriers after 0}}
+  // expected-error @+1 {{'attn_nv.warpgroup_turn' op rotation 6 of 4 warpgroups needs more than the 14 named barriers after 0}}
   attn_nv.warpgroup_turn warpgroups 4 turn %i rotation 6 {
   }
   return

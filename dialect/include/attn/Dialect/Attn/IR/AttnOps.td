@@ -112,10 +112,10 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       stage's refill after its last reads, as with cp.async (absent: false,
       each warp releases a stage on an "empty" mbarrier and the warpgroups
       run apart).
-    * `persistent`: NVIDIA, without `warp_specialize`: the launch has at
-      most as many CTAs as the SMs hold at once and each CTA loops over the
-      grid's work tiles (`attn-nv-persistent`; absent: false, a CTA per
-      tile).
+    * `persistent`: NVIDIA: the launch has at most as many CTAs as the SMs
+      hold at once and each CTA loops over the grid's work tiles
+      (`attn-nv-persistent`; with `warp_specialize` the producer runs ahead
+      across them; absent: false, a CTA per tile).
 
     Example:
     ```mlir
