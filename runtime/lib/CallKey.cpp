@@ -14,12 +14,13 @@ namespace {
 auto fieldsOf(const CallKey &key) {
   const auto &[target, context, dtype, mask, headDim, blockM, blockN,
                positiveScale, variants, userMods, backward, varlen, pageSize,
-               tma, deterministic, warpSpecialize, pagedDecode, hash] = key;
+               tma, deterministic, warpSpecialize, pagedDecode, persistent,
+               hash] = key;
   (void)hash;
   return std::make_tuple(target, context, dtype, mask, headDim, blockM, blockN,
                          positiveScale, variants, userMods, backward, varlen,
                          pageSize, tma, deterministic, warpSpecialize,
-                         pagedDecode);
+                         pagedDecode, persistent);
 }
 
 } // namespace
@@ -28,7 +29,8 @@ CallKey CallKey::make(Target target, uint64_t context,
                       const attn_fwd_args &args, const void *userMods,
                       bool backward, bool varlen, int64_t pageSize,
                       bool tma, bool deterministic,
-                      bool warpSpecialize, bool pagedDecode) {
+                      bool warpSpecialize, bool pagedDecode,
+                      bool persistent) {
   CallKey key;
   key.target = target;
   key.context = context;
@@ -49,6 +51,7 @@ CallKey CallKey::make(Target target, uint64_t context,
   key.deterministic = !backward || deterministic;
   key.warpSpecialize = warpSpecialize;
   key.pagedDecode = pagedDecode;
+  key.persistent = persistent;
   key.hash = std::apply(
       [](const auto &...field) {
         return static_cast<uint64_t>(llvm::hash_combine(field...));

@@ -286,3 +286,47 @@ TEST(CompilePtxTest, BiasTableStagesAgreeWithThePolicy) {
         << "tma " << tma;
   }
 }
+
+// A persistent TMA forward kernel records the CTAs an SM holds (its
+// min_ctas_per_sm) for the launch, which the runtime multiplies by the SM
+// count; resolve() keeps persistence only where it is built: TMA forward
+// kernels without split-KV, with or without a producer warpgroup.
+TEST(CompilePtxTest, PersistentKernelRecordsItsLaunch) {
+  KernelConfig config;
+  config.headDim = 64;
+  config.mask = MaskKind::Causal;
+  config.arch = "sm_90a";
+  config.tma = true;
+  config.persistent = true;
+  KernelPlan plan;
+  std::string error;
+  ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
+  EXPECT_TRUE(plan.persistent);
+  PtxKernel kernel;
+  ASSERT_TRUE(compilePtx(config, kernel, error)) << error;
+  ASSERT_EQ(kernel.kernels.size(), 1u);
+  EXPECT_EQ(kernel.kernels[0].persistentCtasPerSm, plan.minCtasPerSm);
+  EXPECT_NE(kernel.ptx.find("mbarrier.inval"), std::string::npos);
+  config.persistent = false;
+  ASSERT_TRUE(compilePtx(config, kernel, error)) << error;
+  EXPECT_EQ(kernel.kernels[0].persistentCtasPerSm, 0);
+
+  config.persistent = true;
+  EXPECT_TRUE(config.resolved(/*nvidia=*/true).persistent);
+  EXPECT_FALSE(config.resolved(/*nvidia=*/false).persistent);
+  KernelConfig other = config;
+  other.tma = false;
+  EXPECT_FALSE(other.resolved(true).persistent);
+  other = config;
+  other.split = true;
+  EXPECT_FALSE(other.resolved(true).persistent);
+  other = config;
+  other.backward = true;
+  EXPECT_FALSE(other.resolved(true).persistent);
+  other = config;
+  other.warpSpecialize = true;
+  EXPECT_TRUE(other.resolved(true).persistent);
+  EXPECT_TRUE(other.resolved(true).warpSpecialize);
+  EXPECT_TRUE(persistentPays(kPersistentMaxKeys));
+  EXPECT_FALSE(persistentPays(kPersistentMaxKeys + 1));
+}

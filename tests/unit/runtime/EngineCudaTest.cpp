@@ -784,6 +784,87 @@ TEST(EngineOptionsTest, WarpSpecializeFromTheEnvironment) {
   }
 }
 
+TEST_F(EngineCudaTest, PersistentKernelsLaunchTheCtasTheSmsHold) {
+  // Off by default: a CTA per (query tile, head, batch).
+  ForwardFixture shortCall(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 64, 16, 256,
+                           256, 128);
+  ASSERT_TRUE(engine().forward(&shortCall.args).ok());
+  unsigned tiles = 0;
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_FALSE(fakeCompiler().lastConfig.persistent);
+    int blockM = fakeBlockM(fakeCompiler().lastConfig);
+    tiles = unsigned((256 + blockM - 1) / blockM);
+  }
+  FakeLaunch launch = lastLaunch();
+  EXPECT_EQ(launch.grid[0], tiles);
+  EXPECT_EQ(launch.grid[1], 16u);
+  EXPECT_EQ(launch.grid[2], 64u);
+  // auto: short sequences (at most kPersistentMaxKeys keys) run the
+  // persistent kernel, under its own key, as min(work tiles, SMs · CTAs an
+  // SM holds) CTAs along x; longer ones keep a CTA per tile.
+  engine_.reset();
+  options.persistent = EngineOptions::Persistent::Auto;
+  int compiles = fakeCompiler().ptxCompiles;
+  ASSERT_TRUE(engine().forward(&shortCall.args).ok());
+  EXPECT_EQ(fakeCompiler().ptxCompiles, compiles + 1);
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.persistent);
+  }
+  launch = lastLaunch();
+  int sms = 0;
+  {
+    std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+    sms = fakeCuda().multiprocessors;
+  }
+  EXPECT_EQ(launch.grid[0], unsigned(sms * kFakePersistentCtasPerSm));
+  EXPECT_EQ(launch.grid[1], 1u);
+  EXPECT_EQ(launch.grid[2], 1u);
+  // Fewer work tiles than that: one CTA each.
+  ForwardFixture small(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 256, 256, 128);
+  ASSERT_TRUE(engine().forward(&small.args).ok());
+  EXPECT_EQ(lastLaunch().grid[0], 2 * tiles);
+  ForwardFixture longCall(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 2, 2, 256,
+                          compiler::kPersistentMaxKeys + 1, 128);
+  ASSERT_TRUE(engine().forward(&longCall.args).ok());
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_FALSE(fakeCompiler().lastConfig.persistent);
+  }
+  EXPECT_EQ(lastLaunch().grid[2], 2u);
+  // 1: every forward call; the backward never.
+  engine_.reset();
+  options.persistent = EngineOptions::Persistent::Always;
+  ASSERT_TRUE(engine().forward(&longCall.args).ok());
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.persistent);
+  }
+  EXPECT_EQ(lastLaunch().grid[2], 1u);
+}
+
+TEST_F(EngineCudaTest, BadPersistentSettingIsAnError) {
+  options.persistent = EngineOptions::Persistent::Bad;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 128);
+  Status status = engine().forward(&call.args);
+  EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(status.message().find("ATTN_JIT_PERSISTENT"), std::string::npos)
+      << status.message();
+}
+
+TEST(EngineOptionsTest, PersistentFromTheEnvironment) {
+  using P = EngineOptions::Persistent;
+  for (auto [text, expected] :
+       {std::pair<std::optional<std::string>, P>{std::nullopt, P::Never},
+        {"0", P::Never}, {"1", P::Always}, {"auto", P::Auto},
+        {"yes", P::Bad}}) {
+    ScopedEnv env("ATTN_JIT_PERSISTENT", text);
+    EXPECT_EQ(EngineOptions::fromEnvironment().persistent, expected)
+        << text.value_or("(unset)");
+  }
+}
+
 TEST_F(EngineCudaTest, UnknownTensorCoreSettingIsAnError) {
   options.tensorCore = "tcgen05";
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 128);
