@@ -14,13 +14,12 @@ namespace {
 auto fieldsOf(const CallKey &key) {
   const auto &[target, context, dtype, mask, headDim, blockM, blockN,
                positiveScale, variants, userMods, backward, varlen, pageSize,
-               tma, deterministic, warpSpecialize, pagedDecode, persistent,
-               hash] = key;
+               tma, deterministic, warpSpecialize, pagedDecode, hash] = key;
   (void)hash;
   return std::make_tuple(target, context, dtype, mask, headDim, blockM, blockN,
                          positiveScale, variants, userMods, backward, varlen,
                          pageSize, tma, deterministic, warpSpecialize,
-                         pagedDecode, persistent);
+                         pagedDecode);
 }
 
 } // namespace
@@ -29,8 +28,7 @@ CallKey CallKey::make(Target target, uint64_t context,
                       const attn_fwd_args &args, const void *userMods,
                       bool backward, bool varlen, int64_t pageSize,
                       bool tma, bool deterministic,
-                      bool warpSpecialize, bool pagedDecode,
-                      bool persistent) {
+                      bool warpSpecialize, bool pagedDecode) {
   CallKey key;
   key.target = target;
   key.context = context;
@@ -51,7 +49,6 @@ CallKey CallKey::make(Target target, uint64_t context,
   key.deterministic = !backward || deterministic;
   key.warpSpecialize = warpSpecialize;
   key.pagedDecode = pagedDecode;
-  key.persistent = persistent;
   key.hash = std::apply(
       [](const auto &...field) {
         return static_cast<uint64_t>(llvm::hash_combine(field...));

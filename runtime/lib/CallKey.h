@@ -52,9 +52,6 @@ struct CallKey {
   /// A paged call that decodes (TilePolicy's pagedDecodes): its tiles, when
   /// the call leaves them open, are pagedDecodeTiles.
   bool pagedDecode = false;
-  /// CTAs loop over the work tiles (KernelConfig::persistent): asked for,
-  /// or chosen for the call's key count (EngineOptions::persistent).
-  bool persistent = false;
   /// Of every field above; set by make().
   uint64_t hash = 0;
 
@@ -64,8 +61,7 @@ struct CallKey {
                       bool backward, bool varlen = false,
                       int64_t pageSize = 0, bool tma = false,
                       bool deterministic = true,
-                      bool warpSpecialize = false, bool pagedDecode = false,
-                      bool persistent = false);
+                      bool warpSpecialize = false, bool pagedDecode = false);
 
   bool operator==(const CallKey &other) const;
   bool operator!=(const CallKey &other) const { return !(*this == other); }

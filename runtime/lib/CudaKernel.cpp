@@ -147,7 +147,6 @@ Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
                        device.maxSharedBytes);
   auto start = std::chrono::steady_clock::now();
   LoadedKernel loaded;
-  loaded.multiprocessors = device.multiprocessors;
   bool link = !cubin && jit.keepCubin && driver.canLink();
   JitOptions options(jit, /*compiles=*/!cubin);
   if (link) {
@@ -357,25 +356,13 @@ void KernelParams::appendTensorMaps(TensorMaps &maps) {
 
 namespace {
 
-/// The CTAs of a persistent kernel's launch (abi::kPersistentAttr): as
-/// many as the SMs hold at once, never more than the work tiles; every
-/// work tile when the SM count is unknown (each CTA then takes one).
-int64_t persistentCtas(int64_t workTiles, int multiprocessors,
-                       int ctasPerSm) {
-  if (multiprocessors <= 0)
-    return workTiles;
-  return std::min<int64_t>(workTiles, int64_t(multiprocessors) * ctasPerSm);
-}
-
 /// Launches one kernel of a call: its grid runs over query tiles (of H
 /// heads, or packed over Hkv; of each sequence of a variable-length call,
 /// up to its longest; `splits` times per batch row for split-KV's first
-/// kernel) or over K/V tiles; a persistent kernel's CTAs loop over those
-/// tiles.
+/// kernel) or over K/V tiles.
 Status launch(const CudaDriver &driver, const LoadedFunction &fn,
               const attn_fwd_args &args, KernelParams &params,
-              int multiprocessors, const VarlenCall *varlen = nullptr,
-              int64_t splits = 1) {
+              const VarlenCall *varlen = nullptr, int64_t splits = 1) {
   const compiler::KernelLaunch &k = fn.launch;
   int64_t kvHeads = kvHeadsOf(args);
   int64_t queries = varlen ? varlen->maxSeqlenQ : args.seqlen_q;
@@ -392,18 +379,6 @@ Status launch(const CudaDriver &driver, const LoadedFunction &fn,
                      rows, blocks, INT_MAX);
   if (blocks == 0)
     return Status();
-  if (k.persistentCtasPerSm > 0) {
-    // The kernel decodes work tiles in 32 bits (attn-nv-persistent).
-    int64_t work = 0;
-    if (__builtin_mul_overflow(blocks, gridHeads * batch, &work) ||
-        work > INT_MAX)
-      return makeError(ATTN_ERROR_UNSUPPORTED,
-                       "{} x {} x {} work tiles, more than a persistent "
-                       "kernel takes ({})",
-                       blocks, gridHeads, batch, INT_MAX);
-    blocks = persistentCtas(work, multiprocessors, k.persistentCtasPerSm);
-    gridHeads = batch = 1;
-  }
   CUresult result = driver.cuLaunchKernel(
       fn.function, static_cast<unsigned>(blocks),
       static_cast<unsigned>(gridHeads), static_cast<unsigned>(batch),
@@ -488,8 +463,7 @@ Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
   }
   // One stream: the merge reads the partials the splits wrote.
   for (const LoadedFunction &fn : kernel.functions)
-    if (Status status = launch(driver, fn, args, params,
-                               kernel.multiprocessors, varlen,
+    if (Status status = launch(driver, fn, args, params, varlen,
                                split ? split->numSplits : 1);
         !status.ok())
       return status;
@@ -504,9 +478,7 @@ Status launchBackward(const CudaDriver &driver, const LoadedKernel &kernel,
   // One stream: the second kernel reads the row terms the first wrote (and
   // the atomic form's last one the accumulator the K/V tiles added into).
   for (const LoadedFunction &fn : kernel.functions)
-    if (Status status =
-            launch(driver, fn, args.fwd, params, kernel.multiprocessors);
-        !status.ok())
+    if (Status status = launch(driver, fn, args.fwd, params); !status.ok())
       return status;
   return Status();
 }

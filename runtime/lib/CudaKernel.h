@@ -45,9 +45,6 @@ struct LoadedKernel {
   /// The backward's atomic form (KernelConfig::deterministic false): its
   /// kernels take dQ's zeroed f32 accumulator (abi::kAtomicBackwardArgs).
   bool dqAccumulator = false;
-  /// The SMs of the device it was loaded for (DeviceInfo, cached per
-  /// device): a persistent kernel's launch is sized by them.
-  int multiprocessors = 0;
 };
 
 /// Dynamic shared memory above this needs an explicit opt-in per function.

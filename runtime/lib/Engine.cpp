@@ -52,14 +52,6 @@ EngineOptions EngineOptions::fromEnvironment() {
   if (const char *atomic = std::getenv("ATTN_JIT_GPU_ATOMIC_BACKWARD");
       atomic && *atomic)
     options.gpuAtomicBackward = llvm::StringRef(atomic) == "1";
-  if (const char *mode = std::getenv("ATTN_JIT_PERSISTENT"); mode && *mode) {
-    llvm::StringRef text(mode);
-    using P = EngineOptions::Persistent;
-    options.persistent = text == "0"      ? P::Never
-                         : text == "1"    ? P::Always
-                         : text == "auto" ? P::Auto
-                                          : P::Bad;
-  }
   if (const char *splits = std::getenv("ATTN_JIT_NUM_SPLITS");
       splits && *splits && llvm::StringRef(splits) != "auto") {
     int64_t count = 0;
@@ -199,9 +191,6 @@ Status Engine::runForward(const attn_fwd_args &args,
   if (numSplits_.load(std::memory_order_relaxed) < 0)
     return makeError(ATTN_ERROR_INVALID_ARGUMENT,
                      "ATTN_JIT_NUM_SPLITS is not 'auto' or a count >= 0");
-  if (options_.persistent == EngineOptions::Persistent::Bad)
-    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
-                     "ATTN_JIT_PERSISTENT is not 0, 1 or auto");
   std::shared_ptr<const UserModsEntry> holder;
   Expected<const compiler::UserModsInfo *> user = userModsOf(args, holder);
   if (!user)
@@ -327,16 +316,6 @@ Expected<llvm::ThreadPoolInterface *> Engine::hostPool() {
   return hostPool_.get();
 }
 
-/// The most keys a query tile of the call may see. Over a paged cache the
-/// key counts are device data: the block table's width bounds them
-/// (FlashAttention's max_num_pages_per_seq · page_size).
-static int64_t longestKeys(const attn_fwd_args &args,
-                           const VarlenCall *varlen) {
-  return !varlen            ? args.seqlen_k
-         : varlen->pageSize ? varlen->maxPages * varlen->pageSize
-                            : varlen->maxSeqlenK;
-}
-
 /// Whether a call packs the query heads of each K/V head into one query tile
 /// of `blockM` rows (decoding with grouped-query attention; on the host too,
 /// which runs the same tile program). A variable-length or paged call packs
@@ -358,7 +337,11 @@ int64_t Engine::splitsOf(const CallKey &call, const attn_fwd_args &args,
     return 1;
   int64_t batch = varlen ? varlen->sequences : args.batch;
   int64_t queries = varlen ? varlen->maxSeqlenQ : args.seqlen_q;
-  int64_t keys = longestKeys(args, varlen);
+  // Over a paged cache the key counts are device data: the block table's
+  // width bounds them (FlashAttention's max_num_pages_per_seq · page_size).
+  int64_t keys = !varlen          ? args.seqlen_k
+                 : varlen->pageSize ? varlen->maxPages * varlen->pageSize
+                                    : varlen->maxSeqlenK;
   int64_t kvHeads = kvHeadsOf(args);
   int64_t rows = pack ? args.heads / kvHeads * queries : queries;
   int64_t requested = numSplits_.load(std::memory_order_relaxed);
@@ -400,7 +383,6 @@ CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
   key.config.tma = call.tma;
   key.config.deterministic = call.deterministic;
   key.config.warpSpecialize = call.warpSpecialize;
-  key.config.persistent = call.persistent;
   if (user)
     key.config.userMods = user->canonical;
   if (call.target == Target::Cuda) {
@@ -458,11 +440,6 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
              !backward && !varlen &&
              driver.cuTensorMapEncodeTiled &&
              tensorMapUnsupportedReason(args).empty();
-  using P = EngineOptions::Persistent;
-  bool persistent =
-      !backward && (options_.persistent == P::Always ||
-                    (options_.persistent == P::Auto &&
-                     compiler::persistentPays(longestKeys(args, varlen))));
   CallKey call = CallKey::make(Target::Cuda, context->id, args, user,
                                backward, varlen != nullptr,
                                varlen ? varlen->pageSize : 0, tma,
@@ -472,8 +449,7 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
                                varlen && compiler::pagedDecodes(
                                              varlen->pageSize,
                                              args.heads / kvHeadsOf(args) *
-                                                 varlen->maxSeqlenQ),
-                               persistent);
+                                                 varlen->maxSeqlenQ));
 
   // A configuration this thread launched: no key text, no lock, no
   // allocation (HotCache.h). The device was checked when it was loaded.

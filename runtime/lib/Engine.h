@@ -85,13 +85,6 @@ struct EngineOptions {
   /// linker (cuLinkAddData) made ran at 0.62-0.83x those of
   /// cuModuleLoadDataEx from the same PTX (docs/BENCHMARKS.md version 21).
   bool cubinCache = false;
-  /// Persistent forward kernels (KernelConfig::persistent;
-  /// ATTN_JIT_PERSISTENT): `0` or unset never (until the device measures
-  /// them), `1` wherever the kernel allows it, `auto` where
-  /// compiler::persistentPays says it should (short sequences); Bad when
-  /// the variable is none of these (calls then fail).
-  enum class Persistent { Never, Always, Auto, Bad };
-  Persistent persistent = Persistent::Never;
   /// How long to wait for another process that builds the same kernel.
   std::chrono::milliseconds buildWait = std::chrono::minutes(2);
 
@@ -99,7 +92,7 @@ struct EngineOptions {
   /// ATTN_JIT_CACHE_MAX_MB, ATTN_JIT_LIBCUDA, ATTN_JIT_TENSOR_CORES,
   /// ATTN_JIT_NUM_THREADS, ATTN_JIT_NUM_SPLITS, ATTN_JIT_TMA,
   /// ATTN_JIT_DETERMINISTIC, ATTN_JIT_GPU_ATOMIC_BACKWARD, ATTN_JIT_WARPSPEC,
-  /// ATTN_JIT_PTX_OPT_LEVEL, ATTN_JIT_CUBIN_CACHE, ATTN_JIT_PERSISTENT.
+  /// ATTN_JIT_PTX_OPT_LEVEL, ATTN_JIT_CUBIN_CACHE.
   static EngineOptions fromEnvironment();
 };
 

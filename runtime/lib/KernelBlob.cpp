@@ -12,8 +12,6 @@ namespace {
 /// A configuration compiles to at most this many kernels (the backward: 2
 /// or 3).
 constexpr int32_t kMaxKernels = 8;
-/// CTAs an SM holds at most (sm_80 and sm_90: 32).
-constexpr int32_t kMaxCtasPerSm = 32;
 
 } // namespace
 
@@ -28,7 +26,6 @@ std::string encodeKernelBlob(const compiler::PtxKernel &kernel) {
     writer.i32(launch.packGqa ? 1 : 0);
     writer.i32(launch.overKeys ? 1 : 0);
     writer.i32(launch.overSplits ? 1 : 0);
-    writer.i32(launch.persistentCtasPerSm);
   }
   writer.string(kernel.ptx);
   return writer.take();
@@ -52,11 +49,6 @@ std::string checkKernelMetadata(const compiler::PtxKernel &kernel) {
     if (launch.sharedBytes < 0)
       return fmt::format("{}: sharedBytes = {} (expected >= 0)", launch.name,
                          launch.sharedBytes);
-    if (launch.persistentCtasPerSm < 0 ||
-        launch.persistentCtasPerSm > kMaxCtasPerSm)
-      return fmt::format("{}: persistentCtasPerSm = {} (expected 0..{})",
-                         launch.name, launch.persistentCtasPerSm,
-                         kMaxCtasPerSm);
   }
   return "";
 }
@@ -80,7 +72,7 @@ bool decodeKernelBlob(std::string_view blob, compiler::PtxKernel &out,
     if (!reader.string(launch.name) || !reader.i32(launch.threads) ||
         !reader.i32(launch.blockM) || !reader.i32(launch.sharedBytes) ||
         !reader.i32(packGqa) || !reader.i32(overKeys) ||
-        !reader.i32(overSplits) || !reader.i32(launch.persistentCtasPerSm)) {
+        !reader.i32(overSplits)) {
       reason = "kernel payload is truncated";
       return false;
     }

@@ -61,10 +61,9 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
   if (split)
     opts += " split=1";
   if (nvidia)
-    opts += fmt::format(" arch={} warps={} stages={} tensor-core={}{}{}{}",
+    opts += fmt::format(" arch={} warps={} stages={} tensor-core={}{}{}",
                         arch, warps, stages, tensorCore, tma ? " tma=1" : "",
-                        warpSpecialize ? " warp-specialize=1" : "",
-                        persistent ? " persistent=1" : "");
+                        warpSpecialize ? " warp-specialize=1" : "");
   return opts;
 }
 
@@ -212,7 +211,6 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
   options.tensorCore = config.tensorCore;
   options.tma = config.tma;
   options.warpSpecialize = config.warpSpecialize;
-  options.persistent = config.persistent;
   mlir::attn::buildAttnToNVVMPipeline(pm, options);
   if (failed(runPipeline(pm, s))) {
     error = "attn-to-ptx failed for " + config.pipelineOptions(true) + ":\n" +
@@ -267,7 +265,6 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
     auto over = kernel->getAttrOfType<StringAttr>(abi::kGridAttr);
     launch.overKeys = over && over.getValue() == abi::kGridOverKeys;
     launch.overSplits = over && over.getValue() == abi::kGridOverSplits;
-    launch.persistentCtasPerSm = intAttr(abi::kPersistentAttr);
     out.kernels.push_back(std::move(launch));
   }
   mlir::attn::PTXTarget target;

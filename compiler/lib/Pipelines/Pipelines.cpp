@@ -63,7 +63,6 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   configure.stages = options.stages;
   configure.tma = options.tma;
   configure.warpSpecialize = options.warpSpecialize;
-  configure.persistent = options.persistent;
   buildTiledAttention(pm, options, configure);
   // The NVIDIA tile program, then its schedule, one pass per decision.
   pm.addPass(nv::createAttnNVSplitKernels());
@@ -75,7 +74,6 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   pm.addPass(nv::createAttnNVOrderWarpgroups());
   pm.addPass(nv::createAttnNVSkipRescale());
   pm.addPass(nv::createAttnNVWarpSpecialize());
-  pm.addPass(nv::createAttnNVPersistent());
   pm.addPass(nv::createAttnNVAllocateShared());
   pm.addPass(createConvertAttnNVToNVVM());
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();

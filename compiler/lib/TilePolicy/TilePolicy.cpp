@@ -243,8 +243,6 @@ bool tmaByDefault(int64_t headDim, unsigned variants) {
          headDim <= kTmaDefaultMaxHeadDim && !(variants & abi::kBias);
 }
 
-bool persistentPays(int64_t keys) { return keys <= kPersistentMaxKeys; }
-
 int64_t maxSharedBytesPerBlock(std::string_view chip) {
   if (chip.rfind("sm_90", 0) == 0 || chip.rfind("sm_100", 0) == 0 ||
       chip.rfind("sm_101", 0) == 0)
@@ -497,11 +495,10 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // document; version 21, run 9: a CTA barrier per tile 1.02-1.07x).
   plan.barrierPerTile = plan.tma && !plan.warpSpecialize &&
                         (plan.minCtasPerSm > 1 || scoresHeavy(r.variants));
-  plan.persistent = r.persistent;
   return true;
 }
 
-int64_t gridGroupCtas(bool nvidia, bool backward, bool split, bool persistent,
+int64_t gridGroupCtas(bool nvidia, bool backward, bool split,
                       bool tableSharedByHeads) {
   // Query tile fastest, every (batch, head) reads the whole (N, N) table:
   // with one CTA an SM the 132 running CTAs span ~4 pairs at N = 4k (32
@@ -510,11 +507,10 @@ int64_t gridGroupCtas(bool nvidia, bool backward, bool split, bool persistent,
   // by tile reads it B·H / G times (8 x 32 MB at B·H = 64, N = 4k) while
   // its K/V (256 tiles x 128 rows x D x 4 bytes = 16 MB at D = 128, when
   // Nk ~ Nq) stays in the 50 MB L2. docs/design.md ("Grid order").
-  // Not split-KV (its z runs over splits), the backward (its grids run
-  // over keys too) nor persistent CTAs (decodeWorkTile's own order).
-  return nvidia && !backward && !split && !persistent && tableSharedByHeads
-             ? kGridGroupCtas
-             : 0;
+  // Not split-KV (its z runs over splits) nor the backward (its grids run
+  // over keys too).
+  return nvidia && !backward && !split && tableSharedByHeads ? kGridGroupCtas
+                                                             : 0;
 }
 
 KernelConfig KernelConfig::resolved(bool nvidia) const {
@@ -554,7 +550,6 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     r.arch.clear();
     r.tma = false;
     r.warpSpecialize = false;
-    r.persistent = false;
     return r;
   }
   // Any other name (mma.sync, wgmma, or one the plan rejects) is kept.
@@ -577,13 +572,6 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   r.tma = tma && r.tensorCore == "wgmma" && !backward && !varlen &&
           pageSize == 0 && !split;
   r.warpSpecialize = warpSpecialize && r.tma;
-  // A persistent CTA loops over the forward's one grid (the backward's
-  // and split-KV's grids keep a CTA per tile); with a producer warpgroup
-  // the producer runs ahead across work tiles. With TMA only:
-  // the cp.async kernels (varlen and paged ones too) sit at 255 registers
-  // at D = 128 and spilled 80-100 bytes with the loop around them
-  // (ptxas 13.0).
-  r.persistent = persistent && r.tma && !split;
   return r;
 }
 

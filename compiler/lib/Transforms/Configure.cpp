@@ -111,7 +111,6 @@ struct AttnConfigurePass
       config.packGqa = packGqa;
       config.tma = tma;
       config.warpSpecialize = warpSpecialize;
-      config.persistent = persistent;
       // A paged kernel keeps its sequence's key count and the block table
       // live as a packed batch keeps its offsets.
       if constexpr (std::is_same_v<OpTy, SdpaOp>) {
@@ -155,7 +154,7 @@ struct AttnConfigurePass
       // A per-score table alike for every (batch, head): its pairs run
       // together (grid_group_ctas), so that they share it in L2.
       plan.gridGroupCtas = policy::gridGroupCtas(
-          nvidia, config.backward, config.split, plan.persistent,
+          nvidia, config.backward, config.split,
           readsTableSharedByHeads(op.getScoreMod(), kScoreModArgs) ||
               readsTableSharedByHeads(op.getMaskMod(), kMaskModArgs));
       auto attr = ConfigAttr::get(
@@ -164,7 +163,7 @@ struct AttnConfigurePass
           plan.schedule,
           plan.orderedIssue, plan.reverseGrid, plan.packGqa,
           plan.conditionalRescale, plan.tma, plan.warpSpecialize,
-          plan.barrierPerTile, plan.gridGroupCtas, plan.persistent);
+          plan.barrierPerTile, plan.gridGroupCtas);
       if (auto old = fn->template getAttrOfType<ConfigAttr>(ConfigAttr::getAttrName());
           old && old != attr) {
         op->emitOpError("its function holds attention of two configurations: ")

@@ -423,7 +423,6 @@ TEST(KernelBlobTest, RoundTripAndChecks) {
   second.name = "attn_bwd_1";
   second.overKeys = true;
   first.overSplits = true; // not a real pair: each flag survives
-  second.persistentCtasPerSm = 2;
   kernel.kernels = {first, second};
   std::string blob = encodeKernelBlob(kernel);
   compiler::PtxKernel decoded;
@@ -440,16 +439,10 @@ TEST(KernelBlobTest, RoundTripAndChecks) {
   EXPECT_EQ(decoded.kernels[1].name, "attn_bwd_1");
   EXPECT_TRUE(decoded.kernels[1].overKeys);
   EXPECT_FALSE(decoded.kernels[1].overSplits);
-  EXPECT_EQ(decoded.kernels[0].persistentCtasPerSm, 0);
-  EXPECT_EQ(decoded.kernels[1].persistentCtasPerSm, 2);
 
   EXPECT_FALSE(decodeKernelBlob(blob.substr(0, blob.size() - 1), decoded,
                                 reason));
   EXPECT_NE(reason.find("truncated"), std::string::npos);
-  kernel.kernels[1].persistentCtasPerSm = -1;
-  EXPECT_FALSE(decodeKernelBlob(encodeKernelBlob(kernel), decoded, reason));
-  EXPECT_NE(reason.find("persistentCtasPerSm"), std::string::npos) << reason;
-  kernel.kernels[1].persistentCtasPerSm = 0;
   kernel.kernels[1].threads = 0;
   EXPECT_FALSE(decodeKernelBlob(encodeKernelBlob(kernel), decoded, reason));
   EXPECT_NE(reason.find("threads"), std::string::npos) << reason;

@@ -168,8 +168,6 @@ bool compilePtx(const KernelConfig &config, PtxKernel &out,
   launch.blockM = attn::testing::fakeBlockM(config);
   launch.sharedBytes = attn::testing::fakeSharedBytes(config);
   launch.packGqa = config.packGqa; // as the real kernel's grid
-  launch.persistentCtasPerSm =
-      config.persistent ? attn::testing::kFakePersistentCtasPerSm : 0;
   out.kernels = {launch};
   if (config.backward) {
     // As the real backward (KernelABI.h): the query tiles' kernel, then the

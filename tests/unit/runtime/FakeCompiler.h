@@ -54,9 +54,6 @@ inline constexpr int kFakeThreads = 128;
 /// real ones add a producer warpgroup): the launch must take the kernel's
 /// block size, whatever it is.
 inline constexpr int kFakeProducerThreads = 128;
-/// The CTAs an SM holds that the fake's persistent kernels report
-/// (KernelConfig::persistent, KernelLaunch::persistentCtasPerSm).
-inline constexpr int kFakePersistentCtasPerSm = 2;
 /// The K/V tile of the fake backward's second kernel (its grid's rows).
 inline constexpr int kFakeBackwardKeyTile = 32;
 inline constexpr const char *kFakeVersion = "fake-compiler-1";

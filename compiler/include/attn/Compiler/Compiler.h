@@ -108,12 +108,6 @@ struct KernelConfig {
   /// registers to the consumers (attn-nv-warp-specialize; resolved()
   /// clears it without tma).
   bool warpSpecialize = false;
-  /// NVIDIA only, the TMA forward without split-KV: a persistent kernel,
-  /// whose CTAs (as many as the SMs hold at once) loop over the grid's
-  /// work tiles, its producer warpgroup, if any, running ahead across them
-  /// (attn-nv-persistent; resolved() clears it elsewhere).
-  /// KernelLaunch::persistentCtasPerSm sizes its launch.
-  bool persistent = false;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;
@@ -159,10 +153,6 @@ struct KernelLaunch {
   bool overKeys = false;
   /// Split-KV's first kernel: the grid's z is B · num_splits.
   bool overSplits = false;
-  /// A persistent kernel (KernelConfig::persistent): the CTAs one SM holds
-  /// (its min_ctas_per_sm); the launch is min(work tiles, SMs · this) CTAs
-  /// along x, each looping over work tiles. 0: a CTA per work tile.
-  int persistentCtasPerSm = 0;
 };
 
 /// A compiled NVIDIA configuration: one module of PTX holding its kernels,

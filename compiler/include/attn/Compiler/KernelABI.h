@@ -250,13 +250,6 @@ inline constexpr const char *kGridOverKeys = "keys";
 /// block_m), H, 1)).
 inline constexpr const char *kGridOverSplits = "splits";
 inline constexpr const char *kGridOverRows = "rows";
-/// A persistent kernel (KernelConfig::persistent; the value: the CTAs one
-/// SM holds, its min_ctas_per_sm): its work tiles are the CTAs of the grid
-/// above, x · y · z of them, and it is launched as min(work tiles, SMs ·
-/// value) CTAs along x (y = z = 1); CTA c takes work tiles c, c + gridDim.x,
-/// ... in the order attn-nv-persistent decodes them, so the kernel needs no
-/// argument more than the grid's own sizes.
-inline constexpr const char *kPersistentAttr = "attn.persistent";
 
 /// The host kernel's work items. Its last two arguments are `phase`
 /// (index) and `counters` (memref<?xi64>, one per grid, zero before a

@@ -108,17 +108,6 @@ int64_t splitCtasPerSm(const KernelConfig &config);
 inline constexpr int64_t kTmaDefaultMaxHeadDim = 128;
 bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 
-/// Whether a forward call whose query tiles see at most `keys` keys runs
-/// the persistent kernel (KernelConfig::persistent) under
-/// ATTN_JIT_PERSISTENT=auto: short sequences, at most kPersistentMaxKeys
-/// keys (1-4 K/V tiles of 128). Each CTA of the one-per-tile grid then
-/// computes for about as long as it takes to start and to load its Q and
-/// first K/V tile (B 64, H 16, N 256 causal at D 128 measured 0.57x cuDNN,
-/// smaller tiles slower still); a persistent CTA starts its next tile
-/// itself. Not measured on a device yet.
-inline constexpr int64_t kPersistentMaxKeys = 512;
-bool persistentPays(int64_t keys);
-
 /// Bytes of one tile of `rows` x `headDim` 16-bit elements in shared memory:
 /// padded rows (mma.sync) or 128-byte-swizzled 64-column blocks (wgmma).
 int64_t sharedTileBytes(int64_t rows, int64_t headDim, bool wgmma);
@@ -155,9 +144,6 @@ struct KernelPlan {
   /// CTAs of a grid group, query tile by query tile (#attn.config's
   /// grid_group_ctas; gridGroupCtas() below); 0: the query tile fastest.
   int64_t gridGroupCtas = 0;
-  /// CTAs loop over the grid's work tiles (KernelConfig::persistent, as
-  /// resolved).
-  bool persistent = false;
   /// Dynamic shared memory the kernel's buffers take (NVIDIA).
   int64_t sharedBytes = 0;
 
@@ -165,13 +151,12 @@ struct KernelPlan {
 };
 
 /// CTAs of a grid group (KernelPlan::gridGroupCtas) for a forward NVIDIA
-/// kernel (`nvidia`, not `backward`, `split` or `persistent`) whose mods
-/// read a table per score that is the same for every (batch, head)
-/// (`tableSharedByHeads`: a bias indexed by (q_idx, kv_idx) alone); 0
-/// otherwise, where the query tile stays the fastest grid index for K/V's
-/// reuse in L2.
+/// kernel (`nvidia`, not `backward`, not `split`) whose mods read a table
+/// per score that is the same for every (batch, head) (`tableSharedByHeads`:
+/// a bias indexed by (q_idx, kv_idx) alone); 0 otherwise, where the query
+/// tile stays the fastest grid index for K/V's reuse in L2.
 inline constexpr int64_t kGridGroupCtas = 256;
-int64_t gridGroupCtas(bool nvidia, bool backward, bool split, bool persistent,
+int64_t gridGroupCtas(bool nvidia, bool backward, bool split,
                       bool tableSharedByHeads);
 
 /// Plans `config` for NVIDIA (`nvidia`) or the host. Returns false with the

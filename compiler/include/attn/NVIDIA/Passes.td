@@ -205,38 +205,6 @@ def AttnNVWarpSpecialize : Pass<"attn-nv-warp-specialize", "ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
-def AttnNVPersistent : Pass<"attn-nv-persistent", "ModuleOp"> {
-  let summary = "Makes each CTA loop over the grid's work tiles";
-  let description = [{
-    With `persistent`: the tile grid becomes `attn_nv.persistent_grid`,
-    whose CTAs (the runtime launches min(work tiles, SMs · min_ctas_per_sm)
-    of them) run the grid's body in a loop over work tiles w = cta, cta +
-    ctas, ..., each decoded to (batch, head, query tile) in one order:
-    tile-major, longest query tiles first when the grid is reversed
-    (causal). A work tile ends with a CTA barrier, after which thread 0
-    invalidates the tile's mbarriers (`attn_nv.inval_barriers`): the next
-    tile reuses the shared buffers and initializes its barriers afresh.
-
-    Why: a short sequence gives each CTA one or two K/V tiles, so the
-    launch of a CTA per tile exposes, once per tile, the CTA's start
-    (launch, Q's load, the first K/V tile's latency) and a wave's tail; a
-    persistent CTA keeps its SM and starts the next tile itself.
-
-    With `warp_specialize` (after `attn-nv-warp-specialize`) there is no
-    CTA barrier per tile (the producer never reaches one): the barriers are
-    initialized once, and each side loops over the same work tiles. The
-    producer issues every K/V tile of each, tile 0 included, into a ring
-    whose uses run on across work tiles (use = the K/V tiles of the CTA's
-    earlier work tiles + the tile's own index), so it loads the next work
-    tile's first stages while the consumers still compute and store this
-    one's. The consumers copy Q (cp.async) at the start of each work tile
-    and meet at their own named barrier after its wait and again after the
-    epilogue (Q's buffer is then free).
-  }];
-  let dependentDialects = ["::mlir::attn::nv::AttnNVDialect", "::mlir::NVVM::NVVMDialect",
-                           "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
-}
-
 def AttnNVAllocateShared : Pass<"attn-nv-allocate-shared", "ModuleOp"> {
   let summary = "Places each shared-memory buffer of a kernel";
   let description = [{

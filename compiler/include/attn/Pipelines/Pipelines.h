@@ -122,12 +122,6 @@ struct AttnToPTXOptions : public KernelPipelineOptions<AttnToPTXOptions> {
                      "while the other warpgroups compute (setmaxnreg moves "
                      "its registers to them); without tma, ignored"),
       llvm::cl::init(false)};
-  ::mlir::detail::PassOptions::Option<bool> persistent{
-      *this, "persistent",
-      llvm::cl::desc("A persistent forward kernel: as many CTAs as the SMs "
-                     "hold, each looping over work tiles (not with "
-                     "warp-specialize, backward or split)"),
-      llvm::cl::init(false)};
   ::mlir::detail::PassOptions::Option<std::string> ptxFile{
       *this, "ptx-file", llvm::cl::desc("Write the PTX to this file (- for stdout)"),
       llvm::cl::init("")};

@@ -88,9 +88,6 @@ def AttnConfigure : Pass<"attn-configure", "ModuleOp"> {
     Option<"warpSpecialize", "warp-specialize", "bool", "false",
            "With tma, a producer warpgroup issues the K/V copies "
            "(attn-nv-warp-specialize)">,
-    Option<"persistent", "persistent", "bool", "false",
-           "A persistent forward kernel whose CTAs loop over the work tiles "
-           "(attn-nv-persistent)">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }

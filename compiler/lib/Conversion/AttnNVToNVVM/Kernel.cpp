@@ -5,9 +5,7 @@
 // strides), then the scalars -- the kernel ABI of KernelABI.h. The launch
 // (threads, query rows per CTA, dynamic shared memory) is recorded on the
 // gpu.func itself. attn.tile_grid is the CTA grid: x = query tile,
-// y = head, z = batch; attn_nv.persistent_grid a grid along x whose CTAs
-// loop over the work tiles themselves. A mod's memref.load reads a kernel
-// argument.
+// y = head, z = batch. A mod's memref.load reads a kernel argument.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,10 +100,6 @@ struct KernelFunc : OpConversionPattern<func::FuncOp> {
     kernel->setAttr(::attn::abi::kPackGqaAttr,
                     rewriter.getI32IntegerAttr(
                         config.getPackGqa() && !overRows ? 1 : 0));
-    // A persistent kernel is launched as the CTAs its SMs hold at once.
-    if (config.getPersistent())
-      kernel->setAttr(::attn::abi::kPersistentAttr,
-                      rewriter.getI32IntegerAttr(config.getMinCtasPerSm()));
     auto shared = fn->getAttrOfType<IntegerAttr>(::attn::abi::kSharedBytesAttr);
     kernel->setAttr(::attn::abi::kSharedBytesAttr,
                     shared ? shared : rewriter.getI32IntegerAttr(0));
@@ -200,30 +194,6 @@ struct TileGrid : OpConversionPattern<TileGridOp> {
   }
 };
 
-/// A persistent grid: the body runs once per CTA with (blockIdx.x,
-/// gridDim.x); it loops over the work tiles itself.
-struct PersistentGrid : OpConversionPattern<PersistentGridOp> {
-  using OpConversionPattern::OpConversionPattern;
-
-  LogicalResult
-  matchAndRewrite(PersistentGridOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    ConfigAttr config = configOf(op);
-    if (!config || !config.getPersistent())
-      return op.emitOpError("needs a kernel whose attn.config is persistent "
-                            "(the launch reads it from the kernel)");
-    Location loc = op.getLoc();
-    Type i32 = rewriter.getI32Type(), index = rewriter.getIndexType();
-    Value cta = arith::IndexCastUIOp::create(
-        rewriter, loc, index, NVVM::BlockIdXOp::create(rewriter, loc, i32));
-    Value ctas = arith::IndexCastUIOp::create(
-        rewriter, loc, index, NVVM::GridDimXOp::create(rewriter, loc, i32));
-    rewriter.inlineBlockBefore(&op.getBodyBlock(), op, ValueRange{cta, ctas});
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
-
 /// A size of a kernel argument: its size parameter.
 struct MemRefDim : OpConversionPattern<memref::DimOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -285,7 +255,6 @@ struct MemRefLoad : OpConversionPattern<memref::LoadOp> {
 
 void mlir::attn::nv::populateKernelPatterns(TileTypeConverter &converter,
                                             RewritePatternSet &patterns) {
-  patterns.add<KernelFunc, KernelReturn, TileGrid, PersistentGrid, MemRefDim,
-               MemRefLoad>(
+  patterns.add<KernelFunc, KernelReturn, TileGrid, MemRefDim, MemRefLoad>(
       converter, patterns.getContext());
 }

@@ -5,8 +5,7 @@
 // moves the whole tile), after waiting for the stage's release where the
 // copy names "empty" barriers; every thread waits on the barrier of the
 // tile it reads; each warp releases a stage with one arrival. Barrier use u
-// is barrier u mod count in phase floor(u / count). A persistent CTA
-// invalidates them at the end of a work tile and initializes them again.
+// is barrier u mod count in phase floor(u / count).
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,27 +79,6 @@ void waitForPhase(OpBuilder &b, Location loc, Value barrier, Value u,
                                         constI32(b, loc, kWaitSuspendNs));
 }
 
-/// Thread 0 runs `each` on the address of every barrier of `op`'s buffer
-/// (`barriers`: its byte offset), then `after`.
-template <typename OpT>
-void inThreadZeroPerBarrier(ConversionPatternRewriter &rewriter, OpT op,
-                            Value barriers,
-                            function_ref<void(OpBuilder &, Value)> each,
-                            function_ref<void(OpBuilder &)> after = {}) {
-  Location loc = op.getLoc();
-  int64_t count = op.getBarriers().getType().getCount();
-  SharedBase smem = SharedBase::get(rewriter, loc, op);
-  inThreadZero(rewriter, loc, [&](OpBuilder &b) {
-    for (int64_t i = 0; i < count; ++i) {
-      Value at = arith::AddIOp::create(b, loc, barriers,
-                                       constI32(b, loc, i * kMbarrierBytes));
-      each(b, smem.at(b, loc, at));
-    }
-    if (after)
-      after(b);
-  });
-}
-
 /// Thread 0: mbarrier.init of each with the op's arrivals, then the fence
 /// that makes the initialization visible to the copy engine.
 struct InitBarriers : OpConversionPattern<InitBarriersOp> {
@@ -110,31 +88,19 @@ struct InitBarriers : OpConversionPattern<InitBarriersOp> {
   matchAndRewrite(InitBarriersOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    inThreadZeroPerBarrier(
-        rewriter, op, adaptor.getBarriers(),
-        [&](OpBuilder &b, Value address) {
-          Value arrivals = constI32(b, loc, op.getArrivals());
-          NVVM::MBarrierInitOp::create(b, loc, address, arrivals, Value());
-        },
-        [&](OpBuilder &b) { NVVM::FenceMbarrierInitOp::create(b, loc); });
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
-
-/// Thread 0: mbarrier.inval of each, so that init_barriers may initialize
-/// them again (a persistent CTA's next work tile).
-struct InvalBarriers : OpConversionPattern<InvalBarriersOp> {
-  using OpConversionPattern::OpConversionPattern;
-
-  LogicalResult
-  matchAndRewrite(InvalBarriersOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    inThreadZeroPerBarrier(rewriter, op, adaptor.getBarriers(),
-                           [&](OpBuilder &b, Value address) {
-                             NVVM::MBarrierInvalOp::create(b, loc, address);
-                           });
+    int64_t count = op.getBarriers().getType().getCount();
+    SharedBase smem = SharedBase::get(rewriter, loc, op);
+    inThreadZero(rewriter, loc, [&](OpBuilder &b) {
+      for (int64_t i = 0; i < count; ++i) {
+        Value at = arith::AddIOp::create(
+            b, loc, adaptor.getBarriers(),
+            constI32(b, loc, i * kMbarrierBytes));
+        Value arrivals = constI32(b, loc, op.getArrivals());
+        Value address = smem.at(b, loc, at);
+        NVVM::MBarrierInitOp::create(b, loc, address, arrivals, Value());
+      }
+      NVVM::FenceMbarrierInitOp::create(b, loc);
+    });
     rewriter.eraseOp(op);
     return success();
   }
@@ -245,7 +211,7 @@ struct ArriveBarrier : OpConversionPattern<ArriveBarrierOp> {
 
 void mlir::attn::nv::populateTmaPatterns(TileTypeConverter &converter,
                                          RewritePatternSet &patterns) {
-  patterns.add<AllocatedOffset<AllocBarriersOp>, InitBarriers, InvalBarriers,
-               CopyTma, WaitBarrier, ArriveBarrier>(
+  patterns.add<AllocatedOffset<AllocBarriersOp>, InitBarriers, CopyTma,
+               WaitBarrier, ArriveBarrier>(
       converter, patterns.getContext());
 }

@@ -168,7 +168,7 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    bool qInRegisters, StringRef schedule, bool orderedIssue,
                    bool reverseGrid, bool packGqa, bool conditionalRescale,
                    bool tma, bool warpSpecialize, bool barrierPerTile,
-                   int64_t gridGroupCtas, bool persistent) {
+                   int64_t gridGroupCtas) {
   if (mapping != "host" && mapping != "mma.sync" && mapping != "wgmma")
     return emitError() << "mapping must be host, mma.sync or wgmma, got '"
                        << mapping << "'";
@@ -230,13 +230,6 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "warp_specialize: " << warps << " warps and the "
                        << kProducerThreads << " producer threads exceed "
                        << kMaxThreadsPerCta << " threads";
-  if (persistent && host)
-    return emitError() << "persistent needs an NVIDIA mapping (the host's "
-                          "threads already take the grid's work items)";
-  if (persistent && gridGroupCtas > 0)
-    return emitError() << "persistent takes the work tiles in its own order "
-                          "(decodeWorkTile); grid_group_ctas must be 0, got "
-                       << gridGroupCtas;
   return success();
 }
 

@@ -251,16 +251,6 @@ LogicalResult WarpSpecializeOp::verify() {
   return failure(barrier.wasInterrupted());
 }
 
-LogicalResult PersistentGridOp::verify() {
-  Block &body = getBodyBlock();
-  if (body.getNumArguments() != 2 ||
-      !llvm::all_of(body.getArgumentTypes(),
-                    [](Type t) { return t.isIndex(); }))
-    return emitOpError("body must take two index arguments (the CTA and "
-                       "the number of CTAs)");
-  return success();
-}
-
 LogicalResult InitBarriersOp::verify() {
   // mbarrier.init takes a count in [1, 2^20 - 1].
   int64_t arrivals = getArrivals();

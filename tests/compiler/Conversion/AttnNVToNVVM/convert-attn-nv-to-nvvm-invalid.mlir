@@ -265,17 +265,3 @@ func.func @mismatch() attributes {attn.config = #ws} {
   }
   return
 }
-
-// -----
-
-#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
-
-// The launch reads a persistent grid from the kernel's configuration.
-func.func @persistent_grid_without_config() attributes {attn.config = #cfg} {
-  // expected-error @+2 {{'attn_nv.persistent_grid' op needs a kernel whose attn.config is persistent (the launch reads it from the kernel)}}
-  // expected-error @+1 {{failed to legalize operation 'attn_nv.persistent_grid' that was explicitly marked illegal}}
-  attn_nv.persistent_grid {
-  ^bb0(%cta: index, %ctas: index):
-  }
-  return
-}

@@ -78,25 +78,6 @@ func.func @reversed(%n: index, %i: i32) attributes {attn.config = #attn.config<m
   return
 }
 
-// A persistent kernel: its grid's body runs once per CTA with (blockIdx.x,
-// gridDim.x) as the CTA and the CTA count, and the kernel records the CTAs
-// an SM holds (min_ctas_per_sm) for the launch.
-// CHECK-LABEL: gpu.func @persistent(%{{.*}}: index)
-// CHECK-SAME: attn.persistent = 2 : i32
-// CHECK: %[[X:.*]] = nvvm.read.ptx.sreg.ctaid.x : i32
-// CHECK: %[[CTA:.*]] = arith.index_castui %[[X]] : i32 to index
-// CHECK: %[[NX:.*]] = nvvm.read.ptx.sreg.nctaid.x : i32
-// CHECK: %[[CTAS:.*]] = arith.index_castui %[[NX]] : i32 to index
-// CHECK-NOT: ctaid
-// CHECK: "test.sink"(%[[CTA]], %[[CTAS]])
-func.func @persistent(%n: index) attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 64, warps = 8, min_ctas_per_sm = 2, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = true, pack_gqa = false, conditional_rescale = false, persistent = true>} {
-  attn_nv.persistent_grid {
-  ^bb0(%cta: index, %ctas: index):
-    "test.sink"(%cta, %ctas) : (index, index) -> ()
-  }
-  return
-}
-
 func.func @host(%m: memref<?xf32>) -> index attributes {attn.config = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 64, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>} {
   %c0 = arith.constant 0 : index
   %d = memref.dim %m, %c0 : memref<?xf32>

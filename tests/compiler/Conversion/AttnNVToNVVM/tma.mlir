@@ -24,19 +24,6 @@
 // CHECK-NEXT: nvvm.fence.mbarrier.init
 // CHECK-NEXT: }
 
-// A persistent CTA's next work tile: thread 0 invalidates each barrier.
-// CHECK-LABEL: gpu.func @inval(
-// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x
-// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %c0_i32
-// CHECK: scf.if %[[FIRST]] {
-// CHECK-NEXT: %[[B0:.*]] = llvm.getelementptr %[[SMEM:.*]][98304]
-// CHECK-NEXT: nvvm.mbarrier.inval %[[B0]]
-// CHECK-NEXT: %[[B1:.*]] = llvm.getelementptr %[[SMEM]][98312]
-// CHECK-NEXT: nvvm.mbarrier.inval %[[B1]]
-// CHECK-NEXT: %[[B2:.*]] = llvm.getelementptr %[[SMEM]][98320]
-// CHECK-NEXT: nvvm.mbarrier.inval %[[B2]]
-// CHECK-NEXT: }
-
 // CHECK-LABEL: gpu.func @copy(
 // CHECK-SAME: %[[B:[^:]*]]: index, %[[H:[^:]*]]: index, %[[ROW:[^:]*]]: index, %[[IT:[^:]*]]: index, %[[KMAP:[^:]*]]: !llvm.ptr {llvm.align = 64 : i64}, %{{[^:]*}}: !llvm.ptr {llvm.align = 64 : i64})
 // CHECK-SAME: attn.tensor_maps = 2 : i32
@@ -75,12 +62,6 @@
 func.func @alloc_init(%n: index) attributes {attn.config = #wg} {
   %bars = attn_nv.alloc_barriers {offset = 98304 : i64} : !attn_nv.barriers<3>
   attn_nv.init_barriers %bars : !attn_nv.barriers<3>
-  return
-}
-
-func.func @inval() attributes {attn.config = #wg} {
-  %bars = attn_nv.alloc_barriers {offset = 98304 : i64} : !attn_nv.barriers<3>
-  attn_nv.inval_barriers %bars : !attn_nv.barriers<3>
   return
 }
 

@@ -1567,13 +1567,6 @@ func.func @config_barrier_per_tile_without_tma() attributes {attn.config = #attn
 
 // -----
 
-// expected-error @+1 {{persistent needs an NVIDIA mapping (the host's threads already take the grid's work items)}}
-func.func @config_persistent_on_host() attributes {attn.config = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 64, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false, persistent = true>} {
-  return
-}
-
-// -----
-
 // expected-error @+1 {{warp_specialize needs the empty barriers, not barrier_per_tile (the producer never reaches the consumers' CTA barrier)}}
 func.func @config_barrier_per_tile_with_producer() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, barrier_per_tile = true>} {
   return
@@ -1590,12 +1583,5 @@ func.func @config_host_grid_group() attributes {attn.config = #attn.config<mappi
 
 // expected-error @+1 {{grid_group_ctas must be 0 on the host and non-negative on a GPU, got -1}}
 func.func @config_negative_grid_group() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, grid_group_ctas = -1>} {
-  return
-}
-
-// -----
-
-// expected-error @+1 {{persistent takes the work tiles in its own order (decodeWorkTile); grid_group_ctas must be 0, got 256}}
-func.func @config_persistent_grid_group() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, grid_group_ctas = 256, persistent = true>} {
   return
 }

@@ -703,7 +703,7 @@ func.func @turn_number_without_rotation(%i: index) {
 // -----
 
 func.func @turn_rotation_barriers(%i: index) {
-  // expected-error @+1 {{'attn_nv.warpgroup_turn' op rotation 6 of 4 warpgroups needs more than the 14 named barriers after 0}}
+  // expected-error @+1 {{'attn_nv.warpgroup_turn' op rotation 6 of 4 warpgroups needs more than the 15 named barriers after 0}}
   attn_nv.warpgroup_turn warpgroups 4 turn %i rotation 6 {
   }
   return
@@ -974,29 +974,9 @@ func.func @copy_table_staged(%src: memref<?x?xf32>, %i: index, %dst: !attn_nv.sm
 
 // -----
 
-func.func @persistent_grid_arguments() {
-  // expected-error @+1 {{'attn_nv.persistent_grid' op body must take two index arguments (the CTA and the number of CTAs)}}
-  attn_nv.persistent_grid {
-  ^bb0(%cta: index):
-  }
-  return
-}
-
-// -----
-
 func.func @copy_table_bf16(%src: memref<?x?xf32>, %i: index, %dst: !attn_nv.smem<64x64xbf16, swizzle_128b>) {
   // expected-error @+1 {{'attn_nv.copy_table_async' op copies into one f32 tile, got '!attn_nv.smem<64x64xbf16, swizzle_128b>'}}
   attn_nv.copy_table_async %src[%i, %i] bounds %i, %i into %dst : memref<?x?xf32>, !attn_nv.smem<64x64xbf16, swizzle_128b>
-  return
-}
-
-// -----
-
-func.func @persistent_grid_argument_types() {
-  // expected-error @+1 {{'attn_nv.persistent_grid' op body must take two index arguments (the CTA and the number of CTAs)}}
-  attn_nv.persistent_grid {
-  ^bb0(%cta: i32, %ctas: i32):
-  }
   return
 }
 
@@ -1015,13 +995,5 @@ func.func @load_shared_rows(%s: !attn_nv.smem<64x64xf32, swizzle_128b>) {
 func.func @load_shared_shape(%s: !attn_nv.smem<64x128xf32, swizzle_128b>) {
   // expected-error @+1 {{'attn_nv.load_shared' op reads an f32 tile of its shape from one 2-D f32 shared tile, got}}
   %0 = attn_nv.load_shared %s : !attn_nv.smem<64x128xf32, swizzle_128b> -> tensor<64x64xf32, #attn_nv.acc<warps = 4>>
-  return
-}
-
-// -----
-
-func.func @inval_not_barriers(%x: index) {
-  // expected-error @+1 {{operand #0 must be mbarriers in shared memory}}
-  attn_nv.inval_barriers %x : index
   return
 }

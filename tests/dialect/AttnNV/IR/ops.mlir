@@ -262,25 +262,3 @@ func.func @staged_table(%t: memref<?x?xf32, strided<[?, ?], offset: ?>>, %r: ind
   %v = attn_nv.load_shared %s : !attn_nv.smem<128x64xf32, swizzle_128b> -> tensor<128x64xf32, #attn_nv.acc<warps = 8>>
   return %v : tensor<128x64xf32, #attn_nv.acc<warps = 8>>
 }
-
-// A persistent grid: the body takes the CTA and the CTA count and loops
-// over work tiles; a work tile's barriers are invalidated before the next
-// one initializes them again.
-// CHECK-LABEL: func.func @persistent_grid
-// CHECK: attn_nv.persistent_grid {
-// CHECK-NEXT: ^bb0(%[[CTA:.*]]: index, %[[CTAS:.*]]: index):
-// CHECK-NEXT: scf.for %{{.*}} = %[[CTA]] to %{{.*}} step %[[CTAS]] {
-// CHECK: attn_nv.init_barriers %[[BARS:.*]] :
-// CHECK: attn_nv.inval_barriers %[[BARS]] : !attn_nv.barriers<3>
-func.func @persistent_grid(%work: index) {
-  attn_nv.persistent_grid {
-  ^bb0(%cta: index, %ctas: index):
-    scf.for %w = %cta to %work step %ctas {
-      %bars = attn_nv.alloc_barriers : !attn_nv.barriers<3>
-      attn_nv.init_barriers %bars : !attn_nv.barriers<3>
-      nvvm.barrier0
-      attn_nv.inval_barriers %bars : !attn_nv.barriers<3>
-    }
-  }
-  return
-}

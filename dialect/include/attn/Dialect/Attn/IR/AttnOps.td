@@ -111,7 +111,7 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
     * `barrier_per_tile`: with `tma`, one CTA barrier per K/V tile orders a
       stage's refill after its last reads, as with cp.async (absent: false,
       each warp releases a stage on an "empty" mbarrier and the warpgroups
-      run apart).
+      run apart);
     * `grid_group_ctas`: 0 (absent): the query tile is the grid's fastest
       index, so the tiles of one (batch, head) run together and share its
       K/V in L2. g > 0: the grid runs in groups of max(1, g / query tiles)
@@ -119,11 +119,6 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       with `reverse_grid`), so that a captured table every (batch, head)
       reads alike (an (N, N) bias) is read by the pairs of a group at about
       the same time, while the group's K/V stays in L2.
-    * `persistent`: NVIDIA: the launch has at most as many CTAs as the SMs
-      hold at once and each CTA loops over the grid's work tiles
-      (`attn-nv-persistent`; with `warp_specialize` the producer runs ahead
-      across them; absent: false, a CTA per tile). Not with
-      `grid_group_ctas`: the work tiles have their own order.
 
     Example:
     ```mlir
@@ -145,8 +140,7 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       DefaultValuedParameter<"bool", "false">:$tma,
       DefaultValuedParameter<"bool", "false">:$warp_specialize,
       DefaultValuedParameter<"bool", "false">:$barrier_per_tile,
-      DefaultValuedParameter<"int64_t", "0">:$grid_group_ctas,
-      DefaultValuedParameter<"bool", "false">:$persistent);
+      DefaultValuedParameter<"int64_t", "0">:$grid_group_ctas);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

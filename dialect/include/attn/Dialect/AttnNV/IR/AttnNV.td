@@ -438,54 +438,6 @@ def AttnNV_CopyTmaOp : AttnNV_Op<"copy_tma"> {
   }];
 }
 
-def AttnNV_InvalBarriersOp : AttnNV_Op<"inval_barriers"> {
-  let summary = "invalidates mbarriers so that they can be initialized again (one thread)";
-  let description = [{
-    Thread 0 invalidates every barrier of the buffer (`mbarrier.inval`):
-    the PTX ISA allows `mbarrier.init` only on a location that holds no
-    valid mbarrier, so a persistent CTA that initializes a work tile's
-    barriers afresh invalidates the last tile's first. Every wait and
-    arrival on them must be over: it follows a CTA barrier that follows
-    them (`attn-nv-persistent` puts it at the end of each work tile).
-
-    Example:
-    ```mlir
-    attn_nv.inval_barriers %kbar : !attn_nv.barriers<3>
-    ```
-  }];
-  let arguments = (ins Arg<AttnNV_BarriersType, "barriers", [MemWrite]>:$barriers);
-  let assemblyFormat = "$barriers attr-dict `:` qualified(type($barriers))";
-}
-
-def AttnNV_PersistentGridOp : AttnNV_Op<"persistent_grid", [
-    SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
-  let summary = "the CTAs of a persistent launch, each looping over work tiles";
-  let description = [{
-    Replaces `attn.tile_grid` in a kernel whose `attn.config` has
-    `persistent`: the body runs once in every CTA, its two index arguments
-    being the CTA's number and the number of CTAs launched (the runtime
-    launches min(work tiles, SMs · min_ctas_per_sm) along x). The body
-    itself loops over the work tiles (`attn-nv-persistent` writes that
-    loop: work tile w = cta, cta + ctas, ...). The verifier checks the
-    arguments; the lowering, that the kernel's `attn.config` is
-    persistent (the launch reads it from the compiled kernel).
-
-    Example:
-    ```mlir
-    attn_nv.persistent_grid {
-    ^bb0(%cta: index, %ctas: index):
-      scf.for %w = %cta to %work step %ctas { ... }
-    }
-    ```
-  }];
-  let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$body attr-dict";
-  let hasVerifier = 1;
-  let extraClassDeclaration = [{
-    ::mlir::Block &getBodyBlock() { return getBody().front(); }
-  }];
-}
-
 def AttnNV_WaitBarrierOp : AttnNV_Op<"wait_barrier"> {
   let summary = "waits until use `use` of a barrier buffer has completed";
   let description = [{

@@ -15,15 +15,10 @@ namespace mlir::attn::nv {
 /// mbarrier.init's arrival count is in [1, 2^20 - 1].
 inline constexpr int64_t kMaxMbarrierArrivals = (int64_t(1) << 20) - 1;
 
-/// Named barriers: a CTA has 16 and bar.sync 0 is the CTA barrier;
-/// warpgroup order uses ids 1-14, and 15 is the consumer warpgroups' own
-/// barrier in a persistent warp-specialised kernel (attn-nv-persistent),
-/// whose producer never reaches a CTA barrier inside the work loop.
+/// Named barriers: a CTA has 16 and bar.sync 0 is the CTA barrier, so
+/// warpgroup order uses ids 1-15.
 inline constexpr int64_t kFirstOrderBarrier = 1;
-inline constexpr int64_t kMaxOrderBarriers = 14;
-inline constexpr int64_t kConsumerBarrier = 15;
-static_assert(kFirstOrderBarrier + kMaxOrderBarriers <= kConsumerBarrier,
-              "the order barriers must not reach the consumers' barrier");
+inline constexpr int64_t kMaxOrderBarriers = 15;
 
 } // namespace mlir::attn::nv
 
