@@ -2,8 +2,9 @@
 
 #include "SplitKv.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
-#include <cmath>
 #include <initializer_list>
 #include <iterator>
 #include <string_view>
@@ -14,10 +15,9 @@ int64_t chooseNumSplits(int64_t ctas, int64_t keyTiles, int64_t slots) {
   if (ctas <= 0 || slots <= 0 || double(ctas) >= kFillsGpu * double(slots))
     return 1;
   int64_t most = std::min({kMaxSplits, slots, keyTiles});
-  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   auto makespan = [&](int64_t splits) {
-    return ceilDiv(ctas * splits, slots) *
-           (ceilDiv(keyTiles, splits) + kSplitOverheadTiles);
+    return llvm::divideCeilSigned(ctas * splits, slots) *
+           (llvm::divideCeilSigned(keyTiles, splits) + kSplitOverheadTiles);
   };
   int64_t best = 1;
   for (int64_t s = 2; s <= most; ++s)
