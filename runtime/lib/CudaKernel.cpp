@@ -456,7 +456,8 @@ Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
   KernelParams params(args, scale, user, varlen, split);
   TensorMaps maps;
   if (kernel.tmaBoxRows) {
-    if (Status status = encodeTensorMaps(driver, args, kernel.tmaBoxRows, maps);
+    if (Status status = encodeTensorMaps(driver, args, kernel.tmaBoxRows,
+                                         maps, kernel.tmaForm);
         !status.ok())
       return status;
     params.appendTensorMaps(maps);

@@ -42,6 +42,8 @@ struct LoadedKernel {
   /// A TMA kernel (KernelConfig::tma): the rows of its K/V tensor maps'
   /// box (block_n), whose maps every launch appends; 0 without TMA.
   int64_t tmaBoxRows = 0;
+  /// Its maps' form (KernelABI.h): ragged for a variable-length kernel.
+  abi::TensorMapForm tmaForm = abi::TensorMapForm::Tiled;
   /// The backward's atomic form (KernelConfig::deterministic false): its
   /// kernels take dQ's zeroed f32 accumulator (abi::kAtomicBackwardArgs).
   bool dqAccumulator = false;

@@ -431,15 +431,17 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   if (!context)
     return context.takeStatus();
   // TMA is decided per call: the pointers and strides of K and V must be
-  // ones a tensor map describes, and the driver must encode them.
+  // ones a tensor map describes, and the driver must encode them (a packed
+  // batch's in the ragged form; a paged cache's pages never).
   // ATTN_JIT_TMA=1 asks for it where the policy would not (a bias table:
   // TMA and the table's per-element gather).
   bool tmaDefault =
       compiler::tmaByDefault(args.head_dim, args.variant.flags);
-  bool tma = options_.tma.value_or(tmaDefault) &&
-             !backward && !varlen &&
-             driver.cuTensorMapEncodeTiled &&
-             tensorMapUnsupportedReason(args).empty();
+  bool tma = options_.tma.value_or(tmaDefault) && !backward &&
+             !(varlen && varlen->pageSize) && driver.cuTensorMapEncodeTiled &&
+             tensorMapUnsupportedReason(
+                 args, abi::tensorMapForm(varlen != nullptr))
+                 .empty();
   CallKey call = CallKey::make(Target::Cuda, context->id, args, user,
                                backward, varlen != nullptr,
                                varlen ? varlen->pageSize : 0, tma,
@@ -646,6 +648,7 @@ Engine::loadCudaKernel(const CudaDriver &driver, const ContextInfo &context,
     return makeError(loaded.status().code(), "{} (key {})",
                      loaded.status().message(), keyText);
   loaded->tmaBoxRows = key.config.tma ? key.config.blockN : 0;
+  loaded->tmaForm = abi::tensorMapForm(key.config.varlen);
   loaded->dqAccumulator = key.config.backward && !key.config.deterministic;
   if (logging(LogLevel::Info)) {
     const compiler::PtxKernel &kernel = entry.kernel;

@@ -77,15 +77,37 @@ MapView viewOf(const attn_fwd_args &args) {
           {{"K", args.k, args.k_strides}, {"V", args.v, args.v_strides}}};
 }
 
+/// The ragged form's extra rules (KernelABI.h): a batch of one, N + 1
+/// rows in range, and a base N rows back that does not wrap below 0.
+std::string raggedReasonFor(const KvTensor &t, const int64_t dims[4]) {
+  if (dims[0] != 1)
+    return fmt::format("a ragged map views a batch of one, not {}", dims[0]);
+  if (dims[2] + 1 > kMaxTmaDim)
+    return fmt::format("{}'s {} rows + 1 exceed 2^32", t.name, dims[2]);
+  int64_t strides[3];
+  mapStrides(t, dims, strides);
+  uint64_t back = uint64_t(dims[2]) * uint64_t(strides[2]) * kElementBytes;
+  if (reinterpret_cast<uintptr_t>(t.data) < back)
+    return fmt::format("{}'s address is below its {} rows' bytes, where a "
+                       "ragged map's base lies",
+                       t.name, dims[2]);
+  return "";
+}
+
 } // namespace
 
-std::string tensorMapUnsupportedReason(const attn_fwd_args &args) {
+std::string tensorMapUnsupportedReason(const attn_fwd_args &args,
+                                       abi::TensorMapForm form) {
   if (args.dtype != ATTN_DTYPE_BF16 && args.dtype != ATTN_DTYPE_F16)
     return "TMA kernels are bf16 or f16";
   MapView view = viewOf(args);
-  for (const KvTensor &t : view.tensors)
+  for (const KvTensor &t : view.tensors) {
     if (std::string reason = reasonFor(t, view.dims); !reason.empty())
       return reason;
+    if (form == abi::TensorMapForm::Ragged)
+      if (std::string reason = raggedReasonFor(t, view.dims); !reason.empty())
+        return reason;
+  }
   return "";
 }
 
@@ -100,14 +122,16 @@ struct MapInputs {
   const void *q, *k, *v;
   attn_dtype dtype;
   int64_t batch, kvHeads, seqlenK, headDim, boxRows;
+  abi::TensorMapForm form;
   int64_t kStrides[4], vStrides[4];
 
   static MapInputs of(const CudaDriver &driver, const attn_fwd_args &args,
-                      int64_t boxRows) {
+                      int64_t boxRows, abi::TensorMapForm form) {
     MapInputs in{driver.id,     args.q,          args.k,
                  args.v,        args.dtype,      args.batch,
                  kvHeadsOf(args), args.seqlen_k, args.head_dim,
-                 boxRows,       {},              {}};
+                 boxRows,       form,            {},
+                 {}};
     std::copy(std::begin(args.k_strides), std::end(args.k_strides),
               in.kStrides);
     std::copy(std::begin(args.v_strides), std::end(args.v_strides),
@@ -117,7 +141,7 @@ struct MapInputs {
   bool operator==(const MapInputs &o) const {
     auto fields = [](const MapInputs &m) {
       return std::tie(m.driver, m.q, m.k, m.v, m.dtype, m.batch, m.kvHeads,
-                      m.seqlenK, m.headDim, m.boxRows);
+                      m.seqlenK, m.headDim, m.boxRows, m.form);
     };
     return fields(*this) == fields(o) &&
            std::equal(std::begin(kStrides), std::end(kStrides),
@@ -134,19 +158,21 @@ struct LastMaps {
 };
 
 Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
-                      int64_t boxRows, TensorMaps &out);
+                      int64_t boxRows, abi::TensorMapForm form,
+                      TensorMaps &out);
 
 } // namespace
 
 Status encodeTensorMaps(const CudaDriver &driver, const attn_fwd_args &args,
-                        int64_t boxRows, TensorMaps &out) {
+                        int64_t boxRows, TensorMaps &out,
+                        abi::TensorMapForm form) {
   thread_local LastMaps last;
-  MapInputs inputs = MapInputs::of(driver, args, boxRows);
+  MapInputs inputs = MapInputs::of(driver, args, boxRows, form);
   if (last.valid && last.inputs == inputs) {
     out = last.maps;
     return Status();
   }
-  if (Status status = encodeUncached(driver, args, boxRows, out);
+  if (Status status = encodeUncached(driver, args, boxRows, form, out);
       !status.ok())
     return status;
   last = {true, inputs, out};
@@ -156,12 +182,14 @@ Status encodeTensorMaps(const CudaDriver &driver, const attn_fwd_args &args,
 namespace {
 
 Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
-                      int64_t boxRows, TensorMaps &out) {
+                      int64_t boxRows, abi::TensorMapForm form,
+                      TensorMaps &out) {
   if (!driver.cuTensorMapEncodeTiled)
     return makeError(ATTN_ERROR_UNSUPPORTED,
                      "the CUDA driver lacks cuTensorMapEncodeTiled (CUDA "
                      "12.0): no TMA kernels");
-  if (std::string reason = tensorMapUnsupportedReason(args); !reason.empty())
+  if (std::string reason = tensorMapUnsupportedReason(args, form);
+      !reason.empty())
     return makeError(ATTN_ERROR_UNSUPPORTED, "K/V cannot be read by TMA: {}",
                      reason);
   if (boxRows < 1 || boxRows > 256)
@@ -180,17 +208,25 @@ Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
     int64_t s[3];
     mapStrides(t, sizes, s);
     // Innermost first: (D, N, Hkv, B); strides of the outer three in bytes.
+    // Ragged (KernelABI.h): (D, N, Hkv, N + 1), the last dimension stepping
+    // rows too, from a base N rows back.
+    bool ragged = form == abi::TensorMapForm::Ragged;
     cuuint64_t dims[4] = {cuuint64_t(sizes[3]), cuuint64_t(sizes[2]),
-                          cuuint64_t(sizes[1]), cuuint64_t(sizes[0])};
+                          cuuint64_t(sizes[1]),
+                          cuuint64_t(ragged ? sizes[2] + 1 : sizes[0])};
     cuuint64_t strides[3] = {cuuint64_t(s[2] * kElementBytes),
                              cuuint64_t(s[1] * kElementBytes),
-                             cuuint64_t(s[0] * kElementBytes)};
+                             cuuint64_t((ragged ? s[2] : s[0]) * kElementBytes)};
+    // An address, not a pointer into the tensor: integer arithmetic.
+    uintptr_t base = reinterpret_cast<uintptr_t>(t.data);
+    if (ragged)
+      base -= uintptr_t(sizes[2]) * uintptr_t(s[2]) * kElementBytes;
     cuuint32_t box[4] = {cuuint32_t(abi::kTmaBoxCols), cuuint32_t(boxRows), 1,
                          1};
     cuuint32_t elementStrides[4] = {1, 1, 1, 1};
     // Out-of-bounds elements (rows past N, columns past D) read as zero.
     CUresult result = driver.cuTensorMapEncodeTiled(
-        &out.maps[m], type, 4, const_cast<void *>(t.data), dims, strides, box,
+        &out.maps[m], type, 4, reinterpret_cast<void *>(base), dims, strides, box,
         elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

@@ -4,7 +4,8 @@
 // tensor maps that the runtime encodes per call (the pointers change) with
 // the driver's cuTensorMapEncodeTiled -- a thread's call with the same
 // inputs as its last reuses those maps -- and passes by value after every
-// other argument (KernelABI.h's kTensorMaps). A call whose K or V the copy engine
+// other argument (KernelABI.h's kTensorMaps; a packed batch's in the
+// ragged form, TensorMapForm). A call whose K or V the copy engine
 // cannot describe (a base not 16-byte aligned, a stride not a multiple of
 // 16 bytes, a non-unit innermost stride), or a driver without the entry
 // point, runs the cp.async kernel instead.
@@ -32,15 +33,20 @@ struct TensorMaps {
   CUtensorMap maps[abi::kTensorMapCount];
 };
 
-/// Why the K/V of `args` cannot be read by TMA; empty when they can.
-std::string tensorMapUnsupportedReason(const attn_fwd_args &args);
+/// Why the K/V of `args` cannot be read by TMA through maps of `form`
+/// (a variable-length call's `args` is its packed view); empty when they
+/// can.
+std::string tensorMapUnsupportedReason(
+    const attn_fwd_args &args,
+    abi::TensorMapForm form = abi::TensorMapForm::Tiled);
 
-/// Encodes K's and V's maps for a kernel whose tiles have `boxRows` rows
-/// (its block_n). ATTN_ERROR_UNSUPPORTED without cuTensorMapEncodeTiled or
-/// for a layout tensorMapUnsupportedReason refuses; ATTN_ERROR_CUDA when
-/// the driver rejects the encoding.
+/// Encodes K's and V's maps of `form` for a kernel whose tiles have
+/// `boxRows` rows (its block_n). ATTN_ERROR_UNSUPPORTED without
+/// cuTensorMapEncodeTiled or for a layout tensorMapUnsupportedReason
+/// refuses; ATTN_ERROR_CUDA when the driver rejects the encoding.
 Status encodeTensorMaps(const CudaDriver &driver, const attn_fwd_args &args,
-                        int64_t boxRows, TensorMaps &out);
+                        int64_t boxRows, TensorMaps &out,
+                        abi::TensorMapForm form = abi::TensorMapForm::Tiled);
 
 } // namespace attn::rt
 

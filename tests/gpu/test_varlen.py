@@ -19,6 +19,10 @@ Per case:
   * O (total_q, H, D) and LSE (H, total_q) live inside larger buffers poisoned with
     NaN, and the packed rows end past the last sequence: every row of a sequence
     must be written, the guard and the rows of no sequence must stay NaN.
+  * The packed K/V rows past the last sequence are NaN, and in the isolation cases
+    ("nan-odd") so are the keys and values of every odd sequence: a tile reads no
+    row of another sequence into the result (a NaN there would spread through
+    P·V even where P = 0), so the even sequences must still pass.
   * Reference: float64 per sequence, independently of attn-jit.
   * O tolerance: rel = ||O - ref|| / ||ref|| over the rows that see a key must be
     <= 1.25 * err_sdpa, the same measure of torch SDPA run per sequence on the
@@ -58,6 +62,10 @@ def make_cases(quick):
     for dtype in ("bf16", "f16"):
         cases.append(dict(idx=len(cases), dtype=dtype, D=128, mask="bottom_right", H=8, Hkv=2,
                           B=8, window=(256, -1)))
+    # Isolation: the odd sequences' K/V are NaN; each D's TMA and cp.async kernels.
+    for d, mask in ((128, "none"), (64, "causal"), (96, "bottom_right")):
+        cases.append(dict(idx=len(cases), dtype="bf16", D=d, mask=mask, H=8, Hkv=2, B=12,
+                          window=None, nan_odd=True))
     for dtype in ("bf16", "f16"):
         for hi, (h, hkv) in enumerate(PACKED_HEADS):
             for mi, mask in enumerate(MASKS):
@@ -72,7 +80,8 @@ def make_cases(quick):
 
 def case_name(c):
     return (f"#{c['idx']} B={c['B']} H={c['H']} Hkv={c['Hkv']} D={c['D']} {c['dtype']} {c['mask']}"
-            + (f" window={c['window']}" if c["window"] else "") + (" decode" if c.get("decode") else ""))
+            + (f" window={c['window']}" if c["window"] else "") + (" decode" if c.get("decode") else "")
+            + (" nan-odd" if c.get("nan_odd") else ""))
 
 
 def lengths(rng, B, quick):
@@ -235,6 +244,8 @@ def packed_inputs(torch, gen, lq, lk, H, Hkv, D, dt, pad_q=5, pad_k=3):
     q = torch.randn(tq, H, D, device=dev, generator=gen).to(dt)
     k = torch.randn(tk, Hkv, D, device=dev, generator=gen).to(dt)
     v = torch.randn(tk, Hkv, D, device=dev, generator=gen).to(dt)
+    k[cu_k[-1]:] = float("nan")   # rows of no sequence: never read into a result
+    v[cu_k[-1]:] = float("nan")
     return q, k, v, PoisonedOutputs(torch, tq, H, D, dt, dev), cu_q, cu_k
 
 
@@ -246,6 +257,12 @@ def run_case(torch, lib, c, seed):
     H, Hkv, D = c["H"], c["Hkv"], c["D"]
     lq, lk = (decode_lengths if c.get("decode") else lengths)(rng, c["B"], c.get("quick", False))
     q, k, v, outputs, cu_q, cu_k = packed_inputs(torch, gen, lq, lk, H, Hkv, D, dt)
+    skip = set()
+    if c.get("nan_odd"):
+        skip = set(range(1, len(lq), 2))
+        for b in skip:
+            k[cu_k[b]:cu_k[b + 1]] = float("nan")
+            v[cu_k[b]:cu_k[b + 1]] = float("nan")
     o, lse = outputs.o, outputs.lse
     cuq = torch.tensor(cu_q, dtype=torch.int32, device=dev)
     cuk = torch.tensor(cu_k, dtype=torch.int32, device=dev)
@@ -258,17 +275,19 @@ def run_case(torch, lib, c, seed):
     if status != aj.ATTN_OK:
         res["fail"] = msg
         return res
-    return check_packed(torch, res, q, k, v, outputs, cu_q, cu_k, c["mask"], c["window"], scale, c["dtype"])
+    return check_packed(torch, res, q, k, v, outputs, cu_q, cu_k, c["mask"], c["window"], scale, c["dtype"],
+                        skip)
 
 
-def check_packed(torch, res, q, k, v, outputs, cu_q, cu_k, mask, window, scale, dtype):
+def check_packed(torch, res, q, k, v, outputs, cu_q, cu_k, mask, window, scale, dtype, skip=()):
     """The verdict on a packed call's outputs (PoisonedOutputs) into res: each
-    sequence with queries by sequence_terms, the rows of no sequence untouched."""
+    sequence with queries but not in `skip` by sequence_terms, the rows of no
+    sequence untouched."""
     dt = q.dtype
     o, lse = outputs.o, outputs.lse
     errors = Errors()
     for b in range(len(cu_q) - 1):
-        if cu_q[b + 1] == cu_q[b]:
+        if cu_q[b + 1] == cu_q[b] or b in skip:
             continue
         qs = q[cu_q[b]:cu_q[b + 1]].transpose(0, 1)            # (H, nq, D)
         kb = k[cu_k[b]:cu_k[b + 1]].transpose(0, 1)            # (Hkv, nk, D)

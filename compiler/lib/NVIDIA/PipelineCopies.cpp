@@ -59,7 +59,9 @@
 // The copy of tile it + 1, issued before this iteration's QKᵀ wait, waits
 // for tile it + 1 - S: released by then with S >= 2 when products are
 // waited for at once, S >= 3 when P·V stays in flight one iteration (which
-// #attn.config requires of the pipelined schedules).
+// #attn.config requires of the pipelined schedules). A packed batch's
+// copies, bounded by their sequence's end, take the ragged maps
+// (KernelABI.h's TensorMapForm), whose zero fill starts at that end.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,6 +73,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -123,14 +126,18 @@ void eraseCopySync(Block &block, Operation *stopAt = nullptr) {
 struct Pipeliner {
   ConfigAttr config;
   TileGridOp grid;
+  /// Set by addTensorMaps: the maps are KernelABI.h's ragged form, the
+  /// copies bounded by their sequence's end in a packed (1, H, N, D) batch.
+  bool ragged = false;
 
   LogicalResult run();
 
 private:
   /// Appends the tensor maps of the loop's copies to the kernel function
-  /// (KernelABI.h's kTensorMaps, in that order); a copy TMA cannot make (a
-  /// source that is not K or V, packed heads, a paged cache, a bound other
-  /// than the tensor's rows) is a diagnostic.
+  /// (KernelABI.h's kTensorMaps, in that order) and sets `ragged`; a copy
+  /// TMA cannot make (a source that is not K or V, packed heads, a paged
+  /// cache, a bound other than the tensor's rows in a batched view, copies
+  /// of both map forms) is a diagnostic.
   LogicalResult addTensorMaps(ArrayRef<CopyAsyncOp> copies,
                               llvm::DenseMap<Value, Value> &maps);
 
@@ -258,6 +265,13 @@ LogicalResult Pipeliner::run() {
         step = loop.getStep();
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  // Ragged maps' coordinates need each source's rows N.
+  llvm::DenseMap<Value, Value> rowsOf;
+  if (ragged)
+    for (CopyAsyncOp copy : kvCopies)
+      if (!rowsOf.count(copy.getSource()))
+        rowsOf[copy.getSource()] =
+            memref::DimOp::create(b, loc, copy.getSource(), 2);
   NVVM::CpAsyncCommitGroupOp::create(b, loc); // Q (copied above)
   // The copies of the iteration whose induction value is `at`: their
   // position recomputed from it (a clone of what the body computes; the
@@ -292,6 +306,13 @@ LogicalResult Pipeliner::run() {
       Value row = valueAt(copy.getRow());
       Value bound = valueAt(copy.getBound());
       if (tma) {
+        // Ragged maps: the tile at (row + N - end, head, end) (KernelABI.h).
+        if (ragged) {
+          Value shifted =
+              arith::AddIOp::create(ib, loc, row, rowsOf.lookup(copy.getSource()));
+          row = arith::SubIOp::create(ib, loc, shifted, bound);
+          batch = bound;
+        }
         CopyTmaOp::create(ib, loc, tensorMaps.lookup(copy.getSource()), batch,
                           head, row, slot, barriers[copy.getDest()], stage,
                           empties.lookup(copy.getDest()));
@@ -467,19 +488,31 @@ LogicalResult Pipeliner::addTensorMaps(ArrayRef<CopyAsyncOp> copies,
              return unsigned(m.tensor) == arg.getArgNumber();
            });
   };
+  std::optional<bool> form; // ragged, once a copy decided it
   for (CopyAsyncOp copy : copies) {
     bool kv = isMapped(copy.getSource());
-    // The maps' rows end at N (K's and V's, one length): a copy bounded
-    // by N of either is what the copy engine's zero fill gives.
+    // Tiled maps' rows end at N (K's and V's, one length): a copy bounded
+    // by N of either is what the copy engine's zero fill gives. Any other
+    // bound (a packed sequence's end) needs the ragged maps, which view a
+    // batch of one.
     auto dim = copy.getBound().getDefiningOp<memref::DimOp>();
     std::optional<int64_t> dimIndex = dim ? dim.getConstantIndex() : std::nullopt;
     bool wholeRows = dim && isMapped(dim.getSource()) && dimIndex == int64_t(2);
-    if (!kv || copy.getRowsPerHead() || copy.getPages() || !wholeRows)
+    // A packed batch's tiles are all at batch 0 (the ragged maps view one).
+    bool packed = matchPattern(copy.getBatch(), m_Zero());
+    if (!kv || copy.getRowsPerHead() || copy.getPages() ||
+        !(wholeRows || packed))
       return copy.emitOpError(
           "attn-nv-pipeline-copies: tma loads whole K/V tiles of a kernel "
-          "argument bounded by its rows (no packed heads, pages or other "
-          "bounds)");
+          "argument bounded by its rows, or by a sequence's end in a packed "
+          "batch (no packed heads, pages or other bounds)");
+    if (form && *form != !wholeRows)
+      return copy.emitOpError(
+          "attn-nv-pipeline-copies: tma copies bounded by the tensor's rows "
+          "and by a sequence's end need maps of two forms");
+    form = !wholeRows;
   }
+  ragged = form.value_or(false);
   Location loc = fn.getLoc();
   Builder b(fn.getContext());
   auto ptr = LLVM::LLVMPointerType::get(fn.getContext());

@@ -566,11 +566,11 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   if (backward && warps == 0 && r.tensorCore == "mma.sync")
     r.warps = std::max<int64_t>(
         1, std::min(r.warps, std::min(r.blockM, r.blockN) / 16));
-  // TMA loads whole K/V tiles of a (B, Hkv, N, D) tensor: the wgmma
-  // forward over contiguous K/V (a packed batch's, a paged cache's and
-  // split-KV's tiles keep cp.async).
-  r.tma = tma && r.tensorCore == "wgmma" && !backward && !varlen &&
-          pageSize == 0 && !split;
+  // TMA loads whole K/V tiles of a (B, Hkv, N, D) tensor, or of a packed
+  // batch's sequence (KernelABI.h's ragged maps): the wgmma forward over
+  // contiguous K/V (a paged cache's and split-KV's tiles keep cp.async).
+  r.tma = tma && r.tensorCore == "wgmma" && !backward && pageSize == 0 &&
+          !split;
   r.warpSpecialize = warpSpecialize && r.tma;
   return r;
 }

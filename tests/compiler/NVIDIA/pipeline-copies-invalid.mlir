@@ -68,8 +68,9 @@ func.func @not_a_buffer(%K: !t, %n: index) attributes {attn.config = #cfg} {
 // -----
 
 // With tma, a K/V copy must read whole tiles of the tensor bounded by its
-// rows: a bound of its own (a packed batch's sequence end) cannot be the
-// copy engine's zero fill.
+// rows, or (the ragged maps) tiles of a packed batch, at batch 0, bounded
+// by their sequence's end: a bound of its own at another batch index has
+// no map whose zero fill starts there.
 #cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !s = !attn_nv.smem<64x64xbf16, swizzle_128b>
@@ -80,8 +81,33 @@ func.func @tma_bound(%Q: !t, %K: !t, %V: !t, %end: index, %n: index) attributes 
   attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
     %ks = attn_nv.alloc_shared : !s
     scf.for %kv = %c0 to %n step %c64 {
-      // expected-error @+1 {{'attn_nv.copy_async' op attn-nv-pipeline-copies: tma loads whole K/V tiles of a kernel argument bounded by its rows (no packed heads, pages or other bounds)}}
+      // expected-error @+1 {{'attn_nv.copy_async' op attn-nv-pipeline-copies: tma loads whole K/V tiles of a kernel argument bounded by its rows, or by a sequence's end in a packed batch (no packed heads, pages or other bounds)}}
       attn_nv.copy_async %K[%b, %h, %kv] bounds %end into %ks : !t, !s
+    }
+  }
+  return
+}
+
+// -----
+
+// The runtime encodes both maps of a kernel in one form: a copy bounded by
+// K's rows and one bounded by a sequence's end cannot share a kernel.
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<64x64xbf16, swizzle_128b>
+
+func.func @tma_two_forms(%Q: !t, %K: !t, %V: !t, %end: index, %n: index) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %nk = memref.dim %K, %c2 : !t
+    %ks = attn_nv.alloc_shared : !s
+    %vs = attn_nv.alloc_shared : !s
+    scf.for %kv = %c0 to %n step %c64 {
+      attn_nv.copy_async %K[%c0, %h, %kv] bounds %nk into %ks : !t, !s
+      // expected-error @+1 {{'attn_nv.copy_async' op attn-nv-pipeline-copies: tma copies bounded by the tensor's rows and by a sequence's end need maps of two forms}}
+      attn_nv.copy_async %V[%c0, %h, %kv] bounds %end into %vs : !t, !s
     }
   }
   return

@@ -674,6 +674,67 @@ func.func @tma(%Q: !t, %K: !t, %V: !t, %lo: index, %hi: index, %n: index) attrib
 
 // -----
 
+// tma over a packed batch (KernelABI.h's ragged maps): the copies at batch
+// 0 bounded by their sequence's end %end take coordinates (end, head,
+// row + N - end), N each tensor's rows, computed before the loop.
+// CHECK-LABEL: func.func @tma_ragged(
+// CHECK-SAME: %[[END:[^:]*]]: index, %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index, %[[KMAP:[^:]*]]: !llvm.ptr, %[[VMAP:[^:]*]]: !llvm.ptr)
+// CHECK: %[[KROWS:.*]] = memref.dim %arg1
+// CHECK: %[[VROWS:.*]] = memref.dim %arg2
+// CHECK: scf.if
+// CHECK-NEXT:   %[[K0:.*]] = attn_nv.slot
+// CHECK-NEXT:   %[[KS:.*]] = arith.addi %[[LO]], %[[KROWS]]
+// CHECK-NEXT:   %[[KR:.*]] = arith.subi %[[KS]], %[[END]]
+// CHECK-NEXT:   attn_nv.copy_tma %[[KMAP]][%[[END]], %{{.*}}, %[[KR]]] into %[[K0]]
+// CHECK-NEXT:   %[[V0:.*]] = attn_nv.slot
+// CHECK-NEXT:   %[[VS:.*]] = arith.addi %[[LO]], %[[VROWS]]
+// CHECK-NEXT:   %[[VR:.*]] = arith.subi %[[VS]], %[[END]]
+// CHECK-NEXT:   attn_nv.copy_tma %[[VMAP]][%[[END]], %{{.*}}, %[[VR]]] into %[[V0]]
+// CHECK: scf.for
+// CHECK:     attn_nv.copy_tma %[[KMAP]][%[[END]],
+// CHECK:     attn_nv.copy_tma %[[VMAP]][%[[END]],
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
+#acc = #attn_nv.acc<warps = 8>
+!t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+
+func.func @tma_ragged(%Q: !t, %K: !t, %V: !t, %end: index, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
+  %zs = arith.constant dense<0.0> : tensor<128x128xf32, #acc>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %qs = attn_nv.alloc_shared : !s
+    %ks = attn_nv.alloc_shared : !s
+    %vs = attn_nv.alloc_shared : !s
+    attn_nv.copy_async %Q[%c0, %h, %t] bounds %end into %qs : !t, !s
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+    nvvm.barrier0
+    %r = scf.for %kv = %lo to %hi step %c128 iter_args(%acc = %zs) -> (tensor<128x128xf32, #acc>) {
+      attn_nv.copy_async %K[%c0, %h, %kv] bounds %end into %ks : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      attn_nv.copy_async %V[%c0, %h, %kv] bounds %end into %vs : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      %s0 = attn_nv.wgmma %qs, %ks, %zs transpose_rhs : !s, !s, tensor<128x128xf32, #acc>
+      %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<128x128xf32, #acc>
+      %o0 = attn_nv.wgmma %qs, %vs, %acc : !s, !s, tensor<128x128xf32, #acc>
+      %o = attn_nv.wgmma_wait %o0 {pending = 0 : i64} : tensor<128x128xf32, #acc>
+      nvvm.barrier0
+      scf.yield %o : tensor<128x128xf32, #acc>
+    }
+  }
+  return
+}
+
+// -----
+
 // tma with barrier_per_tile (two CTAs an SM): full barriers only, no empty
 // ones and no releases; each iteration waits on tile it's full barriers,
 // then one CTA barrier (after cp.async's no-op wait and the proxy fence)

@@ -257,6 +257,28 @@ TEST(CompilePtxTest, PagedDecodeTilesRunTwoCtasAnSm) {
 
 } // namespace
 
+// A packed batch's K/V take TMA (KernelABI.h's ragged maps); a paged
+// cache's pages and split-KV's kernels keep cp.async.
+TEST(CompilePtxTest, VarlenKernelsTakeTmaPagedAndSplitOnesDoNot) {
+  KernelConfig config;
+  config.headDim = 128;
+  config.mask = MaskKind::Causal;
+  config.arch = "sm_90a";
+  config.varlen = true;
+  config.tma = true;
+  EXPECT_TRUE(config.resolved(/*nvidia=*/true).tma);
+  PtxKernel kernel;
+  std::string error;
+  ASSERT_TRUE(compilePtx(config, kernel, error)) << error;
+  EXPECT_NE(kernel.ptx.find("cp.async.bulk.tensor.4d"), std::string::npos);
+  KernelConfig paged = config;
+  paged.pageSize = 16;
+  EXPECT_FALSE(paged.resolved(/*nvidia=*/true).tma);
+  KernelConfig split = config;
+  split.split = true;
+  EXPECT_FALSE(split.resolved(/*nvidia=*/true).tma);
+}
+
 // A bias table's score tiles are staged with K and V (attn-nv-stage-tables)
 // in the cp.async kernel, and the policy counts their stages: at D = 128
 // (128 x 64 tiles) Q 32 KB + 3 x (K, V 16 KB each + the f32 table's 32 KB)

@@ -222,6 +222,18 @@ TEST_F(EngineCudaTest, VarlenLaunchesOverSequencesWithTheirOffsets) {
   }
   EXPECT_EQ(launch.grid[1], 8u);
   EXPECT_EQ(launch.grid[2], 3u); // one CTA plane per sequence
+  {
+    // TMA (D = 64), through ragged maps of the packed rows (KernelABI.h):
+    // (D, N, Hkv, N + 1) from N rows before K and V.
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.tma);
+    std::lock_guard<std::mutex> cudaLock(fakeCuda().mutex);
+    ASSERT_EQ(fakeCuda().tensorMapLog.size(), 2u);
+    EXPECT_EQ(fakeCuda().tensorMapLog[0].dims,
+              (std::vector<uint64_t>{64, 150, 2, 151}));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(fakeCuda().tensorMapLog[0].address),
+              reinterpret_cast<uintptr_t>(a.fwd.k) - 150 * 2 * 64 * 2);
+  }
   const int k = 9;
   EXPECT_EQ(launch.values[1], 1); // one batch of packed rows
   EXPECT_EQ(launch.values[3], 100);
@@ -294,6 +306,13 @@ TEST_F(EngineCudaTest, PagedLaunchesOverSequencesWithTheirTables) {
   }
   EXPECT_EQ(launch.grid[1], 8u);
   EXPECT_EQ(launch.grid[2], 3u); // one CTA plane per sequence
+  {
+    // Pages are no tensor a map describes: cp.async, no map.
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_FALSE(fakeCompiler().lastConfig.tma);
+    std::lock_guard<std::mutex> cudaLock(fakeCuda().mutex);
+    EXPECT_TRUE(fakeCuda().tensorMapLog.empty());
+  }
   const int k = 9;
   EXPECT_EQ(launch.values[k + 1], 40);           // pages
   EXPECT_EQ(launch.values[k + 2], 2);            // Hkv

@@ -4,7 +4,8 @@
 // kTensorMaps promise the TMA kernels: 4-D (D, N, Hkv, B) views with the
 // tensors' strides in bytes, a box of block_n rows by 64 columns, the
 // 128-byte swizzle and zero fill; layouts TMA cannot describe are refused
-// before the driver sees them.
+// before the driver sees them. A packed batch's maps take the ragged form
+// (TensorMapForm).
 //
 //===----------------------------------------------------------------------===//
 
@@ -142,6 +143,61 @@ TEST_F(TensorMapTest, ARepeatedCallReusesItsMaps) {
   auto otherDriver = makeFakeCudaDriver();
   ASSERT_TRUE(encodeTensorMaps(*otherDriver, call.args, 64, again).ok());
   EXPECT_EQ(encodeLog().size(), 8u);
+}
+
+TEST_F(TensorMapTest, RaggedMapsStepRowsTwiceFromABaseNRowsBack) {
+  // A packed batch's view (B = 1, 150 rows of Hkv = 2 heads, D = 64 in the
+  // (total, Hkv, D) layout): KernelABI.h's ragged form, (D, N, Hkv, N + 1)
+  // with strides (row, head, row) from N rows before K.
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 8, 100, 150, 64,
+                      true, /*kvHeads=*/2);
+  attn_set_bnhd_strides(&call.args);
+  auto driver = makeFakeCudaDriver();
+  TensorMaps maps;
+  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 128, maps,
+                               attn::abi::TensorMapForm::Ragged)
+                  .ok());
+  std::vector<FakeTensorMapEncode> log = encodeLog();
+  ASSERT_EQ(log.size(), 2u);
+  const uint64_t rowBytes = 2 * 64 * 2;
+  const void *data[2] = {call.args.k, call.args.v};
+  for (int m = 0; m < 2; ++m) {
+    EXPECT_EQ(log[m].dims, (std::vector<uint64_t>{64, 150, 2, 151}));
+    EXPECT_EQ(log[m].strides,
+              (std::vector<uint64_t>{rowBytes, 64 * 2, rowBytes}));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(log[m].address),
+              reinterpret_cast<uintptr_t>(data[m]) - 150 * rowBytes);
+    EXPECT_EQ(log[m].box, (std::vector<uint32_t>{64, 128, 1, 1}));
+  }
+  // The tiled maps of the same tensors are other maps: encoded again.
+  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 128, maps).ok());
+  log = encodeLog();
+  ASSERT_EQ(log.size(), 4u);
+  EXPECT_EQ(log[2].address, call.args.k);
+}
+
+TEST_F(TensorMapTest, RaggedMapsViewOneBatchAboveAddressZero) {
+  auto driver = makeFakeCudaDriver();
+  TensorMaps maps;
+  auto ragged = attn::abi::TensorMapForm::Ragged;
+  {
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 2, 2, 16, 40, 64);
+    EXPECT_NE(tensorMapUnsupportedReason(call.args, ragged).find("batch of one"),
+              std::string::npos)
+        << tensorMapUnsupportedReason(call.args, ragged);
+    EXPECT_TRUE(tensorMapUnsupportedReason(call.args).empty());
+  }
+  {
+    // K at 1 KiB: its 40 rows of 128 bytes (5 KiB) reach below address 0.
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 40, 64);
+    call.args.k = reinterpret_cast<const void *>(uintptr_t(1024));
+    EXPECT_NE(tensorMapUnsupportedReason(call.args, ragged).find("K's address"),
+              std::string::npos)
+        << tensorMapUnsupportedReason(call.args, ragged);
+    Status status = encodeTensorMaps(*driver, call.args, 64, maps, ragged);
+    EXPECT_EQ(status.code(), ATTN_ERROR_UNSUPPORTED);
+  }
+  EXPECT_TRUE(encodeLog().empty());
 }
 
 TEST_F(TensorMapTest, ADriverWithoutTheEntryPointHasNoTma) {

@@ -93,8 +93,9 @@ struct KernelConfig {
   bool split = false;
   /// NVIDIA only: K and V tiles loaded by the bulk tensor copy engine (TMA)
   /// with mbarriers instead of cp.async (sm_90a wgmma forward kernels over
-  /// contiguous K/V only; resolved() clears it elsewhere). The kernel takes
-  /// KernelABI.h's kTensorMaps after every other argument.
+  /// contiguous or packed K/V, not split, only; resolved() clears it
+  /// elsewhere). The kernel takes KernelABI.h's kTensorMaps after every
+  /// other argument, in the ragged form with varlen.
   bool tma = false;
   /// The backward only: dQ without atomics, bit-identical from run to run
   /// (FlashAttention-2's deterministic backward: S and dP formed by both

@@ -161,6 +161,20 @@ inline constexpr int kTmaBoxCols = 64;
 /// On a kernel function: how many of its last parameters are tensor maps.
 inline constexpr const char *kTensorMapsAttr = "attn.tensor_maps";
 
+/// How a kernel's maps view K and V. `Tiled`: the (B, H, N, D) view above;
+/// a tile of rows [r, r + R) of (b, h) is at coordinates (c, r, h, b).
+/// `Ragged`, the maps of a variable-length kernel (KernelConfig::varlen),
+/// whose packed (1, H, N, D) K/V tiles end at their sequence's last key
+/// rather than at N: a 4-D (D, N, H, N + 1) view with strides (row, head,
+/// row) whose base lies N rows before the tensor's. The tile of rows
+/// [r, r + R) of a sequence ending at row e is at (c, r + N - e, h, e):
+/// the same address, and its rows at or past e fall outside the second
+/// dimension and read as zero, so a tile never reads the next sequence.
+enum class TensorMapForm { Tiled, Ragged };
+inline constexpr TensorMapForm tensorMapForm(bool varlen) {
+  return varlen ? TensorMapForm::Ragged : TensorMapForm::Tiled;
+}
+
 /// The value of one capture argument at a call: a scalar, or a tensor's
 /// data, sizes and strides (elements).
 struct CaptureValue {

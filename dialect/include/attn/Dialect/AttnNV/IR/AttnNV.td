@@ -388,7 +388,11 @@ def AttnNV_CopyTmaOp : AttnNV_Op<"copy_tma"> {
     R rows by 64 columns with the 128-byte swizzle, one copy per 64-column
     block of `dest` -- completing on that barrier. Rows at or past N and
     columns past D are zero-filled by the copy engine. Any thread may read
-    `dest` after an `attn_nv.wait_barrier` of the same use.
+    `dest` after an `attn_nv.wait_barrier` of the same use. The operands
+    are the map's coordinates: through a ragged map (KernelABI.h's
+    TensorMapForm, a packed batch) `attn-nv-pipeline-copies` passes a
+    sequence's end e as `batch` and `row + N − e` as `row`, so that the
+    zero fill starts at e.
 
     With `after %empty` (barriers of the same count, one per stage), thread
     0 first waits until use `use − count` of `empty` has completed, i.e.
