@@ -4,9 +4,10 @@ For each case, fresh random inputs: our forward (for O and the LSE), then
 our backward with dQ, dK, dV poisoned with NaN, against float64 autograd of
 the same attention (torch, CPU-exact), next to torch's FlashAttention-2 and
 cuDNN backward on the same bf16/f16 inputs. A case passes when each of our
-gradients is within 1.25 x the larger of the best torch backend's error and
-twice the error of rounding the float64 gradient to the dtype (the floor no
-16-bit output can beat). The error is the forward tests' measure,
+gradients is within 1.25 x the better torch backend's error, or, where
+neither backend takes the case, within 1.25 x twice the error of rounding
+the float64 gradient to the dtype (the floor no 16-bit output can beat;
+printed for every case). The error is the forward tests' measure,
 ||x - ref|| / ||ref|| over the whole gradient: the largest element's error
 (printed as "max") follows one element of one draw, and on identical
 kernels it crossed 1.25 x the better backend in 2 of 4 runs (docs/
@@ -204,7 +205,7 @@ def run_case(lib, case, determinism, with_torch=True, options=None, atomic=False
     parts = []
     for i, name in enumerate(("dq", "dk", "dv")):
         best = min([t[i] for t in theirs if t is not None], default=math.inf)
-        bound = 1.25 * max(best if best < math.inf else 0.0, floor[i])
+        bound = 1.25 * (best if best < math.inf else floor[i])
         good = ours[i] <= bound and not math.isnan(ours[i])
         ok &= good
         fa2s = f"{theirs[0][i]:.2e}" if theirs[0] else "n/a"
