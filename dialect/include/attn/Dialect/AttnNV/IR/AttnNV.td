@@ -260,7 +260,8 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async", [AttrSizedOperandSegments]> {
   }];
   let arguments = (ins Arg<AnyMemRef, "source", [MemRead]>:$source,
                        Index:$batch, Index:$head, Index:$row, Index:$bound,
-                       Optional<Index>:$rowsPerHead, AttnNV_AnySmem:$dest,
+                       Optional<Index>:$rowsPerHead,
+                       Arg<AttnNV_AnySmem, "destination", [MemWrite]>:$dest,
                        Arg<Optional<MemRefRankOf<[I32], [2]>>, "block table",
                            [MemRead]>:$pages,
                        Optional<Index>:$start);
@@ -309,7 +310,7 @@ def AttnNV_CopyTableAsyncOp : AttnNV_Op<"copy_table_async"> {
   }];
   let arguments = (ins Arg<MemRefRankOf<[F32], [2]>, "source", [MemRead]>:$source,
                        Index:$row, Index:$col, Index:$rows, Index:$cols,
-                       AttnNV_AnySmem:$dest);
+                       Arg<AttnNV_AnySmem, "destination", [MemWrite]>:$dest);
   let assemblyFormat = [{
     $source `[` $row `,` $col `]` `bounds` $rows `,` $cols `into` $dest
     attr-dict `:` type($source) `,` qualified(type($dest))
