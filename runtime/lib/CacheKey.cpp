@@ -14,11 +14,13 @@ const char *toString(Target target) {
 std::string CacheKey::str() const {
   // Every KernelConfig field changes the generated code, so every one is in
   // the key: binding them all makes a new field a compile error here until
-  // the key names it too.
+  // the key names it too. pagedDecode is not: resolved() turns it into
+  // explicit tiles and clears it.
   const auto &[headDim, dtype, mask, configArch, blockM, blockN, warps, stages,
                tensorCore, positiveScale, packGqa, variants, userMods,
                backward, varlen, pageSize, split, tma, deterministic,
-               warpSpecialize] = config;
+               warpSpecialize, pagedDecode] = config;
+  (void)pagedDecode;
   // The arch only matters for CUDA: the host kernel targets this machine and
   // is never stored on disk.
   std::string_view arch =

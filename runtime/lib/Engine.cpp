@@ -369,10 +369,7 @@ CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
   key.config.mask = call.mask;
   key.config.blockM = call.blockM;
   key.config.blockN = call.blockN;
-  if (call.pagedDecode && call.target == Target::Cuda && !call.blockM &&
-      !call.blockN)
-    std::tie(key.config.blockM, key.config.blockN) = compiler::pagedDecodeTiles(
-        call.headDim, compiler::tilesForWgmma(options_.tensorCore, arch));
+  key.config.pagedDecode = call.pagedDecode;
   key.config.positiveScale = call.positiveScale;
   // Before resolving: a variant's tiles, and the backward's, may differ
   // (TilePolicy.h).

@@ -60,6 +60,8 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
     opts += fmt::format(" page-size={}", pageSize);
   if (split)
     opts += " split=1";
+  if (nvidia && pagedDecode)
+    opts += " paged-decode=1";
   if (nvidia)
     opts += fmt::format(" arch={} warps={} stages={} tensor-core={}{}{}",
                         arch, warps, stages, tensorCore, tma ? " tma=1" : "",
@@ -211,6 +213,7 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
   options.tensorCore = config.tensorCore;
   options.tma = config.tma;
   options.warpSpecialize = config.warpSpecialize;
+  options.pagedDecode = config.pagedDecode;
   mlir::attn::buildAttnToNVVMPipeline(pm, options);
   if (failed(runPipeline(pm, s))) {
     error = "attn-to-ptx failed for " + config.pipelineOptions(true) + ":\n" +

@@ -63,6 +63,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   configure.stages = options.stages;
   configure.tma = options.tma;
   configure.warpSpecialize = options.warpSpecialize;
+  configure.pagedDecode = options.pagedDecode;
   buildTiledAttention(pm, options, configure);
   // The NVIDIA tile program, then its schedule, one pass per decision.
   pm.addPass(nv::createAttnNVSplitKernels());

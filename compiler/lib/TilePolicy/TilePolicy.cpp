@@ -536,6 +536,18 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     if (nvidia && r.tensorCore != "wgmma" && splitsBackwardGrads(headDim))
       defM = defN = kBackwardSplitBlock;
   }
+  // A decoding paged call's open tiles (pagedDecodeTiles; {0, 0}: the
+  // defaults). Consumed here: the tiles it gave are explicit from now on.
+  if (r.pagedDecode && nvidia && pageSize > 0 && !backward && r.blockM == 0 &&
+      r.blockN == 0) {
+    auto [decodeM, decodeN] =
+        pagedDecodeTiles(headDim, tilesForWgmma(tensorCore, arch));
+    if (decodeM > 0) {
+      defM = decodeM;
+      defN = decodeN;
+    }
+  }
+  r.pagedDecode = false;
   // Only the backward has an atomic form.
   if (!backward || !mapsAtomicBackward(nvidia, r.tensorCore))
     r.deterministic = true;

@@ -111,6 +111,7 @@ struct AttnConfigurePass
       config.packGqa = packGqa;
       config.tma = tma;
       config.warpSpecialize = warpSpecialize;
+      config.pagedDecode = pagedDecode;
       // A paged kernel keeps its sequence's key count and the block table
       // live as a packed batch keeps its offsets.
       if constexpr (std::is_same_v<OpTy, SdpaOp>) {

@@ -255,6 +255,47 @@ TEST(CompilePtxTest, PagedDecodeTilesRunTwoCtasAnSm) {
   }
 }
 
+// KernelConfig::pagedDecode: resolved() gives a decoding paged call's open
+// tiles pagedDecodeTiles' and clears the flag (the tiles are the key); tiles
+// the call names, a head dim without decode tiles, a contiguous cache or the
+// host keep theirs.
+TEST(CompilePtxTest, ResolvedTakesPagedDecodeTilesAndClearsTheFlag) {
+  KernelConfig config;
+  config.headDim = 128;
+  config.arch = "sm_90a";
+  config.varlen = true;
+  config.pageSize = 16;
+  config.pagedDecode = true;
+  KernelConfig r = config.resolved(/*nvidia=*/true);
+  EXPECT_EQ(r.blockM, kDecodeBlock);
+  EXPECT_EQ(r.blockN, kDecodeBlock);
+  EXPECT_FALSE(r.pagedDecode);
+  KernelConfig plain = config;
+  plain.pagedDecode = false;
+  EXPECT_EQ(plain.resolved(true).blockM, 128);
+  KernelConfig named = config;
+  named.blockM = 128;
+  named.blockN = 64;
+  EXPECT_EQ(named.resolved(true).blockM, 128);
+  EXPECT_EQ(named.resolved(true).blockN, 64);
+  KernelConfig d64 = config, d64Plain = config;
+  d64.headDim = d64Plain.headDim = 64;
+  d64Plain.pagedDecode = false;
+  EXPECT_EQ(d64.resolved(true).blockM, d64Plain.resolved(true).blockM);
+  EXPECT_EQ(d64.resolved(true).blockN, d64Plain.resolved(true).blockN);
+  KernelConfig contiguous = config;
+  contiguous.pageSize = 0;
+  EXPECT_EQ(contiguous.resolved(true).blockN, 128);
+  EXPECT_FALSE(config.resolved(/*nvidia=*/false).pagedDecode);
+  EXPECT_NE(config.resolved(false).blockM, kDecodeBlock);
+  // The compile of the flagged config is the compile of its resolved tiles.
+  PtxKernel flagged, resolved;
+  std::string error;
+  ASSERT_TRUE(compilePtx(config, flagged, error)) << error;
+  ASSERT_TRUE(compilePtx(r, resolved, error)) << error;
+  EXPECT_EQ(flagged.ptx, resolved.ptx);
+}
+
 } // namespace
 
 // A packed batch's K/V take TMA (KernelABI.h's ragged maps); a paged

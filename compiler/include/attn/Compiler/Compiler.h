@@ -109,6 +109,10 @@ struct KernelConfig {
   /// registers to the consumers (attn-nv-warp-specialize; resolved()
   /// clears it without tma).
   bool warpSpecialize = false;
+  /// NVIDIA only, a paged call that decodes (TilePolicy.h's pagedDecodes):
+  /// resolved() gives tiles the call leaves open pagedDecodeTiles' instead of
+  /// the defaults, then clears it (the tiles are then explicit, and keyed).
+  bool pagedDecode = false;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;

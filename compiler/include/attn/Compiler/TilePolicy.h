@@ -79,8 +79,9 @@ bool shouldPackGqa(int64_t heads, int64_t kvHeads, int64_t seqlenQ,
 inline constexpr int64_t kDecodeBlock = 64;
 bool pagedDecodes(int64_t pageSize, int64_t rowsPerGroup);
 
-/// The tiles of a decoding paged call (pagedDecodes) that leaves them open,
-/// or {0, 0} for defaultTileSizes: with wgmma at 64 < D <= 128, 64 x 64 (one
+/// The tiles of a decoding paged call (pagedDecodes; KernelConfig::pagedDecode,
+/// which resolved() turns into these) that leaves them open, or {0, 0} for
+/// defaultTileSizes: with wgmma at 64 < D <= 128, 64 x 64 (one
 /// warpgroup, three stages, two CTAs an SM). The default 128 x 128 tiles
 /// compute 32 times the rows a packed group of 4 needs: on the H200
 /// (docs/BENCHMARKS.md version 22) 64 x 64 read B = 64, 8k keys at 1.02 x

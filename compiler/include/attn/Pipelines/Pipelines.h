@@ -122,6 +122,12 @@ struct AttnToPTXOptions : public KernelPipelineOptions<AttnToPTXOptions> {
                      "while the other warpgroups compute (setmaxnreg moves "
                      "its registers to them); without tma, ignored"),
       llvm::cl::init(false)};
+  ::mlir::detail::PassOptions::Option<bool> pagedDecode{
+      *this, "paged-decode",
+      llvm::cl::desc("With page-size: the kernel decodes (each K/V head's "
+                     "queries fit one 64-row tile), so tiles left at 0 take "
+                     "the runtime's decode tiles (pagedDecodeTiles)"),
+      llvm::cl::init(false)};
   ::mlir::detail::PassOptions::Option<std::string> ptxFile{
       *this, "ptx-file", llvm::cl::desc("Write the PTX to this file (- for stdout)"),
       llvm::cl::init("")};

@@ -88,6 +88,10 @@ def AttnConfigure : Pass<"attn-configure", "ModuleOp"> {
     Option<"warpSpecialize", "warp-specialize", "bool", "false",
            "With tma, a producer warpgroup issues the K/V copies "
            "(attn-nv-warp-specialize)">,
+    Option<"pagedDecode", "paged-decode", "bool", "false",
+           "A paged kernel that decodes (each K/V head's queries fit one "
+           "64-row tile): tiles left at 0 take the runtime's decode tiles "
+           "(TilePolicy.h's pagedDecodeTiles) instead of the defaults">,
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
