@@ -127,11 +127,11 @@ struct MapInputs {
 
   static MapInputs of(const CudaDriver &driver, const attn_fwd_args &args,
                       int64_t boxRows, abi::TensorMapForm form) {
-    MapInputs in{driver.id,     args.q,          args.k,
-                 args.v,        args.dtype,      args.batch,
-                 kvHeadsOf(args), args.seqlen_k, args.head_dim,
-                 boxRows,       form,            {},
-                 {}};
+    // clang-format off
+    MapInputs in{driver.id, args.q, args.k, args.v, args.dtype, args.batch,
+                 kvHeadsOf(args), args.seqlen_k, args.head_dim, boxRows, form,
+                 {}, {}};
+    // clang-format on
     std::copy(std::begin(args.k_strides), std::end(args.k_strides),
               in.kStrides);
     std::copy(std::begin(args.v_strides), std::end(args.v_strides),
@@ -214,9 +214,9 @@ Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
     cuuint64_t dims[4] = {cuuint64_t(sizes[3]), cuuint64_t(sizes[2]),
                           cuuint64_t(sizes[1]),
                           cuuint64_t(ragged ? sizes[2] + 1 : sizes[0])};
-    cuuint64_t strides[3] = {cuuint64_t(s[2] * kElementBytes),
-                             cuuint64_t(s[1] * kElementBytes),
-                             cuuint64_t((ragged ? s[2] : s[0]) * kElementBytes)};
+    cuuint64_t strides[3] = {
+        cuuint64_t(s[2] * kElementBytes), cuuint64_t(s[1] * kElementBytes),
+        cuuint64_t((ragged ? s[2] : s[0]) * kElementBytes)};
     // An address, not a pointer into the tensor: integer arithmetic.
     uintptr_t base = reinterpret_cast<uintptr_t>(t.data);
     if (ragged)
@@ -226,8 +226,8 @@ Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
     cuuint32_t elementStrides[4] = {1, 1, 1, 1};
     // Out-of-bounds elements (rows past N, columns past D) read as zero.
     CUresult result = driver.cuTensorMapEncodeTiled(
-        &out.maps[m], type, 4, reinterpret_cast<void *>(base), dims, strides, box,
-        elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+        &out.maps[m], type, 4, reinterpret_cast<void *>(base), dims, strides,
+        box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (result != CUDA_SUCCESS)

@@ -308,8 +308,8 @@ LogicalResult Pipeliner::run() {
       if (tma) {
         // Ragged maps: the tile at (row + N - end, head, end) (KernelABI.h).
         if (ragged) {
-          Value shifted =
-              arith::AddIOp::create(ib, loc, row, rowsOf.lookup(copy.getSource()));
+          Value rows = rowsOf.lookup(copy.getSource());
+          Value shifted = arith::AddIOp::create(ib, loc, row, rows);
           row = arith::SubIOp::create(ib, loc, shifted, bound);
           batch = bound;
         }

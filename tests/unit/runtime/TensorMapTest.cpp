@@ -182,8 +182,9 @@ TEST_F(TensorMapTest, RaggedMapsViewOneBatchAboveAddressZero) {
   auto ragged = attn::abi::TensorMapForm::Ragged;
   {
     ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 2, 2, 16, 40, 64);
-    EXPECT_NE(tensorMapUnsupportedReason(call.args, ragged).find("batch of one"),
-              std::string::npos)
+    EXPECT_NE(
+        tensorMapUnsupportedReason(call.args, ragged).find("batch of one"),
+        std::string::npos)
         << tensorMapUnsupportedReason(call.args, ragged);
     EXPECT_TRUE(tensorMapUnsupportedReason(call.args).empty());
   }
