@@ -216,6 +216,16 @@ TEST(CompilePtxTest, TmaByDefaultLeavesBiasTablesToCpAsync) {
   EXPECT_FALSE(tmaByDefault(64, attn::abi::kBias | attn::abi::kAlibi));
 }
 
+/// A D = 128 sm_90a forward over a paged cache of 16-row pages.
+KernelConfig pagedConfig() {
+  KernelConfig config;
+  config.headDim = 128;
+  config.arch = "sm_90a";
+  config.varlen = true;
+  config.pageSize = 16;
+  return config;
+}
+
 // Decoding over a paged cache (TilePolicy's pagedDecodes): one-warpgroup
 // 64 x 64 tiles, three stages in half an SM's shared memory, two CTAs an SM
 // -- the split kernel too, whose 128 threads keep every register there;
@@ -232,11 +242,7 @@ TEST(CompilePtxTest, PagedDecodeTilesRunTwoCtasAnSm) {
   EXPECT_EQ(pagedDecodeTiles(64, /*wgmma=*/true), std::make_pair(0L, 0L));
   EXPECT_EQ(pagedDecodeTiles(128, /*wgmma=*/false), std::make_pair(0L, 0L));
   for (bool split : {false, true}) {
-    KernelConfig config;
-    config.headDim = 128;
-    config.arch = "sm_90a";
-    config.varlen = true;
-    config.pageSize = 16;
+    KernelConfig config = pagedConfig();
     config.packGqa = true;
     config.split = split;
     config.blockM = config.blockN = kDecodeBlock;
@@ -260,11 +266,7 @@ TEST(CompilePtxTest, PagedDecodeTilesRunTwoCtasAnSm) {
 // the call names, a head dim without decode tiles, a contiguous cache or the
 // host keep theirs.
 TEST(CompilePtxTest, ResolvedTakesPagedDecodeTilesAndClearsTheFlag) {
-  KernelConfig config;
-  config.headDim = 128;
-  config.arch = "sm_90a";
-  config.varlen = true;
-  config.pageSize = 16;
+  KernelConfig config = pagedConfig();
   config.pagedDecode = true;
   KernelConfig r = config.resolved(/*nvidia=*/true);
   EXPECT_EQ(r.blockM, kDecodeBlock);
