@@ -36,8 +36,10 @@ else K/V expanded to Hq heads (repeat_interleave; "kv" in the record says which)
 Timing: inputs random normal bf16. CUDA events around each call, median of
 --reps after --warmup calls; when q, k, v, o of a shape take < 64 MB (they could
 sit in L2) the calls rotate over 3 input sets. Per shape the methods run in the
-order old, new, cudnn, fa2 and then again in the reverse order; the reported
-median is the median of the two medians, "spread" is |m1 - m2| / median. FLOPs:
+order old, new, cudnn, fa2, then in the reverse order, and so on for --rounds
+rounds (default 2; more rounds interleave the methods more finely against
+clock and temperature drift); the reported median is the median of the rounds'
+medians, "spread" is (max - min) of them / median. FLOPs:
 4*B*H*Nq*Nk*D, halved when causal and Nq == Nk.
 
 Checks: before timing a shape, new's (and old's) output, written into a NaN
@@ -99,6 +101,8 @@ def parse_args(argv=None):
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="timing rounds per shape, the methods' order reversed each round")
     ap.add_argument("--json", default="", help="append one JSON object per (shape, method) here")
     ap.add_argument("--time-limit", type=float, default=0, help="seconds; later shapes are skipped")
     ap.add_argument("--seed", type=int, default=None)
@@ -127,8 +131,8 @@ def parse_args(argv=None):
             ap.error(f"--methods: unknown method {m!r} ({', '.join(METHODS)})")
     if not args.old and "old" in args.method_list:
         args.method_list.remove("old")
-    if args.reps < 1 or args.warmup < 0:
-        ap.error("--reps >= 1, --warmup >= 0")
+    if args.reps < 1 or args.warmup < 0 or args.rounds < 1:
+        ap.error("--reps >= 1, --warmup >= 0, --rounds >= 1")
     return args
 
 
@@ -187,7 +191,7 @@ def estimate_ms(s):
 
 def list_shapes(args, shapes):
     nmeth = len(args.method_list)
-    calls = 2 * (args.warmup + args.reps) + 1
+    calls = args.rounds * (args.warmup + args.reps) + 1
     total = 0.0
     for s in shapes:
         ms = estimate_ms(s)
@@ -197,7 +201,7 @@ def list_shapes(args, shapes):
               f"{s['in_bytes'] / 2**20:8.0f} MiB  sets={s['rotate']}  ~{ms:.3f} ms/call  ~{secs:.1f} s")
     if "decode" in args.shape_sets:
         total += 2 * (args.warmup + args.reps) * 2 * COPY_BYTES / 3.5e12
-    print(f"# {len(shapes)} shapes x {nmeth} methods x 2 rounds x ({args.warmup}+{args.reps}) calls; "
+    print(f"# {len(shapes)} shapes x {nmeth} methods x {args.rounds} rounds x ({args.warmup}+{args.reps}) calls; "
           f"estimate ~{total:.0f} s of timing (+ ~10-20 s start-up and compiles)")
 
 
@@ -365,8 +369,8 @@ def run_shape(torch, s, gen, libs, stream, args, emit_base):
     order = [m for m in methods if m in fns]
     meds = {m: [] for m in order}
     mins = {m: [] for m in order}
-    for rnd, seq in enumerate((order, order[::-1])):
-        for m in seq:
+    for rnd in range(args.rounds):
+        for m in (order if rnd % 2 == 0 else order[::-1]):
             if recs[m]["status"] != "ok":
                 continue
             try:
@@ -386,13 +390,13 @@ def run_shape(torch, s, gen, libs, stream, args, emit_base):
             mins[m].append(mn)
     for m in order:
         r = recs[m]
-        if r["status"] != "ok" or len(meds[m]) != 2:
+        if r["status"] != "ok" or len(meds[m]) != args.rounds:
             if r["status"] == "ok":
                 r["status"] = "not timed"
             continue
         med = statistics.median(meds[m])
         r.update(median_ms=med, round_medians_ms=meds[m], min_ms=min(mins[m]),
-                 spread=abs(meds[m][0] - meds[m][1]) / med if med > 0 else None,
+                 spread=(max(meds[m]) - min(meds[m])) / med if med > 0 else None,
                  tflops=s["flops"] / (med * 1e-3) / 1e12)
         if s["set"] == "decode":
             r["kv_gbps"] = s["kv_bytes"] / (med * 1e-3) / 1e9
