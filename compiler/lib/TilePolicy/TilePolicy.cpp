@@ -180,7 +180,8 @@ std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
   // with one m tile per warp, shared-memory bandwidth limits the tensor
   // cores. Where that does not fit in 255 registers without spilling
   // (ptxas -v, with and without a mask), fewer rows or keys.
-  // Measured on an H200: docs/BENCHMARKS.md. Past D = 64, 128 x 32: at
+  // Measured on an H200: docs/BENCHMARKS.md. The host path takes the same
+  // tiles (its loops are not register-bound). Past D = 64, 128 x 32: at
   // D = 96 it ran 1.08x (median; lowest 1.05) the pre-redesign emitter's
   // 64 x 64 kernels, which the redesign had matched (0.99x). 128 x 64 ran
   // 1.25x but spills 16-52 bytes at D = 72-96 (docs/BENCHMARKS.md v24).

@@ -46,7 +46,7 @@
 // MANY-WARPS: error: 'attn.sdpa' op cannot be configured: warps must be in [1, 32] (0: automatic), got 64
 // HUGE: error: 'attn.sdpa' op cannot be configured: tile sizes must be at most 1024, got block-m=1000000 block-n=1000000
 // HUGE-HOST: error: 'attn.sdpa' op cannot be configured: tile sizes must be at most 1024, got block-m=64 block-n=1000000
-// SHARED: error: 'attn.sdpa' op cannot be configured: tiles of 1024x64 with 2 stages need {{[0-9]+}} bytes of shared memory; sm_90a gives a CTA at most 232448
+// SHARED: error: 'attn.sdpa' op cannot be configured: tiles of 1024x32 with 2 stages need {{[0-9]+}} bytes of shared memory; sm_90a gives a CTA at most 232448
 // 512 rows on 4 warps: 128 rows a warp, 128 x (64 + 64) / 32 = 512 values.
 // REGISTERS: error: 'attn.sdpa' op cannot be configured: tiles of 512x64 at head dim 64 with 4 warps hold 512 f32 values a thread; a thread has 255 registers, and a kernel needing more than 2 times that would run from local memory
 

@@ -63,13 +63,14 @@ func.func @d64_causal(%q: !d64, %k: !d64, %v: !d64, %o: !d64) {
 // are stored in two 64-column blocks, as D = 128's).
 // SM90-LABEL: func.func @d96(
 // SM90-SAME: attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = true, pack_gqa = false, conditional_rescale = false>
-// mma.sync (the fallback): its own tiles, the kernel D = 96 had before.
+// mma.sync (the fallback): its own tiles, D = 128's 128 x 32 (two m tiles a
+// warp; Q from shared memory, the rescale conditional with the mask).
 // MMA-LABEL: func.func @d96(
-// MMA-SAME: attn.config = #attn.config<mapping = "mma.sync", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = true, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+// MMA-SAME: attn.config = #attn.config<mapping = "mma.sync", chip = "sm_90a", block_m = 128, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = true>
 // SM80-LABEL: func.func @d96(
-// SM80-SAME: attn.config = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = true, schedule = "plain"
+// SM80-SAME: attn.config = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 128, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain"
 // HOST-LABEL: func.func @d96(
-// HOST-SAME: block_m = 64, block_n = 64, warps = 0
+// HOST-SAME: block_m = 128, block_n = 32, warps = 0
 func.func @d96(%q: !d96, %k: !d96, %v: !d96, %o: !d96) {
   attn.sdpa %q, %k, %v into %o mask <causal_bottom_right> : !d96, !d96, !d96 -> !d96
   return
