@@ -14,6 +14,10 @@ Each shape prints every method's time over attn-jit's ("ratio vs", > 1:
 attn-jit faster); a last line per extra method, "ab summary:", gives the
 median and minimum of that ratio over the shapes.
 Mapping A/B: ATTN_JIT_TENSOR_CORES=wgmma or mma.sync for the whole process.
+Form A/B: --deterministic 0|1 and --old-deterministic 0|1 set each library's
+backward form (attn_set_deterministic); with --old-lib a copy of the same
+build at another path, e.g. ATTN_JIT_GPU_ATOMIC_BACKWARD=1 ... --deterministic
+0 --old-deterministic 1 times the wgmma atomic form against the deterministic.
 
 Shapes (FlashAttention's convention): bf16, (B, H, N, D) contiguous, H = 2048 / D
 heads, batch so that B * N = 16k tokens; causal and not.
@@ -52,6 +56,10 @@ def main():
     ap.add_argument("--seqlens", default="512,2048,8192,16384")
     ap.add_argument("--old-lib", default="", help="a second libattn-jit.so, timed as method 'old'")
     ap.add_argument("--jit-tiles", default="", help="M,N: also time attn-jit's backward with these tiles")
+    ap.add_argument("--deterministic", choices=("0", "1"), default="",
+                    help="attn_set_deterministic for ATTN_JIT_LIB's library (default: its own)")
+    ap.add_argument("--old-deterministic", choices=("0", "1"), default="",
+                    help="the same for --old-lib's (one build against itself: two paths)")
     ap.add_argument("--json", default="")
     ap.add_argument("--time-limit", type=float, default=0)
     args = ap.parse_args()
@@ -65,6 +73,11 @@ def main():
     from sdpa_anchors import time_events
     lib = AttnJit(default_lib_path())
     old_lib = AttnJit(args.old_lib) if args.old_lib else None
+    # The backward's form per library (each handle its own engine), so the
+    # atomic and deterministic forms of one build can be timed side by side.
+    for chosen, which in ((args.deterministic, lib), (args.old_deterministic, old_lib)):
+        if chosen and which is not None:
+            which.set_deterministic(chosen == "1")
     tiles = tuple(int(x) for x in args.jit_tiles.split(",")) if args.jit_tiles else None
     # Extra attn-jit methods: (name, library, tiles), timed like attn-jit.
     variants = ([("old", old_lib, (0, 0))] if old_lib else []) + \
