@@ -307,11 +307,11 @@ public:
   JitHostKernel(std::unique_ptr<Session> session,
                 std::unique_ptr<ExecutionEngine> engine, HostFn fn,
                 int64_t headDim, bool backward, bool dqAccumulator,
-                int64_t grids, std::vector<abi::UserCapture> kinds,
+                bool fp8, int64_t grids, std::vector<abi::UserCapture> kinds,
                 const CompileTimes &times)
       : session(std::move(session)), engine(std::move(engine)), fn(fn),
         headDim(headDim), backward(backward), dqAccumulator(dqAccumulator),
-        grids(grids), kinds(std::move(kinds)) {
+        fp8(fp8), grids(grids), kinds(std::move(kinds)) {
     times_ = times;
   }
 
@@ -379,6 +379,13 @@ public:
         pass(t);
     }
     packed.push_back(&scale);
+    // An FP8 kernel's descale factors (kFp8Scalars).
+    float descale[std::size(abi::kFp8Scalars)];
+    if (fp8)
+      for (size_t i = 0; i < std::size(descale); ++i) {
+        descale[i] = a.descale[i];
+        packed.push_back(&descale[i]);
+      }
     // The atomic backward's dQ accumulator (kAtomicBackwardArgs), zeroed:
     // the kernel's own, as the row terms are.
     std::vector<float> dqScratch;
@@ -460,6 +467,8 @@ private:
   bool backward;
   /// The backward's atomic form: it takes dQ's accumulator after the scale.
   bool dqAccumulator;
+  /// e4m3 inputs: the kernel takes the descale factors after the scale.
+  bool fp8;
   /// Tile grids, run one after another (abi::kHostGridsAttr).
   int64_t grids;
   /// The kernel's capture arguments (abi::captureKinds).
@@ -531,6 +540,7 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
                                          config.backward,
                                          config.backward &&
                                              !config.deterministic,
+                                         config.dtype == DType::E4M3,
                                          grids,
                                          abi::captureKinds(config.variants,
                                                            userCaptures,

@@ -103,6 +103,7 @@ void mlir::attn::buildAttnToHostPipeline(OpPassManager &pm,
   pm.addPass(createConvertAttnToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAttnHostVectorize());
+  pm.addPass(createAttnHostExpandE4M3());
   pm.addPass(createCanonicalizerPass());
   // The K/V loop yields new (m, l, acc) tensors each iteration.
   bufferization::OneShotBufferizePassOptions bufferize;

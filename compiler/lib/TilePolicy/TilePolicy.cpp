@@ -278,6 +278,22 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
     return false;
   }
   int64_t d = r.headDim;
+  if (r.dtype == DType::E4M3) {
+    if (r.backward) {
+      error = "dtype e4m3 (FP8) has no backward pass";
+      return false;
+    }
+    if (r.varlen || r.pageSize != 0 || r.split || r.variants != 0 ||
+        !r.userMods.empty()) {
+      error = "dtype e4m3 (FP8) is a plain forward: no variants, "
+              "variable-length, paged or split-KV calls";
+      return false;
+    }
+    if (nvidia) {
+      error = "dtype e4m3 (FP8) has no NVIDIA mapping yet (the host only)";
+      return false;
+    }
+  }
   if (!nvidia) {
     if (d < 1 || d > kMaxHostHeadDim) {
       error = "head dim must be in [1, " + std::to_string(kMaxHostHeadDim) +

@@ -96,9 +96,10 @@ struct AttnConfigurePass
       auto q = op.getQuery().getType();
       config.headDim = q.getDimSize(3);
       Type element = q.getElementType();
-      config.dtype = element.isBF16()   ? policy::DType::BF16
-                     : element.isF16() ? policy::DType::F16
-                                       : policy::DType::F32;
+      config.dtype = element.isBF16()                  ? policy::DType::BF16
+                     : element.isF16()                ? policy::DType::F16
+                     : isa<Float8E4M3FNType>(element) ? policy::DType::E4M3
+                                                      : policy::DType::F32;
       config.mask = toPolicy(op.getMask());
       config.arch = chip;
       config.tensorCore = tensorCore;

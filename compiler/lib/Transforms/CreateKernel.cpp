@@ -55,10 +55,17 @@ struct AttnCreateKernelPass
                        .Case("bf16", BFloat16Type::get(ctx))
                        .Case("f16", Float16Type::get(ctx))
                        .Case("f32", Float32Type::get(ctx))
+                       .Case("e4m3", Float8E4M3FNType::get(ctx))
                        .Default(Type());
     if (!element)
-      return (void)(emitError(loc) << "dtype must be bf16, f16 or f32, got '"
+      return (void)(emitError(loc) << "dtype must be bf16, f16, f32 or e4m3, "
+                                      "got '"
                                    << dtype << "'"),
+             signalPassFailure();
+    // FP8: e4m3 Q, K, V with descale factors, a bf16 O; the forward only.
+    bool fp8 = isa<Float8E4M3FNType>(element);
+    if (fp8 && backward)
+      return (void)(emitError(loc) << "dtype e4m3 has no backward pass"),
              signalPassFailure();
     std::optional<MaskKind> kind = symbolizeMaskKind(mask);
     if (!kind)
@@ -93,7 +100,9 @@ struct AttnCreateKernelPass
       if (arg.rank == 4) {
         shape.back() = headDim;
         strides.back() = 1;
-        type = element;
+        type = fp8 && arg.name == ::attn::abi::kForwardTensors[3].name
+                   ? Type(BFloat16Type::get(ctx))
+                   : element;
       }
       if (paged && (arg.name == keyName || arg.name == valueName))
         shape[2] = pageSize;
@@ -103,6 +112,9 @@ struct AttnCreateKernelPass
     static_assert(::attn::abi::kForwardScalarCount == 1,
                   "the scale is the only scalar");
     argTypes.push_back(b.getF32Type());
+    unsigned firstDescale = argTypes.size();
+    if (fp8)
+      argTypes.append(std::size(::attn::abi::kFp8Scalars), b.getF32Type());
     // The atomic backward's dQ accumulator, shaped as Q in f32.
     unsigned dqAccumArg = argTypes.size();
     if (backward && !deterministic) {
@@ -225,8 +237,17 @@ struct AttnCreateKernelPass
         oPartial = args[firstSplit + 1];
         lsePartial = args[firstSplit + 2];
       }
+      Value descaleQ, descaleK, descaleV;
+      static_assert(std::size(::attn::abi::kFp8Scalars) == 3,
+                    "q_descale, k_descale, v_descale");
+      if (fp8) {
+        descaleQ = args[firstDescale];
+        descaleK = args[firstDescale + 1];
+        descaleV = args[firstDescale + 2];
+      }
       built = attach(SdpaOp::create(b, loc, args[0], args[1], args[2], args[3],
-                                    args[4], scale, cuQ, cuK, maxQ,
+                                    args[4], scale, descaleQ, descaleK,
+                                    descaleV, cuQ, cuK, maxQ,
                                     ValueRange(), blockTable, sequsedK,
                                     numSplits, oPartial, lsePartial,
                                     MaskKindAttr::get(ctx, *kind)));

@@ -579,14 +579,21 @@ void decompose(OnlineAttentionOp op) {
                                            e[2])
                   .getResult();
             });
-  // P is rounded to the element type of V for the product.
+  // P is rounded to the element type of V for the product; e4m3's after
+  // the scaling by kFp8ProbScale (attn.online_attention).
   Value rounded = probs;
-  if (!qType.getElementType().isF32())
+  Type element = qType.getElementType();
+  bool fp8 = isa<Float8E4M3FNType>(element);
+  if (!element.isF32())
     rounded =
         t.map(probType, probs,
               [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
-                return arith::TruncFOp::create(nb, nl,
-                                               qType.getElementType(), e[0])
+                Value p = e[0];
+                if (fp8) {
+                  Value factor = t.f32(OnlineAttentionOp::kFp8ProbScale);
+                  p = mul(nb, nl, p, factor);
+                }
+                return arith::TruncFOp::create(nb, nl, element, p)
                     .getResult();
               });
   auto accType = cast<RankedTensorType>(op.getAcc().getType());
@@ -614,7 +621,10 @@ void decompose(FinalizeOp op) {
               Value zero = t.f32(0.0f);
               Value empty = arith::CmpFOp::create(
                   nb, nl, arith::CmpFPredicate::OEQ, e[0], zero);
-              Value inv = arith::DivFOp::create(nb, nl, t.f32(1.0f), e[0]);
+              // O = s · acc / l with an output scale s (FP8), else 1.
+              Value numerator = op.getOutputScale() ? op.getOutputScale()
+                                                    : t.f32(1.0f);
+              Value inv = arith::DivFOp::create(nb, nl, numerator, e[0]);
               return arith::SelectOp::create(nb, nl, empty, zero, inv)
                   .getResult();
             });

@@ -137,7 +137,8 @@ void mlir::attn::buildSplitMerge(OpBuilder &b, Location loc, SdpaOp op,
         scf::YieldOp::create(lb, ll, ValueRange{m, l, acc});
       });
   auto fin = FinalizeOp::create(b, loc, outType, rowType, loop.getResult(2),
-                                loop.getResult(0), loop.getResult(1));
+                                loop.getResult(0), loop.getResult(1),
+                                /*outputScale=*/Value());
   StoreTileOp::create(b, loc, fin.getOutput(), op.getOutput(), memBatch, head,
                       row, bound, Value());
   if (Value lse = op.getLse())

@@ -173,6 +173,18 @@ LogicalResult tileSdpa(SdpaOp op) {
   auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
   auto [batch, heads, numQueries, kvHeads, numKeys, group, scale] =
       buildSizes(b, loc, op.getQuery(), op.getKey(), op.getScale());
+  // FP8: the scores of the dequantised inputs are scale·dq·dk·QKᵀ, and O
+  // carries dv over the probabilities' factor (attn.online_attention).
+  Value outputScale;
+  if (op.isFp8()) {
+    Value qk =
+        arith::MulFOp::create(b, loc, op.getDescaleQ(), op.getDescaleK());
+    scale = arith::MulFOp::create(b, loc, scale, qk);
+    Value inverseProbScale = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(1.0f / OnlineAttentionOp::kFp8ProbScale));
+    outputScale =
+        arith::MulFOp::create(b, loc, op.getDescaleV(), inverseProbScale);
+  }
   Value cBlockM = cst(blockM), cBlockN = cst(blockN);
   Value queryTiles = arith::CeilDivSIOp::create(b, loc, numQueries, cBlockM);
   Value unpackedTiles = queryTiles;
@@ -345,10 +357,12 @@ LogicalResult tileSdpa(SdpaOp op) {
   // memBatch · n + s: the program's own batch index without a packed batch
   // (memBatch = b), which keeps nothing more live through the K/V loop,
   // s with one (memBatch = 0).
-  auto outTile = RankedTensorType::get({blockM, valueDim},
-                                       split ? f32 : elementType);
+  auto outTile = RankedTensorType::get(
+      {blockM, valueDim},
+      split ? f32 : op.getOutput().getType().getElementType());
   auto fin = FinalizeOp::create(b, loc, outTile, rowType, loop.getResult(2),
-                                loop.getResult(0), loop.getResult(1));
+                                loop.getResult(0), loop.getResult(1),
+                                outputScale);
   Value out = op.getOutput(), lseOut = op.getLse(), outBatch = memBatch;
   if (split) {
     out = op.getOutputPartial();

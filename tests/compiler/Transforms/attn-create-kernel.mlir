@@ -65,7 +65,7 @@
 // Without a head dim the module is kept as it is.
 // NONE: module {
 // NONE-NEXT: }
-// DTYPE: error: dtype must be bf16, f16 or f32, got 'f64'
+// DTYPE: error: dtype must be bf16, f16, f32 or e4m3, got 'f64'
 // MASK: error: mask must be none, causal or causal_bottom_right, got 'sliding'
 // The number, not the byte an int64 streamed as a char gives ('A' for -65;
 // issue 14).

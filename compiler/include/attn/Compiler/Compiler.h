@@ -22,7 +22,8 @@ class ThreadPoolInterface;
 
 namespace attn::compiler {
 
-enum class DType { BF16, F16, F32 };
+/// E4M3: FP8 Q, K, V (float8_e4m3fn) with descale factors and a bf16 O.
+enum class DType { BF16, F16, F32, E4M3 };
 enum class MaskKind { None, Causal, CausalBottomRight };
 
 inline const char *toString(DType dtype) {
@@ -33,6 +34,8 @@ inline const char *toString(DType dtype) {
     return "f16";
   case DType::F32:
     return "f32";
+  case DType::E4M3:
+    return "e4m3";
   }
   return "?";
 }
@@ -190,6 +193,10 @@ struct HostArgs {
   int64_t qStrides[4] = {}, kStrides[4] = {}, vStrides[4] = {},
           oStrides[4] = {}, lseStrides[3] = {};
   float scale = 0; // 0: 1/sqrt(D)
+  /// An e4m3 kernel's (DType::E4M3) factors that dequantise Q, K and V
+  /// (abi::kFp8Scalars, > 0); Q, K, V then hold float8_e4m3fn bytes and O
+  /// bf16.
+  float descale[std::size(abi::kFp8Scalars)] = {1.0f, 1.0f, 1.0f};
   /// The capture arguments of the kernel's variants, in kCaptureArgs order.
   std::vector<abi::CaptureValue> captures;
 

@@ -58,6 +58,11 @@ inline std::string kernelName(const char *base, int index) {
 /// Scalars after the tensors: the f32 softmax scale.
 inline constexpr const char *kForwardScalars[] = {"scale"};
 inline constexpr int kForwardScalarCount = 1;
+/// An FP8 (e4m3) forward kernel (KernelConfig::dtype E4M3) takes after the
+/// scale the f32 factors that dequantise Q, K and V (per tensor, > 0); its O
+/// is bf16.
+inline constexpr const char *kFp8Scalars[] = {"q_descale", "k_descale",
+                                              "v_descale"};
 
 /// Attention variants a kernel may be compiled with (a bit set, the
 /// runtime's attn_variant flags). Each adds the capture arguments of

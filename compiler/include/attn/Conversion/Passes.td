@@ -67,6 +67,21 @@ def ConvertAttnNVToNVVM : Pass<"convert-attn-nv-to-nvvm", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def AttnHostExpandE4M3 : Pass<"attn-host-expand-e4m3"> {
+  let summary = "Expands FP8 (e4m3) conversions on the host into integer ops";
+  let description = [{
+    LLVM has no FP8 type, and MLIR lowers no `arith.extf` from or
+    `arith.truncf` to `f8E4M3FN`: this pass rewrites each (scalar or
+    vector) into bit operations on the i8 encoding, the extension exact and
+    the truncation rounding to nearest even and saturating to ±448 as
+    PTX's `cvt.rn.satfinite.e4m3x2.f32` does (NaN stays NaN), so that the
+    host computes what the NVIDIA kernel would. Runs on the host tile
+    program after `attn-host-vectorize`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def AttnEmitPTX : Pass<"attn-emit-ptx", "ModuleOp"> {
   let summary = "Serializes each gpu.module to PTX and replaces it by a gpu.binary";
   let description = [{

@@ -23,7 +23,9 @@ struct KernelPipelineOptions : public PassPipelineOptions<Derived> {
                      "module is empty (0: compile the input)"),
       llvm::cl::init(0)};
   ::mlir::detail::PassOptions::Option<std::string> dtype{
-      *this, "dtype", llvm::cl::desc("Element type: bf16, f16 or f32"),
+      *this, "dtype",
+      llvm::cl::desc("Element type: bf16, f16, f32 or e4m3 (FP8 Q, K, V "
+                     "with descale factors, bf16 O)"),
       llvm::cl::init("bf16")};
   ::mlir::detail::PassOptions::Option<bool> causal{
       *this, "causal", llvm::cl::desc("Causal mask (shorthand for mask=causal)"),

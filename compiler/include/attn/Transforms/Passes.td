@@ -28,7 +28,8 @@ def AttnCreateKernel : Pass<"attn-create-kernel", "ModuleOp"> {
   }];
   let options = [
     Option<"headDim", "head-dim", "int64_t", "0", "Head dim D (= Dv); 0: keep the input">,
-    Option<"dtype", "dtype", "std::string", "\"bf16\"", "Element type: bf16, f16 or f32">,
+    Option<"dtype", "dtype", "std::string", "\"bf16\"",
+           "Element type: bf16, f16, f32 or e4m3 (FP8: bf16 O, descale factors)">,
     Option<"mask", "mask", "std::string", "\"none\"",
            "Mask: none, causal or causal_bottom_right">,
     Option<"variants", "variants", "std::string", "\"\"",

@@ -261,9 +261,18 @@ verifyAttentionOperands(Operation *op, Type q, Type k, Type v, Type o,
   SmallVector<std::pair<StringRef, Type>> all = {
       {"query", q}, {"key", k}, {"value", v}, {"output", o}};
   llvm::append_range(all, tensors);
-  for (auto [name, type] : ArrayRef(all).drop_front())
+  for (auto [name, type] : ArrayRef(all).drop_front()) {
+    // FP8: e4m3 inputs, a bf16 output.
+    if (name == "output" && isa<Float8E4M3FNType>(getElementTypeOrSelf(q))) {
+      if (!getElementTypeOrSelf(type).isBF16())
+        return op->emitOpError()
+               << "'output' must have bf16 elements with e4m3 inputs, got "
+               << type;
+      continue;
+    }
     if (failed(checkElementTypes(op, "query", q, name, type)))
       return failure();
+  }
   if (failed(checkStaticDim(op, "query", q, 3, "head dim")) ||
       failed(checkStaticDim(op, "value", v, 3, "head dim")))
     return failure();
@@ -425,6 +434,12 @@ LogicalResult SdpaOp::verify() {
           getValue().getType(), getOutput().getType(), {}, rowTerms,
           isPaged())))
     return failure();
+  bool e4m3 = isa<Float8E4M3FNType>(getQuery().getType().getElementType());
+  if (e4m3 != isFp8())
+    return emitOpError() << (e4m3 ? "needs descale(%dq, %dk, %dv) with e4m3 "
+                                    "inputs"
+                                  : "takes descale factors only with e4m3 "
+                                    "inputs");
   if (failed(verifyPaged()))
     return failure();
   if (failed(verifyVarlen()))
@@ -482,6 +497,9 @@ LogicalResult SdpaBackwardOp::verify() {
        v = getValue().getType(), o = getOutput().getType();
   Type dq = getGradQuery().getType(), dk = getGradKey().getType(),
        dv = getGradValue().getType();
+  if (isa<Float8E4M3FNType>(getElementTypeOrSelf(q)))
+    return emitOpError("has no FP8 (e4m3) form: the backward pass takes "
+                       "bf16, f16 or f32");
   // dO has O's type (AllTypesMatch).
   if (failed(verifyAttentionOperands(
           op, q, k, v, o,

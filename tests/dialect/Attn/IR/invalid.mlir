@@ -143,6 +143,40 @@ func.func @sdpa_output_element_type(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x
 
 // -----
 
+// FP8: e4m3 inputs give a bf16 output and need their descale factors; the
+// factors go with e4m3 only; the backward has no e4m3 form.
+func.func @sdpa_e4m3_output(%q: memref<1x2x8x64xf8E4M3FN>, %o: memref<1x2x8x64xf16>, %d: f32) {
+  // expected-error @+1 {{'output' must have bf16 elements with e4m3 inputs, got 'memref<1x2x8x64xf16>'}}
+  attn.sdpa %q, %q, %q into %o descale(%d, %d, %d) : memref<1x2x8x64xf8E4M3FN>, memref<1x2x8x64xf8E4M3FN>, memref<1x2x8x64xf8E4M3FN> -> memref<1x2x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_e4m3_descale(%q: memref<1x2x8x64xf8E4M3FN>, %o: memref<1x2x8x64xbf16>) {
+  // expected-error @+1 {{needs descale(%dq, %dk, %dv) with e4m3 inputs}}
+  attn.sdpa %q, %q, %q into %o : memref<1x2x8x64xf8E4M3FN>, memref<1x2x8x64xf8E4M3FN>, memref<1x2x8x64xf8E4M3FN> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_bf16_descale(%q: memref<1x2x8x64xbf16>, %d: f32) {
+  // expected-error @+1 {{takes descale factors only with e4m3 inputs}}
+  attn.sdpa %q, %q, %q into %q descale(%d, %d, %d) : memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_e4m3_mixed(%q: memref<1x2x8x64xf8E4M3FN>, %k: memref<1x2x8x64xbf16>, %o: memref<1x2x8x64xbf16>, %d: f32) {
+  // expected-error @+1 {{'key' (1x2x8x64xbf16) must have the element type of 'query' (1x2x8x64xf8E4M3FN)}}
+  attn.sdpa %q, %k, %q into %o descale(%d, %d, %d) : memref<1x2x8x64xf8E4M3FN>, memref<1x2x8x64xbf16>, memref<1x2x8x64xf8E4M3FN> -> memref<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
 func.func @sdpa_query_dynamic_head_dim(%q: memref<1x2x8x?xbf16>, %k: memref<1x2x8x?xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x8x64xbf16>) {
   // expected-error @+1 {{'query' (1x2x8x?xbf16) must have a static head dim}}
   attn.sdpa %q, %k, %v into %o : memref<1x2x8x?xbf16>, memref<1x2x8x?xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
@@ -320,7 +354,7 @@ func.func @sdpa_not_strided(%q: memref<1x2x8x64xbf16, affine_map<(d0, d1, d2, d3
 // -----
 
 func.func @sdpa_rank(%q: memref<2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %v: memref<1x2x8x64xbf16>, %o: memref<1x2x8x64xbf16>) {
-  // expected-error @+1 {{operand #0 must be 4D memref of bfloat16 type or 16-bit float or 32-bit float values}}
+  // expected-error @+1 {{operand #0 must be 4D memref of bfloat16 type or 16-bit float or 32-bit float or f8E4M3FN type values}}
   attn.sdpa %q, %k, %v into %o : memref<2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16> -> memref<1x2x8x64xbf16>
   return
 }
@@ -338,7 +372,7 @@ func.func @sdpa_lse_type(%q: memref<1x2x8x64xbf16>, %k: memref<1x2x8x64xbf16>, %
 // A variable-length batch needs both offsets and the query-length bound.
 func.func @sdpa_varlen_partial(%q: memref<1x2x8x64xbf16>, %cu: memref<3xi32>) {
   // expected-error @+1 {{'attn.sdpa' op needs cu_seqlens_q, cu_seqlens_k and max_seqlen_q together (a variable-length batch) or none of them}}
-  "attn.sdpa"(%q, %q, %q, %q, %cu) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<3xi32>) -> ()
+  "attn.sdpa"(%q, %q, %q, %q, %cu) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<3xi32>) -> ()
   return
 }
 
@@ -347,7 +381,7 @@ func.func @sdpa_varlen_partial(%q: memref<1x2x8x64xbf16>, %cu: memref<3xi32>) {
 // A paged K/V cache needs the block table and the key counts together.
 func.func @sdpa_paged_partial(%q: memref<2x2x8x64xbf16>, %kv: memref<9x2x16x64xbf16>, %bt: memref<2x4xi32>) {
   // expected-error @+1 {{'attn.sdpa' op needs block_table and seqused_k together (a paged K/V cache) or neither}}
-  "attn.sdpa"(%q, %kv, %kv, %q, %bt) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0>}> ({}, {}) : (memref<2x2x8x64xbf16>, memref<9x2x16x64xbf16>, memref<9x2x16x64xbf16>, memref<2x2x8x64xbf16>, memref<2x4xi32>) -> ()
+  "attn.sdpa"(%q, %kv, %kv, %q, %bt) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0>}> ({}, {}) : (memref<2x2x8x64xbf16>, memref<9x2x16x64xbf16>, memref<9x2x16x64xbf16>, memref<2x2x8x64xbf16>, memref<2x4xi32>) -> ()
   return
 }
 
@@ -403,7 +437,7 @@ func.func @sdpa_paged_cu_seqlens_k(%q: memref<1x2x8x64xbf16>, %kv: memref<9x2x16
 
 func.func @sdpa_paged_varlen_partial(%q: memref<1x2x8x64xbf16>, %kv: memref<9x2x16x64xbf16>, %cq: memref<3xi32>, %bt: memref<2x4xi32>, %n: memref<2xi32>) {
   // expected-error @+1 {{'attn.sdpa' op needs cu_seqlens_q and max_seqlen_q together}}
-  "attn.sdpa"(%q, %kv, %kv, %q, %cq, %bt, %n) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0>}> ({}, {}) : (memref<1x2x8x64xbf16>, memref<9x2x16x64xbf16>, memref<9x2x16x64xbf16>, memref<1x2x8x64xbf16>, memref<3xi32>, memref<2x4xi32>, memref<2xi32>) -> ()
+  "attn.sdpa"(%q, %kv, %kv, %q, %cq, %bt, %n) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0>}> ({}, {}) : (memref<1x2x8x64xbf16>, memref<9x2x16x64xbf16>, memref<9x2x16x64xbf16>, memref<1x2x8x64xbf16>, memref<3xi32>, memref<2x4xi32>, memref<2xi32>) -> ()
   return
 }
 
@@ -1320,6 +1354,18 @@ func.func @online_mods_need_batch_head(%q: tensor<64x64xbf16>, %k: tensor<32x64x
 
 // -----
 
+// attn.sdpa_backward has no FP8 form.
+!e = memref<?x?x?x64xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+func.func @backward_e4m3(%t: !e, %l: !lse) {
+  // expected-error @+1 {{has no FP8 (e4m3) form}}
+  attn.sdpa_backward %t, %t, %t, %t, %t, %l into %t, %t, %t delta %l
+      : !e, !e, !e, !e, !lse -> !e, !e, !e, !lse
+  return
+}
+
+// -----
+
 // attn.sdpa_backward: gradients of the tensors' element type.
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !h = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
@@ -1482,7 +1528,7 @@ func.func @map_column_tile(%x: tensor<32x16xf32>, %c: tensor<1x8xf32>) {
 // Split-KV needs the count and both workspaces.
 func.func @sdpa_split_partial(%q: memref<1x2x8x64xbf16>, %n: index) {
   // expected-error @+1 {{'attn.sdpa' op needs the split count and both partial workspaces together (split-KV) or none of them}}
-  "attn.sdpa"(%q, %q, %q, %q, %n) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0>}> ({}, {}) : (memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, index) -> ()
+  "attn.sdpa"(%q, %q, %q, %q, %n) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0>}> ({}, {}) : (memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, memref<1x2x8x64xbf16>, index) -> ()
   return
 }
 

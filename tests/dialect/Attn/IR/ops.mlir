@@ -25,6 +25,14 @@ func.func @sdpa(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !lse, %s: f32) {
   return
 }
 
+// FP8: e4m3 inputs with their descale factors, a bf16 output.
+// CHECK-LABEL: func.func @sdpa_e4m3
+func.func @sdpa_e4m3(%q: memref<?x?x?x64xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>, %o: !t, %dq: f32, %dk: f32, %dv: f32) {
+  // CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} descale(%arg2, %arg3, %arg4) mask <causal> :
+  attn.sdpa %q, %q, %q into %o descale(%dq, %dk, %dv) mask <causal> : memref<?x?x?x64xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>, memref<?x?x?x64xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>, memref<?x?x?x64xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>> -> !t
+  return
+}
+
 // CHECK-LABEL: func.func @sdpa_split
 func.func @sdpa_split(%q: !t, %o: !t, %n: index, %po: memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>, %pl: !lse) {
   // CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} split(%{{.*}}, %{{.*}}, %{{.*}} : memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>) mask <causal_bottom_right> :
@@ -123,6 +131,9 @@ func.func @tile_program(%Q: !t, %K: !t, %V: !t, %O: !t, %LSE: !lse,
     }
     // CHECK: attn.finalize %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x64xf32>, tensor<16xf32> -> tensor<16x64xbf16>
     %out, %lse = attn.finalize %acc, %m, %l : tensor<16x64xf32>, tensor<16xf32> -> tensor<16x64xbf16>
+    // An output scale (FP8's value descale).
+    // CHECK: attn.finalize %{{.*}}, %{{.*}}, %{{.*}} scale %{{.*}} : tensor<16x64xf32>, tensor<16xf32> -> tensor<16x64xbf16>
+    %scaledOut, %scaledLse = attn.finalize %acc, %m, %l scale %s : tensor<16x64xf32>, tensor<16xf32> -> tensor<16x64xbf16>
     // CHECK: attn.store_tile %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[ROW]]] bounds %{{.*}} : tensor<16x64xbf16>, memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
     attn.store_tile %out, %O[%b, %h, %row] bounds %nq : tensor<16x64xbf16>, !t
     // CHECK: attn.store_tile %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[ROW]]] bounds %{{.*}} : tensor<16xf32>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>

@@ -160,14 +160,16 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-def Attn_ElementType : AnyTypeOf<[BF16, F16, F32]>;
-def Attn_Tensor4D : MemRefRankOf<[BF16, F16, F32], [4]>;
+// F8E4M3FN: FP8 (e4m3) queries, keys and values, with descale factors and a
+// bf16 output (attn.sdpa's `descale`).
+def Attn_ElementType : AnyTypeOf<[BF16, F16, F32, F8E4M3FN]>;
+def Attn_Tensor4D : MemRefRankOf<[BF16, F16, F32, F8E4M3FN], [4]>;
 def Attn_LseMemRef : MemRefRankOf<[F32], [3]>;
 def Attn_AnyMemRef : AnyTypeOf<[Attn_Tensor4D, Attn_LseMemRef]>;
-def Attn_Tile2D : TensorRankOf<[BF16, F16, F32], [2]>;
+def Attn_Tile2D : TensorRankOf<[BF16, F16, F32, F8E4M3FN], [2]>;
 def Attn_RowTile : TensorRankOf<[F32], [1]>;
 def Attn_AccTile : TensorRankOf<[F32], [2]>;
-def Attn_AnyTile : TensorRankOf<[BF16, F16, F32], [1, 2]>;
+def Attn_AnyTile : TensorRankOf<[BF16, F16, F32, F8E4M3FN], [1, 2]>;
 def Attn_MapTile : TensorRankOf<[AnyType], [1, 2]>;
 
 //===----------------------------------------------------------------------===//
@@ -246,6 +248,14 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
     and adds nothing. The count is an operand, so a new one never
     recompiles.
 
+    **FP8** (e4m3): Q, K and V of `f8E4M3FN` elements hold quantised values
+    and `descale(%dq, %dk, %dv)` (f32, one per tensor, > 0) the factors that
+    dequantise them: the attention is that of dq·Q, dk·K, dv·V, so the
+    scores' scale is scale·dq·dk and O carries dv. O is bf16. The products
+    read the e4m3 values; P is rounded to e4m3 for P·V (after a scaling by
+    `attn.online_attention`'s kFp8ProbScale, undone with dv in the
+    epilogue).
+
     Sizes may be dynamic except the head dims. The (B, N, H, D) layout is
     expressed through strides: Q, K, V and O need a unit innermost stride; the
     LSE may have any strides.
@@ -300,6 +310,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
       Arg<Attn_Tensor4D, "output", [MemWrite]>:$output,
       Arg<Optional<Attn_LseMemRef>, "log-sum-exp", [MemWrite]>:$lse,
       Optional<F32>:$scale,
+      Optional<F32>:$descaleQ, Optional<F32>:$descaleK, Optional<F32>:$descaleV,
       Arg<Optional<Attn_SeqOffsets>, "query offsets (varlen)", [MemRead]>:$cuSeqlensQ,
       Arg<Optional<Attn_SeqOffsets>, "key offsets (varlen)", [MemRead]>:$cuSeqlensK,
       Optional<Index>:$maxSeqlenQ,
@@ -316,6 +327,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
   let assemblyFormat = [{
     $query `,` $key `,` $value `into` $output (`lse` $lse^)?
     (`scale` $scale^)?
+    (`descale` `(` $descaleQ^ `,` $descaleK `,` $descaleV `)`)?
     custom<Varlen>($cuSeqlensQ, $cuSeqlensK, $maxSeqlenQ, type($cuSeqlensQ),
                    type($cuSeqlensK))
     (`paged` `(` $blockTable^ `,` $sequsedK `:` type($blockTable) `,`
@@ -339,6 +351,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [AttrSizedOperandSegments]> {
     ::mlir::LogicalResult verifyPaged();
     /// Split-KV: the keys divided over numSplits programs, merged after.
     bool isSplit() { return getNumSplits() != nullptr; }
+    /// FP8 (e4m3) inputs, dequantised by the descale factors.
+    bool isFp8() { return getDescaleQ() != nullptr; }
     ::mlir::LogicalResult verifySplit();
   }];
 }
@@ -585,6 +599,13 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
         l' = 2^(m − m') · l + rowsum(2^(S' − m'))
         acc' = 2^(m − m') · acc + 2^(S' − m') · V
 
+    With e4m3 tiles (FP8) the probabilities are multiplied by kFp8ProbScale
+    (2^8) before they are rounded to e4m3 for the product with V, so that
+    acc holds kFp8ProbScale times the sum above: e4m3's normal range starts
+    at 2^-6, and the scaling keeps 3 significant bits down to 2^-14 of the
+    row's max instead of flushing small probabilities (a long row's mass)
+    to subnormals; the largest, 2^8, stays below e4m3's 448.
+
     `positive_scale` promises scale > 0. With `rows_per_head` the query tile
     packs heads (see `attn.load_tile`): the query of packed row p is
     p mod rows_per_head, its head `head + p / rows_per_head`.
@@ -626,6 +647,10 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The factor of the probabilities in P·V with e4m3 tiles (FP8).
+    static constexpr float kFp8ProbScale = 256.0f;
+  }];
 }
 
 def Attn_FinalizeOp : Attn_Op<"finalize", [
@@ -635,6 +660,8 @@ def Attn_FinalizeOp : Attn_Op<"finalize", [
     The epilogue of one query tile: `O = acc / l` rounded to the output
     element type, and `LSE = ln 2 · m + ln l` (natural log; m is in base-2
     units). A row with l = 0 (every key masked) gives O = 0 and LSE = −inf.
+    With `scale %s` (FP8: the value descale over the probabilities' scale)
+    `O = s · acc / l`.
     `attn-decompose` expands it into `attn.map`s.
 
     Example:
@@ -642,10 +669,12 @@ def Attn_FinalizeOp : Attn_Op<"finalize", [
     %o, %lse = attn.finalize %acc, %m, %l : tensor<64x64xf32>, tensor<64xf32> -> tensor<64x64xbf16>
     ```
   }];
-  let arguments = (ins Attn_AccTile:$acc, Attn_RowTile:$max, Attn_RowTile:$sum);
+  let arguments = (ins Attn_AccTile:$acc, Attn_RowTile:$max, Attn_RowTile:$sum,
+                       Optional<F32>:$outputScale);
   let results = (outs Attn_Tile2D:$output, Attn_RowTile:$lse);
   let assemblyFormat = [{
-    $acc `,` $max `,` $sum attr-dict `:` type($acc) `,` type($max)
+    $acc `,` $max `,` $sum (`scale` $outputScale^)? attr-dict
+    `:` type($acc) `,` type($max)
     `->` type($output)
   }];
   let hasVerifier = 1;
