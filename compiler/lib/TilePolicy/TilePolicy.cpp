@@ -29,6 +29,9 @@ constexpr int64_t kBackwardWgmmaHeadDimMultiple = 64;
 /// Query and key tiles of the backward pass (both grids' score tiles are
 /// 64 x 64: 4 warps of one 16-row m tile, one warpgroup for wgmma).
 constexpr int64_t kBackwardBlock = 64;
+/// The plain D = 256 wgmma forward's K/V tile (KernelConfig::resolved).
+constexpr int64_t kWideKeysHeadDim = 256;
+constexpr int64_t kWideKeysBlockN = 80;
 /// The backward on mma.sync past D = 128 (dK and dV in grids of their own):
 /// 32 x 32 tiles, 2 warps of one 16-row m tile. Every kernel of the
 /// backward at D = 256 then assembles without spills (ptxas 13.0, sm_90a:
@@ -554,6 +557,17 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     if (nvidia && r.tensorCore != "wgmma" && splitsBackwardGrads(headDim))
       defM = defN = kBackwardSplitBlock;
   }
+  // The plain wgmma forward at D = 256: 80-key tiles (two stages still fit
+  // in shared memory) ran 1.05-1.07x the 64-key ones without a mask on an
+  // H200, 0.98-1.01x causal (docs/BENCHMARKS.md version 24, runs 6-7).
+  // With a mask, a variant, a packed or paged batch, split-KV or TMA
+  // (untested) they spill at 128 x 80 (ptxas 13.0), and D = 208-240 spills
+  // without them: only this configuration takes them.
+  if (nvidia && !backward && tilesForWgmma(tensorCore, arch) &&
+      headDim == kWideKeysHeadDim && mask == MaskKind::None && variants == 0 &&
+      userMods.empty() && !varlen && pageSize == 0 && !split && !tma &&
+      !packGqa)
+    defN = kWideKeysBlockN;
   // A decoding paged call's open tiles (pagedDecodeTiles; {0, 0}: the
   // defaults). Consumed here: the tiles it gave are explicit from now on.
   if (r.pagedDecode && nvidia && pageSize > 0 && !backward && r.blockM == 0 &&
