@@ -94,15 +94,16 @@ struct AttnCreateKernelPass
     bool paged = pageSize != 0;
     StringRef keyName = ::attn::abi::kForwardTensors[1].name;
     StringRef valueName = ::attn::abi::kForwardTensors[2].name;
+    StringRef outputName = ::attn::abi::kForwardTensors[3].name;
     for (const ::attn::abi::TensorArg &arg : tensors) {
       SmallVector<int64_t> shape(arg.rank, dyn), strides(arg.rank, dyn);
       Type type = Float32Type::get(ctx);
       if (arg.rank == 4) {
         shape.back() = headDim;
         strides.back() = 1;
-        type = fp8 && arg.name == ::attn::abi::kForwardTensors[3].name
-                   ? Type(BFloat16Type::get(ctx))
-                   : element;
+        // By name, not by pointer: the same literal may have two addresses.
+        type = fp8 && arg.name == outputName ? Type(BFloat16Type::get(ctx))
+                                             : element;
       }
       if (paged && (arg.name == keyName || arg.name == valueName))
         shape[2] = pageSize;
