@@ -29,7 +29,7 @@ constexpr int64_t kBackwardWgmmaHeadDimMultiple = 64;
 /// Query and key tiles of the backward pass (both grids' score tiles are
 /// 64 x 64: 4 warps of one 16-row m tile, one warpgroup for wgmma).
 constexpr int64_t kBackwardBlock = 64;
-/// The plain D = 256 wgmma forward's K/V tile (KernelConfig::resolved).
+/// The plain D = 256 wgmma forward's K/V tile (defaultTileSizes).
 constexpr int64_t kWideKeysHeadDim = 256;
 constexpr int64_t kWideKeysBlockN = 80;
 /// The backward on mma.sync past D = 128 (dK and dV in grids of their own):
@@ -156,7 +156,8 @@ bool scoresHeavy(unsigned variants) {
 }
 
 std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
-                                             unsigned variants) {
+                                             unsigned variants,
+                                             bool plainForward) {
   // A variant loading per score (a bias table, document ids) adds live
   // values and load latency to the softmax: at D = 128 the 128-key tile
   // spills and 64 keys measured faster (bias 1.51 vs 2.14 ms, document 0.96
@@ -176,6 +177,14 @@ std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
   // shared memory, fewer O registers); above 128, 64 keys as at D = 256
   // (128 keys would need 241 KB with two stages at D = 160 and 192).
   // Head dims that are not a multiple of 16 stay on mma.sync.
+  // The plain forward at D = 256: 80-key tiles (two stages still fit in
+  // shared memory) ran 1.05-1.07x the 64-key ones without a mask on an
+  // H200, 0.98-1.01x causal (docs/BENCHMARKS.md version 24, runs 6-8).
+  // With a mask, a variant, a packed or paged batch, split-KV or TMA
+  // (untested) they spill at 128 x 80 (ptxas 13.0), and D = 208-240 spills
+  // without them: only this configuration takes them.
+  if (wgmma && plainForward && headDim == kWideKeysHeadDim)
+    return {128, kWideKeysBlockN};
   if (wgmma && headDim % kWgmmaK == 0)
     return {128, headDim > 64 && headDim <= 128 ? 128 : 64};
   // On the NVIDIA mapping (4 warps) block-m = 128 gives each warp two 16-row
@@ -538,8 +547,12 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   KernelConfig r = *this;
   // Default tiles for the mapping auto would pick; then the mapping the
   // plan takes for those tiles.
-  auto [defM, defN] = defaultTileSizes(
-      headDim, nvidia && tilesForWgmma(tensorCore, arch), variants);
+  bool plainForward = !backward && mask == MaskKind::None && variants == 0 &&
+                      userMods.empty() && !varlen && pageSize == 0 && !split &&
+                      !tma && !packGqa;
+  auto [defM, defN] =
+      defaultTileSizes(headDim, nvidia && tilesForWgmma(tensorCore, arch),
+                       variants, plainForward);
   // The backward: 64 x 64 tiles, whose keys-major score tiles (64 keys)
   // split over 4 warps (one warpgroup) as its query tiles do. wgmma at
   // D = 64 and 128 measured 1.36-1.60x mma.sync on an H200
@@ -557,17 +570,6 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     if (nvidia && r.tensorCore != "wgmma" && splitsBackwardGrads(headDim))
       defM = defN = kBackwardSplitBlock;
   }
-  // The plain wgmma forward at D = 256: 80-key tiles (two stages still fit
-  // in shared memory) ran 1.05-1.07x the 64-key ones without a mask on an
-  // H200, 0.98-1.01x causal (docs/BENCHMARKS.md version 24, runs 6-7).
-  // With a mask, a variant, a packed or paged batch, split-KV or TMA
-  // (untested) they spill at 128 x 80 (ptxas 13.0), and D = 208-240 spills
-  // without them: only this configuration takes them.
-  if (nvidia && !backward && tilesForWgmma(tensorCore, arch) &&
-      headDim == kWideKeysHeadDim && mask == MaskKind::None && variants == 0 &&
-      userMods.empty() && !varlen && pageSize == 0 && !split && !tma &&
-      !packGqa)
-    defN = kWideKeysBlockN;
   // A decoding paged call's open tiles (pagedDecodeTiles; {0, 0}: the
   // defaults). Consumed here: the tiles it gave are explicit from now on.
   if (r.pagedDecode && nvidia && pageSize > 0 && !backward && r.blockM == 0 &&

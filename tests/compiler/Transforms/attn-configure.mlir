@@ -99,7 +99,7 @@ func.func @d128(%q: !d128, %k: !d128, %v: !d128, %o: !d128) {
 }
 
 // D = 256: three stages would not fit, so two, and a plain schedule;
-// without a mask or variant 80-key tiles (KernelConfig::resolved).
+// without a mask or variant 80-key tiles (defaultTileSizes).
 // SM90-LABEL: func.func @d256(
 // SM90-SAME: attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 80, warps = 8, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 // SM80-LABEL: func.func @d256(

@@ -40,9 +40,11 @@ bool tilesForWgmma(std::string_view tensorCore, std::string_view chip);
 int64_t defaultWarps(bool wgmma, int64_t blockM);
 
 /// Default tile sizes (block-m, block-n) for a head dim, for the mma.sync or
-/// the wgmma (sm_90a) mapping.
+/// the wgmma (sm_90a) mapping. plainForward: a forward without a mask,
+/// variant, user mod, packed or paged batch, split-KV, TMA or packed heads.
 std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
-                                             unsigned variants = 0);
+                                             unsigned variants = 0,
+                                             bool plainForward = false);
 
 /// Whether the NVIDIA backward computes dK and dV in two grids (kernels) of
 /// their own instead of one, at the cost of recomputing the keys-major
