@@ -15,6 +15,7 @@
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/UserMods.h"
 #include "AttnVersion.inc"
+#include "HostLibcalls.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -528,6 +529,7 @@ std::unique_ptr<HostKernel> compileHostUnguarded(const KernelConfig &config,
             s->diagnostics;
     return nullptr;
   }
+  (*engine)->registerSymbols(hostLibcalls);
   auto sym =
       (*engine)->lookupPacked(std::string("_mlir_ciface_") + kernelName);
   if (!sym) {

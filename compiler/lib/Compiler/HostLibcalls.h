@@ -1,0 +1,25 @@
+//===- HostLibcalls.h - Runtime functions the host JIT's code may call ---===//
+//
+// LLVM lowers some operations of the host kernels to calls into the
+// compiler's runtime library (compiler-rt builtins or libgcc). The process
+// need not have them: f32 -> bf16 rounding is a call to __truncsfbf2 on an
+// x86 CPU without AVX512-BF16, and GCC 12's libgcc (Debian 12) has no such
+// function, so the JIT failed to link every bf16 host kernel there.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_COMPILER_HOSTLIBCALLS_H
+#define ATTN_COMPILER_HOSTLIBCALLS_H
+
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+
+namespace attn::compiler {
+
+/// The libcalls above, defined here, by their mangled names: what
+/// mlir::ExecutionEngine::registerSymbols takes.
+llvm::orc::SymbolMap hostLibcalls(llvm::orc::MangleAndInterner interner);
+
+} // namespace attn::compiler
+
+#endif // ATTN_COMPILER_HOSTLIBCALLS_H
