@@ -11,8 +11,6 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
-#include <cmath>
-
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::nv;
@@ -52,10 +50,14 @@ struct MaxNum : OpConversionPattern<arith::MaxNumFOp> {
   }
 };
 
-/// tanh(x) = 1 - 2 / (2^(2·log2(e)·x) + 1): one ex2.approx and one
-/// rcp.approx (a soft-capped score, cap · tanh(s / cap), must stay accurate
-/// to the bf16 rounding of P: tanh.approx's 2^-11 is not). Large |x| gives
-/// exactly ±1 (2^x overflows to inf, rcp(inf) = 0).
+/// tanh as one MUFU.TANH (`tanh.approx.f32`, sm_75 on: LLVM's tanh with
+/// afn). A soft-capped score, cap · tanh(s / cap), was computed as
+/// 1 - 2 / (2^(2·log2(e)·x) + 1) -- an ex2 and an rcp, two MUFU ops beside
+/// the softmax's one ex2 per score, which made softcap cost ~1.9 x plain
+/// causal attention (docs/BENCHMARKS.md version 22). tanh.approx's relative
+/// error (2^-11) moves a score by |score| · 2^-11, below the bf16 rounding
+/// of P for scores up to the cap; FlashAttention's softcap uses the same
+/// instruction.
 struct Tanh : OpConversionPattern<math::TanhOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -64,27 +66,10 @@ struct Tanh : OpConversionPattern<math::TanhOp> {
                   ConversionPatternRewriter &rewriter) const override {
     if (!op.getType().isF32())
       return op.emitOpError("only f32 is supported on NVIDIA");
-    Location loc = op.getLoc();
-    Type f32 = rewriter.getF32Type();
-    auto cst = [&](double v) {
-      return LLVM::ConstantOp::create(rewriter, loc, f32,
-                                      rewriter.getF32FloatAttr(v));
-    };
-    Value x = LLVM::FMulOp::create(rewriter, loc, adaptor.getOperand(),
-                                   cst(2.0 * M_LOG2E));
-    Value e = LLVM::CallIntrinsicOp::create(
-                  rewriter, loc, f32,
-                  rewriter.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
-                  ValueRange{x})
-                  .getResult(0);
-    Value r = LLVM::CallIntrinsicOp::create(
-                  rewriter, loc, f32,
-                  rewriter.getStringAttr("llvm.nvvm.rcp.approx.ftz.f"),
-                  ValueRange{LLVM::FAddOp::create(rewriter, loc, e, cst(1.0))})
-                  .getResult(0);
-    Value twoR = LLVM::FMulOp::create(rewriter, loc, r, cst(2.0));
-    Value y = LLVM::FSubOp::create(rewriter, loc, cst(1.0), twoR);
-    rewriter.replaceOp(op, y);
+    rewriter.replaceOpWithNewOp<LLVM::TanhOp>(
+        op, op.getType(), adaptor.getOperand(),
+        LLVM::FastmathFlagsAttr::get(op.getContext(),
+                                     LLVM::FastmathFlags::afn));
     return success();
   }
 };

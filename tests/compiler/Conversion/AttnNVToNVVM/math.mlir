@@ -1,8 +1,9 @@
 // RUN: attn-opt %s --convert-attn-nv-to-nvvm --allow-unregistered-dialect | FileCheck %s
 
 // The softmax's exp2 and log2 become the approximate NVVM intrinsics
-// (ex2.approx.ftz: one MUFU.EX2; lg2.approx), maxnumf LLVM's maxnum, not
-// the libdevice calls convert-gpu-to-nvvm would emit. Inside attn.map bodies
+// (ex2.approx.ftz: one MUFU.EX2; lg2.approx), maxnumf LLVM's maxnum, a
+// softcap's tanh LLVM's tanh with afn (NVPTX: tanh.approx.f32, one
+// MUFU.TANH), not the libdevice calls convert-gpu-to-nvvm would emit. Inside attn.map bodies
 // they are lowered the same way, once per value.
 
 #cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
@@ -12,13 +13,15 @@
 // CHECK: %[[E:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[X]]) : (f32) -> f32
 // CHECK: %[[L:.*]] = llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"(%[[Y]]) : (f32) -> f32
 // CHECK: %[[M:.*]] = llvm.intr.maxnum(%[[E]], %[[L]]) : (f32, f32) -> f32
-// CHECK: "test.sink"(%[[M]])
+// CHECK: %[[T:.*]] = llvm.intr.tanh(%[[M]]) {fastmathFlags = #llvm.fastmath<afn>} : (f32) -> f32
+// CHECK: "test.sink"(%[[T]])
 // CHECK-NOT: math.
 func.func @scalars(%x: f32, %y: f32) attributes {attn.config = #cfg} {
   %a = math.exp2 %x : f32
   %b = math.log2 %y : f32
   %c = arith.maxnumf %a, %b : f32
-  "test.sink"(%c) : (f32) -> ()
+  %t = math.tanh %c : f32
+  "test.sink"(%t) : (f32) -> ()
   return
 }
 
