@@ -58,6 +58,10 @@ CASES = [
     (2, 8, 2, 300, 300, 128, "bf16", "causal"),
     (2, 4, 1, 128, 200, 128, "f16", "none"),
     (1, 4, 4, 1000, 1000, 128, "bf16", "none"),
+    # Several 128-row K/V and query tiles (the wgmma form's block_m) with
+    # partial last tiles, GQA and unequal lengths.
+    (1, 4, 2, 700, 901, 64, "f16", "causal"),
+    (1, 4, 2, 515, 389, 128, "bf16", "bottom_right"),
     (1, 2, 2, 200, 200, 256, "bf16", "causal"),
     # D = 256: dK and dV in kernels of their own (splitsBackwardGrads), 32 x 32
     # tiles; GQA sums over the group in both, odd and unequal lengths.
@@ -78,7 +82,7 @@ VARIANT_CASES = [
     ((1, 4, 4, 256, 256, 128, "bf16", "causal"), {"document": True}),
     ((1, 4, 2, 150, 150, 256, "bf16", "causal"), {"softcap": 1.5}),
 ]
-SMALL = [CASES[2], CASES[5], CASES[8]]
+SMALL = [CASES[2], CASES[5], CASES[10]]
 
 
 def visible(mask, nq, nk, device):

@@ -26,8 +26,13 @@ constexpr int64_t kSharedPerCtaPair = 113 * 1024;
 /// The backward on wgmma takes head dims that are multiples of this (its
 /// products at other head dims have never run on a device).
 constexpr int64_t kBackwardWgmmaHeadDimMultiple = 64;
-/// Query and key tiles of the backward pass (both grids' score tiles are
-/// 64 x 64: 4 warps of one 16-row m tile, one warpgroup for wgmma).
+/// Tiles of the backward pass: a CTA of either grid owns block_m rows
+/// (queries of the dQ grid, keys of the dK/dV grid) and steps over block_n
+/// rows of the other side. 64 x 64: 4 warps of one 16-row m tile, one
+/// warpgroup for wgmma, two CTAs an SM. 128 x 64 (two warpgroups sharing
+/// each step's tiles, the same registers a thread) measured 0.76-0.96 x on
+/// the H200 (docs/BENCHMARKS.md version 25): one CTA an SM, whose two
+/// warpgroups wait at each step's CTA barriers together.
 constexpr int64_t kBackwardBlock = 64;
 /// The plain D = 256 wgmma forward's K/V tile (defaultTileSizes).
 constexpr int64_t kWideKeysHeadDim = 256;
@@ -59,18 +64,16 @@ int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 /// f32 values one thread holds in the tiles that stay in registers: each
 /// warp owns rows / warps rows of a score tile and of its accumulators,
 /// spread over 32 threads (a wgmma warpgroup's 64 rows are 16 a warp).
-/// Forward: S (block-n columns) and O (head dim). Backward: the query
-/// tiles' S, dP and dQ, or the key tiles' S^T, dP^T, dK and dV.
-/// Split grads: the K/V tiles' kernels hold dK (with Sᵀ and dPᵀ) or dV.
+/// Forward: S (block-n columns) and O (head dim). Backward (block_m rows
+/// in both grids): the query tiles' S, dP and dQ, or the key tiles' S^T,
+/// dP^T, dK and dV; split grads: the K/V tiles' kernels hold dK (with Sᵀ
+/// and dPᵀ) or dV.
 int64_t tileValuesPerThread(const KernelConfig &r, int64_t warps) {
   int64_t d = roundUp(r.headDim, 16);
   if (!r.backward)
     return r.blockM / warps * (r.blockN + d) / 32;
-  int64_t keyTiles = splitsBackwardGrads(r.headDim) ? 2 * r.blockM + d
-                                                    : 2 * r.blockM + 2 * d;
-  return std::max(r.blockM / warps * (2 * r.blockN + d),
-                  r.blockN / warps * keyTiles) /
-         32;
+  int64_t accumulators = splitsBackwardGrads(r.headDim) ? d : 2 * d;
+  return r.blockM / warps * (2 * r.blockN + accumulators) / 32;
 }
 
 /// Whether the tiles' register values fit the registers each of the plan's
@@ -369,12 +372,12 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
               std::to_string(d);
       return false;
     }
-    // Both grids' tiles are score tiles with rows split over the warps:
-    // queries (block-m) in the dQ grid, keys (block-n) in the dK/dV grid.
-    if (r.blockN % (16 * plan.warps) != 0) {
-      error = "the backward's K/V tile of " + std::to_string(r.blockN) +
-              " keys is not a whole number of 16-row tiles for each of "
-              "warps=" + std::to_string(plan.warps);
+    // Both grids' score tiles have block_m rows split over the warps
+    // (checked above); the atomic form's dQ part, (dSᵀ)ᵀ K, has block_n.
+    if (!r.deterministic && r.blockN % (16 * plan.warps) != 0) {
+      error = "the atomic backward's dQ part of " + std::to_string(r.blockN) +
+              " query rows is not a whole number of 16-row tiles for each "
+              "of warps=" + std::to_string(plan.warps);
       return false;
     }
     // Plain and synchronous where the forward pipelines: one K/V loop
@@ -385,7 +388,8 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
               std::to_string(plan.stages);
       return false;
     }
-    // The query tiles' kernel holds the most: Q and dO, K and V staged.
+    // Each kernel holds two tiles of its own rows (Q and dO, or K and V)
+    // and two of the other side's a stage.
     plan.sharedBytes = 2 * sharedTileBytes(r.blockM, d, wgmma) +
                        2 * plan.stages * sharedTileBytes(r.blockN, d, wgmma) +
                        (wgmma ? 1024 : 0);
@@ -607,11 +611,10 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   }
   if (r.warps == 0 && (r.tensorCore == "wgmma" || r.tensorCore == "mma.sync"))
     r.warps = defaultWarps(r.tensorCore == "wgmma", r.blockM);
-  // The backward's mma.sync warps own 16 rows of both grids' score tiles:
-  // no more warps than the smaller side has 16-row tiles.
+  // The backward's mma.sync warps own 16 rows of both grids' score tiles
+  // (block_m rows each): no more warps than it has 16-row tiles.
   if (backward && warps == 0 && r.tensorCore == "mma.sync")
-    r.warps = std::max<int64_t>(
-        1, std::min(r.warps, std::min(r.blockM, r.blockN) / 16));
+    r.warps = std::max<int64_t>(1, std::min(r.warps, r.blockM / 16));
   // TMA loads whole K/V tiles of a (B, Hkv, N, D) tensor, or of a packed
   // batch's sequence (KernelABI.h's ragged maps): the wgmma forward over
   // contiguous K/V (a paged cache's and split-KV's tiles keep cp.async).

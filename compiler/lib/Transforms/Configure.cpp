@@ -120,6 +120,8 @@ struct AttnConfigurePass
         if (op.isPaged())
           config.pageSize = op.getKey().getType().getDimSize(2);
         config.split = op.isSplit();
+      } else {
+        config.deterministic = !op.getGradQueryAccum();
       }
       // The policy sizes tiles by what the mods cost per score, which it
       // knows by the named variants' bits: a score_mod costs like a softcap,

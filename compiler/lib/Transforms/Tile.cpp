@@ -404,6 +404,10 @@ LogicalResult tileSdpa(SdpaOp op) {
 ///  2. per K/V tile: dK = scale · Σ dSᵀ Q and dV = Σ Pᵀ dO over the query
 ///     tiles that see it, of every query head of its group (GQA sums them
 ///     here), with keys-major score tiles so that both are plain products.
+/// In both grids a CTA owns block_m rows of its side (queries, then keys)
+/// and each step of its loop reads block_n rows of the other, as in the
+/// forward: one warp count splits both grids' rows, and both kernels' score
+/// tiles are block_m x block_n.
 /// With a dQ accumulator (`dq_accum`) grid 1 forms only the row terms,
 /// grid 2 also adds each pair's dS K into the accumulator (atomically: K/V
 /// tiles share query rows), and a third grid per query tile stores
@@ -438,12 +442,17 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
   auto kTile = RankedTensorType::get({blockN, headDim}, element);
   auto vTile = RankedTensorType::get({blockN, valueDim}, element);
   auto rowType = RankedTensorType::get({blockM}, f32);
-  auto colType = RankedTensorType::get({1, blockM}, f32);
   auto scoreType = RankedTensorType::get({blockM, blockN}, element);
-  auto scoreTypeT = RankedTensorType::get({blockN, blockM}, element);
   auto accQ = RankedTensorType::get({blockM, headDim}, f32);
-  auto accK = RankedTensorType::get({blockN, headDim}, f32);
-  auto accV = RankedTensorType::get({blockN, valueDim}, f32);
+  // The K/V tiles' grid: block_m keys a CTA, block_n queries a step.
+  auto ownK = RankedTensorType::get({blockM, headDim}, element);
+  auto ownV = RankedTensorType::get({blockM, valueDim}, element);
+  auto stepQ = RankedTensorType::get({blockN, headDim}, element);
+  auto stepDO = RankedTensorType::get({blockN, valueDim}, element);
+  auto colType = RankedTensorType::get({1, blockN}, f32);
+  auto partQ = RankedTensorType::get({blockN, headDim}, f32);
+  auto accK = RankedTensorType::get({blockM, headDim}, f32);
+  auto accV = RankedTensorType::get({blockM, valueDim}, f32);
 
   // One backward step; its regions are the op's, cloned.
   auto step = [&](OpBuilder &sb, Location sl, Type result, Value q, Value k,
@@ -547,25 +556,25 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
   bool splitGrads =
       !config.isHost() && ::attn::compiler::splitsBackwardGrads(headDim);
   auto keyGrid = [&](bool withK, bool withV) {
-    Value keyTiles = arith::CeilDivSIOp::create(b, loc, numKeys, cBlockN);
+    Value keyTiles = arith::CeilDivSIOp::create(b, loc, numKeys, cBlockM);
     auto grid = TileGridOp::create(b, loc, batch, kvHeads, keyTiles);
     grid->setAttr(::attn::abi::kGridAttr,
                   b.getStringAttr(::attn::abi::kGridOverKeys));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&grid.getBodyBlock());
     Value bIdx = grid.getBatchIndex(), kvHead = grid.getHeadIndex();
-    Value kv = arith::MulIOp::create(b, loc, grid.getTileIndex(), cBlockN);
-    Value k = LoadTileOp::create(b, loc, kTile, op.getKey(), bIdx, kvHead, kv,
+    Value kv = arith::MulIOp::create(b, loc, grid.getTileIndex(), cBlockM);
+    Value k = LoadTileOp::create(b, loc, ownK, op.getKey(), bIdx, kvHead, kv,
                                  numKeys, Value());
-    Value v = LoadTileOp::create(b, loc, vTile, op.getValue(), bIdx, kvHead,
+    Value v = LoadTileOp::create(b, loc, ownV, op.getValue(), bIdx, kvHead,
                                  kv, numKeys, Value());
     Value lastKey = arith::SubIOp::create(
         b, loc, arith::MinSIOp::create(
-                    b, loc, arith::AddIOp::create(b, loc, kv, cBlockN),
+                    b, loc, arith::AddIOp::create(b, loc, kv, cBlockM),
                     numKeys),
         one);
     auto [lower, upper] =
-        mask.queryRange(b, loc, kv, lastKey, numQueries, blockM);
+        mask.queryRange(b, loc, kv, lastKey, numQueries, blockN);
     // One loop over (query head of the group, query tile) pairs, head
     // outermost, so that a GPU mapping pipelines its copies as it does a
     // single K/V loop's.
@@ -574,7 +583,7 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
     Value tiles = arith::MaxSIOp::create(
         b, loc,
         arith::CeilDivSIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, upper, lower), cBlockM),
+            b, loc, arith::SubIOp::create(b, loc, upper, lower), cBlockN),
         zero);
     Value pairs = arith::MulIOp::create(b, loc, group, tiles);
     SmallVector<Value> inits;
@@ -591,16 +600,16 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
           Value row = arith::AddIOp::create(
               lb, ll, lower,
               arith::MulIOp::create(
-                  lb, ll, arith::RemUIOp::create(lb, ll, it, tiles), cBlockM));
-          Value q = LoadTileOp::create(lb, ll, qTile, op.getQuery(), bIdx, h,
+                  lb, ll, arith::RemUIOp::create(lb, ll, it, tiles), cBlockN));
+          Value q = LoadTileOp::create(lb, ll, stepQ, op.getQuery(), bIdx, h,
                                        row, numQueries, Value());
-          Value dO = LoadTileOp::create(lb, ll, doTile, op.getGradOutput(),
+          Value dO = LoadTileOp::create(lb, ll, stepDO, op.getGradOutput(),
                                         bIdx, h, row, numQueries, Value());
           Value lse = LoadTileOp::create(lb, ll, colType, op.getLse(), bIdx, h,
                                          row, numQueries, Value());
           Value delta = LoadTileOp::create(lb, ll, colType, op.getDelta(),
                                            bIdx, h, row, numQueries, Value());
-          auto grad = step(lb, ll, scoreTypeT, q, k, v, dO, lse, delta, row,
+          auto grad = step(lb, ll, scoreType, q, k, v, dO, lse, delta, row,
                            kv, bIdx, h, /*keysMajor=*/true);
           // With the accumulator dV's product comes first: Pᵀ is dead
           // before dQ's part (a third accumulator tile) is live beside dK
@@ -621,7 +630,7 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
           // (with dK: a split kernel pair forms it once).
           if (withK && dqAccum) {
             Value part = MatmulOp::create(lb, ll, grad.getGradScores(), k,
-                                          splat(lb, ll, accQ, 0.0f),
+                                          splat(lb, ll, partQ, 0.0f),
                                           /*transposeLhs=*/true, false);
             StoreTileOp::create(lb, ll, part, dqAccum, bIdx, h, row,
                                 numQueries, Value(), Value(),

@@ -269,7 +269,9 @@ ATTN_JIT_API attn_status attn_forward_paged(const attn_paged_args *args);
  * differentiable by the compiler (arith add/sub/mul/div/neg/max/min/select,
  * math tanh/exp/exp2/log/log2/sqrt/absf on the score); otherwise
  * ATTN_ERROR_INVALID_ARGUMENT. It runs on both devices (on CUDA as two
- * kernels on the call's stream, the workspace allocated stream-ordered). */
+ * kernels on the call's stream, the workspace allocated stream-ordered).
+ * fwd.block_m / block_n: a CTA of either kernel owns block_m rows (queries,
+ * or keys) and steps over block_n rows of the other side. */
 typedef struct attn_bwd_args {
   attn_fwd_args fwd;
   const void *d_o; /* (B, H, Nq, D), the dtype of Q */

@@ -4,8 +4,10 @@
 
 // The atomic backward (dQ's accumulator) reads dS^T transposed from shared
 // memory as the A operand: wgmma (sm_90a's default at D = 64) and the host
-// map it, mma.sync has no such operand and refuses it.
-// CHECK: mapping = "wgmma"
+// map it, mma.sync has no such operand and refuses it. Its tiles stay
+// 64 x 64 on one warpgroup (each step's dQ part has block_n rows over the
+// warps that split block_m).
+// CHECK: mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4,
 // CHECK: dq_accum
 // HOST: mapping = "host"
 // HOST: dq_accum

@@ -280,7 +280,9 @@ func.func @sorted_documents(%q: !t, %k: !t, %v: !t, %o: !t, %ids: !ids) attribut
 // go to the workspace, then dQ sums dS·K over the K/V tiles the causal mask
 // lets it see; per K/V tile dK and dV sum over the query heads of its group
 // and the query tiles that see it (causal: from the tile's first key, down
-// to a multiple of block_m), with keys-major steps (1xR row terms).
+// to a multiple of block_n), with keys-major steps (1xR row terms). A CTA of
+// either grid owns block_m rows (queries, then keys) and steps over block_n
+// rows of the other side: 64 keys a K/V tile, 32 queries a step.
 #cfg = #attn.config<mapping = "host", chip = "", block_m = 64, block_n = 32, warps = 0, min_ctas_per_sm = 0, stages = 0, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
@@ -322,11 +324,11 @@ func.func @sorted_documents(%q: !t, %k: !t, %v: !t, %o: !t, %ids: !ids) attribut
 // CHECK:     %[[QR:.*]] = arith.addi %[[LOWER]], %[[TROW]] : index
 // CHECK:       %[[Q2:.*]] = attn.load_tile %arg0[%[[B2]], %[[HH]], %[[QR]]]
 // CHECK:       %[[DO2:.*]] = attn.load_tile %arg4[%[[B2]], %[[HH]], %[[QR]]]
-// CHECK:       %[[LSE2:.*]] = attn.load_tile %arg5[%[[B2]], %[[HH]], %[[QR]]] {{.*}} -> tensor<1x64xf32>
-// CHECK:       %[[DELTA2:.*]] = attn.load_tile %arg9[%[[B2]], %[[HH]], %[[QR]]] {{.*}} -> tensor<1x64xf32>
+// CHECK:       %[[LSE2:.*]] = attn.load_tile %arg5[%[[B2]], %[[HH]], %[[QR]]] {{.*}} -> tensor<1x32xf32>
+// CHECK:       %[[DELTA2:.*]] = attn.load_tile %arg9[%[[B2]], %[[HH]], %[[QR]]] {{.*}} -> tensor<1x32xf32>
 // CHECK:       %[[P:.*]], %[[DST:.*]] = attn.score_grad %[[Q2]], %[[K2]], %[[V2]], %[[DO2]], %[[LSE2]], %[[DELTA2]] at [%[[QR]], %[[KV2]]] {{.*}} keys_major
-// CHECK:       attn.matmul %[[DST]], %[[Q2]], %[[DK]] : tensor<32x64xbf16>, tensor<64x64xbf16>, tensor<32x64xf32>
-// CHECK:       attn.matmul %[[P]], %[[DO2]], %[[DV]] : tensor<32x64xbf16>, tensor<64x64xbf16>, tensor<32x64xf32>
+// CHECK:       attn.matmul %[[DST]], %[[Q2]], %[[DK]] : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32>
+// CHECK:       attn.matmul %[[P]], %[[DO2]], %[[DV]] : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32>
 // CHECK:   attn.store_tile %{{.*}}, %arg7[%[[B2]], %[[G]], %[[KV2]]]
 // CHECK:   attn.store_tile %{{.*}}, %arg8[%[[B2]], %[[G]], %[[KV2]]]
 // CHECK-NOT: attn.sdpa_backward
@@ -418,7 +420,7 @@ func.func @backward_split_grads(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !
 // CHECK-LABEL: func.func @backward_host_joint_grads(
 // CHECK:      attn.tile_grid
 // CHECK:      attn.tile_grid
-// CHECK:        scf.for {{.*}} -> (tensor<32x256xf32>, tensor<32x256xf32>)
+// CHECK:        scf.for {{.*}} -> (tensor<64x256xf32>, tensor<64x256xf32>)
 // CHECK-NOT:  attn.tile_grid
 func.func @backward_host_joint_grads(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !lse, %dq: !t, %dk: !t, %dv: !t, %delta: !lse, %s: f32) attributes {attn.config = #cfg} {
   attn.sdpa_backward %q, %k, %v, %o, %do, %lse into %dq, %dk, %dv delta %delta scale %s
@@ -450,8 +452,8 @@ func.func @backward_host_joint_grads(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %l
 // CHECK:          %[[H:.*]] = arith.addi
 // CHECK:          %[[ROW:.*]] = arith.addi
 // CHECK:          %{{.*}}, %[[DST:.*]] = attn.score_grad {{.*}} keys_major
-// CHECK:          attn.matmul %[[DST]], %{{.*}}, %{{.*}} : tensor<32x64xbf16>, tensor<64x64xbf16>, tensor<32x64xf32>
-// CHECK:          %[[PART:.*]] = attn.matmul %[[DST]], %[[K]], %{{.*}} transpose_lhs : tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<64x64xf32>
+// CHECK:          attn.matmul %[[DST]], %{{.*}}, %{{.*}} : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32>
+// CHECK:          %[[PART:.*]] = attn.matmul %[[DST]], %[[K]], %{{.*}} transpose_lhs : tensor<64x32xbf16>, tensor<64x64xbf16>, tensor<32x64xf32>
 // CHECK-NEXT:     attn.store_tile %[[PART]], %arg11[%[[B]], %[[H]], %[[ROW]]] accumulate bounds
 // CHECK:      attn.tile_grid
 // CHECK:        %[[ACC:.*]] = attn.load_tile %arg11[{{.*}}] bounds {{.*}} -> tensor<64x64xf32>

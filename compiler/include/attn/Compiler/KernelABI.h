@@ -258,7 +258,7 @@ inline constexpr const char *kThreadsAttr = "attn.threads";
 inline constexpr const char *kBlockMAttr = "attn.block_m";
 inline constexpr const char *kSharedBytesAttr = "attn.shared_bytes";
 inline constexpr const char *kPackGqaAttr = "attn.pack_gqa";
-/// A grid over K/V tiles (value "keys": (ceil(Nk / block rows), Hkv, B)),
+/// A grid over K/V tiles (value "keys": (ceil(Nk / block_m), Hkv, B)),
 /// on the attn.tile_grid, then on its kernel; absent: over query tiles.
 inline constexpr const char *kGridAttr = "attn.grid";
 inline constexpr const char *kGridOverKeys = "keys";

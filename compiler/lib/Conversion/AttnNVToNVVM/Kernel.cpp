@@ -87,16 +87,15 @@ struct KernelFunc : OpConversionPattern<func::FuncOp> {
                                          config.getMinCtasPerSm()));
     kernel->setAttr(::attn::abi::kThreadsAttr,
                     rewriter.getI32IntegerAttr(threads));
-    // A grid over K/V tiles (the backward's dK/dV) has block_n rows a CTA;
-    // split-KV's merge grid (over rows) never packs heads.
+    // Every grid's CTA owns block_m rows: queries, or keys in a grid over
+    // K/V tiles (the backward's dK/dV); split-KV's merge grid (over rows)
+    // never packs heads.
     auto over = fn->getAttrOfType<StringAttr>(::attn::abi::kGridAttr);
-    bool overKeys = over && over.getValue() == ::attn::abi::kGridOverKeys;
     bool overRows = over && over.getValue() == ::attn::abi::kGridOverRows;
     if (over)
       kernel->setAttr(::attn::abi::kGridAttr, over);
     kernel->setAttr(::attn::abi::kBlockMAttr,
-                    rewriter.getI32IntegerAttr(overKeys ? config.getBlockN()
-                                                        : config.getBlockM()));
+                    rewriter.getI32IntegerAttr(config.getBlockM()));
     kernel->setAttr(::attn::abi::kPackGqaAttr,
                     rewriter.getI32IntegerAttr(
                         config.getPackGqa() && !overRows ? 1 : 0));
