@@ -84,12 +84,14 @@ def default_lib_path():
 
 class AttnJit(_capi.Library):
     def forward(self, q, k, v, o, lse, dtype, mask, scale=0.0, stream=None, device=DEVICE_CUDA,
-                kv_heads=None, variant=None):
+                kv_heads=None, variant=None, tiles=(0, 0)):
         """q, o: (B, H, Nq, D) and k, v: (B, Hkv, Nk, D) torch tensors (any
         strides, last one 1); lse: (B, H, Nq) float32 or None; kv_heads: None
         for k's head count (the header allows 0 for H); variant: an
-        AttnVariant (make_variant) or None. Returns (status, message)."""
+        AttnVariant (make_variant) or None; tiles: (block_m, block_n), 0 for
+        the policy's default. Returns (status, message)."""
         a = self._fwd_args(q, k, v, o, lse, dtype, mask, scale, stream, device, kv_heads, variant)
+        a.block_m, a.block_n = tiles
         try:
             super().forward(a)
         except AttnJitError as ex:

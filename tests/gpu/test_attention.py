@@ -78,6 +78,7 @@ DISTS = ["normal", "large"]
 BATCH_HEADS = [(1, 1), (1, 8), (3, 1), (3, 8)]
 PAIRS_PER_COMBO = 5
 FIXED_TOL = {"bf16": 1e-2, "f16": 2e-3}
+TILES = (0, 0)   # --tiles: (block_m, block_n) every call asks for; 0: the policy's
 BACKEND_SANITY = 5e-2   # a backend error above this means it computed something else
 GUARD = 512             # poisoned elements before and after O and LSE
 SMALL_OUTPUT = 4096     # below this many O elements the error statistic is noisy
@@ -104,6 +105,9 @@ def parse_args():
     ap.add_argument("--time-limit", type=float, default=0, help="seconds; later cases are skipped")
     ap.add_argument("--json", default="", help="append one JSON object per case to this file")
     ap.add_argument("--list", action="store_true", help="print the cases and exit")
+    ap.add_argument("--tiles", default="",
+                    help="M,N: every call asks for block_m x block_n (attn_fwd_args), e.g. a tile "
+                         "shape the policy does not choose yet; default: the policy's")
     ap.add_argument("--head-dims", default="",
                     help="comma-separated head dims for the main sweep instead of "
                          + ",".join(map(str, DIMS))
@@ -338,7 +342,7 @@ def run_case(torch, lib, c, seed, device):
     stream = torch.cuda.current_stream().cuda_stream if device == "cuda" else None
     st, msg = lib.forward(q, k, v, o, lse, c["dtype"], c["mask"], c["scale"], stream=stream,
                           device=aj.DEVICE_CUDA if device == "cuda" else aj.DEVICE_HOST,
-                          kv_heads=0 if c["kv_heads0"] else None)
+                          kv_heads=0 if c["kv_heads0"] else None, tiles=TILES)
     res = dict(name=case_name(c), seed=seed)
     if c.get("gqa"):
         res.update(sweep="gqa", H=c["H"], Hkv=c["Hkv"])
@@ -405,7 +409,10 @@ def fmt_base(base):
 
 
 def main():
+    global TILES
     args = parse_args()
+    if args.tiles:
+        TILES = tuple(int(x) for x in args.tiles.split(","))
     # Indices of the GQA sweep continue after the main sweep's whether or not
     # that runs, so that --seed S --only I names the same case either way.
     main_cases = make_cases(args.quick, args.device, head_dims(args))
