@@ -15,7 +15,7 @@
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/UserMods.h"
 #include "AttnVersion.inc"
-#include "HostLibcalls.h"
+#include "attn/Compiler/HostLibcalls.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"

@@ -14,11 +14,17 @@
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 
+#include <cstdint>
+
 namespace attn::compiler {
 
 /// The libcalls above, defined here, by their mangled names: what
 /// mlir::ExecutionEngine::registerSymbols takes.
 llvm::orc::SymbolMap hostLibcalls(llvm::orc::MangleAndInterner interner);
+
+/// The bits of `x` rounded to bf16, to nearest even; a NaN stays a quiet
+/// NaN of its sign (compiler-rt's __truncsfbf2, which hostLibcalls wraps).
+uint16_t truncF32ToBf16Bits(float x);
 
 } // namespace attn::compiler
 
