@@ -46,7 +46,7 @@ step() { echo "== ci_sanitizers: $*"; }
 
 runtime_units=(attn-runtime-tests attn-runtime-capi-tests attn-recover-fatal-errors-tests)
 compiler_units=(attn-compiler-tests attn-compile-ptx-tests attn-ptx-target-tests
-                attn-host-threads-tests)
+                attn-host-threads-tests attn-host-libcalls-tests)
 
 step "ASan + UBSan build"
 asan=$root/build-asan
