@@ -78,7 +78,6 @@ DISTS = ["normal", "large"]
 BATCH_HEADS = [(1, 1), (1, 8), (3, 1), (3, 8)]
 PAIRS_PER_COMBO = 5
 FIXED_TOL = {"bf16": 1e-2, "f16": 2e-3}
-TILES = (0, 0)   # --tiles: (block_m, block_n) every call asks for; 0: the policy's
 BACKEND_SANITY = 5e-2   # a backend error above this means it computed something else
 GUARD = 512             # poisoned elements before and after O and LSE
 SMALL_OUTPUT = 4096     # below this many O elements the error statistic is noisy
@@ -332,7 +331,7 @@ def poisoned_view(torch, c, dt, device, what):
     return buf, (view if c["layout"] == "bhnd" else view.transpose(1, 2))
 
 
-def run_case(torch, lib, c, seed, device):
+def run_case(torch, lib, c, seed, device, tiles=(0, 0)):
     gen = torch.Generator(device=device)
     gen.manual_seed(seed)
     q, k, v, dt = make_inputs(torch, c, gen, device)
@@ -342,7 +341,7 @@ def run_case(torch, lib, c, seed, device):
     stream = torch.cuda.current_stream().cuda_stream if device == "cuda" else None
     st, msg = lib.forward(q, k, v, o, lse, c["dtype"], c["mask"], c["scale"], stream=stream,
                           device=aj.DEVICE_CUDA if device == "cuda" else aj.DEVICE_HOST,
-                          kv_heads=0 if c["kv_heads0"] else None, tiles=TILES)
+                          kv_heads=0 if c["kv_heads0"] else None, tiles=tiles)
     res = dict(name=case_name(c), seed=seed)
     if c.get("gqa"):
         res.update(sweep="gqa", H=c["H"], Hkv=c["Hkv"])
@@ -409,10 +408,8 @@ def fmt_base(base):
 
 
 def main():
-    global TILES
     args = parse_args()
-    if args.tiles:
-        TILES = tuple(int(x) for x in args.tiles.split(","))
+    tiles = tuple(int(x) for x in args.tiles.split(",")) if args.tiles else (0, 0)
     # Indices of the GQA sweep continue after the main sweep's whether or not
     # that runs, so that --seed S --only I names the same case either way.
     main_cases = make_cases(args.quick, args.device, head_dims(args))
@@ -452,7 +449,7 @@ def main():
         t0 = time.time()
         case_seed = seed + c["idx"]
         try:
-            res = run_case(torch, lib, c, case_seed, args.device)
+            res = run_case(torch, lib, c, case_seed, args.device, tiles)
         except Exception as ex:  # noqa: BLE001 - one case must not stop the sweep
             res = dict(name=case_name(c), seed=case_seed, fail=f"exception: {type(ex).__name__}: {ex}")
         dt = time.time() - t0

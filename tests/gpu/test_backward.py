@@ -58,8 +58,8 @@ CASES = [
     (2, 8, 2, 300, 300, 128, "bf16", "causal"),
     (2, 4, 1, 128, 200, 128, "f16", "none"),
     (1, 4, 4, 1000, 1000, 128, "bf16", "none"),
-    # Several 128-row K/V and query tiles (the wgmma form's block_m) with
-    # partial last tiles, GQA and unequal lengths.
+    # Several K/V and query tiles of either grid, partial last tiles, GQA
+    # and unequal lengths.
     (1, 4, 2, 700, 901, 64, "f16", "causal"),
     (1, 4, 2, 515, 389, 128, "bf16", "bottom_right"),
     (1, 2, 2, 200, 200, 256, "bf16", "causal"),

@@ -437,22 +437,20 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
   MaskStructure mask(op.getMaskMod(), op.getCaptures());
   bool mods = !op.getScoreMod().empty() || !op.getMaskMod().empty();
 
-  auto qTile = RankedTensorType::get({blockM, headDim}, element);
-  auto doTile = RankedTensorType::get({blockM, valueDim}, element);
-  auto kTile = RankedTensorType::get({blockN, headDim}, element);
-  auto vTile = RankedTensorType::get({blockN, valueDim}, element);
-  auto rowType = RankedTensorType::get({blockM}, f32);
+  // Both grids: a CTA owns block_m rows of its side (Q, dO, O; or K, V)
+  // and each step reads block_n rows of the other; D columns (Q, K, dQ,
+  // dK) or Dv (dO, O, V, dV).
+  auto ownD = RankedTensorType::get({blockM, headDim}, element);
+  auto ownDv = RankedTensorType::get({blockM, valueDim}, element);
+  auto stepD = RankedTensorType::get({blockN, headDim}, element);
+  auto stepDv = RankedTensorType::get({blockN, valueDim}, element);
   auto scoreType = RankedTensorType::get({blockM, blockN}, element);
-  auto accQ = RankedTensorType::get({blockM, headDim}, f32);
-  // The K/V tiles' grid: block_m keys a CTA, block_n queries a step.
-  auto ownK = RankedTensorType::get({blockM, headDim}, element);
-  auto ownV = RankedTensorType::get({blockM, valueDim}, element);
-  auto stepQ = RankedTensorType::get({blockN, headDim}, element);
-  auto stepDO = RankedTensorType::get({blockN, valueDim}, element);
+  auto accD = RankedTensorType::get({blockM, headDim}, f32);
+  auto accDv = RankedTensorType::get({blockM, valueDim}, f32);
+  auto stepAccD = RankedTensorType::get({blockN, headDim}, f32);
+  // The row terms: of the own rows (dQ grid), of a step's (K/V grid).
+  auto rowType = RankedTensorType::get({blockM}, f32);
   auto colType = RankedTensorType::get({1, blockN}, f32);
-  auto partQ = RankedTensorType::get({blockN, headDim}, f32);
-  auto accK = RankedTensorType::get({blockM, headDim}, f32);
-  auto accV = RankedTensorType::get({blockM, valueDim}, f32);
 
   // One backward step; its regions are the op's, cloned.
   auto step = [&](OpBuilder &sb, Location sl, Type result, Value q, Value k,
@@ -499,11 +497,11 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
     // Q and the LSE for dQ (the deterministic form only).
     Value q, lse;
     if (!dqAccum)
-      q = LoadTileOp::create(b, loc, qTile, op.getQuery(), bIdx, hIdx, row,
+      q = LoadTileOp::create(b, loc, ownD, op.getQuery(), bIdx, hIdx, row,
                              numQueries, Value());
-    Value dO = LoadTileOp::create(b, loc, doTile, op.getGradOutput(), bIdx,
+    Value dO = LoadTileOp::create(b, loc, ownDv, op.getGradOutput(), bIdx,
                                   hIdx, row, numQueries, Value());
-    Value o = LoadTileOp::create(b, loc, doTile, op.getOutput(), bIdx, hIdx,
+    Value o = LoadTileOp::create(b, loc, ownDv, op.getOutput(), bIdx, hIdx,
                                  row, numQueries, Value());
     if (!dqAccum)
       lse = LoadTileOp::create(b, loc, rowType, op.getLse(), bIdx, hIdx, row,
@@ -532,11 +530,11 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
       auto [lower, upper] =
           mask.keyRange(b, loc, firstQuery, lastQuery, numKeys, blockN);
       auto loop = scf::ForOp::create(
-          b, loc, lower, upper, cBlockN, ValueRange{splat(b, loc, accQ, 0.0f)},
+          b, loc, lower, upper, cBlockN, ValueRange{splat(b, loc, accD, 0.0f)},
           [&](OpBuilder &lb, Location ll, Value kv, ValueRange state) {
-            Value k = LoadTileOp::create(lb, ll, kTile, op.getKey(), bIdx,
+            Value k = LoadTileOp::create(lb, ll, stepD, op.getKey(), bIdx,
                                          kvHead, kv, numKeys, Value());
-            Value v = LoadTileOp::create(lb, ll, vTile, op.getValue(), bIdx,
+            Value v = LoadTileOp::create(lb, ll, stepDv, op.getValue(), bIdx,
                                          kvHead, kv, numKeys, Value());
             auto grad = step(lb, ll, scoreType, q, k, v, dO, lse, delta, row,
                              kv, bIdx, hIdx, /*keysMajor=*/false);
@@ -564,9 +562,9 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
     b.setInsertionPointToStart(&grid.getBodyBlock());
     Value bIdx = grid.getBatchIndex(), kvHead = grid.getHeadIndex();
     Value kv = arith::MulIOp::create(b, loc, grid.getTileIndex(), cBlockM);
-    Value k = LoadTileOp::create(b, loc, ownK, op.getKey(), bIdx, kvHead, kv,
+    Value k = LoadTileOp::create(b, loc, ownD, op.getKey(), bIdx, kvHead, kv,
                                  numKeys, Value());
-    Value v = LoadTileOp::create(b, loc, ownV, op.getValue(), bIdx, kvHead,
+    Value v = LoadTileOp::create(b, loc, ownDv, op.getValue(), bIdx, kvHead,
                                  kv, numKeys, Value());
     Value lastKey = arith::SubIOp::create(
         b, loc, arith::MinSIOp::create(
@@ -588,9 +586,9 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
     Value pairs = arith::MulIOp::create(b, loc, group, tiles);
     SmallVector<Value> inits;
     if (withK)
-      inits.push_back(splat(b, loc, accK, 0.0f));
+      inits.push_back(splat(b, loc, accD, 0.0f));
     if (withV)
-      inits.push_back(splat(b, loc, accV, 0.0f));
+      inits.push_back(splat(b, loc, accDv, 0.0f));
     auto heads = scf::ForOp::create(
         b, loc, zero, pairs, one,
         inits,
@@ -601,9 +599,9 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
               lb, ll, lower,
               arith::MulIOp::create(
                   lb, ll, arith::RemUIOp::create(lb, ll, it, tiles), cBlockN));
-          Value q = LoadTileOp::create(lb, ll, stepQ, op.getQuery(), bIdx, h,
+          Value q = LoadTileOp::create(lb, ll, stepD, op.getQuery(), bIdx, h,
                                        row, numQueries, Value());
-          Value dO = LoadTileOp::create(lb, ll, stepDO, op.getGradOutput(),
+          Value dO = LoadTileOp::create(lb, ll, stepDv, op.getGradOutput(),
                                         bIdx, h, row, numQueries, Value());
           Value lse = LoadTileOp::create(lb, ll, colType, op.getLse(), bIdx, h,
                                          row, numQueries, Value());
@@ -630,7 +628,7 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
           // (with dK: a split kernel pair forms it once).
           if (withK && dqAccum) {
             Value part = MatmulOp::create(lb, ll, grad.getGradScores(), k,
-                                          splat(lb, ll, partQ, 0.0f),
+                                          splat(lb, ll, stepAccD, 0.0f),
                                           /*transposeLhs=*/true, false);
             StoreTileOp::create(lb, ll, part, dqAccum, bIdx, h, row,
                                 numQueries, Value(), Value(),
@@ -665,7 +663,7 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
     b.setInsertionPointToStart(&grid.getBodyBlock());
     Value bIdx = grid.getBatchIndex(), hIdx = grid.getHeadIndex();
     Value row = arith::MulIOp::create(b, loc, grid.getTileIndex(), cBlockM);
-    Value acc = LoadTileOp::create(b, loc, accQ, dqAccum, bIdx, hIdx, row,
+    Value acc = LoadTileOp::create(b, loc, accD, dqAccum, bIdx, hIdx, row,
                                    numQueries, Value());
     StoreTileOp::create(b, loc, finish(b, loc, acc, true), op.getGradQuery(),
                         bIdx, hIdx, row, numQueries, Value());
