@@ -10,7 +10,7 @@ import threading
 from . import errors
 
 ATTN_OK = 0
-DTYPE_BF16, DTYPE_F16, DTYPE_F32 = 0, 1, 2
+DTYPE_BF16, DTYPE_F16, DTYPE_F32, DTYPE_E4M3 = 0, 1, 2, 3
 MASK_NONE, MASK_CAUSAL, MASK_CAUSAL_BOTTOM_RIGHT = 0, 1, 2
 DEVICE_CUDA, DEVICE_HOST = 0, 1
 # attn_variant_flags
@@ -91,6 +91,15 @@ class AttnPagedArgs(ctypes.Structure):
     ]
 
 
+class AttnFp8Args(ctypes.Structure):
+    """attn_fp8_args: an FP8 (e4m3) forward and its descale factors."""
+    _fields_ = [
+        ("fwd", AttnFwdArgs),
+        ("q_descale", ctypes.c_float), ("k_descale", ctypes.c_float),
+        ("v_descale", ctypes.c_float),
+    ]
+
+
 class AttnStats(ctypes.Structure):
     _fields_ = [(n, ctypes.c_uint64) for n in
                 ("compiles", "memory_hits", "disk_hits", "disk_misses", "disk_rejected",
@@ -112,6 +121,7 @@ assert ctypes.sizeof(AttnBwdArgs) == 552 and AttnBwdArgs.d_o.offset == 392
 assert AttnBwdArgs.do_strides.offset == 424 and AttnBwdArgs.dv_strides.offset == 520
 assert ctypes.sizeof(AttnVarlenArgs) == 424 and AttnVarlenArgs.max_seqlen_k.offset == 416
 assert ctypes.sizeof(AttnPagedArgs) == 456 and AttnPagedArgs.seqused_k.offset == 432
+assert ctypes.sizeof(AttnFp8Args) == 408 and AttnFp8Args.v_descale.offset == 400
 
 
 class Library:
@@ -128,9 +138,10 @@ class Library:
         lib.attn_forward.restype = ctypes.c_int
         # Entry points absent from older libraries (ab_bench.py loads one to
         # time its forward): attn_backward before issue 12, attn_forward_varlen
-        # and attn_forward_paged before issue 15.
+        # and attn_forward_paged before issue 15, attn_forward_fp8 before
+        # issue 16's FP8 mapping.
         for name, args_type in (("attn_backward", AttnBwdArgs), ("attn_forward_varlen", AttnVarlenArgs),
-                                ("attn_forward_paged", AttnPagedArgs)):
+                                ("attn_forward_paged", AttnPagedArgs), ("attn_forward_fp8", AttnFp8Args)):
             if hasattr(lib, name):
                 getattr(lib, name).argtypes = [ctypes.POINTER(args_type)]
                 getattr(lib, name).restype = ctypes.c_int
@@ -161,6 +172,10 @@ class Library:
     def forward_paged(self, args):
         """attn_forward_paged; a failure raises the errors class of its status."""
         self.check(self.lib.attn_forward_paged(ctypes.byref(args)))
+
+    def forward_fp8(self, args):
+        """attn_forward_fp8; a failure raises the errors class of its status."""
+        self.check(self.lib.attn_forward_fp8(ctypes.byref(args)))
 
     def backward(self, args):
         """attn_backward; a failure raises the errors class of its status."""

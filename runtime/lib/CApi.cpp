@@ -129,6 +129,21 @@ attn_status attn_forward_paged(const attn_paged_args *args) {
   }
 }
 
+attn_status attn_forward_fp8(const attn_fp8_args *args) {
+  try {
+    Status status = Engine::global().forwardFp8(args);
+    return status.ok() ? ATTN_OK : fail(status);
+  } catch (const std::exception &e) {
+    return fail(Status(ATTN_ERROR_INTERNAL,
+                       std::string("attn_forward_fp8 threw an exception: ") +
+                           e.what()));
+  } catch (...) {
+    return fail(Status(ATTN_ERROR_INTERNAL,
+                       "attn_forward_fp8 threw an exception that is not a "
+                       "std::exception"));
+  }
+}
+
 attn_status attn_forward_varlen(const attn_varlen_args *args) {
   try {
     Status status = Engine::global().forwardVarlen(args);

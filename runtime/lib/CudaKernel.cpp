@@ -241,8 +241,11 @@ static_assert(abi::kForwardScalarCount == 1 &&
 
 KernelParams::KernelParams(const attn_fwd_args &args, float scale,
                            const compiler::UserModsInfo *user,
-                           const VarlenCall *varlen, const SplitCall *split)
+                           const VarlenCall *varlen, const SplitCall *split,
+                           const Fp8Call *fp8Call)
     : scale(scale) {
+  if (fp8Call)
+    fp8 = *fp8Call;
   int64_t B = args.batch, H = args.heads, Hkv = kvHeadsOf(args),
           Nq = args.seqlen_q, Nk = args.seqlen_k, D = args.head_dim;
   // A paged cache's K and V hold pages (the packed view's seqlen_k is the
@@ -254,7 +257,7 @@ KernelParams::KernelParams(const attn_fwd_args &args, float scale,
                             {args.o, {B, H, Nq, D}, args.o_strides},
                             {args.lse, {B, H, Nq}, args.lse_strides}};
   fill(abi::kForwardTensors, tensors, abi::kForwardTensorCount, args, user,
-       varlen, split);
+       varlen, split, /*afterScale=*/nullptr, fp8Call != nullptr);
 }
 
 KernelParams::KernelParams(const attn_bwd_args &bwd, float *delta,
@@ -286,7 +289,7 @@ void KernelParams::fill(const abi::TensorArg *args, const Tensor *tensors,
                         int count, const attn_fwd_args &call,
                         const compiler::UserModsInfo *user,
                         const VarlenCall *varlen, const SplitCall *split,
-                        const Tensor *afterScale) {
+                        const Tensor *afterScale, bool withFp8) {
   int64_t *out = values;
   auto put = [&](const Tensor &tensor, int rank) {
     *out++ = static_cast<int64_t>(reinterpret_cast<uintptr_t>(tensor.data));
@@ -303,6 +306,10 @@ void KernelParams::fill(const abi::TensorArg *args, const Tensor *tensors,
     pointers[i] = &values[i];
   pointers[used] = &this->scale;
   int p = used + abi::kForwardScalarCount, c = 0;
+  // An FP8 kernel's descale factors (abi::kFp8Scalars).
+  if (withFp8)
+    for (float &factor : fp8.descale)
+      pointers[p++] = &factor;
   // The atomic backward's accumulator (abi::kAtomicBackwardArgs).
   if (afterScale) {
     int64_t *first = out;
@@ -452,8 +459,9 @@ Status StreamWorkspace::release() {
 Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
                      const attn_fwd_args &args, float scale,
                      const compiler::UserModsInfo *user,
-                     const VarlenCall *varlen, const SplitCall *split) {
-  KernelParams params(args, scale, user, varlen, split);
+                     const VarlenCall *varlen, const SplitCall *split,
+                     const Fp8Call *fp8) {
+  KernelParams params(args, scale, user, varlen, split, fp8);
   TensorMaps maps;
   if (kernel.tmaBoxRows) {
     if (Status status = encodeTensorMaps(driver, args, kernel.tmaBoxRows,

@@ -104,17 +104,20 @@ struct KernelParams {
                    abi::paramsOf(abi::UserCapture{
                        abi::CaptureArg::F32, abi::kMaxUserCaptureRank});
   }();
-  static constexpr int kMaxCount = kTensorValues + abi::kForwardScalarCount +
-                                   kCaptureValues + abi::kTensorMapCount;
+  static constexpr int kMaxCount =
+      kTensorValues + abi::kForwardScalarCount +
+      int(std::size(abi::kFp8Scalars)) + kCaptureValues +
+      abi::kTensorMapCount;
 
   /// The forward's parameters; `user`: the user's mods of the call, if any
   /// (their captures follow); `varlen`: a variable-length call's offsets
   /// (`args` is then its packed view); `split`: a split call's count and
-  /// workspace.
+  /// workspace; `fp8`: an FP8 call's descale factors (after the scale).
   KernelParams(const attn_fwd_args &args, float scale,
                const compiler::UserModsInfo *user = nullptr,
                const VarlenCall *varlen = nullptr,
-               const SplitCall *split = nullptr);
+               const SplitCall *split = nullptr,
+               const Fp8Call *fp8 = nullptr);
   /// The backward's, with the row terms' workspace `delta` (B·H·Nq f32)
   /// and, for the atomic form, dQ's accumulator `dqAccum` (B·H·Nq·D f32,
   /// after the scale; null: the deterministic form).
@@ -126,6 +129,7 @@ struct KernelParams {
 
   int64_t values[kTensorValues];
   float scale;
+  Fp8Call fp8;
   /// The variant's capture parameters (KernelABI.h): 64-bit words, an f32
   /// scalar in the low half of its word.
   int64_t captures[kCaptureValues];
@@ -147,7 +151,7 @@ private:
             const attn_fwd_args &call, const compiler::UserModsInfo *user,
             const VarlenCall *varlen = nullptr,
             const SplitCall *split = nullptr,
-            const Tensor *afterScale = nullptr);
+            const Tensor *afterScale = nullptr, bool withFp8 = false);
 };
 
 /// Device memory of one call, allocated and freed on the call's stream
@@ -186,7 +190,8 @@ Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
                      const attn_fwd_args &args, float scale,
                      const compiler::UserModsInfo *user = nullptr,
                      const VarlenCall *varlen = nullptr,
-                     const SplitCall *split = nullptr);
+                     const SplitCall *split = nullptr,
+                     const Fp8Call *fp8 = nullptr);
 
 /// Launches the backward's kernels, in order, on args.fwd.stream, with the
 /// row terms' workspace `delta` (device memory, B·H·Nq f32) and, for

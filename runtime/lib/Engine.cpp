@@ -186,8 +186,18 @@ Status Engine::forwardPaged(const attn_paged_args *args) {
   return status;
 }
 
+Status Engine::forwardFp8(const attn_fp8_args *args) {
+  Fp8Call call;
+  Status status = validateFp8(args, call);
+  if (status.ok())
+    status = runForward(args->fwd, nullptr, &call);
+  if (!status.ok() && logging(LogLevel::Info))
+    logLine("attn_forward_fp8 failed: {}", status.toString());
+  return status;
+}
+
 Status Engine::runForward(const attn_fwd_args &args,
-                          const VarlenCall *varlen) {
+                          const VarlenCall *varlen, const Fp8Call *fp8) {
   if (numSplits_.load(std::memory_order_relaxed) < 0)
     return makeError(ATTN_ERROR_INVALID_ARGUMENT,
                      "ATTN_JIT_NUM_SPLITS is not 'auto' or a count >= 0");
@@ -197,8 +207,9 @@ Status Engine::runForward(const attn_fwd_args &args,
     return user.takeStatus();
   if (isEmptyForward(args))
     return Status();
-  return args.device == ATTN_DEVICE_HOST ? forwardHost(args, *user, varlen)
-                                         : forwardCuda(args, *user, varlen);
+  return args.device == ATTN_DEVICE_HOST
+             ? forwardHost(args, *user, varlen, fp8)
+             : forwardCuda(args, *user, varlen, fp8);
 }
 
 Status Engine::backward(const attn_bwd_args *args) {
@@ -333,7 +344,9 @@ static bool packsGqa(const CallKey &call, const attn_fwd_args &args,
 int64_t Engine::splitsOf(const CallKey &call, const attn_fwd_args &args,
                          const VarlenCall *varlen, int64_t blockM,
                          int64_t blockN, bool pack, int64_t slots) const {
-  if (call.backward || blockM <= 0 || blockN <= 0)
+  // FP8 kernels have no split form (TilePolicy).
+  if (call.backward || blockM <= 0 || blockN <= 0 ||
+      call.dtype == compiler::DType::E4M3)
     return 1;
   int64_t batch = varlen ? varlen->sequences : args.batch;
   int64_t queries = varlen ? varlen->maxSeqlenQ : args.seqlen_q;
@@ -538,7 +551,7 @@ Engine::cudaKernelMiss(const attn_fwd_args &args,
 
 Status Engine::forwardCuda(const attn_fwd_args &args,
                            const compiler::UserModsInfo *user,
-                           const VarlenCall *varlen) {
+                           const VarlenCall *varlen, const Fp8Call *fp8) {
   const CudaDriver *driver = nullptr;
   int64_t splits = 1;
   Expected<const LoadedKernel *> kernel = cudaKernel(
@@ -557,7 +570,8 @@ Status Engine::forwardCuda(const attn_fwd_args &args,
       return status;
   if (splits <= 1) {
     Status status = launchForward(*driver, **kernel, args,
-                                  effectiveScale(args), user, varlen);
+                                  effectiveScale(args), user, varlen,
+                                  /*split=*/nullptr, fp8);
     if (status.ok())
       ++launches_;
     return status;
@@ -874,9 +888,34 @@ static compiler::HostArgs hostArgsOf(const attn_fwd_args &args,
   return host;
 }
 
-Status Engine::forwardHost(const attn_fwd_args &args,
+/// V with its keys contiguous (an FP8 call's) as the host kernel reads it:
+/// a dense (B, Hkv, Nk, D) copy in `storage`, its strides in `args`.
+static void denseValues(attn_fwd_args &args, std::vector<uint8_t> &storage) {
+  int64_t B = args.batch, H = kvHeadsOf(args), N = args.seqlen_k,
+          D = args.head_dim;
+  storage.resize(size_t(B * H * N * D));
+  auto *from = static_cast<const uint8_t *>(args.v);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t d = 0; d < D; ++d)
+          storage[size_t(((b * H + h) * N + n) * D + d)] =
+              from[b * args.v_strides[0] + h * args.v_strides[1] + n +
+                   d * args.v_strides[3]];
+  const int64_t dense[4] = {H * N * D, N * D, D, 1};
+  std::copy(std::begin(dense), std::end(dense), args.v_strides);
+  args.v = storage.data();
+}
+
+Status Engine::forwardHost(const attn_fwd_args &callArgs,
                            const compiler::UserModsInfo *user,
-                           const VarlenCall *varlen) {
+                           const VarlenCall *varlen, const Fp8Call *fp8) {
+  // The host kernel reads V's rows contiguous: an FP8 call's V (keys
+  // contiguous) is copied dense first.
+  attn_fwd_args args = callArgs;
+  std::vector<uint8_t> values;
+  if (fp8)
+    denseValues(args, values);
   Expected<llvm::ThreadPoolInterface *> pool = hostPool();
   if (!pool)
     return pool.takeStatus();
@@ -901,6 +940,9 @@ Status Engine::forwardHost(const attn_fwd_args &args,
   }
   compiler::HostArgs host =
       hostArgsOf(args, user, varlen, key.config.split ? &split : nullptr);
+  if (fp8)
+    std::copy(std::begin(fp8->descale), std::end(fp8->descale),
+              host.descale);
   host.pool = *pool;
   (*entry)->kernel->run(host);
   ++launches_;

@@ -108,6 +108,8 @@ public:
   Status forwardVarlen(const attn_varlen_args *args);
   /// attn_forward_paged.
   Status forwardPaged(const attn_paged_args *args);
+  /// attn_forward_fp8.
+  Status forwardFp8(const attn_fp8_args *args);
   /// attn_backward.
   Status backward(const attn_bwd_args *args);
   attn_stats stats() const;
@@ -159,14 +161,18 @@ private:
 
   /// A forward call; `varlen`: a variable-length call (`args` its packed
   /// view).
+  /// `fp8`: an FP8 call's descale factors.
   Status forwardCuda(const attn_fwd_args &args,
                      const compiler::UserModsInfo *user,
-                     const VarlenCall *varlen = nullptr);
+                     const VarlenCall *varlen = nullptr,
+                     const Fp8Call *fp8 = nullptr);
   Status forwardHost(const attn_fwd_args &args,
                      const compiler::UserModsInfo *user,
-                     const VarlenCall *varlen = nullptr);
+                     const VarlenCall *varlen = nullptr,
+                     const Fp8Call *fp8 = nullptr);
   /// validate + user mods + run, shared by forward and forwardVarlen.
-  Status runForward(const attn_fwd_args &args, const VarlenCall *varlen);
+  Status runForward(const attn_fwd_args &args, const VarlenCall *varlen,
+                    const Fp8Call *fp8 = nullptr);
   Status backwardHost(const attn_bwd_args &args,
                       const compiler::UserModsInfo *user);
   /// The host kernel of `key`, compiled on first use.

@@ -19,26 +19,45 @@ namespace {
 constexpr int64_t kTmaAlign = 16;
 constexpr int64_t kMaxTmaStride = int64_t(1) << 40;
 constexpr int64_t kMaxTmaDim = int64_t(1) << 32;
-/// Element size: the TMA kernels are bf16 / f16 (wgmma).
-constexpr int64_t kElementBytes = 2;
+/// Element size of the TMA kernels: bf16 / f16, or e4m3 (FP8).
+int64_t elementBytesOf(attn_dtype dtype) {
+  return dtype == ATTN_DTYPE_E4M3 ? 1 : 2;
+}
 
+/// A K/V tensor as its map views it: (B, H, rows, cols) dims and strides
+/// in elements, cols contiguous. An FP8 call's V is viewed transposed,
+/// (B, Hkv, D, N) (KernelABI.h's kFp8Scalars): its keys are contiguous.
 struct KvTensor {
   const char *name;
   const void *data;
-  const int64_t *strides;
+  int64_t dims[4];
+  int64_t strides[4];
+  bool transposed = false;
+
+  KvTensor(const char *name, const void *data, const int64_t viewDims[4],
+           const int64_t *callStrides, bool transposed)
+      : name(name), data(data), transposed(transposed) {
+    const int order[4] = {0, 1, transposed ? 3 : 2, transposed ? 2 : 3};
+    for (int i = 0; i < 4; ++i) {
+      dims[i] = viewDims[order[i]];
+      strides[i] = callStrides[order[i]];
+    }
+  }
 };
 
-/// (B, H, N) strides in elements as the map takes them: a dim of size 1 is
-/// never stepped over, so whatever stride it came with (0, as expanded
+/// (B, H, rows) strides in elements as the map takes them: a dim of size 1
+/// is never stepped over, so whatever stride it came with (0, as expanded
 /// tensors have) becomes the dense one, which the inner dim makes valid.
-void mapStrides(const KvTensor &t, const int64_t dims[4], int64_t out[3]) {
+void mapStrides(const KvTensor &t, int64_t out[3]) {
+  const int64_t *dims = t.dims;
   for (int i = 2; i >= 0; --i)
     out[i] = dims[i] != 1 ? t.strides[i]
              : i == 2     ? dims[3]
                           : out[i + 1] * dims[i + 1];
 }
 
-std::string reasonFor(const KvTensor &t, const int64_t dims[4]) {
+std::string reasonFor(const KvTensor &t, int64_t elementBytes) {
+  const int64_t *dims = t.dims;
   if (reinterpret_cast<uintptr_t>(t.data) % kTmaAlign != 0)
     return fmt::format("{}'s address is not {}-byte aligned", t.name,
                        kTmaAlign);
@@ -50,9 +69,9 @@ std::string reasonFor(const KvTensor &t, const int64_t dims[4]) {
       return fmt::format("{}'s size {} is outside [1, 2^32]", t.name,
                          dims[i]);
   int64_t strides[3];
-  mapStrides(t, dims, strides);
+  mapStrides(t, strides);
   for (int i = 0; i < 3; ++i) {
-    int64_t bytes = strides[i] * kElementBytes;
+    int64_t bytes = strides[i] * elementBytes;
     if (strides[i] <= 0 || bytes % kTmaAlign != 0 || bytes >= kMaxTmaStride)
       return fmt::format("{}'s stride {} ({} bytes) is not a positive "
                          "multiple of {} bytes below 2^40",
@@ -66,27 +85,38 @@ std::string reasonFor(const KvTensor &t, const int64_t dims[4]) {
 /// yet must run the same kernel as any other length: its maps describe one
 /// row (1, 1, 1, D) at Q's address (checked, aligned), never read.
 struct MapView {
-  int64_t dims[4];
   KvTensor tensors[abi::kTensorMapCount];
 };
 MapView viewOf(const attn_fwd_args &args) {
-  if (args.batch < 1 || args.seqlen_k < 1)
-    return {{1, 1, 1, args.head_dim},
-            {{"K", args.q, args.k_strides}, {"V", args.q, args.v_strides}}};
-  return {{args.batch, kvHeadsOf(args), args.seqlen_k, args.head_dim},
-          {{"K", args.k, args.k_strides}, {"V", args.v, args.v_strides}}};
+  bool fp8 = args.dtype == ATTN_DTYPE_E4M3;
+  // Q's strides stand in for V's there: a transposed view of them would
+  // need a unit seq stride.
+  if (args.batch < 1 || args.seqlen_k < 1) {
+    const int64_t one[4] = {1, 1, 1, args.head_dim};
+    return {{{"K", args.q, one, args.q_strides, false},
+             {"V", args.q, one, args.q_strides, false}}};
+  }
+  const int64_t dims[4] = {args.batch, kvHeadsOf(args), args.seqlen_k,
+                           args.head_dim};
+  return {{{"K", args.k, dims, args.k_strides, false},
+           {"V", args.v, dims, args.v_strides, fp8}}};
 }
 
 /// The ragged form's extra rules (KernelABI.h): a batch of one, N + 1
 /// rows in range, and a base N rows back that does not wrap below 0.
-std::string raggedReasonFor(const KvTensor &t, const int64_t dims[4]) {
+std::string raggedReasonFor(const KvTensor &t, int64_t elementBytes) {
+  const int64_t *dims = t.dims;
+  if (t.transposed)
+    return fmt::format("{} is read transposed (FP8), which the ragged form "
+                       "does not view",
+                       t.name);
   if (dims[0] != 1)
     return fmt::format("a ragged map views a batch of one, not {}", dims[0]);
   if (dims[2] + 1 > kMaxTmaDim)
     return fmt::format("{}'s {} rows + 1 exceed 2^32", t.name, dims[2]);
   int64_t strides[3];
-  mapStrides(t, dims, strides);
-  uint64_t back = uint64_t(dims[2]) * uint64_t(strides[2]) * kElementBytes;
+  mapStrides(t, strides);
+  uint64_t back = uint64_t(dims[2]) * uint64_t(strides[2]) * elementBytes;
   if (reinterpret_cast<uintptr_t>(t.data) < back)
     return fmt::format("{}'s address is below its {} rows' bytes, where a "
                        "ragged map's base lies",
@@ -98,14 +128,16 @@ std::string raggedReasonFor(const KvTensor &t, const int64_t dims[4]) {
 
 std::string tensorMapUnsupportedReason(const attn_fwd_args &args,
                                        abi::TensorMapForm form) {
-  if (args.dtype != ATTN_DTYPE_BF16 && args.dtype != ATTN_DTYPE_F16)
-    return "TMA kernels are bf16 or f16";
+  if (args.dtype != ATTN_DTYPE_BF16 && args.dtype != ATTN_DTYPE_F16 &&
+      args.dtype != ATTN_DTYPE_E4M3)
+    return "TMA kernels are bf16, f16 or e4m3";
+  int64_t bytes = elementBytesOf(args.dtype);
   MapView view = viewOf(args);
   for (const KvTensor &t : view.tensors) {
-    if (std::string reason = reasonFor(t, view.dims); !reason.empty())
+    if (std::string reason = reasonFor(t, bytes); !reason.empty())
       return reason;
     if (form == abi::TensorMapForm::Ragged)
-      if (std::string reason = raggedReasonFor(t, view.dims); !reason.empty())
+      if (std::string reason = raggedReasonFor(t, bytes); !reason.empty())
         return reason;
   }
   return "";
@@ -201,12 +233,16 @@ Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
                 "kTensorMaps lists K, then V");
   CUtensorMapDataType type = args.dtype == ATTN_DTYPE_BF16
                                  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                             : args.dtype == ATTN_DTYPE_E4M3
+                                 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  const int64_t *sizes = view.dims;
+  int64_t elementBytes = elementBytesOf(args.dtype);
+  int64_t boxCols = abi::kTmaBoxBytes / elementBytes;
   for (int m = 0; m < abi::kTensorMapCount; ++m) {
     const KvTensor &t = view.tensors[m];
+    const int64_t *sizes = t.dims;
     int64_t s[3];
-    mapStrides(t, sizes, s);
+    mapStrides(t, s);
     // Innermost first: (D, N, Hkv, B); strides of the outer three in bytes.
     // Ragged (KernelABI.h): (D, N, Hkv, N + 1), the last dimension stepping
     // rows too, from a base N rows back.
@@ -215,13 +251,15 @@ Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
                           cuuint64_t(sizes[1]),
                           cuuint64_t(ragged ? sizes[2] + 1 : sizes[0])};
     cuuint64_t strides[3] = {
-        cuuint64_t(s[2] * kElementBytes), cuuint64_t(s[1] * kElementBytes),
-        cuuint64_t((ragged ? s[2] : s[0]) * kElementBytes)};
+        cuuint64_t(s[2] * elementBytes), cuuint64_t(s[1] * elementBytes),
+        cuuint64_t((ragged ? s[2] : s[0]) * elementBytes)};
     // An address, not a pointer into the tensor: integer arithmetic.
     uintptr_t base = reinterpret_cast<uintptr_t>(t.data);
     if (ragged)
-      base -= uintptr_t(sizes[2]) * uintptr_t(s[2]) * kElementBytes;
-    cuuint32_t box[4] = {cuuint32_t(abi::kTmaBoxCols), cuuint32_t(boxRows), 1,
+      base -= uintptr_t(sizes[2]) * uintptr_t(s[2]) * elementBytes;
+    // A transposed map's box: all D rows of block_n keys.
+    cuuint32_t box[4] = {cuuint32_t(boxCols),
+                         cuuint32_t(t.transposed ? sizes[2] : boxRows), 1,
                          1};
     cuuint32_t elementStrides[4] = {1, 1, 1, 1};
     // Out-of-bounds elements (rows past N, columns past D) read as zero.
@@ -234,10 +272,9 @@ Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
       return makeError(ATTN_ERROR_CUDA,
                        "cuTensorMapEncodeTiled of {} ({}x{}x{}x{}, strides "
                        "{}/{}/{} elements, box {}x{}) failed: {}",
-                       t.name, args.batch, kvHeadsOf(args), args.seqlen_k,
-                       args.head_dim, t.strides[0], t.strides[1],
-                       t.strides[2], boxRows, abi::kTmaBoxCols,
-                       driver.describe(result));
+                       t.name, sizes[0], sizes[1], sizes[2], sizes[3],
+                       t.strides[0], t.strides[1], t.strides[2], box[1],
+                       box[0], driver.describe(result));
   }
   return Status();
 }

@@ -94,7 +94,8 @@ bool isElementCount(const TensorView &tensor) {
   return true;
 }
 
-Status checkStrides(const TensorView &tensor, bool cuda) {
+Status checkStrides(const TensorView &tensor, bool cuda,
+                    size_t elementBytes = 2) {
   // Q, K, V and O rows are read as vectors: unit head-dim stride. The LSE is
   // written one f32 at a time, so any (B, H, Nq) strides do, e.g. (B, Nq, H).
   int last = tensor.rank == 4 ? tensor.rank - 1 : tensor.rank;
@@ -110,11 +111,33 @@ Status checkStrides(const TensorView &tensor, bool cuda) {
                        tensor.stridesName, i, stride);
     // LSE is stored one f32 at a time; only Q, K, V and O are copied in
     // 16-byte pieces.
-    if (cuda && tensor.rank == 4 && stride % 8 != 0)
+    if (cuda && tensor.rank == 4 && (stride * elementBytes) % 16 != 0)
       return makeError(ATTN_ERROR_INVALID_ARGUMENT,
-                       "{}[{}] = {}: on CUDA, strides must be multiples of 8 "
-                       "elements (rows are copied in 16-byte pieces)",
-                       tensor.stridesName, i, stride);
+                       "{}[{}] = {}: on CUDA, strides must be multiples of "
+                       "{} elements (rows are copied in 16-byte pieces)",
+                       tensor.stridesName, i, stride, 16 / elementBytes);
+  }
+  return Status();
+}
+
+/// An FP8 call's V (attn_forward_fp8): keys contiguous (unit seq stride),
+/// every other stride non-negative and, on CUDA, a multiple of 16 bytes
+/// (its TMA map's strides).
+Status checkKeysContiguous(const TensorView &v, bool cuda) {
+  if (v.strides[2] != 1)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "{}[2] = {}: attn_forward_fp8 reads V with its keys "
+                     "contiguous (stride 1; V_colmajor: a (B, Hkv, D, Nk) "
+                     "tensor seen as (B, Hkv, Nk, D))",
+                     v.stridesName, v.strides[2]);
+  for (int i : {0, 1, 3}) {
+    int64_t stride = v.strides[i];
+    if (stride < 0 || (cuda && stride % 16 != 0))
+      return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                       "{}[{}] = {}: V's other strides must be "
+                       "non-negative{}",
+                       v.stridesName, i, stride,
+                       cuda ? " multiples of 16 elements on CUDA" : "");
   }
   return Status();
 }
@@ -278,7 +301,7 @@ struct OutputExtents {
 
 Status outputExtents(const attn_fwd_args &args, const attn_bwd_args *backward,
                      OutputExtents &out) {
-  size_t bytes = elementSize(args.dtype);
+  size_t bytes = outputElementSize(args.dtype);
   std::pair<const TensorView *, size_t> tensors[3];
   ForwardTensors fwd = forwardTensors(args);
   BackwardTensors bwd{};
@@ -316,7 +339,13 @@ Status checkPointer(const TensorView &tensor, size_t alignment,
 
 } // namespace
 
-size_t elementSize(attn_dtype dtype) { return dtype == ATTN_DTYPE_F32 ? 4 : 2; }
+size_t elementSize(attn_dtype dtype) {
+  return dtype == ATTN_DTYPE_F32 ? 4 : dtype == ATTN_DTYPE_E4M3 ? 1 : 2;
+}
+
+size_t outputElementSize(attn_dtype dtype) {
+  return dtype == ATTN_DTYPE_E4M3 ? 2 : elementSize(dtype);
+}
 
 compiler::DType toCompilerDType(attn_dtype dtype) {
   switch (dtype) {
@@ -324,6 +353,8 @@ compiler::DType toCompilerDType(attn_dtype dtype) {
     return compiler::DType::BF16;
   case ATTN_DTYPE_F16:
     return compiler::DType::F16;
+  case ATTN_DTYPE_E4M3:
+    return compiler::DType::E4M3;
   case ATTN_DTYPE_F32:
     break;
   }
@@ -356,7 +387,10 @@ bool isEmptyForward(const attn_fwd_args &args) {
   return args.batch == 0 || args.heads == 0 || args.seqlen_q == 0;
 }
 
-Status validateForward(const attn_fwd_args *argsPtr) {
+namespace {
+
+/// validateForward, or with `fp8` attn_forward_fp8's rules for args->fwd.
+Status validateForwardArgs(const attn_fwd_args *argsPtr, bool fp8) {
   if (!argsPtr)
     return makeError(ATTN_ERROR_INVALID_ARGUMENT, "args is a null pointer");
   const attn_fwd_args &args = *argsPtr;
@@ -368,9 +402,16 @@ Status validateForward(const attn_fwd_args *argsPtr) {
                      "device = {} is not an attn_device", device);
   bool cuda = device == ATTN_DEVICE_CUDA;
   if (dtype != ATTN_DTYPE_BF16 && dtype != ATTN_DTYPE_F16 &&
-      dtype != ATTN_DTYPE_F32)
+      dtype != ATTN_DTYPE_F32 && dtype != ATTN_DTYPE_E4M3)
     return makeError(ATTN_ERROR_INVALID_ARGUMENT,
                      "dtype = {} is not an attn_dtype", dtype);
+  if (fp8 != (dtype == ATTN_DTYPE_E4M3))
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     fp8 ? "attn_forward_fp8 takes dtype ATTN_DTYPE_E4M3, "
+                           "got {}"
+                         : "dtype {} (ATTN_DTYPE_E4M3) takes "
+                           "attn_forward_fp8, with its descale factors",
+                     dtype);
   if (cuda && dtype == ATTN_DTYPE_F32)
     return makeError(ATTN_ERROR_UNSUPPORTED,
                      "dtype f32 is supported on the host device only; CUDA "
@@ -457,9 +498,13 @@ Status validateForward(const attn_fwd_args *argsPtr) {
   auto [q, k, v, o, lse] = forwardTensors(args);
   size_t bytes = elementSize(args.dtype);
   for (const TensorView *tensor : {&q, &k, &v, &o}) {
-    if (Status s = checkStrides(*tensor, cuda); !s.ok())
+    size_t tensorBytes =
+        tensor == &o ? outputElementSize(args.dtype) : bytes;
+    Status s = fp8 && tensor == &v ? checkKeysContiguous(v, cuda)
+                                   : checkStrides(*tensor, cuda, tensorBytes);
+    if (!s.ok())
       return s;
-    if (Status s = checkExtent(*tensor, bytes); !s.ok())
+    if (s = checkExtent(*tensor, tensorBytes); !s.ok())
       return s;
   }
   if (Status s = checkNoOverlap(o); !s.ok())
@@ -505,6 +550,33 @@ Status validateForward(const attn_fwd_args *argsPtr) {
                      "lse = {} is not 4-byte aligned",
                      static_cast<const void *>(args.lse));
   return Status();
+}
+
+} // namespace
+
+Status validateForward(const attn_fwd_args *args) {
+  return validateForwardArgs(args, /*fp8=*/false);
+}
+
+Status validateFp8(const attn_fp8_args *args, Fp8Call &call) {
+  if (!args)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT, "args is a null pointer");
+  const float factors[] = {args->q_descale, args->k_descale, args->v_descale};
+  static_assert(std::size(factors) == std::size(abi::kFp8Scalars));
+  for (size_t i = 0; i < std::size(factors); ++i) {
+    if (!std::isfinite(factors[i]) || !(factors[i] > 0))
+      return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                       "{} = {}: a descale factor must be finite and > 0",
+                       abi::kFp8Scalars[i], factors[i]);
+    call.descale[i] = factors[i];
+  }
+  const attn_fwd_args &fwd = args->fwd;
+  if (fwd.variant.flags != 0 || fwd.variant.mods)
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "attn_forward_fp8 computes plain or causal attention: "
+                     "no variant (flags {:#x}{})",
+                     fwd.variant.flags, fwd.variant.mods ? ", mods" : "");
+  return validateForwardArgs(&fwd, /*fp8=*/true);
 }
 
 std::vector<abi::CaptureValue> VarlenCall::values() const {

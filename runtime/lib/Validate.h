@@ -25,6 +25,14 @@ inline constexpr int64_t kMaxGridYZ = 65535;
 
 Status validateForward(const attn_fwd_args *args);
 
+/// An FP8 call's descale factors (KernelABI.h's kFp8Scalars), in order.
+struct Fp8Call {
+  float descale[std::size(abi::kFp8Scalars)] = {1, 1, 1};
+};
+/// Checks an attn_forward_fp8 call (args->fwd by validateForward's checks
+/// with e4m3 inputs, a bf16 O and V's keys contiguous) and fills `call`.
+Status validateFp8(const attn_fp8_args *args, Fp8Call &call);
+
 /// A variable-length call as the engine runs it: the packed tensors as one
 /// batch of total rows (`packed`, batch 1, batch strides 0) and the
 /// sequences' offsets (KernelABI.h's kVarlenArgs).
@@ -71,7 +79,10 @@ int64_t kvHeadsOf(const attn_fwd_args &args);
 /// args.scale, or 1/sqrt(head_dim) when it is 0.
 float effectiveScale(const attn_fwd_args &args);
 
+/// Bytes of an input element (Q, K, V) and of an output one (O: bf16 for
+/// e4m3 inputs).
 size_t elementSize(attn_dtype dtype);
+size_t outputElementSize(attn_dtype dtype);
 compiler::DType toCompilerDType(attn_dtype dtype);
 compiler::MaskKind toCompilerMask(attn_mask mask);
 

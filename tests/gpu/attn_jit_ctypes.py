@@ -13,13 +13,14 @@ try:
 except ImportError:
     sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 from attn_jit import _capi  # noqa: E402
-from attn_jit._capi import (ATTN_OK, DEVICE_CUDA, DEVICE_HOST, AttnBwdArgs, AttnFwdArgs,  # noqa: E402,F401
-                            AttnPagedArgs, AttnStats, AttnVariant, AttnVarlenArgs)
+from attn_jit._capi import (ATTN_OK, DEVICE_CUDA, DEVICE_HOST, AttnBwdArgs, AttnFp8Args,  # noqa: E402,F401
+                            AttnFwdArgs, AttnPagedArgs, AttnStats, AttnVariant, AttnVarlenArgs)
 from attn_jit.errors import AttnJitError  # noqa: E402
 
 STATUS_NAMES = {0: "OK", 1: "INVALID_ARGUMENT", 2: "UNSUPPORTED", 3: "NO_DRIVER",
                 4: "NO_DEVICE", 5: "CUDA", 6: "COMPILE", 7: "INTERNAL"}
-DTYPES = {"bf16": _capi.DTYPE_BF16, "f16": _capi.DTYPE_F16, "f32": _capi.DTYPE_F32}
+DTYPES = {"bf16": _capi.DTYPE_BF16, "f16": _capi.DTYPE_F16, "f32": _capi.DTYPE_F32,
+          "e4m3": _capi.DTYPE_E4M3}
 MASKS = {"none": _capi.MASK_NONE, "causal": _capi.MASK_CAUSAL,
          "bottom_right": _capi.MASK_CAUSAL_BOTTOM_RIGHT}
 VARIANTS = {"window": _capi.VARIANT_WINDOW, "prefix_lm": _capi.VARIANT_PREFIX_LM,
@@ -94,6 +95,22 @@ class AttnJit(_capi.Library):
         a.block_m, a.block_n = tiles
         try:
             super().forward(a)
+        except AttnJitError as ex:
+            return ex.status, f"{STATUS_NAMES.get(ex.status, ex.status)}: {ex.message}"
+        return ATTN_OK, ""
+
+    def forward_fp8(self, q, k, v, o, lse, descale, mask, scale=0.0, stream=None, device=DEVICE_CUDA,
+                    tiles=(0, 0)):
+        """attn_forward_fp8: q (B, H, Nq, D), k (B, Hkv, Nk, D) float8_e4m3fn
+        torch tensors (last stride 1), v (B, Hkv, Nk, D) with its keys
+        contiguous (v.stride(2) == 1), o (B, H, Nq, D) bfloat16; descale:
+        (q, k, v) factors. Returns (status, message)."""
+        a = AttnFp8Args()
+        a.fwd = self._fwd_args(q, k, v, o, lse, "e4m3", mask, scale, stream, device, None, None)
+        a.fwd.block_m, a.fwd.block_n = tiles
+        a.q_descale, a.k_descale, a.v_descale = (float(x) for x in descale)
+        try:
+            super().forward_fp8(a)
         except AttnJitError as ex:
             return ex.status, f"{STATUS_NAMES.get(ex.status, ex.status)}: {ex.message}"
         return ATTN_OK, ""

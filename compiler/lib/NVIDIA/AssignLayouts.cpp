@@ -34,6 +34,8 @@ struct Assigner {
   /// Loaded tiles that now live in shared memory, and (q_in_registers) the
   /// register fragments read from them.
   DenseMap<Value, Value> shared, registers;
+  /// Those of them staged transposed (stagesTransposed).
+  DenseSet<Value> transposed;
 
   MLIRContext *ctx() { return grid.getContext(); }
 
@@ -53,6 +55,20 @@ struct Assigner {
   void retype();
   LogicalResult lowerMatmuls();
 };
+
+/// Whether `load` is the K×N rhs of a product of 8-bit tiles (FP8 P·V's
+/// V): wgmma reads 8-bit operands K-major only, so its buffer holds the
+/// tile's transpose (N×K) and the product reads it as transpose_rhs.
+bool stagesTransposed(LoadTileOp load) {
+  auto type = cast<RankedTensorType>(load.getType());
+  if (type.getElementType().getIntOrFloatBitWidth() != 8)
+    return false;
+  return llvm::any_of(load->getUses(), [](OpOperand &use) {
+    auto product = dyn_cast<MatmulOp>(use.getOwner());
+    return product && use.get() == product.getRhs() &&
+           !product.getTransposeRhs();
+  });
+}
 
 /// Each tile loaded for products goes through a shared-memory buffer:
 /// copied, waited for and fenced at once (attn-nv-pipeline-copies overlaps
@@ -79,15 +95,24 @@ LogicalResult Assigner::stageLoads() {
     if (!products)
       continue;
     auto type = cast<RankedTensorType>(load.getType());
-    auto smemType = SmemType::get(ctx(), type.getShape(),
-                                  type.getElementType(), layout);
+    bool transpose = stagesTransposed(load);
+    if (transpose && !config.isWgmma())
+      return load.emitOpError("an 8-bit tile is multiplied on wgmma only "
+                              "(sm_90a)");
+    SmallVector<int64_t> shape(type.getShape());
+    if (transpose)
+      std::swap(shape[0], shape[1]);
+    auto smemType =
+        SmemType::get(ctx(), shape, type.getElementType(), layout);
     Location loc = load.getLoc();
     Value buffer = AllocSharedOp::create(allocs, loc, smemType, IntegerAttr());
     OpBuilder b(load);
     CopyAsyncOp::create(b, loc, load.getSource(), load.getBatch(),
                         load.getHead(), load.getRow(), load.getBound(),
                         load.getRowsPerHead(), buffer, load.getPages(),
-                        load.getStart());
+                        load.getStart(), transpose);
+    if (transpose)
+      transposed.insert(load);
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
     NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
     if (config.isWgmma())
@@ -216,10 +241,10 @@ LogicalResult Assigner::lowerMatmuls() {
                             "NVIDIA mapping reads it from shared memory)");
     Value result;
     if (config.isWgmma()) {
+      bool transposeRhs = op.getTransposeRhs() || transposed.count(rhs);
       Value issued = WgmmaOp::create(b, loc, op.getAcc().getType(), lhs,
-                                     rhsSmem, op.getAcc(),
-                                     op.getTransposeRhsAttr(),
-                                     op.getTransposeLhsAttr());
+                                     rhsSmem, op.getAcc(), transposeRhs,
+                                     op.getTransposeLhs());
       result = WgmmaWaitOp::create(b, loc, issued.getType(), issued,
                                    b.getI64IntegerAttr(0))
                    .getResult(0);

@@ -228,6 +228,12 @@ LogicalResult Pipeliner::run() {
   llvm::DenseMap<Value, Value> tensorMaps; // source argument -> its map
   if (tma && failed(addTensorMaps(kvCopies, tensorMaps)))
     return failure();
+  for (CopyAsyncOp copy : kvCopies)
+    if (copy.getTransposed() && (!tma || ragged))
+      return copy.emitOpError("attn-nv-pipeline-copies: a transposed tile "
+                              "(8-bit P·V's V) is copied by a transposed "
+                              "TMA map, which needs a TMA kernel that is not "
+                              "variable-length");
   // The synchronous form goes; this pass writes the schedule.
   eraseCopySync(gridBody, loop);
   eraseCopySync(*loop.getBody());
@@ -315,7 +321,8 @@ LogicalResult Pipeliner::run() {
         }
         CopyTmaOp::create(ib, loc, tensorMaps.lookup(copy.getSource()), batch,
                           head, row, slot, barriers[copy.getDest()], stage,
-                          empties.lookup(copy.getDest()));
+                          empties.lookup(copy.getDest()),
+                          /*single_thread=*/false, copy.getTransposed());
         continue;
       }
       Value rowsPerHead =

@@ -35,6 +35,10 @@ constexpr int64_t kBackwardWgmmaHeadDimMultiple = 64;
 /// warpgroups wait at each step's CTA barriers together.
 constexpr int64_t kBackwardBlock = 64;
 /// The plain D = 256 wgmma forward's K/V tile (defaultTileSizes).
+/// FP8 (e4m3) wgmma reduces over 32 elements an instruction; its K/V tiles
+/// take 128 keys (one 128-byte swizzle block of Vᵀ).
+constexpr int64_t kFp8WgmmaK = 32;
+constexpr int64_t kFp8BlockN = 128;
 constexpr int64_t kWideKeysHeadDim = 256;
 constexpr int64_t kWideKeysBlockN = 80;
 /// The backward on mma.sync past D = 128 (dK and dV in grids of their own):
@@ -269,9 +273,9 @@ int64_t maxSharedBytesPerBlock(std::string_view chip) {
   return 99 * 1024;
 }
 
-int64_t sharedTileBytes(int64_t rows, int64_t headDim, bool wgmma) {
-  return mlir::attn::nv::sharedTileBytes(wgmma, rows, headDim,
-                                         /*elementBytes=*/2);
+int64_t sharedTileBytes(int64_t rows, int64_t headDim, bool wgmma,
+                        int64_t elementBytes) {
+  return mlir::attn::nv::sharedTileBytes(wgmma, rows, headDim, elementBytes);
 }
 
 bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
@@ -304,8 +308,23 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
               "variable-length, paged or split-KV calls";
       return false;
     }
-    if (nvidia) {
-      error = "dtype e4m3 (FP8) has no NVIDIA mapping yet (the host only)";
+    if (nvidia && r.tensorCore != "wgmma") {
+      error = "dtype e4m3 (FP8) is mapped on wgmma only (sm_90a), got " +
+              r.tensorCore + " for " + r.arch;
+      return false;
+    }
+    // k32 steps over the head dim (QKᵀ) and over the keys (P·V), whose Vᵀ
+    // rows are whole 128-byte swizzle blocks of keys, one TMA box each.
+    if (nvidia && (r.headDim % kFp8WgmmaK != 0 ||
+                   r.blockN % mlir::attn::nv::kSwizzleRowBytes != 0 ||
+                   !r.tma)) {
+      error = "dtype e4m3 (FP8) on wgmma needs a head dim that is a "
+              "multiple of " +
+              std::to_string(kFp8WgmmaK) + ", block-n a multiple of " +
+              std::to_string(mlir::attn::nv::kSwizzleRowBytes) +
+              " and TMA, got head dim " + std::to_string(r.headDim) +
+              ", block-n " + std::to_string(r.blockN) +
+              (r.tma ? "" : ", no TMA");
       return false;
     }
   }
@@ -329,7 +348,7 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
     return false;
   }
   if (r.dtype == DType::F32) {
-    error = "the NVIDIA mapping supports bf16 and f16, got f32";
+    error = "the NVIDIA mapping supports bf16, f16 and e4m3, got f32";
     return false;
   }
   if (d % 8 != 0 || d < 8 || d > kMaxNvidiaHeadDim) {
@@ -413,8 +432,14 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // Stages: three drop a barrier per K/V tile where they still leave room
   // for two CTAs per SM. A wgmma CTA of two or more warpgroups needs so many
   // registers that it runs alone on its SM; one warpgroup can share it.
-  int64_t q = sharedTileBytes(r.blockM, d, wgmma);
-  int64_t kv = sharedTileBytes(r.blockN, d, wgmma);
+  // FP8: 8-bit tiles, V's transposed (D rows of block-n keys).
+  bool fp8 = r.dtype == DType::E4M3;
+  int64_t elementBytes = fp8 ? 1 : 2;
+  int64_t q = sharedTileBytes(r.blockM, d, wgmma, elementBytes);
+  int64_t kv = (sharedTileBytes(r.blockN, d, wgmma, elementBytes) +
+                (fp8 ? sharedTileBytes(d, r.blockN, wgmma, elementBytes)
+                     : sharedTileBytes(r.blockN, d, wgmma, elementBytes))) /
+               2;
   int64_t align = wgmma ? 1024 : 0; // swizzled tiles need a 1024-byte base
   bool alone = wgmma && plan.warps > 4;
   // The bias table's score tile, staged with K and V where it fits
@@ -483,10 +508,15 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // what one CTA per SM allows (168), and the consumers' 232 need it all.
   // A CTA of one warpgroup keeps every register at two CTAs an SM
   // (kRegistersPerSm / 256 threads), so none of those spills applies to it.
+  // FP8's 8-bit tiles leave room for two CTAs in shared memory up to
+  // D = 128, but not in registers: its 128-key score tile alone takes 64 a
+  // thread; under the cap ptxas 13.0 spilled 192 bytes at D = 64, 2.4 KB
+  // at D = 128.
   bool registersCapped = plan.threads() * 2 * kRegistersPerThread >
                          kRegistersPerSm;
   plan.minCtasPerSm =
       wgmma && plan.sharedBytes <= kSharedPerCtaPair && !r.warpSpecialize &&
+              !fp8 &&
               (!registersCapped ||
                (!scoresHeavy(r.variants) && !r.split &&
                 !(r.varlen && r.packGqa)))
@@ -557,6 +587,11 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   auto [defM, defN] =
       defaultTileSizes(headDim, nvidia && tilesForWgmma(tensorCore, arch),
                        variants, plainForward);
+  // FP8 (wgmma only): two warpgroups of 64 rows, 128 keys (a 128-byte row
+  // of Vᵀ: one swizzle block, one TMA box).
+  bool fp8 = dtype == DType::E4M3;
+  if (fp8 && nvidia)
+    std::tie(defM, defN) = std::pair<int64_t, int64_t>{128, kFp8BlockN};
   // The backward: 64 x 64 tiles, whose keys-major score tiles (64 keys)
   // split over 4 warps (one warpgroup) as its query tiles do. wgmma at
   // D = 64 and 128 measured 1.36-1.60x mma.sync on an H200
@@ -618,8 +653,9 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   // TMA loads whole K/V tiles of a (B, Hkv, N, D) tensor, or of a packed
   // batch's sequence (KernelABI.h's ragged maps): the wgmma forward over
   // contiguous K/V (a paged cache's and split-KV's tiles keep cp.async).
-  r.tma = tma && r.tensorCore == "wgmma" && !backward && pageSize == 0 &&
-          !split;
+  // FP8 reads Vᵀ through a transposed map: always TMA.
+  r.tma = (tma || fp8) && r.tensorCore == "wgmma" && !backward &&
+          pageSize == 0 && !split;
   r.warpSpecialize = warpSpecialize && r.tma;
   return r;
 }

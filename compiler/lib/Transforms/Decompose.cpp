@@ -569,31 +569,42 @@ void decompose(OnlineAttentionOp op) {
               return math::Exp2Op::create(nb, nl, sub(nb, nl, e[0], e[1]))
                   .getResult();
             });
-  Value probs = exponentials(t, scoreType, scores, base, c, positive);
+  // e4m3 (FP8): P·V takes the probabilities times kFp8ProbScale
+  // (attn.online_attention), made by the exponent -- exp2(x - (m' - 8)) --
+  // rather than a product per score, and the row sum takes them back to P
+  // once per row (FlashAttention-3's max offset).
+  Type element = qType.getElementType();
+  bool fp8 = isa<Float8E4M3FNType>(element);
+  float probScaleLog2 = std::log2(OnlineAttentionOp::kFp8ProbScale);
+  Value probBase =
+      fp8 ? t.map(rowType, base,
+                  [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
+                    return sub(nb, nl, e[0], t.f32(probScaleLog2));
+                  })
+          : base;
+  Value probs = exponentials(t, scoreType, scores, probBase, c, positive);
   Value rowSum = ReduceOp::create(b, loc, ReduceKind::Add, probs,
                                   t.splat(rowType, 0.0f));
   Value newSum =
       t.map(rowType, {op.getSum(), alpha, rowSum},
             [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
+              Value sum = e[2];
+              if (fp8)
+                sum = mul(nb, nl, sum,
+                          t.f32(1.0f / OnlineAttentionOp::kFp8ProbScale));
               return arith::AddFOp::create(nb, nl, mul(nb, nl, e[1], e[0]),
-                                           e[2])
+                                           sum)
                   .getResult();
             });
-  // P is rounded to the element type of V for the product; e4m3's after
-  // the scaling by kFp8ProbScale (attn.online_attention).
+  // P is rounded to the element type of V for the product by a map that
+  // only rounds: what a mapping folds into its operand conversion (the
+  // NVIDIA one rounds pairs of f32 there).
   Value rounded = probs;
-  Type element = qType.getElementType();
-  bool fp8 = isa<Float8E4M3FNType>(element);
   if (!element.isF32())
     rounded =
-        t.map(probType, probs,
+        t.map(probType, rounded,
               [&](OpBuilder &nb, Location nl, ValueRange, ValueRange e) {
-                Value p = e[0];
-                if (fp8) {
-                  Value factor = t.f32(OnlineAttentionOp::kFp8ProbScale);
-                  p = mul(nb, nl, p, factor);
-                }
-                return arith::TruncFOp::create(nb, nl, element, p)
+                return arith::TruncFOp::create(nb, nl, element, e[0])
                     .getResult();
               });
   auto accType = cast<RankedTensorType>(op.getAcc().getType());

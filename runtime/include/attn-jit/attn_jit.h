@@ -34,7 +34,8 @@ typedef enum attn_status {
 typedef enum attn_dtype {
   ATTN_DTYPE_BF16 = 0,
   ATTN_DTYPE_F16 = 1,
-  ATTN_DTYPE_F32 = 2 /* host device only */
+  ATTN_DTYPE_F32 = 2, /* host device only */
+  ATTN_DTYPE_E4M3 = 3 /* FP8 float8_e4m3fn: attn_forward_fp8 only */
 } attn_dtype;
 
 typedef enum attn_mask {
@@ -252,6 +253,26 @@ typedef struct attn_paged_args {
 ATTN_JIT_API void attn_set_paged_strides(attn_paged_args *args);
 
 ATTN_JIT_API attn_status attn_forward_paged(const attn_paged_args *args);
+
+/* FP8 forward (FlashAttention-3's FP8 path): Q, K, V hold float8_e4m3fn
+ * values that per-tensor factors dequantise -- the attention is that of
+ * q_descale * Q, k_descale * K and v_descale * V (each factor finite and
+ * > 0) -- O is bf16 and the LSE that of the dequantised scores. `fwd` is
+ * read as for attn_forward with dtype ATTN_DTYPE_E4M3 and these rules:
+ *   v_strides  V's keys are contiguous: v_strides[2] == 1 (FlashAttention-3's
+ *              V_colmajor; a (B, Hkv, D, Nk) tensor seen as (B, Hkv, Nk, D)),
+ *              since FP8 tensor cores read P.V's V along the keys;
+ *   strides    on CUDA every other stride is a multiple of 16 elements
+ *              (16-byte pieces), Nk's dim stride v_strides[3] too;
+ *   mask       none or causal; no variant (ATTN_ERROR_UNSUPPORTED).
+ * CUDA: sm_90a (wgmma), head dims that are multiples of 32 up to 256. P is
+ * rounded to e4m3 for P.V after a scaling by 2^8 (docs/design.md). */
+typedef struct attn_fp8_args {
+  attn_fwd_args fwd;
+  float q_descale, k_descale, v_descale;
+} attn_fp8_args;
+
+ATTN_JIT_API attn_status attn_forward_fp8(const attn_fp8_args *args);
 
 /* Gradients of attn_forward: given dO, the gradient of a loss with respect to
  * O, writes dQ, dK and dV (dK and dV of a K/V head sum the gradients of the

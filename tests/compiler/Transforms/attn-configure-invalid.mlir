@@ -88,7 +88,7 @@ func.func @backward_d96(%t: !d96, %l: !lse) {
 !f32 = memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>
 
 func.func @f32(%q: !f32, %k: !f32, %v: !f32, %o: !f32) {
-  // expected-error @+1 {{'attn.sdpa' op cannot be configured: the NVIDIA mapping supports bf16 and f16, got f32}}
+  // expected-error @+1 {{'attn.sdpa' op cannot be configured: the NVIDIA mapping supports bf16, f16 and e4m3, got f32}}
   attn.sdpa %q, %k, %v into %o : !f32, !f32, !f32 -> !f32
   return
 }

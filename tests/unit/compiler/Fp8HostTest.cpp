@@ -4,8 +4,7 @@
 // descale factor amax / 448), a bf16 O poisoned with NaN first, against a
 // float64 reference of the dequantised inputs, with an odd key count (not a
 // multiple of the tiles) and grouped-query heads, no mask and causal. The
-// e4m3 codes are made and read here by brute force over the 256 codes,
-// independently of the compiler's bit operations (HostExpandE4M3.cpp).
+// e4m3 codes come from E4M3.h, independent of the compiler.
 //
 // The bound: the kernel rounds P (scaled to [0, 2^8]) to e4m3 for P·V, a
 // relative error of at most 2^-4 per probability, so O is off by at most
@@ -15,8 +14,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "E4M3.h"
 #include "ReferenceRow.h"
 #include "attn/Compiler/Compiler.h"
+#include "attn/Compiler/TilePolicy.h"
 
 #include <gtest/gtest.h>
 
@@ -34,65 +35,19 @@ namespace {
 
 constexpr int64_t kBatch = 2, kHeads = 4, kKvHeads = 2, kHeadDim = 64;
 constexpr int64_t kQueries = 77, kKeys = 301;
-/// e4m3's largest finite value, which the per-tensor scaling maps amax to.
-constexpr double kE4M3Max = 448.0;
 /// The factor of P before its rounding (attn.online_attention).
 constexpr double kProbScale = 256.0;
 
-/// The value of e4m3 code `c` (NaN for 0x7f and 0xff).
-double decodeE4M3(uint8_t c) {
-  int sign = c >> 7, exponent = (c >> 3) & 15, mantissa = c & 7;
-  if (exponent == 15 && mantissa == 7)
-    return std::numeric_limits<double>::quiet_NaN();
-  double magnitude = exponent == 0 ? std::ldexp(mantissa, -9)
-                                   : std::ldexp(8 + mantissa, exponent - 10);
-  return sign ? -magnitude : magnitude;
-}
-
-/// The nearest finite e4m3 code to `x` (ties to the even code), saturating.
-uint8_t encodeE4M3(double x) {
-  uint8_t best = 0;
-  double bestError = INFINITY;
-  for (int c = 0; c < 256; ++c) {
-    double v = decodeE4M3(static_cast<uint8_t>(c));
-    if (std::isnan(v))
-      continue;
-    double error = std::fabs(v - x);
-    if (error < bestError || (error == bestError && (c & 1) == 0)) {
-      best = static_cast<uint8_t>(c);
-      bestError = error;
-    }
-  }
-  return best;
-}
+using attn::test::decodeE4M3;
+using attn::test::encodeE4M3;
+using attn::test::Quantised;
+using attn::test::quantise;
 
 float bf16ToFloat(uint16_t h) {
   uint32_t bits = uint32_t(h) << 16;
   float f;
   std::memcpy(&f, &bits, sizeof(f));
   return f;
-}
-
-/// A tensor quantised per tensor: its codes, its descale factor and the
-/// dequantised values the reference reads.
-struct Quantised {
-  std::vector<uint8_t> codes;
-  std::vector<float> values;
-  float descale = 1;
-};
-
-Quantised quantise(const std::vector<float> &x) {
-  double amax = 0;
-  for (float v : x)
-    amax = std::max(amax, double(std::fabs(v)));
-  Quantised q;
-  q.descale = static_cast<float>(amax / kE4M3Max);
-  for (float v : x) {
-    uint8_t c = encodeE4M3(v / q.descale);
-    q.codes.push_back(c);
-    q.values.push_back(static_cast<float>(decodeE4M3(c) * q.descale));
-  }
-  return q;
 }
 
 void setStrides(int64_t *s, int64_t heads, int64_t n) {
@@ -247,6 +202,34 @@ TEST(Fp8ConfigTest, UnsupportedConfigurationsAreErrors) {
   config.varlen = true;
   EXPECT_FALSE(compileHost(config, error));
   EXPECT_NE(error.find("plain forward"), std::string::npos) << error;
+}
+
+/// On NVIDIA: wgmma only, k32 steps over the head dim, 128-key tiles (one
+/// 128-byte swizzle row of Vᵀ) read by TMA, one CTA an SM.
+TEST(Fp8ConfigTest, NvidiaMapping) {
+  KernelConfig config;
+  config.dtype = DType::E4M3;
+  config.headDim = 128;
+  config.arch = "sm_90a";
+  KernelPlan plan;
+  std::string error;
+  ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
+  EXPECT_EQ(plan.mapping, "wgmma");
+  EXPECT_EQ(plan.blockN, 128);
+  EXPECT_EQ(plan.minCtasPerSm, 1);
+  EXPECT_TRUE(config.resolved(/*nvidia=*/true).tma);
+  config.headDim = 80;
+  EXPECT_FALSE(planKernel(config, true, plan, error));
+  EXPECT_NE(error.find("multiple of 32"), std::string::npos) << error;
+  config.headDim = 128;
+  config.blockN = 64;
+  EXPECT_FALSE(planKernel(config, true, plan, error));
+  EXPECT_NE(error.find("block-n a multiple of 128"), std::string::npos)
+      << error;
+  config.blockN = 0;
+  config.arch = "sm_80";
+  EXPECT_FALSE(planKernel(config, true, plan, error));
+  EXPECT_NE(error.find("wgmma only"), std::string::npos) << error;
 }
 
 } // namespace

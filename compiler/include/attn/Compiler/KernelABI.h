@@ -60,7 +60,10 @@ inline constexpr const char *kForwardScalars[] = {"scale"};
 inline constexpr int kForwardScalarCount = 1;
 /// An FP8 (e4m3) forward kernel (KernelConfig::dtype E4M3) takes after the
 /// scale the f32 factors that dequantise Q, K and V (per tensor, > 0); its O
-/// is bf16.
+/// is bf16. On NVIDIA (8-bit wgmma reads both operands K-major) it reads V
+/// with its keys contiguous (V's seq stride 1, its dim stride a multiple of
+/// 16 bytes; FlashAttention-3's V_colmajor), through a transposed tensor
+/// map: a (B, Hkv, D, N) view whose box is D rows by kTmaBoxBytes keys.
 inline constexpr const char *kFp8Scalars[] = {"q_descale", "k_descale",
                                               "v_descale"};
 
@@ -150,10 +153,11 @@ inline constexpr CaptureArg kAtomicBackwardArgs[] = {
 /// kTensorMapBytes, passed by value as grid-constant parameters (`.param
 /// .align 64 .b8 name[128]`), which the runtime encodes per call
 /// (cuTensorMapEncodeTiled). Each describes its kForwardTensors entry as a
-/// 4-D (B, H, N, D) tensor with the tensor's strides, 16-bit elements,
-/// a box of block_n rows by kTmaBoxCols columns (one 128-byte swizzled
-/// block of a wgmma tile) and the 128-byte swizzle; rows past N and columns
-/// past D read as zero.
+/// 4-D (B, H, N, D) tensor with the tensor's strides, a box of block_n rows
+/// by kTmaBoxBytes of columns (one 128-byte swizzled block of a wgmma tile:
+/// 64 16-bit or 128 8-bit elements) and the 128-byte swizzle; rows past N
+/// and columns past D read as zero. An FP8 kernel's V map is transposed
+/// (kFp8Scalars).
 struct TensorMapArg {
   const char *name;
   int tensor; // index into kForwardTensors
@@ -162,7 +166,7 @@ inline constexpr TensorMapArg kTensorMaps[] = {{"k_map", 1}, {"v_map", 2}};
 inline constexpr int kTensorMapCount = 2;
 inline constexpr int kTensorMapBytes = 128;
 inline constexpr int kTensorMapAlign = 64;
-inline constexpr int kTmaBoxCols = 64;
+inline constexpr int kTmaBoxBytes = 128;
 /// On a kernel function: how many of its last parameters are tensor maps.
 inline constexpr const char *kTensorMapsAttr = "attn.tensor_maps";
 

@@ -111,9 +111,11 @@ int64_t splitCtasPerSm(const KernelConfig &config);
 inline constexpr int64_t kTmaDefaultMaxHeadDim = 128;
 bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 
-/// Bytes of one tile of `rows` x `headDim` 16-bit elements in shared memory:
-/// padded rows (mma.sync) or 128-byte-swizzled 64-column blocks (wgmma).
-int64_t sharedTileBytes(int64_t rows, int64_t headDim, bool wgmma);
+/// Bytes of one tile of `rows` x `headDim` elements (16-bit, or 8-bit for
+/// FP8) in shared memory: padded rows (mma.sync) or 128-byte-swizzled
+/// blocks (wgmma).
+int64_t sharedTileBytes(int64_t rows, int64_t headDim, bool wgmma,
+                        int64_t elementBytes = 2);
 
 /// Dynamic shared memory one CTA may use on `chip` (the opt-in maximum per
 /// block: 227 KB on sm_90/sm_100, 163 KB on sm_80/sm_87, 99 KB on the

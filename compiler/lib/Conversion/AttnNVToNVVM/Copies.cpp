@@ -79,6 +79,10 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
     ConfigAttr config = configOf(op);
     if (!config || config.isHost())
       return op.emitOpError("needs the kernel's NVIDIA attn.config");
+    if (op.getTransposed())
+      return op.emitOpError("transposed is a TMA copy (a transposed tensor "
+                            "map); cp.async cannot transpose: run "
+                            "attn-nv-pipeline-copies with TMA");
     auto &b = rewriter;
     auto dest = cast<SmemType>(op.getDest().getType());
     SharedGeometry geometry(dest);

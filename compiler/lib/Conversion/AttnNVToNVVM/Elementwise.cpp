@@ -127,8 +127,90 @@ struct SplatConstant : OpConversionPattern<arith::ConstantOp> {
   }
 };
 
+/// Accumulator fragments -> 8-bit A fragments (e4m3, wgmma k32). A thread
+/// t of a quad holds, per row and 8-column block, columns {2t, 2t + 1}; A
+/// wants columns {4t, ..., 4t + 3} of each 16 in a register, which two
+/// other threads of the quad hold: 2 (t mod 2) and 2 (t mod 2) + 1, in
+/// block t / 2. Each thread packs its rounded values of a row's 32 columns
+/// as lo (blocks 0, 1) and hi (blocks 2, 3), then offers, in one shuffle,
+/// the block (t mod 2) of both words and, in a second, block 1 - (t mod 2):
+/// every thread then pulls from each of its two sources exactly what it
+/// needs, and a byte permute puts the halves in column order
+/// (FlashAttention-3 permutes P for FP8 this way).
+class Fp8OperandA {
+public:
+  Fp8OperandA(OpBuilder &b, Location loc) : b(b), loc(loc) {
+    auto c = [&](int64_t v) { return constI32(b, loc, v); };
+    Value lane = NVVM::LaneIdOp::create(b, loc, b.getI32Type());
+    Value t = arith::AndIOp::create(b, loc, lane, c(3));
+    Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                      arith::AndIOp::create(b, loc, t, c(1)),
+                                      c(0));
+    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, t,
+                                       c(2));
+    auto pick = [&](Value cond, int64_t yes, int64_t no) {
+      return arith::SelectOp::create(b, loc, cond, c(yes), c(no)).getResult();
+    };
+    // Bytes 0-1 of lo (hi) hold block 0 (2), bytes 2-3 block 1 (3).
+    offerMine = pick(odd, 0x7632, 0x5410);
+    offerOther = pick(odd, 0x5410, 0x7632);
+    // From the source of shuffle 1 (x) and of shuffle 2 (y): threads 0, 1
+    // pull x from source 2 (t mod 2), threads 2, 3 from 2 (t mod 2) + 1.
+    firstHalf = pick(high, 0x1054, 0x5410);
+    secondHalf = pick(high, 0x3276, 0x7632);
+    Value quad = arith::AndIOp::create(b, loc, lane, c(~3));
+    Value base = arith::AddIOp::create(
+        b, loc, quad, arith::SelectOp::create(b, loc, odd, c(2), c(0)));
+    Value h = arith::SelectOp::create(b, loc, high, c(1), c(0));
+    fromMine = arith::AddIOp::create(b, loc, base, h);
+    fromOther = arith::AddIOp::create(
+        b, loc, base, arith::SubIOp::create(b, loc, c(1), h));
+  }
+
+  /// The two registers (columns 0-15, 16-31 of the k block) of one row
+  /// from its 8 values: 4 blocks x 2 columns, block-major.
+  std::pair<Value, Value> row(ArrayRef<Value> v) {
+    Value lo = pack(v[0], v[1], v[2], v[3]);
+    Value hi = pack(v[4], v[5], v[6], v[7]);
+    Value x = shuffle(prmt(lo, hi, offerMine), fromMine);
+    Value y = shuffle(prmt(lo, hi, offerOther), fromOther);
+    return {prmt(x, y, firstHalf), prmt(x, y, secondHalf)};
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  Value offerMine, offerOther, firstHalf, secondHalf, fromMine, fromOther;
+
+  Value prmt(Value lo, Value hi, Value selector) {
+    return NVVM::PermuteOp::create(b, loc, b.getI32Type(), lo, hi, selector,
+                                   NVVM::PermuteMode::DEFAULT);
+  }
+  Value shuffle(Value v, Value lane) {
+    return NVVM::ShflOp::create(b, loc, v.getType(), constI32(b, loc, -1), v,
+                                lane, constI32(b, loc, 0x1f),
+                                NVVM::ShflKind::idx, UnitAttr());
+  }
+  /// cvt.rn.satfinite.e4m3x2 of (a, b) -> bytes {a, b}; two pairs -> one
+  /// register {a0, b0, a1, b1}.
+  Value pack(Value a0, Value b0, Value a1, Value b1) {
+    Type e4m3 = Float8E4M3FNType::get(b.getContext());
+    auto pair = [&](Value lo, Value hi) {
+      Value v = NVVM::ConvertF32x2ToF8x2Op::create(
+          b, loc, b.getI16Type(), hi, lo, NVVM::FPRoundingMode::RN,
+          NVVM::SaturationMode::SATFINITE, /*relu=*/false, e4m3);
+      return arith::ExtUIOp::create(b, loc, b.getI32Type(), v).getResult();
+    };
+    Value first = pair(a0, b0);
+    Value second = arith::ShLIOp::create(b, loc, pair(a1, b1),
+                                         constI32(b, loc, 16));
+    return arith::OrIOp::create(b, loc, first, second);
+  }
+};
+
 /// Accumulator fragments -> A fragments: blocks 2k and 2k + 1 of an m tile
-/// form k block k; pairs are packed (and rounded) into one register.
+/// form k block k; pairs are packed (and rounded) into one register; 8-bit
+/// A fragments through Fp8OperandA.
 /// Partial row sums -> rows: each quad adds its four values.
 struct ConvertLayout : OpConversionPattern<ConvertLayoutOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -153,6 +235,25 @@ struct ConvertLayout : OpConversionPattern<ConvertLayoutOp> {
     }
     int64_t blocks = from.colBlocks();
     SmallVector<Value> regs;
+    if (to.kBlockCols() == 32) {
+      Fp8OperandA fp8(rewriter, loc);
+      for (int64_t i = 0; i < from.mTiles(); ++i)
+        for (int64_t k = 0; k < to.kBlocks(); ++k) {
+          // Values e, e + 1 of blocks 4k .. 4k + 3: row g (e = 0), g + 8.
+          std::pair<Value, Value> rows[2];
+          for (int64_t h = 0; h < 2; ++h) {
+            SmallVector<Value> row;
+            for (int64_t j = 4 * k; j < 4 * k + 4; ++j)
+              for (int64_t e = 0; e < 2; ++e)
+                row.push_back(v[(i * blocks + j) * 4 + 2 * h + e]);
+            rows[h] = fp8.row(row);
+          }
+          regs.append({rows[0].first, rows[1].first, rows[0].second,
+                       rows[1].second});
+        }
+      rewriter.replaceOpWithMultiple(op, {regs});
+      return success();
+    }
     for (int64_t i = 0; i < from.mTiles(); ++i)
       for (int64_t j = 0; j < 2 * to.kBlocks(); j += 2) {
         ValueRange lo = v.slice((i * blocks + j) * 4, 4);

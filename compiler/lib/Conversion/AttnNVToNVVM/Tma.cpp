@@ -109,8 +109,9 @@ struct InitBarriers : OpConversionPattern<InitBarriersOp> {
 /// Thread 0 (or, single_thread, the producer's thread that runs it): with
 /// empty barriers, the wait for the release of use - count;
 /// arrive.expect_tx with the tile's bytes, then one cp.async.bulk.tensor.4d
-/// per 64-column block at coordinates (block · 64, row, head, batch) into
-/// the block's 1024-byte-aligned place.
+/// per 128-byte block of C columns at coordinates (block · C, row, head,
+/// batch) -- transposed, (row + block · C, 0, head, batch) -- into the
+/// block's 1024-byte-aligned place.
 struct CopyTma : OpConversionPattern<CopyTmaOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -120,9 +121,11 @@ struct CopyTma : OpConversionPattern<CopyTmaOp> {
     Location loc = op.getLoc();
     auto dest = cast<SmemType>(op.getDest().getType());
     int64_t count = op.getBarriers().getType().getCount();
+    int64_t elementBytes = dest.getElementType().getIntOrFloatBitWidth() / 8;
+    int64_t boxCols = swizzleBlockCols(elementBytes);
     int64_t blocks =
-        storedSharedCols(/*swizzled=*/true, dest.getCols()) /
-        ::attn::abi::kTmaBoxCols;
+        storedSharedCols(/*swizzled=*/true, dest.getCols(), elementBytes) /
+        boxCols;
     int64_t blockBytes = dest.getRows() * kSwizzleRowBytes;
     SharedBase smem = SharedBase::get(rewriter, loc, op);
     Type i32 = rewriter.getI32Type();
@@ -151,9 +154,16 @@ struct CopyTma : OpConversionPattern<CopyTmaOp> {
                                          constI32(b, loc, blk * blockBytes));
         Value to = LLVM::AddrSpaceCastOp::create(b, loc, cluster,
                                                  smem.at(b, loc, at));
-        Value col = constI32(b, loc, blk * ::attn::abi::kTmaBoxCols);
+        // Transposed (a (B, H, D, N) view): the tile's columns are keys
+        // from `row`, its rows the head dim from 0.
+        Value col = constI32(b, loc, blk * boxCols);
+        Value first = row;
+        if (op.getTransposed()) {
+          first = constI32(b, loc, 0);
+          col = arith::AddIOp::create(b, loc, row, col);
+        }
         NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            b, loc, to, adaptor.getMap(), ValueRange{col, row, head, batch},
+            b, loc, to, adaptor.getMap(), ValueRange{col, first, head, batch},
             barrier, /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
             /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
             /*isCTAOnly=*/false, /*group=*/NVVM::CTAGroupKindAttr(),

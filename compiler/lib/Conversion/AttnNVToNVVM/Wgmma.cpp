@@ -1,10 +1,11 @@
 //===- Wgmma.cpp - products on wgmma.mma_async (sm_90a) -------------------===//
 //
 // One warpgroup (4 warps, 128 threads) per 64 rows issues m64nNk16
-// instructions: lhs from a K-major swizzled tile through a matrix descriptor
-// (or an MN-major one, K×M: the backward's dSᵀ read as dS),
-// or from A-fragment registers (wgmma "RS"); rhs from a swizzled tile,
-// K-major (N×K: QKᵀ's K) or MN-major (K×N: P·V's V). The accumulator of
+// instructions (m64nNk32 for e4m3): lhs from a K-major swizzled tile
+// through a matrix descriptor (or an MN-major one, K×M: the backward's dSᵀ
+// read as dS), or from A-fragment registers (wgmma "RS"); rhs from a
+// swizzled tile, K-major (N×K: QKᵀ's K, FP8 P·V's Vᵀ) or MN-major (K×N:
+// P·V's V). Every k step reads 32 bytes of K. The accumulator of
 // m64nNk16 gives each warp the mma.sync C fragment layout, so results are
 // #attn_nv.acc tiles like mma.sync's.
 //
@@ -87,16 +88,18 @@ DescriptorStep advance(OpBuilder &b, Location loc, Value desc, int64_t bytes,
   return {arith::AddIOp::create(b, loc, desc, add), 0};
 }
 
-/// One wgmma.mma_async m64nNk16 with f32 accumulation. A comes from the
-/// descriptor `aDesc` (MN-major when `transposeA`) or, when `aRegs` is
-/// given, from 4 registers; an empty `acc` starts from zero.
+/// One wgmma.mma_async m64nNk16 (k32 for e4m3) with f32 accumulation. A
+/// comes from the descriptor `aDesc` (MN-major when `transposeA`) or, when
+/// `aRegs` is given, from 4 registers; an empty `acc` starts from zero.
 SmallVector<Value> wgmmaAsync(OpBuilder &b, Location loc, Type element,
                               ArrayRef<Value> acc, ArrayRef<Value> aRegs,
                               DescriptorStep aDesc, DescriptorStep bDesc,
                               int64_t n, bool transposeB,
                               bool transposeA = false) {
   int64_t regs = n / 2;
-  StringRef ty = element.isF16() ? "f16" : "bf16";
+  bool e4m3 = isa<Float8E4M3FNType>(element);
+  StringRef ty = e4m3 ? "e4m3" : element.isF16() ? "f16" : "bf16";
+  int64_t k = e4m3 ? 32 : 16;
   std::string constraints;
   SmallVector<Value> operands;
   auto addConstraint = [&](StringRef c) {
@@ -150,17 +153,20 @@ SmallVector<Value> wgmmaAsync(OpBuilder &b, Location loc, Type element,
   operands.push_back(constI32(b, loc, acc.empty() ? 0 : 1));
   int64_t scaleIdx = next++;
   // scale-d is a predicate: D = A·B + (scale-d ? D : 0). The immediates are
-  // imm-scale-a, imm-scale-b (1: no negation), [imm-trans-a,] imm-trans-b.
+  // imm-scale-a, imm-scale-b (1: no negation), then for 16-bit types
+  // [imm-trans-a,] imm-trans-b (8-bit ones are K-major only).
   std::string trans = aRegs.empty()
-                          ? llvm::formatv("{0}, {1}", transposeA ? 1 : 0,
+                          ? llvm::formatv(", {0}, {1}", transposeA ? 1 : 0,
                                           transposeB ? 1 : 0)
                                 .str()
-                          : std::string(transposeB ? "1" : "0");
+                          : std::string(transposeB ? ", 1" : ", 0");
+  if (e4m3)
+    trans.clear();
   std::string text = llvm::formatv(
       "{{\n.reg .pred p;\n{7}setp.ne.b32 p, ${0}, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {3}, {4}, {5}, "
-      "p, 1, 1, {6};\n}",
-      scaleIdx, n, ty, d, a, bOperand, trans, advances);
+      "wgmma.mma_async.sync.aligned.m64n{1}k{8}.f32.{2}.{2} {3}, {4}, {5}, "
+      "p, 1, 1{6};\n}",
+      scaleIdx, n, ty, d, a, bOperand, trans, advances, k);
   Type f32 = b.getF32Type();
   auto resType = LLVM::LLVMStructType::getLiteral(
       b.getContext(), SmallVector<Type>(regs, f32));
@@ -236,10 +242,10 @@ struct Wgmma : OpConversionPattern<WgmmaOp> {
       else
         out = Ptx::through(b, loc, "wgmma.fence.sync.aligned;", out);
       int64_t rowsA = lhsType.getRows(), rowsB = rhsType.getRows();
-      // K (the head dim) need not fill its last 64-column block: the k
+      // K (the head dim) need not fill its last 128-byte block: the k
       // steps stop at K, and nothing reads the block's rest.
-      for (int64_t kk = 0; kk < lhsType.getCols() / 16; ++kk) {
-        // k step kk: column block kk / 4, 32 bytes per 16 columns in it.
+      for (int64_t kk = 0; kk < lhsType.getCols() / op.getKStep(); ++kk) {
+        // k step kk: column block kk / 4, 32 bytes per k step in it.
         int64_t block = kk / 4, inBlock = (kk % 4) * 32;
         DescriptorStep bStep =
             advance(b, loc, bDesc, block * rowsB * 128 + inBlock, inPtx);
@@ -248,10 +254,27 @@ struct Wgmma : OpConversionPattern<WgmmaOp> {
         out = wgmmaAsync(b, loc, element, out, {}, aStep, bStep, n,
                          /*transposeB=*/false);
       }
-    } else {
-      if (op.getTransposeRhs())
+    } else if (op.getTransposeRhs()) {
+      // 8-bit (e4m3) P·V: A (P) from registers, B K-major (Vᵀ, N×K: the
+      // head dim's rows, keys contiguous), read as QKᵀ's K is.
+      if (!isa<Float8E4M3FNType>(element))
         return op.emitOpError("with lhs in registers takes an MN-major "
-                              "(K×N) rhs");
+                              "(K×N) rhs, or a K-major one of 8-bit tiles");
+      int64_t rowsB = rhsType.getRows();
+      Value bDesc = descriptor(b, loc, smem, rhsOffset, 16, 1024);
+      SmallVector<Value> regs(out);
+      llvm::append_range(regs, adaptor.getLhs());
+      regs = Ptx::through(b, loc, "wgmma.fence.sync.aligned;", regs);
+      out.assign(regs.begin(), regs.begin() + out.size());
+      ArrayRef<Value> a = ArrayRef<Value>(regs).drop_front(out.size());
+      for (int64_t kk = 0; kk < rhsType.getCols() / op.getKStep(); ++kk) {
+        int64_t block = kk / 4, inBlock = (kk % 4) * 32;
+        DescriptorStep bStep =
+            advance(b, loc, bDesc, block * rowsB * 128 + inBlock, inPtx);
+        out = wgmmaAsync(b, loc, element, out, a.slice(kk * 4, 4), {}, bStep,
+                         n, /*transposeB=*/false);
+      }
+    } else {
       // MN-major: the leading byte offset steps between 64-column blocks of
       // the rhs, the stride byte offset between 8-row groups; a k step is
       // 16 rows. N (the head dim) may end inside a block (N = 96: all of

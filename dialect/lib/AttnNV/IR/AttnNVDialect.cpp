@@ -90,8 +90,10 @@ LogicalResult OperandALayoutAttr::verifyEncoding(
     function_ref<InFlightDiagnostic()> emitError) const {
   if (shape.size() != 2)
     return emitError() << "#attn_nv.operand_a needs a 2-D tile";
-  if (!elementType.isBF16() && !elementType.isF16())
-    return emitError() << "#attn_nv.operand_a holds bf16 or f16, got "
+  if (!elementType.isBF16() && !elementType.isF16() &&
+      !isa<Float8E4M3FNType>(elementType))
+    return emitError() << "#attn_nv.operand_a holds bf16, f16 or "
+                          "f8E4M3FN, got "
                        << elementType;
   if (failed(verifyRowsPerWarp(shape, getWarps(), "#attn_nv.operand_a",
                                emitError)))
@@ -99,6 +101,9 @@ LogicalResult OperandALayoutAttr::verifyEncoding(
   if (shape[1] % 8 != 0)
     return emitError() << "#attn_nv.operand_a needs columns in 8-column "
                        << "halves of 16-column k blocks, got " << shape[1];
+  if (isa<Float8E4M3FNType>(elementType) && shape[1] % 32 != 0)
+    return emitError() << "#attn_nv.operand_a of 8-bit elements needs "
+                       << "columns in 32-column k blocks, got " << shape[1];
   return success();
 }
 
@@ -145,16 +150,21 @@ LogicalResult SmemType::verify(function_ref<InFlightDiagnostic()> emitError,
                        << shape.size();
   if (llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
     return emitError() << "!attn_nv.smem needs positive sizes";
-  // f32: a table staged for maps (attn_nv.copy_table_async); the tensor
-  // cores read 16-bit tiles only (their verifiers).
-  if (!elementType.isBF16() && !elementType.isF16() && !elementType.isF32())
-    return emitError() << "!attn_nv.smem holds bf16, f16 or f32 tiles, got "
+  // f32: a table staged for maps (attn_nv.copy_table_async); f8E4M3FN:
+  // FP8 tiles (wgmma only: the products' verifiers).
+  if (!elementType.isBF16() && !elementType.isF16() && !elementType.isF32() &&
+      !isa<Float8E4M3FNType>(elementType))
+    return emitError() << "!attn_nv.smem holds bf16, f16, f32 or f8E4M3FN "
+                          "tiles, got "
                        << elementType;
+  // 8 columns at least (an 8-column block of the accumulator), 16 of
+  // 8-bit elements.
   int64_t cols = shape.back();
-  if (cols % 8 != 0)
+  int64_t multiple = elementType.getIntOrFloatBitWidth() == 8 ? 16 : 8;
+  if (cols % multiple != 0)
     return emitError() << "!attn_nv.smem rows are copied in 16-byte pieces: "
-                          "columns must be a multiple of 8, got "
-                       << cols;
+                          "columns must be a multiple of "
+                       << multiple << ", got " << cols;
   return success();
 }
 

@@ -104,9 +104,16 @@ LogicalResult verifyProduct(Operation *op, Value lhs, Value rhs, Value acc,
                              << " warps but acc over " << out->warps();
   if (elementTypeOf(lhs.getType()) != elementTypeOf(rhs.getType()))
     return op->emitOpError() << "lhs and rhs must have one element type";
-  if (elementTypeOf(rhs.getType()).getIntOrFloatBitWidth() != 16)
-    return op->emitOpError() << "multiplies 16-bit tiles, got "
+  Type element = elementTypeOf(rhs.getType());
+  bool e4m3 = isa<Float8E4M3FNType>(element);
+  if (element.getIntOrFloatBitWidth() != 16 && !(e4m3 && isa<WgmmaOp>(op)))
+    return op->emitOpError() << "multiplies 16-bit tiles (or, on wgmma, "
+                                "f8E4M3FN ones), got "
                              << rhs.getType();
+  // 8-bit wgmma reads both operands K-major.
+  if (e4m3 && (!transposeRhs || transposeLhs))
+    return op->emitOpError() << "with 8-bit tiles takes a K-major lhs and "
+                                "a K-major (N×K, transpose_rhs) rhs";
   return success();
 }
 
@@ -143,9 +150,15 @@ LogicalResult CopyAsyncOp::verify() {
     return emitOpError() << "source and destination element types differ ("
                          << src.getElementType() << " vs "
                          << dest.getElementType() << ")";
-  if (src.isDynamicDim(3) || src.getDimSize(3) != dest.getCols())
-    return emitOpError() << "destination tile has " << dest.getCols()
-                         << " columns but the source rows have "
+  if (getTransposed() && (getRowsPerHead() || getPages()))
+    return emitOpError("transposed copies whole tiles of one head: no "
+                       "'rows_per_head' or 'pages'");
+  // A transposed tile holds the head dim as its rows.
+  int64_t headDim = getTransposed() ? dest.getRows() : dest.getCols();
+  if (src.isDynamicDim(3) || src.getDimSize(3) != headDim)
+    return emitOpError() << "destination tile has " << headDim
+                         << (getTransposed() ? " rows" : " columns")
+                         << " but the source rows have "
                          << (src.isDynamicDim(3) ? std::string("?")
                                                  : std::to_string(
                                                        src.getDimSize(3)))
@@ -198,7 +211,7 @@ LogicalResult CopyTmaOp::verify() {
   // A box side is at most 256 elements (cuTensorMapEncodeTiled).
   if (dest.getRows() > kMaxTmaBoxRows)
     return emitOpError() << "a tile of at most " << kMaxTmaBoxRows
-                         << " rows (one box per 64-column block), got "
+                         << " rows (one box per 128-byte block), got "
                          << dest.getRows();
   // Use u of the full barriers waits for use u - count of the empty ones:
   // one barrier of each per stage.
@@ -262,8 +275,9 @@ LogicalResult InitBarriersOp::verify() {
 
 int64_t CopyTmaOp::getTileBytes() {
   auto dest = cast<SmemType>(getDest().getType());
-  return storedSharedCols(/*swizzled=*/true, dest.getCols()) *
-         dest.getRows() * dest.getElementType().getIntOrFloatBitWidth() / 8;
+  int64_t elementBytes = dest.getElementType().getIntOrFloatBitWidth() / 8;
+  return storedSharedCols(/*swizzled=*/true, dest.getCols(), elementBytes) *
+         dest.getRows() * elementBytes;
 }
 
 LogicalResult LoadOperandOp::verify() {
@@ -351,6 +365,12 @@ LogicalResult MmaOp::verify() {
   return success();
 }
 
+int64_t WgmmaOp::getKStep() {
+  // 32 bytes of K per instruction: k16 of 16-bit, k32 of 8-bit elements.
+  return mlir::attn::kWgmmaK * 16 /
+         elementTypeOf(getRhs().getType()).getIntOrFloatBitWidth();
+}
+
 LogicalResult WgmmaOp::verify() {
   if (!layoutOf(getLhs(), DistributedTile::Kind::OperandA) &&
       failed(expectSmem(*this, "lhs", getLhs().getType(),
@@ -379,13 +399,13 @@ LogicalResult WgmmaOp::verify() {
   // Each instruction reduces over 16 columns of a K-major lhs (QKᵀ's head
   // dim) or 16 rows of an MN-major rhs (P·V's keys); nothing zero-fills a
   // swizzled tile's columns past its own.
-  using mlir::attn::kWgmmaK;
   auto [l0, l1] = tileShape(getLhs().getType());
   int64_t k = getTransposeLhs() ? l0 : l1;
-  if (k % kWgmmaK != 0)
-    return emitOpError() << "wgmma.m64nNk16 reduces in steps of " << kWgmmaK
-                         << ": needs K a multiple of " << kWgmmaK << ", got "
-                         << k;
+  int64_t step = getKStep();
+  if (k % step != 0)
+    return emitOpError() << "wgmma reduces in steps of " << step
+                         << " elements (32 bytes): needs K a multiple of "
+                         << step << ", got " << k;
   // The accumulator layout keeps columns in pairs of 8-column blocks.
   if (acc.cols() > 256 || acc.cols() % 16 != 0)
     return emitOpError() << "wgmma.m64nNk16 needs N a multiple of 16 up to "

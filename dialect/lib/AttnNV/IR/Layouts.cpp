@@ -44,6 +44,10 @@ std::optional<DistributedTile> DistributedTile::get(Type type) {
   return t;
 }
 
+int64_t DistributedTile::kBlockCols() const {
+  return elementType_ && elementType_.getIntOrFloatBitWidth() == 8 ? 32 : 16;
+}
+
 int64_t DistributedTile::valuesPerThread() const {
   switch (kind_) {
   case Kind::Acc:
@@ -122,7 +126,7 @@ SharedGeometry::SharedGeometry(SmemType type)
       elementBytes(type.getElementType().getIntOrFloatBitWidth() / 8) {}
 
 int64_t SharedGeometry::storedCols() const {
-  return storedSharedCols(layout != SharedLayout::Padded, cols);
+  return storedSharedCols(layout != SharedLayout::Padded, cols, elementBytes);
 }
 
 int64_t SharedGeometry::pitch() const {

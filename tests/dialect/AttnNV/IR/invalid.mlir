@@ -74,7 +74,7 @@ func.func @operand_a_rank(%x: tensor<64xbf16, #attn_nv.operand_a<warps = 4>>) {
 
 // -----
 
-// expected-error @+1 {{#attn_nv.operand_a holds bf16 or f16, got 'f32'}}
+// expected-error @+1 {{#attn_nv.operand_a holds bf16, f16 or f8E4M3FN, got 'f32'}}
 func.func @operand_a_element_type(%x: tensor<64x64xf32, #attn_nv.operand_a<warps = 4>>) {
   return
 }
@@ -123,7 +123,7 @@ func.func @smem_sizes(%x: !attn_nv.smem<0x64x64xbf16, swizzle_128b>) {
 
 // -----
 
-// expected-error @+1 {{!attn_nv.smem holds bf16, f16 or f32 tiles, got 'f64'}}
+// expected-error @+1 {{!attn_nv.smem holds bf16, f16, f32 or f8E4M3FN tiles, got 'f64'}}
 func.func @smem_element_type(%x: !attn_nv.smem<64x64xf64, padded>) {
   return
 }
@@ -132,7 +132,7 @@ func.func @smem_element_type(%x: !attn_nv.smem<64x64xf64, padded>) {
 
 // An f32 shared tile (a staged table) is no tensor-core operand.
 func.func @product_f32_operand(%l: !attn_nv.smem<64x64xf32, swizzle_128b>, %r: !attn_nv.smem<64x64xf32, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
-  // expected-error @+1 {{'attn_nv.wgmma' op multiplies 16-bit tiles, got '!attn_nv.smem<64x64xf32, swizzle_128b>'}}
+  // expected-error @+1 {{'attn_nv.wgmma' op multiplies 16-bit tiles (or, on wgmma, f8E4M3FN ones), got '!attn_nv.smem<64x64xf32, swizzle_128b>'}}
   %0 = attn_nv.wgmma %l, %r, %a transpose_rhs : !attn_nv.smem<64x64xf32, swizzle_128b>, !attn_nv.smem<64x64xf32, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
   return
 }
@@ -150,7 +150,7 @@ func.func @smem_columns(%x: !attn_nv.smem<64x36xbf16, padded>) {
 // second partly used), but wgmma reduces over 16 columns at a time and
 // nothing zero-fills a swizzled tile past its columns.
 func.func @wgmma_k_multiple_of_16(%l: !attn_nv.smem<64x72xbf16, swizzle_128b>, %r: !attn_nv.smem<64x72xbf16, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
-  // expected-error @+1 {{'attn_nv.wgmma' op wgmma.m64nNk16 reduces in steps of 16: needs K a multiple of 16, got 72}}
+  // expected-error @+1 {{'attn_nv.wgmma' op wgmma reduces in steps of 16 elements (32 bytes): needs K a multiple of 16, got 72}}
   %0 = attn_nv.wgmma %l, %r, %a transpose_rhs : !attn_nv.smem<64x72xbf16, swizzle_128b>, !attn_nv.smem<64x72xbf16, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
   return
 }
@@ -794,7 +794,7 @@ func.func @tma_into_padded(%map: !llvm.ptr, %i: index) {
 func.func @tma_box_rows(%map: !llvm.ptr, %i: index) {
   %bars = attn_nv.alloc_barriers : !attn_nv.barriers<2>
   %k = attn_nv.alloc_shared : !attn_nv.smem<512x64xbf16, swizzle_128b>
-  // expected-error @+1 {{a tile of at most 256 rows (one box per 64-column block), got 512}}
+  // expected-error @+1 {{a tile of at most 256 rows (one box per 128-byte block), got 512}}
   attn_nv.copy_tma %map[%i, %i, %i] into %k, %bars[%i] : !llvm.ptr, !attn_nv.smem<512x64xbf16, swizzle_128b>, !attn_nv.barriers<2>
   return
 }
@@ -995,5 +995,65 @@ func.func @load_shared_rows(%s: !attn_nv.smem<64x64xf32, swizzle_128b>) {
 func.func @load_shared_shape(%s: !attn_nv.smem<64x128xf32, swizzle_128b>) {
   // expected-error @+1 {{'attn_nv.load_shared' op reads an f32 tile of its shape from one 2-D f32 shared tile, got}}
   %0 = attn_nv.load_shared %s : !attn_nv.smem<64x128xf32, swizzle_128b> -> tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+// 8-bit A fragments hold four elements a register: 32-column k blocks.
+// expected-error @+1 {{#attn_nv.operand_a of 8-bit elements needs columns in 32-column k blocks, got 48}}
+func.func @operand_a_fp8_columns(%x: tensor<64x48xf8E4M3FN, #attn_nv.operand_a<warps = 4>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{!attn_nv.smem rows are copied in 16-byte pieces: columns must be a multiple of 16, got 40}}
+func.func @smem_fp8_columns(%x: !attn_nv.smem<64x40xf8E4M3FN, swizzle_128b>) {
+  return
+}
+
+// -----
+
+// 8-bit wgmma reads both operands K-major: P·V's V must be staged as Vᵀ.
+func.func @wgmma_fp8_mn_major(%p: tensor<64x128xf8E4M3FN, #attn_nv.operand_a<warps = 4>>, %v: !attn_nv.smem<128x64xf8E4M3FN, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op with 8-bit tiles takes a K-major lhs and a K-major (N×K, transpose_rhs) rhs}}
+  %0 = attn_nv.wgmma %p, %v, %a : tensor<64x128xf8E4M3FN, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<128x64xf8E4M3FN, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_fp8_k_step(%l: !attn_nv.smem<64x48xf8E4M3FN, swizzle_128b>, %r: !attn_nv.smem<64x48xf8E4M3FN, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op wgmma reduces in steps of 32 elements (32 bytes): needs K a multiple of 32, got 48}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_rhs : !attn_nv.smem<64x48xf8E4M3FN, swizzle_128b>, !attn_nv.smem<64x48xf8E4M3FN, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+// mma.sync has no 8-bit form here: FP8 is mapped on wgmma only.
+func.func @mma_fp8(%l: !attn_nv.smem<64x64xf8E4M3FN, padded>, %r: !attn_nv.smem<64x64xf8E4M3FN, padded>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
+  // expected-error @+1 {{'attn_nv.mma' op multiplies 16-bit tiles (or, on wgmma, f8E4M3FN ones), got '!attn_nv.smem<64x64xf8E4M3FN, padded>'}}
+  %0 = attn_nv.mma %l, %r, %a transpose_rhs : !attn_nv.smem<64x64xf8E4M3FN, padded>, !attn_nv.smem<64x64xf8E4M3FN, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @copy_transposed_packed(%src: memref<?x?x?x64xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>, %i: index) {
+  %dst = attn_nv.alloc_shared : !attn_nv.smem<64x128xf8E4M3FN, swizzle_128b>
+  // expected-error @+1 {{'attn_nv.copy_async' op transposed copies whole tiles of one head: no 'rows_per_head' or 'pages'}}
+  attn_nv.copy_async %src[%i, %i, %i] rows_per_head %i bounds %i into %dst transposed : memref<?x?x?x64xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>, !attn_nv.smem<64x128xf8E4M3FN, swizzle_128b>
+  return
+}
+
+// -----
+
+// A transposed tile holds the head dim as its rows.
+func.func @copy_transposed_shape(%src: memref<?x?x?x64xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>, %i: index) {
+  %dst = attn_nv.alloc_shared : !attn_nv.smem<128x64xf8E4M3FN, swizzle_128b>
+  // expected-error @+1 {{'attn_nv.copy_async' op destination tile has 128 rows but the source rows have 64 elements}}
+  attn_nv.copy_async %src[%i, %i, %i] bounds %i into %dst transposed : memref<?x?x?x64xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>, !attn_nv.smem<128x64xf8E4M3FN, swizzle_128b>
   return
 }

@@ -250,12 +250,18 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async", [AttrSizedOperandSegments]> {
     read of `dest`. Rows of the source must be 16-byte aligned.
     `rows_per_head` and `start` pack heads as for `attn.load_tile`, and
     `pages` gathers the rows of a paged cache through a block table as it
-    does.
+    does. With `transposed`, `dest` (C×R) receives the tile's transpose:
+    8-bit wgmma reads P·V's V K-major only. cp.async cannot transpose, so
+    such a copy must become a transposed `attn_nv.copy_tma`
+    (`attn-nv-pipeline-copies`), which reads a source whose keys are
+    contiguous.
 
     Example:
     ```mlir
     attn_nv.copy_async %K[%b, %h, %kv] bounds %nk into %k
         : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, !attn_nv.smem<128x128xbf16, swizzle_128b>
+    attn_nv.copy_async %V[%b, %h, %kv] bounds %nk into %vt transposed
+        : memref<?x?x?x128xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>, !attn_nv.smem<128x128xf8E4M3FN, swizzle_128b>
     ```
   }];
   let arguments = (ins Arg<AnyMemRef, "source", [MemRead]>:$source,
@@ -264,11 +270,12 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async", [AttrSizedOperandSegments]> {
                        Arg<AttnNV_AnySmem, "destination", [MemWrite]>:$dest,
                        Arg<Optional<MemRefRankOf<[I32], [2]>>, "block table",
                            [MemRead]>:$pages,
-                       Optional<Index>:$start);
+                       Optional<Index>:$start, UnitAttr:$transposed);
   let assemblyFormat = [{
     $source `[` $batch `,` $head `,` $row `]`
     (`rows_per_head` $rowsPerHead^)? (`start` $start^)?
     (`pages` `(` $pages^ `:` type($pages) `)`)? `bounds` $bound `into` $dest
+    (`transposed` $transposed^)?
     attr-dict `:` type($source) `,` qualified(type($dest))
   }];
   let builders = [
@@ -277,14 +284,14 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async", [AttrSizedOperandSegments]> {
                    "::mlir::Value":$bound, "::mlir::Value":$rowsPerHead,
                    "::mlir::Value":$dest), [{
       build($_builder, $_state, source, batch, head, row, bound, rowsPerHead,
-            dest, ::mlir::Value(), ::mlir::Value());
+            dest, ::mlir::Value(), ::mlir::Value(), /*transposed=*/false);
     }]>,
     OpBuilder<(ins "::mlir::Value":$source, "::mlir::Value":$batch,
                    "::mlir::Value":$head, "::mlir::Value":$row,
                    "::mlir::Value":$bound, "::mlir::Value":$rowsPerHead,
                    "::mlir::Value":$dest, "::mlir::Value":$pages), [{
       build($_builder, $_state, source, batch, head, row, bound, rowsPerHead,
-            dest, pages, ::mlir::Value());
+            dest, pages, ::mlir::Value(), /*transposed=*/false);
     }]>
   ];
   let hasVerifier = 1;
@@ -386,8 +393,11 @@ def AttnNV_CopyTmaOp : AttnNV_Op<"copy_tma"> {
     (`mbarrier.arrive.expect_tx`) and issues the bulk tensor copies
     (`cp.async.bulk.tensor.4d`) of the tile `[batch, head, row : row + R, :]`
     described by the tensor map at `map` -- a (B, H, N, D) view whose box is
-    R rows by 64 columns with the 128-byte swizzle, one copy per 64-column
-    block of `dest` -- completing on that barrier. Rows at or past N and
+    R rows by one 128-byte swizzle block of columns (64 16-bit or 128 8-bit
+    elements), one copy per block of `dest` -- completing on that barrier.
+    With `transposed` the map views the tensor as (B, H, D, N) (its keys
+    contiguous) and `dest` (R = D rows, C keys) receives the columns
+    `row : row + C` of it: the K-major V that 8-bit wgmma needs for P·V. Rows at or past N and
     columns past D are zero-filled by the copy engine. Any thread may read
     `dest` after an `attn_nv.wait_barrier` of the same use. The operands
     are the map's coordinates: through a ragged map (KernelABI.h's
@@ -410,6 +420,8 @@ def AttnNV_CopyTmaOp : AttnNV_Op<"copy_tma"> {
         : !llvm.ptr, !attn_nv.smem<128x128xbf16, swizzle_128b>, !attn_nv.barriers<3>
     attn_nv.copy_tma %kmap[%b, %h, %kv] into %k, %kbar[%it] after %kempty
         : !llvm.ptr, !attn_nv.smem<128x128xbf16, swizzle_128b>, !attn_nv.barriers<3>, !attn_nv.barriers<3>
+    attn_nv.copy_tma %vmap[%b, %h, %kv] into %vt, %vbar[%it] transposed
+        : !llvm.ptr, !attn_nv.smem<128x128xf8E4M3FN, swizzle_128b>, !attn_nv.barriers<3>
     ```
   }];
   let arguments = (ins AttnNV_TensorMapPtr:$map, Index:$batch, Index:$head,
@@ -419,10 +431,10 @@ def AttnNV_CopyTmaOp : AttnNV_Op<"copy_tma"> {
                        Index:$use,
                        Arg<Optional<AttnNV_BarriersType>, "empty barriers",
                            [MemRead, MemWrite]>:$empty,
-                       UnitAttr:$single_thread);
+                       UnitAttr:$single_thread, UnitAttr:$transposed);
   let assemblyFormat = [{
     $map `[` $batch `,` $head `,` $row `]` `into` $dest `,` $barriers `[` $use `]`
-    (`after` $empty^)?
+    (`after` $empty^)? (`transposed` $transposed^)?
     attr-dict `:` type($map) `,` qualified(type($dest)) `,` qualified(type($barriers))
     (`,` qualified(type($empty))^)?
   }];
@@ -432,7 +444,7 @@ def AttnNV_CopyTmaOp : AttnNV_Op<"copy_tma"> {
                    "::mlir::Value":$dest, "::mlir::Value":$barriers,
                    "::mlir::Value":$use), [{
       build($_builder, $_state, map, batch, head, row, dest, barriers, use,
-            ::mlir::Value(), /*single_thread=*/false);
+            ::mlir::Value(), /*single_thread=*/false, /*transposed=*/false);
     }]>
   ];
   let hasVerifier = 1;
@@ -588,8 +600,9 @@ def AttnNV_WgmmaOp : AttnNV_Op<"wgmma", [AllTypesMatch<["acc", "result"]>]> {
     backward's (dSᵀ)ᵀ K reads dSᵀ, with a K×N rhs) or an
     `#attn_nv.operand_a` register tile; `rhs` a
     `swizzle_128b` shared tile, N×K with `transpose_rhs` (K-major) or K×N
-    without (MN-major). K is a multiple of 16 (the k step) and N of 16 up
-    to 256; neither need be a multiple of the 64-column swizzle block. An
+    without (MN-major). K is a multiple of the k step (16, or 32 for
+    f8E4M3FN tiles, which are read K-major only: m64nNk32.e4m3) and N of 16
+    up to 256; neither need be a multiple of the 128-byte swizzle block. An
     `acc` that is a splat of 0 starts from zero.
     The product runs asynchronously: `result`, and the registers of `acc`
     and `lhs`, may be read or written only after an `attn_nv.wgmma_wait`
@@ -614,6 +627,11 @@ def AttnNV_WgmmaOp : AttnNV_Op<"wgmma", [AllTypesMatch<["acc", "result"]>]> {
     `:` qualified(type($lhs)) `,` qualified(type($rhs)) `,` type($acc)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Elements of K one instruction reduces over: 16 (bf16, f16) or 32
+    /// (f8E4M3FN).
+    int64_t getKStep();
+  }];
 }
 
 def AttnNV_WgmmaWaitOp : AttnNV_Op<"wgmma_wait", [AllTypesMatch<["values", "results"]>]> {

@@ -14,8 +14,9 @@
 //    J = colBlocks() counts columns rounded up to a multiple of 16;
 //  * rows: value 2i + h at row 16i + 8h from the same base row;
 //  * cols: value 2j + e at column 8j + e from the base column (row 0);
-//  * operand_a: per m tile i and 16-column k block k, registers
-//    (i·K + k)·4 + r of mma's A fragment (two 16-bit elements each).
+//  * operand_a: per m tile i and k block k (16 columns, 32 of 8-bit
+//    elements), registers (i·K + k)·4 + r of mma's A fragment (two 16-bit
+//    or four 8-bit elements each).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,10 +57,13 @@ public:
   int64_t mTiles() const { return rows_ / (16 * warps_); }
   /// 8-column blocks per m tile (acc), columns rounded up to 16.
   int64_t colBlocks() const { return (cols_ + 15) / 16 * 2; }
-  /// 16-column k blocks per m tile (operand_a), columns rounded up to 16.
-  int64_t kBlocks() const { return (cols_ + 15) / 16; }
+  /// Columns of one k block of an operand_a tile: 16 for 16-bit elements,
+  /// 32 for 8-bit ones (e4m3: four elements a register).
+  int64_t kBlockCols() const;
+  /// k blocks per m tile (operand_a), columns rounded up to kBlockCols().
+  int64_t kBlocks() const { return (cols_ + kBlockCols() - 1) / kBlockCols(); }
   /// Values each thread holds: elements (acc, rows) or 32-bit registers of
-  /// two elements (operand_a).
+  /// two or four elements (operand_a).
   int64_t valuesPerThread() const;
   /// Offset of value `i` (acc, rows) from this thread's base.
   ElementOffset offset(int64_t i) const;

@@ -18,28 +18,32 @@ namespace mlir::attn::nv {
 /// different bank groups.
 inline constexpr int64_t kPaddedColumnMultiple = 16;
 inline constexpr int64_t kRowPaddingBytes = 16;
-/// Swizzled tiles (wgmma, 128-byte swizzle) store 64-column blocks of
-/// 128-byte rows (16-bit elements).
-inline constexpr int64_t kSwizzledColumnMultiple = 64;
+/// Swizzled tiles (wgmma, 128-byte swizzle) store blocks of 128-byte rows:
+/// 64 columns of 16-bit elements, 128 of 8-bit ones (e4m3).
 inline constexpr int64_t kSwizzleRowBytes = 128;
+constexpr int64_t swizzleBlockCols(int64_t elementBytes) {
+  return kSwizzleRowBytes / elementBytes;
+}
 
-/// Rows of one TMA box (a swizzled tile's 64-column block is one box): the
+/// Rows of one TMA box (a swizzled tile's 128-byte block is one box): the
 /// bound of cuTensorMapEncodeTiled's box sides.
 inline constexpr int64_t kMaxTmaBoxRows = 256;
 /// An mbarrier object (!attn_nv.barriers): 8 bytes, 8-byte aligned.
 inline constexpr int64_t kMbarrierBytes = 8;
 
-/// Columns stored per row.
-constexpr int64_t storedSharedCols(bool swizzled, int64_t cols) {
+/// Columns stored per row: whole swizzle blocks, or multiples of 16.
+constexpr int64_t storedSharedCols(bool swizzled, int64_t cols,
+                                   int64_t elementBytes) {
   int64_t multiple =
-      swizzled ? kSwizzledColumnMultiple : kPaddedColumnMultiple;
+      swizzled ? swizzleBlockCols(elementBytes) : kPaddedColumnMultiple;
   return (cols + multiple - 1) / multiple * multiple;
 }
 
 /// Bytes of one stage of a rows x cols tile.
 constexpr int64_t sharedTileBytes(bool swizzled, int64_t rows, int64_t cols,
                                   int64_t elementBytes) {
-  int64_t rowBytes = storedSharedCols(swizzled, cols) * elementBytes;
+  int64_t rowBytes = storedSharedCols(swizzled, cols, elementBytes) *
+                     elementBytes;
   return rows * (swizzled ? rowBytes : rowBytes + kRowPaddingBytes);
 }
 
