@@ -4,6 +4,7 @@ forward and torch SDPA's cuDNN and FlashAttention-2 (bf16) backends, one GPU run
 
     ATTN_JIT_LIB=<bundle>/lib/libattn-jit.so python3 tools/device/bench_fp8.py
         [--reps 20] [--warmup 5] [--shapes D:N,...] [--tiles M,N] [--json FILE]
+        [--other-lib OTHER/libattn-jit.so]
 
 Shapes (FlashAttention convention): B * N = 16k tokens, H = 2048 / D heads,
 (B, H, N, D) contiguous; V of the FP8 call stored with its keys contiguous
@@ -13,6 +14,8 @@ after --warmup (tools/device/sdpa_anchors.time_events); TFLOP/s = 4 B H N^2 D
 (half of it causal) over the median. The FP8 result is checked first against
 float64 of the dequantised inputs on the first batch row and head (rel error
 printed; > 6e-2 marks the row WRONG).
+--other-lib times a second build's FP8 call in the same process (an A/B of
+two versions: column "other ms", and this build's time over it).
 Exit 0 done, 1 a call failed or WRONG, 77 no torch / GPU.
 """
 import argparse
@@ -37,6 +40,7 @@ def main():
     ap.add_argument("--shapes", default="128:8192,256:8192")
     ap.add_argument("--tiles", default="0,0", help="block_m,block_n of the FP8 calls (0: default)")
     ap.add_argument("--json", default="")
+    ap.add_argument("--other-lib", default="", help="a second libattn-jit.so whose FP8 call is timed too")
     args = ap.parse_args()
     torch = aj.torch_on_cuda()
     if torch is None:
@@ -44,10 +48,12 @@ def main():
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
     lib = aj.AttnJit(args.lib)
+    other = aj.AttnJit(args.other_lib) if args.other_lib else None
     tiles = tuple(int(x) for x in args.tiles.split(","))
     bad = 0
     print(f"{'shape':28} {'fp8 ms':>8} {'TF/s':>6} {'bf16 ms':>8} {'TF/s':>6} {'cuDNN TF/s':>10} "
-          f"{'FA2 TF/s':>9} {'fp8/bf16':>8} {'fp8/cuDNN':>9} {'err fp8':>8}")
+          f"{'FA2 TF/s':>9} {'fp8/bf16':>8} {'fp8/cuDNN':>9} {'err fp8':>8}"
+          + (f" {'other ms':>9} {'other/this':>10}" if other else ""))
     for spec in args.shapes.split(","):
         D, N = (int(x) for x in spec.split(":"))
         B, H = max(1, 16384 // N), 2048 // D
@@ -90,14 +96,22 @@ def main():
                     sdpa[name] = sdpa_anchors.time_events(torch, call, args.warmup, args.reps)[0]
                 except RuntimeError:
                     sdpa[name] = float("nan")
+            other_ms = float("nan")
+            if other:
+                other_ms = sdpa_anchors.time_events(
+                    torch, lambda i: other.forward_fp8(q8, k8, vt, o8, lse, (dq, dk, dv), mask, tiles=tiles)[0],
+                    args.warmup, args.reps)[0]
             tf = lambda ms: flops / ms / 1e9  # noqa: E731
             print(f"{f'D={D} N={N} B={B} H={H} {mask}':28} {fp8:8.3f} {tf(fp8):6.0f} {bf16:8.3f} "
                   f"{tf(bf16):6.0f} {tf(sdpa['cudnn']):10.0f} {tf(sdpa['fa2']):9.0f} {bf16 / fp8:8.2f} "
-                  f"{sdpa['cudnn'] / fp8:9.2f} {err:8.1e}{' WRONG' if wrong else ''}", flush=True)
+                  f"{sdpa['cudnn'] / fp8:9.2f} {err:8.1e}"
+                  + (f" {other_ms:9.3f} {other_ms / fp8:10.3f}" if other else "")
+                  + (" WRONG" if wrong else ""), flush=True)
             if args.json:
                 with open(args.json, "a") as f:
                     f.write(json.dumps(dict(D=D, N=N, B=B, H=H, mask=mask, fp8_ms=fp8, bf16_ms=bf16,
-                                            cudnn_ms=sdpa["cudnn"], fa2_ms=sdpa["fa2"], err=err)) + "\n")
+                                            cudnn_ms=sdpa["cudnn"], fa2_ms=sdpa["fa2"], other_ms=other_ms,
+                                            err=err)) + "\n")
             del q, k, v, q8, k8, v8, vt, qb, kb, vb, o8, ob, lse
     return 1 if bad else 0
 
