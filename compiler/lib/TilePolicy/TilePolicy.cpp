@@ -34,11 +34,11 @@ constexpr int64_t kBackwardWgmmaHeadDimMultiple = 64;
 /// the H200 (docs/BENCHMARKS.md version 25): one CTA an SM, whose two
 /// warpgroups wait at each step's CTA barriers together.
 constexpr int64_t kBackwardBlock = 64;
-/// The plain D = 256 wgmma forward's K/V tile (defaultTileSizes).
 /// FP8 (e4m3) wgmma reduces over 32 elements an instruction; its K/V tiles
 /// take 128 keys (one 128-byte swizzle block of Vᵀ).
 constexpr int64_t kFp8WgmmaK = 32;
 constexpr int64_t kFp8BlockN = 128;
+/// The plain D = 256 wgmma forward's K/V tile (defaultTileSizes).
 constexpr int64_t kWideKeysHeadDim = 256;
 constexpr int64_t kWideKeysBlockN = 80;
 /// The backward on mma.sync past D = 128 (dK and dV in grids of their own):
@@ -436,10 +436,9 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   bool fp8 = r.dtype == DType::E4M3;
   int64_t elementBytes = fp8 ? 1 : 2;
   int64_t q = sharedTileBytes(r.blockM, d, wgmma, elementBytes);
-  int64_t kv = (sharedTileBytes(r.blockN, d, wgmma, elementBytes) +
-                (fp8 ? sharedTileBytes(d, r.blockN, wgmma, elementBytes)
-                     : sharedTileBytes(r.blockN, d, wgmma, elementBytes))) /
-               2;
+  int64_t kTile = sharedTileBytes(r.blockN, d, wgmma, elementBytes);
+  int64_t vTile = fp8 ? sharedTileBytes(d, r.blockN, wgmma, elementBytes)
+                      : kTile;
   int64_t align = wgmma ? 1024 : 0; // swizzled tiles need a 1024-byte base
   bool alone = wgmma && plan.warps > 4;
   // The bias table's score tile, staged with K and V where it fits
@@ -451,7 +450,7 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
                             wgmma, r.blockM, r.blockN, /*elementBytes=*/4)
                       : 0;
   auto bytes = [&](int64_t stages) {
-    return q + stages * (2 * kv + table) + align;
+    return q + stages * (kTile + vTile + table) + align;
   };
   // Without room for two stages of it the table keeps its per-element
   // gather, and the K/V stages their room.

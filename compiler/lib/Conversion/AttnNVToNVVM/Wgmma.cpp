@@ -177,6 +177,18 @@ SmallVector<Value> wgmmaAsync(OpBuilder &b, Location loc, Type element,
   return out;
 }
 
+/// The fence before a product that reads registers: those written by
+/// ordinary instructions (the accumulator `out`, A's `lhs`) pass through
+/// it, so none is computed after it. Updates `out`; returns A's registers.
+SmallVector<Value> fenceRegisters(OpBuilder &b, Location loc,
+                                  SmallVector<Value> &out, ValueRange lhs) {
+  SmallVector<Value> regs(out);
+  llvm::append_range(regs, lhs);
+  regs = Ptx::through(b, loc, "wgmma.fence.sync.aligned;", regs);
+  out.assign(regs.begin(), regs.begin() + out.size());
+  return SmallVector<Value>(regs.begin() + out.size(), regs.end());
+}
+
 struct Wgmma : OpConversionPattern<WgmmaOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -262,16 +274,12 @@ struct Wgmma : OpConversionPattern<WgmmaOp> {
                               "(K×N) rhs, or a K-major one of 8-bit tiles");
       int64_t rowsB = rhsType.getRows();
       Value bDesc = descriptor(b, loc, smem, rhsOffset, 16, 1024);
-      SmallVector<Value> regs(out);
-      llvm::append_range(regs, adaptor.getLhs());
-      regs = Ptx::through(b, loc, "wgmma.fence.sync.aligned;", regs);
-      out.assign(regs.begin(), regs.begin() + out.size());
-      ArrayRef<Value> a = ArrayRef<Value>(regs).drop_front(out.size());
+      SmallVector<Value> a = fenceRegisters(b, loc, out, adaptor.getLhs());
       for (int64_t kk = 0; kk < rhsType.getCols() / op.getKStep(); ++kk) {
         int64_t block = kk / 4, inBlock = (kk % 4) * 32;
         DescriptorStep bStep =
             advance(b, loc, bDesc, block * rowsB * 128 + inBlock, inPtx);
-        out = wgmmaAsync(b, loc, element, out, a.slice(kk * 4, 4), {}, bStep,
+        out = wgmmaAsync(b, loc, element, out, ArrayRef(a).slice(kk * 4, 4), {}, bStep,
                          n, /*transposeB=*/false);
       }
     } else {
@@ -281,16 +289,10 @@ struct Wgmma : OpConversionPattern<WgmmaOp> {
       // block 0, half of block 1): the instruction reads N columns only.
       int64_t rowsB = rhsType.getRows();
       Value bDesc = descriptor(b, loc, smem, rhsOffset, rowsB * 128, 1024);
-      // Registers written by ordinary instructions (the accumulator, A)
-      // pass through the fence, so none is computed after it.
-      SmallVector<Value> regs(out);
-      llvm::append_range(regs, adaptor.getLhs());
-      regs = Ptx::through(b, loc, "wgmma.fence.sync.aligned;", regs);
-      out.assign(regs.begin(), regs.begin() + out.size());
-      ArrayRef<Value> a = ArrayRef<Value>(regs).drop_front(out.size());
+      SmallVector<Value> a = fenceRegisters(b, loc, out, adaptor.getLhs());
       for (int64_t kk = 0; kk < rowsB / 16; ++kk) {
         DescriptorStep bStep = advance(b, loc, bDesc, kk * 16 * 128, inPtx);
-        out = wgmmaAsync(b, loc, element, out, a.slice(kk * 4, 4), {}, bStep,
+        out = wgmmaAsync(b, loc, element, out, ArrayRef(a).slice(kk * 4, 4), {}, bStep,
                          n, /*transposeB=*/true);
       }
     }
