@@ -35,9 +35,20 @@ constexpr int64_t kBackwardWgmmaHeadDimMultiple = 64;
 /// warpgroups wait at each step's CTA barriers together.
 constexpr int64_t kBackwardBlock = 64;
 /// FP8 (e4m3) wgmma reduces over 32 elements an instruction; its K/V tiles
-/// take 128 keys (one 128-byte swizzle block of Vᵀ).
+/// take whole 128-byte swizzle blocks of Vᵀ's keys: 256 keys up to
+/// D = 128, with a producer warpgroup issuing the copies (warp
+/// specialisation), else 128. At D = 128, N = 8k-16k on an H200: 865-869 /
+/// 746-753 TF/s (none / causal) against 722-726 / 637-648 with 128 keys
+/// and no producer, 813-815 / 658-665 with 256 keys alone, 815-819 /
+/// 645-652 with the producer alone (docs/BENCHMARKS.md version 26, run 3),
+/// although ptxas spills 20 bytes there and serialises its wgmma (C7512:
+/// S, O and P take ~224 of the consumers' 232 registers); at D = 64, 569 /
+/// 471 against 421 / 383 (run 4). At D = 256 the producer measured
+/// 0.99-1.00 x and 256 keys do not fit in shared memory.
 constexpr int64_t kFp8WgmmaK = 32;
 constexpr int64_t kFp8BlockN = 128;
+constexpr int64_t kFp8WideBlockN = 256;
+constexpr int64_t kFp8WideMaxHeadDim = 128;
 /// The plain D = 256 wgmma forward's K/V tile (defaultTileSizes).
 constexpr int64_t kWideKeysHeadDim = 256;
 constexpr int64_t kWideKeysBlockN = 80;
@@ -586,11 +597,13 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   auto [defM, defN] =
       defaultTileSizes(headDim, nvidia && tilesForWgmma(tensorCore, arch),
                        variants, plainForward);
-  // FP8 (wgmma only): two warpgroups of 64 rows, 128 keys (a 128-byte row
-  // of Vᵀ: one swizzle block, one TMA box).
+  // FP8 (wgmma only): two warpgroups of 64 rows, 256 or 128 keys (rows of
+  // Vᵀ in whole 128-byte swizzle blocks).
   bool fp8 = dtype == DType::E4M3;
+  bool fp8Wide = fp8 && headDim <= kFp8WideMaxHeadDim;
   if (fp8 && nvidia)
-    std::tie(defM, defN) = std::pair<int64_t, int64_t>{128, kFp8BlockN};
+    std::tie(defM, defN) = std::pair<int64_t, int64_t>{
+        128, fp8Wide ? kFp8WideBlockN : kFp8BlockN};
   // The backward: 64 x 64 tiles, whose keys-major score tiles (64 keys)
   // split over 4 warps (one warpgroup) as its query tiles do. wgmma at
   // D = 64 and 128 measured 1.36-1.60x mma.sync on an H200
@@ -655,7 +668,7 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   // FP8 reads Vᵀ through a transposed map: always TMA.
   r.tma = (tma || fp8) && r.tensorCore == "wgmma" && !backward &&
           pageSize == 0 && !split;
-  r.warpSpecialize = warpSpecialize && r.tma;
+  r.warpSpecialize = (warpSpecialize || fp8Wide) && r.tma;
   return r;
 }
 

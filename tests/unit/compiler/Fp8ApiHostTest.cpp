@@ -131,7 +131,7 @@ INSTANTIATE_TEST_SUITE_P(Masks, Fp8ApiHostTest,
                                            ATTN_MASK_CAUSAL_BOTTOM_RIGHT));
 
 /// Each refused call names what is wrong and writes nothing.
-TEST(Fp8ApiHostTest, RefusedCalls) {
+TEST(Fp8ApiRefusedCallsTest, EachNamesWhatIsWrong) {
   Fp8Inputs in;
   auto expectError = [&](attn_fp8_args a, attn_status status,
                          const char *message) {

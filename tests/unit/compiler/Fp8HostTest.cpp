@@ -204,8 +204,9 @@ TEST(Fp8ConfigTest, UnsupportedConfigurationsAreErrors) {
   EXPECT_NE(error.find("plain forward"), std::string::npos) << error;
 }
 
-/// On NVIDIA: wgmma only, k32 steps over the head dim, 128-key tiles (one
-/// 128-byte swizzle row of Vᵀ) read by TMA, one CTA an SM.
+/// On NVIDIA: wgmma only, k32 steps over the head dim, K/V tiles of whole
+/// 128-byte swizzle rows of Vᵀ read by TMA, one CTA an SM; 256 keys and a
+/// producer warpgroup at D = 128, 128 keys without at D = 256.
 TEST(Fp8ConfigTest, NvidiaMapping) {
   KernelConfig config;
   config.dtype = DType::E4M3;
@@ -215,9 +216,14 @@ TEST(Fp8ConfigTest, NvidiaMapping) {
   std::string error;
   ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
   EXPECT_EQ(plan.mapping, "wgmma");
-  EXPECT_EQ(plan.blockN, 128);
+  EXPECT_EQ(plan.blockN, 256);
   EXPECT_EQ(plan.minCtasPerSm, 1);
   EXPECT_TRUE(config.resolved(/*nvidia=*/true).tma);
+  EXPECT_TRUE(config.resolved(/*nvidia=*/true).warpSpecialize);
+  config.headDim = 256;
+  ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
+  EXPECT_EQ(plan.blockN, 128);
+  EXPECT_FALSE(config.resolved(/*nvidia=*/true).warpSpecialize);
   config.headDim = 80;
   EXPECT_FALSE(planKernel(config, true, plan, error));
   EXPECT_NE(error.find("multiple of 32"), std::string::npos) << error;
