@@ -143,11 +143,12 @@ def AttnNV_SmemType : TypeDef<AttnNV_Dialect, "Smem"> {
     R×C tiles of `element_type` in shared memory, S of them when the shape
     has a leading stage dimension (S×R×C). `padded`: rows of C elements
     (rounded up to 16) plus 16 bytes, so the 8 rows one ldmatrix reads fall
-    in 8 bank groups; `swizzle_128b`: ceil(C / 64) blocks of R rows × 128
-    bytes, 16-byte chunk c of row r at chunk c ^ (r mod 8), each block
-    1024-byte aligned (what wgmma's matrix descriptors read); when 64 does
-    not divide C (C = 96: 1.5 blocks), the last block's rest is never
-    written or read. The value is the buffer's place in the CTA's shared
+    in 8 bank groups; `swizzle_128b`: blocks of R rows × 128 bytes (64
+    columns of 16-bit elements, 128 of 8-bit ones), ceil(C / block) of
+    them, 16-byte chunk c of row r at chunk c ^ (r mod 8), each block
+    1024-byte aligned (what wgmma's matrix descriptors read); when the
+    block does not divide C (16-bit C = 96: 1.5 blocks), the last block's
+    rest is never written or read. The value is the buffer's place in the CTA's shared
     memory, assigned by `attn-nv-allocate-shared`.
 
     Example: `!attn_nv.smem<3x128x128xbf16, swizzle_128b>`

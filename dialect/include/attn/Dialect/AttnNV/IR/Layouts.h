@@ -97,10 +97,10 @@ struct SharedGeometry {
   int64_t rows, cols, elementBytes;
 
   explicit SharedGeometry(SmemType type);
-  /// Columns stored per row: cols rounded up to 16 (padded) or to 64
-  /// (swizzle_128b).
+  /// Columns stored per row: cols rounded up to 16 (padded) or to whole
+  /// 128-byte blocks (swizzle_128b: 64 16-bit or 128 8-bit columns).
   int64_t storedCols() const;
-  /// Bytes between rows (padded) or within one 64-column block's row
+  /// Bytes between rows (padded) or within one 128-byte block's row
   /// (swizzle_128b: 128).
   int64_t pitch() const;
   int64_t tileBytes() const;
