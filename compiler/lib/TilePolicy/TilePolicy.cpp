@@ -41,14 +41,15 @@ constexpr int64_t kBackwardBlock = 64;
 /// 746-753 TF/s (none / causal) against 722-726 / 637-648 with 128 keys
 /// and no producer, 813-815 / 658-665 with 256 keys alone, 815-819 /
 /// 645-652 with the producer alone (docs/BENCHMARKS.md version 26, run 3),
-/// although ptxas spills 20 bytes there and serialises its wgmma (C7512:
-/// S, O and P take ~224 of the consumers' 232 registers); at D = 64, 569 /
-/// 471 against 421 / 383 (run 4). At D = 256 the producer measured
+/// although ptxas spilled 20 bytes there and serialised its wgmma (C7512:
+/// S, O and P take ~224 of the consumers' 232 registers; two stages below
+/// lift that); at D = 64, 569 / 471 against 421 / 383 (run 4). At D = 256 the producer measured
 /// 0.99-1.00 x and 256 keys do not fit in shared memory.
 constexpr int64_t kFp8WgmmaK = 32;
 constexpr int64_t kFp8BlockN = 128;
 constexpr int64_t kFp8WideBlockN = 256;
 constexpr int64_t kFp8WideMaxHeadDim = 128;
+constexpr int64_t kFp8PlainAboveHeadDim = 96;
 /// The plain D = 256 wgmma forward's K/V tile (defaultTileSizes).
 constexpr int64_t kWideKeysHeadDim = 256;
 constexpr int64_t kWideKeysBlockN = 80;
@@ -482,7 +483,14 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // measured).
   bool pagedHeavy = wgmma && r.pageSize > 0 && (r.split || r.packGqa) &&
                     paddedDim > 64;
+  // FP8's 256-key tiles past D = 96: two stages, the plain schedule (P·V
+  // waited for before the next QKᵀ), which frees P's registers: ptxas no
+  // longer serialises the D = 128 kernel's wgmma, 1.02-1.08 x the three
+  // stages there (0.95-1.05 x at D = 96, 0.90-0.97 x at D = 64;
+  // docs/BENCHMARKS.md version 26, run 7).
   plan.stages = r.stages ? r.stages
+                : fp8 && r.blockN > kFp8BlockN && d > kFp8PlainAboveHeadDim
+                    ? 2
                 : bytes(3) <= (alone ? kSharedPerSm : kSharedPerCtaPair)
                     ? 3
                     : 2;

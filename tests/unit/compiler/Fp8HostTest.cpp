@@ -217,6 +217,8 @@ TEST(Fp8ConfigTest, NvidiaMapping) {
   ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
   EXPECT_EQ(plan.mapping, "wgmma");
   EXPECT_EQ(plan.blockN, 256);
+  EXPECT_EQ(plan.stages, 2);
+  EXPECT_EQ(plan.schedule, "plain");
   EXPECT_EQ(plan.minCtasPerSm, 1);
   EXPECT_TRUE(config.resolved(/*nvidia=*/true).tma);
   EXPECT_TRUE(config.resolved(/*nvidia=*/true).warpSpecialize);
