@@ -54,10 +54,13 @@ E4M3_MAX = 448.0
 HOST_TOL = 1e-2
 FP8_TOL = 6e-2   # P rounded to 3 mantissa bits: 1.8-2.4e-2 measured on N(0, 1) inputs
 LSE_REL = 2.0 ** -9
+
+
 # The GPU's default tiles (TilePolicy.cpp's kFp8WideBlockN), which the host
 # call copies: P is rounded relative to the running max of the tiles seen.
 def fp8_tiles(d):
     return (128, 256) if d <= 128 else (128, 128)
+
 
 # (B, H, Hkv, Nq, Nk)
 SHAPES = [(2, 4, 4, 1000, 1000), (1, 8, 2, 513, 777), (3, 2, 2, 128, 128), (1, 4, 4, 1, 4099),
