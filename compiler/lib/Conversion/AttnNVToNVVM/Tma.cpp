@@ -19,6 +19,10 @@ using namespace mlir::attn::nv;
 
 namespace {
 
+// The runtime encodes each map's box as one swizzle block of a tile row.
+static_assert(::attn::abi::kTmaBoxBytes == kSwizzleRowBytes,
+              "a TMA box's row is one 128-byte swizzle block");
+
 /// How long one mbarrier.try_wait may suspend the thread before it tests
 /// again (ns; CUTLASS's value).
 constexpr int64_t kWaitSuspendNs = 0x989680;
