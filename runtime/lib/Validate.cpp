@@ -94,50 +94,40 @@ bool isElementCount(const TensorView &tensor) {
   return true;
 }
 
+/// `unitDim`: the dim of unit stride of a rank-4 tensor, the head dim (3),
+/// or for an FP8 call's V the keys (2: attn_forward_fp8 reads Vᵀ).
 Status checkStrides(const TensorView &tensor, bool cuda,
-                    size_t elementBytes = 2) {
+                    size_t elementBytes = 2, int unitDim = 3) {
   // Q, K, V and O rows are read as vectors: unit head-dim stride. The LSE is
   // written one f32 at a time, so any (B, H, Nq) strides do, e.g. (B, Nq, H).
-  int last = tensor.rank == 4 ? tensor.rank - 1 : tensor.rank;
-  if (tensor.rank == 4 && tensor.strides[last] != 1)
-    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
-                     "{}[{}] = {}: the innermost stride must be 1",
-                     tensor.stridesName, last, tensor.strides[last]);
-  for (int i = 0; i < last; ++i) {
+  bool rows = tensor.rank == 4;
+  if (rows && tensor.strides[unitDim] != 1)
+    return unitDim == 3
+               ? makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                           "{}[{}] = {}: the innermost stride must be 1",
+                           tensor.stridesName, unitDim,
+                           tensor.strides[unitDim])
+               : makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                           "{}[{}] = {}: attn_forward_fp8 reads V with its "
+                           "keys contiguous (stride 1; V_colmajor: a (B, "
+                           "Hkv, D, Nk) tensor seen as (B, Hkv, Nk, D))",
+                           tensor.stridesName, unitDim,
+                           tensor.strides[unitDim]);
+  for (int i = 0; i < tensor.rank; ++i) {
+    if (rows && i == unitDim)
+      continue;
     int64_t stride = tensor.strides[i];
     if (stride < 0)
       return makeError(ATTN_ERROR_INVALID_ARGUMENT,
                        "{}[{}] = {}: strides must not be negative",
                        tensor.stridesName, i, stride);
     // LSE is stored one f32 at a time; only Q, K, V and O are copied in
-    // 16-byte pieces.
-    if (cuda && tensor.rank == 4 && (stride * elementBytes) % 16 != 0)
+    // 16-byte pieces (an FP8 V by TMA, whose strides are the same rule).
+    if (cuda && rows && (stride * elementBytes) % 16 != 0)
       return makeError(ATTN_ERROR_INVALID_ARGUMENT,
                        "{}[{}] = {}: on CUDA, strides must be multiples of "
                        "{} elements (rows are copied in 16-byte pieces)",
                        tensor.stridesName, i, stride, 16 / elementBytes);
-  }
-  return Status();
-}
-
-/// An FP8 call's V (attn_forward_fp8): keys contiguous (unit seq stride),
-/// every other stride non-negative and, on CUDA, a multiple of 16 bytes
-/// (its TMA map's strides).
-Status checkKeysContiguous(const TensorView &v, bool cuda) {
-  if (v.strides[2] != 1)
-    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
-                     "{}[2] = {}: attn_forward_fp8 reads V with its keys "
-                     "contiguous (stride 1; V_colmajor: a (B, Hkv, D, Nk) "
-                     "tensor seen as (B, Hkv, Nk, D))",
-                     v.stridesName, v.strides[2]);
-  for (int i : {0, 1, 3}) {
-    int64_t stride = v.strides[i];
-    if (stride < 0 || (cuda && stride % 16 != 0))
-      return makeError(ATTN_ERROR_INVALID_ARGUMENT,
-                       "{}[{}] = {}: V's other strides must be "
-                       "non-negative{}",
-                       v.stridesName, i, stride,
-                       cuda ? " multiples of 16 elements on CUDA" : "");
   }
   return Status();
 }
@@ -500,8 +490,8 @@ Status validateForwardArgs(const attn_fwd_args *argsPtr, bool fp8) {
   for (const TensorView *tensor : {&q, &k, &v, &o}) {
     size_t tensorBytes =
         tensor == &o ? outputElementSize(args.dtype) : bytes;
-    Status s = fp8 && tensor == &v ? checkKeysContiguous(v, cuda)
-                                   : checkStrides(*tensor, cuda, tensorBytes);
+    Status s = checkStrides(*tensor, cuda, tensorBytes,
+                            fp8 && tensor == &v ? 2 : 3);
     if (!s.ok())
       return s;
     if (s = checkExtent(*tensor, tensorBytes); !s.ok())
