@@ -319,3 +319,30 @@ def drive(doc, quick_help, script, make_cases, case_name, run_case, needs=()):
         c["quick"] = args.quick
         return run_case(torch, lib, c, case_seed)
     return 1 if run_cases(cases, run, case_name, seed) else 0
+
+
+def parse_env(text):
+    """'A=1,B=x' -> {'A': '1', 'B': 'x'}."""
+    env = {}
+    for item in filter(None, text.split(",")):
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"error: expected VAR=VALUE, got {item!r}")
+        env[name] = value
+    return env
+
+
+def start_library(path, env):
+    """Loads `path` and starts its engine with `env` set (restored after)."""
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        lib = AttnJit(path)
+        lib.stats()  # the process-wide engine reads the environment here
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return lib

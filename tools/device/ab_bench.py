@@ -492,33 +492,6 @@ def summarize(rows):
     return out
 
 
-def parse_env(text):
-    """'A=1,B=x' -> {'A': '1', 'B': 'x'}."""
-    env = {}
-    for item in filter(None, text.split(",")):
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise SystemExit(f"error: expected VAR=VALUE, got {item!r}")
-        env[name] = value
-    return env
-
-
-def start_library(path, env):
-    """Loads `path` and starts its engine with `env` set (restored after)."""
-    saved = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)
-    try:
-        lib = aj.AttnJit(path)
-        lib.stats()  # the process-wide engine reads the environment here
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-    return lib
-
-
 def main(argv=None):
     args = parse_args(argv)
     shapes = make_shapes(args)
@@ -541,10 +514,10 @@ def main(argv=None):
         print("SKIP: torch sees no CUDA device")
         return 77
     torch.cuda.init()
-    envs = {"new": parse_env(args.new_env), "old": parse_env(args.old_env)}
-    libs = {"new": start_library(args.new, envs["new"])}
+    envs = {"new": aj.parse_env(args.new_env), "old": aj.parse_env(args.old_env)}
+    libs = {"new": aj.start_library(args.new, envs["new"])}
     if args.old:
-        libs["old"] = start_library(args.old, envs["old"])
+        libs["old"] = aj.start_library(args.old, envs["old"])
     stream = torch.cuda.current_stream().cuda_stream
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     gen = torch.Generator(device="cuda")

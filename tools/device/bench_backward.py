@@ -3,7 +3,7 @@
 
     ATTN_JIT_LIB=.../libattn-jit.so python3 tools/device/bench_backward.py
         [--reps 10] [--warmup 3] [--dims 64,128] [--seqlens 512,2048,8192,16384]
-        [--old-lib OLD/lib/libattn-jit.so] [--jit-tiles M,N]
+        [--old-lib OLD/lib/libattn-jit.so [--old-env VAR=VALUE,...]] [--jit-tiles M,N]
         [--json FILE] [--time-limit S]
 
 A/B in one process: --old-lib loads a second build of the library beside
@@ -18,6 +18,8 @@ Form A/B: --deterministic 0|1 and --old-deterministic 0|1 set each library's
 backward form (attn_set_deterministic); with --old-lib a copy of the same
 build at another path, e.g. ATTN_JIT_GPU_ATOMIC_BACKWARD=1 ... --deterministic
 0 --old-deterministic 1 times the wgmma atomic form against the deterministic.
+Setting A/B: --old-env VAR=VALUE,... is set while --old-lib's engine starts
+(e.g. a copy of this build with ATTN_JIT_EXP2_FMA=4).
 
 Shapes (FlashAttention's convention): bf16, (B, H, N, D) contiguous, H = 2048 / D
 heads, batch so that B * N = 16k tokens; causal and not.
@@ -55,6 +57,7 @@ def main():
     ap.add_argument("--dims", default="64,128")
     ap.add_argument("--seqlens", default="512,2048,8192,16384")
     ap.add_argument("--old-lib", default="", help="a second libattn-jit.so, timed as method 'old'")
+    ap.add_argument("--old-env", default="", help="VAR=VALUE,... while --old-lib's engine starts")
     ap.add_argument("--jit-tiles", default="", help="M,N: also time attn-jit's backward with these tiles")
     ap.add_argument("--deterministic", choices=("0", "1"), default="",
                     help="attn_set_deterministic for ATTN_JIT_LIB's library (default: its own)")
@@ -69,10 +72,10 @@ def main():
         return 77
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    from attn_jit_ctypes import ATTN_OK, AttnJit, default_lib_path
+    from attn_jit_ctypes import ATTN_OK, AttnJit, default_lib_path, parse_env, start_library
     from sdpa_anchors import time_events
     lib = AttnJit(default_lib_path())
-    old_lib = AttnJit(args.old_lib) if args.old_lib else None
+    old_lib = start_library(args.old_lib, parse_env(args.old_env)) if args.old_lib else None
     # The backward's form per library (each handle its own engine), so the
     # atomic and deterministic forms of one build can be timed side by side.
     for chosen, which in ((args.deterministic, lib), (args.old_deterministic, old_lib)):

@@ -4,7 +4,7 @@ forward and torch SDPA's cuDNN and FlashAttention-2 (bf16) backends, one GPU run
 
     ATTN_JIT_LIB=<bundle>/lib/libattn-jit.so python3 tools/device/bench_fp8.py
         [--reps 20] [--warmup 5] [--shapes D:N,...] [--tiles M,N] [--json FILE]
-        [--other-lib OTHER/libattn-jit.so]
+        [--other-lib OTHER/libattn-jit.so] [--other-env VAR=VALUE,...]
 
 Shapes (FlashAttention convention): B * N = 16k tokens, H = 2048 / D heads,
 (B, H, N, D) contiguous; V of the FP8 call stored with its keys contiguous
@@ -15,7 +15,10 @@ after --warmup (tools/device/sdpa_anchors.time_events); TFLOP/s = 4 B H N^2 D
 float64 of the dequantised inputs on the first batch row and head (rel error
 printed; > 6e-2 marks the row WRONG).
 --other-lib times a second build's FP8 call in the same process (an A/B of
-two versions: column "other ms", and this build's time over it).
+two versions: column "other ms", and this build's time over it);
+--other-env sets variables while the other library's engine starts, so that a
+copy of this library at another path compares one setting with another
+(e.g. --other-env ATTN_JIT_EXP2_FMA=4).
 Exit 0 done, 1 a call failed or WRONG, 77 no torch / GPU.
 """
 import argparse
@@ -41,14 +44,15 @@ def main():
     ap.add_argument("--tiles", default="0,0", help="block_m,block_n of the FP8 calls (0: default)")
     ap.add_argument("--json", default="")
     ap.add_argument("--other-lib", default="", help="a second libattn-jit.so whose FP8 call is timed too")
+    ap.add_argument("--other-env", default="", help="VAR=VALUE,... while --other-lib's engine starts")
     args = ap.parse_args()
     torch = aj.torch_on_cuda()
     if torch is None:
         return 77
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    lib = aj.AttnJit(args.lib)
-    other = aj.AttnJit(args.other_lib) if args.other_lib else None
+    lib = aj.start_library(args.lib, {})
+    other = aj.start_library(args.other_lib, aj.parse_env(args.other_env)) if args.other_lib else None
     tiles = tuple(int(x) for x in args.tiles.split(","))
     bad = 0
     print(f"{'shape':28} {'fp8 ms':>8} {'TF/s':>6} {'bf16 ms':>8} {'TF/s':>6} {'cuDNN TF/s':>10} "

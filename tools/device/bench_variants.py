@@ -3,7 +3,8 @@
 
     PYTHONPATH=BUNDLE/python python3 tools/device/bench_variants.py [--reps 20] [--warmup 5]
         [--only NAME,...] [--json FILE] [--time-limit S] [--keep-cache] [--list]
-        [--old-lib OLD/libattn-jit.so] [--no-flex] [--jit-block-m M] [--jit-block-n N]
+        [--old-lib OLD/libattn-jit.so [--old-env VAR=VALUE,...]] [--no-flex] [--jit-block-m M]
+        [--jit-block-n N]
 
 Shapes: D = 128, bf16, H = 16 heads, (B, H, N, D) contiguous, batch so that
 B * N = 16k tokens (N = 4k: B = 4, 8k: B = 2, 16k: B = 1). Configurations:
@@ -82,6 +83,9 @@ def parse_args():
     ap.add_argument("--old-lib", default="",
                     help="also time this libattn-jit.so (a previous build) on the same arguments, as method "
                          "'attn-jit old': an A/B in one process")
+    ap.add_argument("--old-env", default="",
+                    help="VAR=VALUE,... while --old-lib's engine starts: with a copy of this library at "
+                         "another path, an A/B of two settings (e.g. ATTN_JIT_EXP2_FMA=4)")
     ap.add_argument("--no-flex", action="store_true", help="leave FlexAttention out (its compiles take minutes)")
     ap.add_argument("--jit-block-m", type=int, default=0,
                     help="also time attn-jit with this query tile (attn_fwd_args.block_m), as method "
@@ -428,9 +432,9 @@ def main():
     for n in ("cache_size_limit", "recompile_limit"):
         if hasattr(cfg, n):
             setattr(cfg, n, 256)
-    lib = aj.AttnJit(attn_jit.library_path())
+    lib = aj.start_library(attn_jit.library_path(), {})
     flex = None if args.no_flex else torch.compile(flex_attention, dynamic=False)
-    old_lib = aj.AttnJit(args.old_lib) if args.old_lib else None
+    old_lib = aj.start_library(args.old_lib, aj.parse_env(args.old_env)) if args.old_lib else None
     gen = torch.Generator(device="cpu")
     gen.manual_seed(args.seed)
     cgen = torch.Generator(device="cuda")
