@@ -14,6 +14,9 @@ is passed.
 attn_jit.attention_varlen: variable-length (packed) batches, as
 FlashAttention's flash_attn_varlen_func (the forward pass).
 
+attn_jit.attention_fp8: the FP8 (e4m3) forward of torch float8_e4m3fn
+tensors with descale factors, a bfloat16 output.
+
 attn_jit.ring: context parallelism (ring attention over torch.distributed,
 and a simulated ring of NumPy or torch arrays in one process).
 """
@@ -29,7 +32,7 @@ _torch = None  # the submodule _torch once imported (importing it sets this)
 # numpy.ndarray and attn_jit._numpy.attention once a NumPy array was passed.
 _ndarray = _numpy_attention = None
 
-__all__ = ["attention", "attention_varlen", "attention_backward", "version", "stats", "clear_memory_cache",
+__all__ = ["attention", "attention_varlen", "attention_backward", "attention_fp8", "version", "stats", "clear_memory_cache",
            "set_deterministic",
            "library_path",
            "AttnJitError", "InvalidArgumentError", "UnsupportedError", "DeviceError", "CompileError",
@@ -219,6 +222,39 @@ def attention_backward(q, k, v, o, lse, do, *, causal=False, scale=None, enable_
             raise TypeError(f"attn_jit.attention_backward takes NumPy arrays or torch tensors; {name} is a "
                             f"{type(x).__name__}")
     return _core.backward(numpy_adapter, q, k, v, o, lse, do, causal, scale, enable_gqa)
+
+
+def attention_fp8(q, k, v, *, q_descale=1.0, k_descale=1.0, v_descale=1.0, causal=False, scale=None,
+                  enable_gqa=False, return_lse=False):
+    """The FP8 (e4m3) forward: softmax(scale · Q Kᵀ + mask) V of the
+    dequantised inputs, Q = q · q_descale, K = k · k_descale, V = v ·
+    v_descale (attn_forward_fp8; FlashAttention-3's FP8 forward).
+
+    q: (B, H, Nq, D); k, v: (B, Hkv, Nk, D) torch float8_e4m3fn tensors on
+    one device (CUDA: sm_90a's FP8 tensor cores; the CPU runs the same
+    roundings), with Hkv = H or, with enable_gqa=True, any Hkv dividing H.
+    D a multiple of 32 on CUDA. V is read with its keys contiguous
+    (v.stride(2) == 1, e.g. v = vt.transpose(2, 3) of a (B, Hkv, D, Nk)
+    tensor); another layout is copied into that one first, as are q and k
+    when their last stride is not 1.
+    q_descale, k_descale, v_descale: per-tensor factors, finite and > 0,
+    Python numbers (a one-element tensor is read with float(), which waits
+    for its device).
+    causal, scale, enable_gqa, return_lse: as attention() (no variants).
+
+    Returns O, bfloat16 (B, H, Nq, D) in Q's memory order, and with
+    return_lse=True also the float32 (B, H, Nq) natural-log LSE of the
+    dequantised scores. P is rounded to e4m3 before P·V (as FlashAttention-3
+    does): against float64 the error is several times bf16's
+    (docs/BENCHMARKS.md). No backward pass: inputs requiring grad raise
+    UnsupportedError. Through the custom op attn_jit::attention_fp8, so
+    torch.compile keeps it in its graph.
+    """
+    if not type(q).__module__.startswith("torch"):
+        raise TypeError(f"attn_jit.attention_fp8 takes torch float8_e4m3fn tensors (NumPy has no FP8 "
+                        f"dtype); q is a {type(q).__name__}")
+    descale = tuple(float(x) for x in (q_descale, k_descale, v_descale))
+    return (_torch or _load_torch()).attention_fp8(q, k, v, descale, causal, scale, enable_gqa, return_lse)
 
 
 def version():

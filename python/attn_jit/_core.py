@@ -10,6 +10,7 @@ Two ways through, with one set of checks:
   * `forward`, the general path: every step every call. It serves the
     signatures whose operands need a copy (strides the C API cannot read)
     and calls whose data pointers are not aligned as in-place reading needs.
+  * `forward_fp8` (attn_forward_fp8) takes only the general path.
 
 Array kinds plug in through an adapter module (_numpy, _torch) with:
   dtype_name(x)         'float32', 'float16', 'bfloat16', ...
@@ -17,6 +18,8 @@ Array kinds plug in through an adapter module (_numpy, _torch) with:
                         elements (e.g. a byte-swapped NumPy array)
   ptr(x)                the data pointer
   contiguous(x)         a new (B, H, N, D)-contiguous, aligned copy of x
+  keys_contiguous(x)    (torch only: FP8) a new aligned copy of x with unit
+                        stride along N, the layout of an FP8 call's V
   empty(shape, order, like, lse)  a new output: memory in `order`, indexed as
                         `shape`; float32 when lse, else like's dtype
   allocator(shape, order, like, lse)  a function of no arguments returning
@@ -45,6 +48,10 @@ from .errors import InvalidArgumentError, UnsupportedError
 # dtype name (NumPy's and torch's agree) -> (attn_dtype, bytes per element)
 DTYPES = {"bfloat16": (_capi.DTYPE_BF16, 2), "float16": (_capi.DTYPE_F16, 2),
           "float32": (_capi.DTYPE_F32, 4)}
+_SUPPORTED = "float16, bfloat16, float32 (float32 on the CPU only)"
+# attn_forward_fp8's inputs (attn_jit.attention_fp8; torch's name).
+FP8_DTYPES = {"float8_e4m3fn": (_capi.DTYPE_E4M3, 1)}
+_FP8_SUPPORTED = "float8_e4m3fn (attn_jit.attention_fp8 takes FP8 q, k, v only)"
 
 # Memory orders of (B, H, N, D) outputs; each is its own inverse permutation.
 BHND = (0, 1, 2, 3)
@@ -63,9 +70,10 @@ MAX_PLANS = 256
 GENERAL = "general"
 
 
-def check(q_shape, k_shape, v_shape, dtypes, enable_gqa):
+def check(q_shape, k_shape, v_shape, dtypes, enable_gqa, table=DTYPES, supported=_SUPPORTED):
     """Validates what the C API cannot see (it takes one set of sizes):
-    returns (B, H, Hkv, Nq, Nk, D) and the attn_dtype."""
+    returns (B, H, Hkv, Nq, Nk, D) and the attn_dtype. table: the dtypes
+    this entry takes (DTYPES, or FP8_DTYPES), named by `supported`."""
     for name, shape in zip("qkv", (q_shape, k_shape, v_shape)):
         if len(shape) != 4:
             raise InvalidArgumentError(
@@ -92,10 +100,9 @@ def check(q_shape, k_shape, v_shape, dtypes, enable_gqa):
     if len(set(names)) != 1:
         raise InvalidArgumentError("q, k and v must have one dtype; got " +
                                    ", ".join(f"{n} {d}" for n, d in zip("qkv", names)))
-    if names[0] not in DTYPES:
-        raise UnsupportedError(f"dtype {names[0]} is not supported: float16, bfloat16, "
-                               "float32 (float32 on the CPU only)")
-    return (B, H, Hkv, Nq, Nk, D), DTYPES[names[0]][0]
+    if names[0] not in table:
+        raise UnsupportedError(f"dtype {names[0]} is not supported: {supported}")
+    return (B, H, Hkv, Nq, Nk, D), table[names[0]][0]
 
 
 def output_order(q_shape, q_strides):
@@ -109,29 +116,35 @@ def output_order(q_shape, q_strides):
     return BNHD if q_strides[1] < q_strides[2] else BHND
 
 
-def _c_strides(shape, strides):
+def _c_strides(shape, strides, unit=3):
     """Strides as the C API checks them. A size-1 dim is never stepped over,
     so its stride (which torch leaves arbitrary) may be any: give the one every
-    check accepts. Likewise for an array without elements (NumPy's has 0s)."""
+    check accepts (1 for the unit-stride dim `unit`, the last one of an
+    LSE's 3-D shape). Likewise for an array without elements (NumPy's has
+    0s)."""
     if 0 in shape:
-        return [0] * (len(shape) - 1) + [1]
-    return [(1 if i == 3 else 0) if n == 1 else s for i, (n, s) in enumerate(zip(shape, strides))]
+        out = [0] * len(shape)
+        out[min(unit, len(shape) - 1)] = 1
+        return out
+    return [(1 if i == unit else 0) if n == 1 else s for i, (n, s) in enumerate(zip(shape, strides))]
 
 
-def _in_place(ad, x, cuda):
+def _in_place(ad, x, cuda, unit=3, itemsize=2):
     """x's C strides when the C API reads x as it is laid out (what
-    runtime/lib/Validate.cpp's checkStrides asks: unit innermost stride, none
-    negative, and on CUDA 16-byte pieces, strides multiples of 8 elements),
-    else None. The data pointer is checkPointer's: see _alignment."""
+    runtime/lib/Validate.cpp's checkStrides asks: unit stride along `unit`,
+    the head dim, or the keys for an FP8 call's V; none negative; on CUDA
+    16-byte pieces, the other strides multiples of 16 bytes), else None.
+    The data pointer is checkPointer's: see _alignment."""
     strides = ad.strides(x)
-    return None if strides is None else _readable(_c_strides(x.shape, strides), cuda)
+    return None if strides is None else _readable(_c_strides(x.shape, strides, unit), cuda, unit, itemsize)
 
 
-def _readable(strides, cuda):
+def _readable(strides, cuda, unit=3, itemsize=2):
     """C strides as they are when the C API reads them in place, else None."""
-    if strides[3] != 1 or min(strides[:3]) < 0:
+    others = [s for i, s in enumerate(strides) if i != unit]
+    if strides[unit] != 1 or min(others) < 0:
         return None
-    if cuda and any(s % 8 for s in strides[:3]):
+    if cuda and any(s * itemsize % 16 for s in others):
         return None
     return strides
 
@@ -142,16 +155,17 @@ def _alignment(cuda, itemsize):
     return 15 if cuda else itemsize - 1
 
 
-def _operand(ad, x, align, cuda):
+def _operand(ad, x, align, cuda, unit=3, itemsize=2):
     """(array the call reads, its C strides, its pointer): x itself when the C
-    API takes its layout, else a contiguous copy."""
-    strides = _in_place(ad, x, cuda)
+    API takes its layout, else a copy with unit stride along `unit` (the
+    head dim: contiguous; the keys: an FP8 call's V)."""
+    strides = _in_place(ad, x, cuda, unit, itemsize)
     if strides is not None:
         ptr = ad.ptr(x)
         if not ptr & align:
             return x, strides, ptr
-    x = ad.contiguous(x)
-    return x, _c_strides(x.shape, ad.strides(x)), ad.ptr(x)
+    x = ad.contiguous(x) if unit == 3 else ad.keys_contiguous(x)
+    return x, _c_strides(x.shape, ad.strides(x), unit), ad.ptr(x)
 
 
 def _fill(a, dims, dtype, mask, scale, device, var):
@@ -243,6 +257,31 @@ def backward(ad, q, k, v, o, lse, do, causal, scale, enable_gqa, var=None, deter
         _capi.library().set_deterministic(deterministic)
     _capi.library().backward(b)
     return tuple(grads)
+
+
+def forward_fp8(ad, q, k, v, o, lse, descale, causal, scale, enable_gqa):
+    """attn_forward_fp8 (the FP8 forward, Q, K and V e4m3) into o, a bfloat16
+    (B, H, Nq, D) array, and lse, float32 (B, H, Nq) or None; descale: the
+    (q, k, v) factors that dequantise each tensor. V is read with its keys
+    contiguous (the C API's rule): another layout is copied into it first."""
+    b = _capi.AttnFp8Args()
+    a = b.fwd
+    names = [ad.dtype_name(x) for x in (q, k, v)]
+    dims, dtype = check(q.shape, k.shape, v.shape, names, enable_gqa, FP8_DTYPES, _FP8_SUPPORTED)
+    device, stream = ad.device(q, k, v)
+    _fill(a, dims, dtype, _capi.MASK_CAUSAL if causal else _capi.MASK_NONE, scale, device, None)
+    cuda = device == _capi.DEVICE_CUDA
+    align = _alignment(cuda, 1)
+    # Named locals keep the copies alive until the call returns.
+    q_, a.q_strides[:], a.q = _operand(ad, q, align, cuda, itemsize=1)
+    k_, a.k_strides[:], a.k = _operand(ad, k, align, cuda, itemsize=1)
+    v_, a.v_strides[:], a.v = _operand(ad, v, align, cuda, unit=2, itemsize=1)
+    _set_output_strides(ad, a, o, lse)
+    a.o = ad.ptr(o)
+    a.lse = ad.ptr(lse) if lse is not None else None
+    b.q_descale, b.k_descale, b.v_descale = descale
+    a.stream = stream
+    _capi.library().forward_fp8(b)
 
 
 def _check_backward_operands(ad, q, o, lse, do):

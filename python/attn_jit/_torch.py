@@ -321,8 +321,16 @@ def contiguous(x):
     return x.clone(memory_format=torch.contiguous_format)
 
 
-def empty(shape, order, like, lse):
-    dtype = torch.float32 if lse else like.dtype
+def keys_contiguous(x):
+    """A copy of the (B, H, N, D) tensor x stored (B, H, D, N): its keys
+    contiguous, as attn_forward_fp8 reads V."""
+    return x.transpose(2, 3).clone(memory_format=torch.contiguous_format).transpose(2, 3)
+
+
+def empty(shape, order, like, lse, dtype=None):
+    """_core's empty(); dtype: the output's when it is neither float32 (an
+    LSE) nor like's (FP8's bfloat16 O)."""
+    dtype = torch.float32 if lse else (dtype or like.dtype)
     t = torch.empty([shape[i] for i in order], dtype=dtype, device=like.device)
     return t.permute(order) if order == _core.BNHD else t
 
@@ -429,6 +437,44 @@ def _backward_fake(q, k, v, o, lse, grad_o, causal, scale, enable_gqa, window_le
                    capture3=None):
     # Contiguous (B, H, N, D), as _core.backward allocates them.
     return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape))
+
+
+# --- FP8 -----------------------------------------------------------------
+
+
+def attention_fp8(q, k, v, descale, causal, scale, enable_gqa, return_lse):
+    """attn_jit.attention_fp8 for torch tensors, through the op
+    attn_jit::attention_fp8 (torch.compile puts it in its graph)."""
+    if q.requires_grad or k.requires_grad or v.requires_grad:
+        raise UnsupportedError("attn_jit.attention_fp8 has no backward pass: q, k or v requires grad")
+    o, lse = _fp8_op(q, k, v, *descale, causal, scale, enable_gqa, return_lse)
+    return (o, lse) if return_lse else o
+
+
+def _fp8_outputs(q, k, v, causal, enable_gqa, return_lse):
+    """Checks the call as the C API's caller must and returns new outputs:
+    O bfloat16 (B, H, Nq, D) in Q's memory order, the LSE float32 (B, H, Nq)
+    (empty without return_lse)."""
+    dims, _dtype = _core.check(q.shape, k.shape, v.shape, map(dtype_name, (q, k, v)), enable_gqa,
+                               _core.FP8_DTYPES, _core._FP8_SUPPORTED)
+    B, H, _hkv, Nq, _nk, D = dims
+    o = empty((B, H, Nq, D), _core.output_order(q.shape, strides(q)), q, False, torch.bfloat16)
+    return o, (empty((B, H, Nq), _core.BHND[:3], q, True) if return_lse else _no_lse(q))
+
+
+@torch.library.custom_op("attn_jit::attention_fp8", mutates_args=())
+def _fp8_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, q_descale: float, k_descale: float,
+            v_descale: float, causal: bool, scale: Optional[float], enable_gqa: bool,
+            return_lse: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+    o, lse = _fp8_outputs(q, k, v, causal, enable_gqa, return_lse)
+    _on_device(q, _core.forward_fp8, _self, q, k, v, o, lse if return_lse else None,
+               (q_descale, k_descale, v_descale), causal, scale, enable_gqa)
+    return o, lse
+
+
+@_fp8_op.register_fake
+def _fp8_fake(q, k, v, q_descale, k_descale, v_descale, causal, scale, enable_gqa, return_lse):
+    return _fp8_outputs(q, k, v, causal, enable_gqa, return_lse)
 
 
 def _no_lse(q):

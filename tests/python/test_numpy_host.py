@@ -380,6 +380,16 @@ class Errors(Case):
         with self.assertRaisesRegex(TypeError, "NumPy arrays or torch tensors; q is a list"):
             attn_jit.attention(q.tolist(), k, v)
 
+    def test_fp8_takes_torch_tensors(self):
+        # NumPy has no FP8 dtype: attention_fp8 refuses arrays before any
+        # check, and the FP8 table refuses other dtypes by name.
+        q, k, v = self.qkv(1, 2, 2, 4, 4, 32)
+        with self.assertRaisesRegex(TypeError, "torch float8_e4m3fn tensors .* q is a ndarray"):
+            attn_jit.attention_fp8(q, k, v)
+        with self.assertRaisesRegex(attn_jit.UnsupportedError, "dtype bfloat16 is not supported: float8_e4m3fn"):
+            _core.check(q.shape, k.shape, v.shape, ["bfloat16"] * 3, False, _core.FP8_DTYPES,
+                        _core._FP8_SUPPORTED)
+
     def test_runtime_messages(self):
         q, k, v = self.qkv(1, 2, 2, 4, 4, 32)
         self.assertError(attn_jit.InvalidArgumentError, r"scale = (nan|inf): must be finite", q, k, v,

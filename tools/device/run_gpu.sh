@@ -8,7 +8,8 @@
 # a timeout, the whole run inside BUDGET_S seconds (default 530, under 9 minutes):
 #   info        nvidia-smi
 #   runtime     bin/runtime_gpu_test (if present)
-#   correctness tests/gpu/test_attention.py, tests/gpu/test_fp8.py --quick and, in
+#   correctness tests/gpu/test_attention.py, tests/gpu/test_fp8.py --quick (then
+#               tests/gpu/test_fp8_package.py) and, in
 #               parallel, compute-sanitizer
 #               memcheck and racecheck over bin/attn-variants (every D x dtype x
 #               mask kind on a small shape, as auto maps it, and again on
@@ -162,9 +163,14 @@ main() {
       (ATTN_JIT_CACHE_DIR="$WORK/cache-tests" timeout -k 10 "$t" "$PY" "$REPO/tests/gpu/test_attention.py" \
         --lib "$ATTN_JIT_LIB" --json "$OUT_DIR/tests.jsonl" --time-limit $((t - 25)) "${QUICK_ARGS[@]}" \
         > "$WORK/tests.out" 2>&1; echo $? > "$WORK/tests.rc") &
-      # The FP8 forward (attn_forward_fp8; needs torch's float8_e4m3fn).
-      (ATTN_JIT_CACHE_DIR="$WORK/cache-fp8" timeout -k 10 "$t" "$PY" "$REPO/tests/gpu/test_fp8.py" \
-        --lib "$ATTN_JIT_LIB" --quick > "$WORK/fp8.out" 2>&1; echo $? > "$WORK/fp8.rc") &
+      # The FP8 forward (attn_forward_fp8; needs torch's float8_e4m3fn), then
+      # the package's call of it (attn_jit.attention_fp8).
+      (export ATTN_JIT_CACHE_DIR="$WORK/cache-fp8"
+       timeout -k 10 "$t" "$PY" "$REPO/tests/gpu/test_fp8.py" --lib "$ATTN_JIT_LIB" --quick \
+         > "$WORK/fp8.out" 2>&1 &&
+       PYTHONPATH="$BUNDLE/python${PYTHONPATH:+:$PYTHONPATH}" timeout -k 10 "$t" "$PY" \
+         "$REPO/tests/gpu/test_fp8_package.py" >> "$WORK/fp8.out" 2>&1
+       echo $? > "$WORK/fp8.rc") &
       local san_ok=1
       if [[ -x "$CS" && -x "$BUNDLE/bin/attn-variants" ]]; then
         # Every variant as the runtime picks it (wgmma on sm_90a for every
@@ -188,7 +194,7 @@ main() {
       record tests "$(status_of "$rc")" "$secs" "$(grep -E '^([0-9]+ passed|SKIP|error)' "$WORK/tests.out" | tail -n 1 | cut -c1-90)"
       cat "$WORK/fp8.out"
       rc=$(cat "$WORK/fp8.rc" 2> /dev/null || echo 1)
-      record fp8 "$(status_of "$rc")" "$secs" "$(grep -E '^([0-9]+/[0-9]+ passed|SKIP|error)' "$WORK/fp8.out" | tail -n 1 | cut -c1-90)"
+      record fp8 "$(status_of "$rc")" "$secs" "$(grep -E '^([0-9]+/[0-9]+ passed|all passed|[0-9]+ failed|SKIP|error)' "$WORK/fp8.out" | tr '\n' ' ' | cut -c1-90)"
       if ((san_ok)); then
         : > "$OUT_DIR/sanitizer.log"
         for tool in memcheck racecheck; do
