@@ -19,7 +19,8 @@ Array kinds plug in through an adapter module (_numpy, _torch) with:
   ptr(x)                the data pointer
   contiguous(x)         a new (B, H, N, D)-contiguous, aligned copy of x
   keys_contiguous(x)    (torch only: FP8) a new aligned copy of x with unit
-                        stride along N, the layout of an FP8 call's V
+                        stride along N and 16-byte rows of keys, the layout
+                        of an FP8 call's V
   empty(shape, order, like, lse)  a new output: memory in `order`, indexed as
                         `shape`; float32 when lse, else like's dtype
   allocator(shape, order, like, lse)  a function of no arguments returning

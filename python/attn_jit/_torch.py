@@ -322,9 +322,15 @@ def contiguous(x):
 
 
 def keys_contiguous(x):
-    """A copy of the (B, H, N, D) tensor x stored (B, H, D, N): its keys
-    contiguous, as attn_forward_fp8 reads V."""
-    return x.transpose(2, 3).clone(memory_format=torch.contiguous_format).transpose(2, 3)
+    """A copy of the (B, H, N, D) tensor x stored (B, H, D, N'): its keys
+    contiguous, as attn_forward_fp8 reads V, each row of keys padded to
+    whole 16-byte pieces (N' a multiple of 16 / itemsize: the C API's
+    stride rule on CUDA)."""
+    B, H, N, D = x.shape
+    per_piece = max(1, 16 // x.element_size())
+    rows = torch.empty((B, H, D, N + (-N) % per_piece), dtype=x.dtype, device=x.device)[..., :N]
+    rows.copy_(x.transpose(2, 3))
+    return rows.transpose(2, 3)
 
 
 def empty(shape, order, like, lse, dtype=None):
