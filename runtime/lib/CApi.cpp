@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn-jit/attn_jit.h"
 #include "Engine.h"
+#include "attn-jit/attn_jit.h"
 
 #include <cstring>
 #include <exception>
@@ -22,6 +22,23 @@ thread_local std::string lastError;
 attn_status fail(const Status &status) {
   lastError = status.message();
   return status.code();
+}
+
+/// The status of `call()` (an Engine entry), recording a failure's message.
+/// No exception may cross into C (or end the process): one is reported as
+/// ATTN_ERROR_INTERNAL naming the C entry `name`.
+template <typename Call> attn_status guarded(const char *name, Call call) {
+  try {
+    Status status = call();
+    return status.ok() ? ATTN_OK : fail(status);
+  } catch (const std::exception &e) {
+    return fail(Status(ATTN_ERROR_INTERNAL,
+                       std::string(name) + " threw an exception: " + e.what()));
+  } catch (...) {
+    return fail(Status(ATTN_ERROR_INTERNAL,
+                       std::string(name) + " threw an exception that is not a "
+                                           "std::exception"));
+  }
 }
 
 } // namespace
@@ -62,19 +79,8 @@ void attn_set_bnhd_strides(attn_fwd_args *args) {
 }
 
 attn_status attn_forward(const attn_fwd_args *args) {
-  // No exception may cross into C (or end the process): report it instead.
-  try {
-    Status status = Engine::global().forward(args);
-    return status.ok() ? ATTN_OK : fail(status);
-  } catch (const std::exception &e) {
-    return fail(Status(ATTN_ERROR_INTERNAL,
-                       std::string("attn_forward threw an exception: ") +
-                           e.what()));
-  } catch (...) {
-    return fail(Status(ATTN_ERROR_INTERNAL,
-                       "attn_forward threw an exception that is not a "
-                       "std::exception"));
-  }
+  return guarded("attn_forward",
+                 [&] { return Engine::global().forward(args); });
 }
 
 void attn_set_varlen_strides(attn_varlen_args *args) {
@@ -115,48 +121,18 @@ void attn_set_paged_strides(attn_paged_args *args) {
 }
 
 attn_status attn_forward_paged(const attn_paged_args *args) {
-  try {
-    Status status = Engine::global().forwardPaged(args);
-    return status.ok() ? ATTN_OK : fail(status);
-  } catch (const std::exception &e) {
-    return fail(Status(ATTN_ERROR_INTERNAL,
-                       std::string("attn_forward_paged threw an exception: ") +
-                           e.what()));
-  } catch (...) {
-    return fail(Status(ATTN_ERROR_INTERNAL,
-                       "attn_forward_paged threw an exception that is not a "
-                       "std::exception"));
-  }
+  return guarded("attn_forward_paged",
+                 [&] { return Engine::global().forwardPaged(args); });
 }
 
 attn_status attn_forward_fp8(const attn_fp8_args *args) {
-  try {
-    Status status = Engine::global().forwardFp8(args);
-    return status.ok() ? ATTN_OK : fail(status);
-  } catch (const std::exception &e) {
-    return fail(Status(ATTN_ERROR_INTERNAL,
-                       std::string("attn_forward_fp8 threw an exception: ") +
-                           e.what()));
-  } catch (...) {
-    return fail(Status(ATTN_ERROR_INTERNAL,
-                       "attn_forward_fp8 threw an exception that is not a "
-                       "std::exception"));
-  }
+  return guarded("attn_forward_fp8",
+                 [&] { return Engine::global().forwardFp8(args); });
 }
 
 attn_status attn_forward_varlen(const attn_varlen_args *args) {
-  try {
-    Status status = Engine::global().forwardVarlen(args);
-    return status.ok() ? ATTN_OK : fail(status);
-  } catch (const std::exception &e) {
-    return fail(Status(ATTN_ERROR_INTERNAL,
-                       std::string("attn_forward_varlen threw an exception: ") +
-                           e.what()));
-  } catch (...) {
-    return fail(Status(ATTN_ERROR_INTERNAL,
-                       "attn_forward_varlen threw an exception that is not a "
-                       "std::exception"));
-  }
+  return guarded("attn_forward_varlen",
+                 [&] { return Engine::global().forwardVarlen(args); });
 }
 
 void attn_set_bwd_strides_like_fwd(attn_bwd_args *args) {
@@ -171,18 +147,8 @@ void attn_set_bwd_strides_like_fwd(attn_bwd_args *args) {
 }
 
 attn_status attn_backward(const attn_bwd_args *args) {
-  try {
-    Status status = Engine::global().backward(args);
-    return status.ok() ? ATTN_OK : fail(status);
-  } catch (const std::exception &e) {
-    return fail(Status(ATTN_ERROR_INTERNAL,
-                       std::string("attn_backward threw an exception: ") +
-                           e.what()));
-  } catch (...) {
-    return fail(Status(ATTN_ERROR_INTERNAL,
-                       "attn_backward threw an exception that is not a "
-                       "std::exception"));
-  }
+  return guarded("attn_backward",
+                 [&] { return Engine::global().backward(args); });
 }
 
 const char *attn_last_error(void) { return lastError.c_str(); }
