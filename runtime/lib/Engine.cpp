@@ -444,9 +444,15 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   // ones a tensor map describes, and the driver must encode them (a packed
   // batch's in the ragged form; a paged cache's pages never).
   // ATTN_JIT_TMA=1 asks for it where the policy would not (a bias table:
-  // TMA and the table's per-element gather).
+  // TMA and the table's per-element gather). Where the policy gives a call
+  // a producer warpgroup (D = 192 and 256), TMA comes with it: without one
+  // TMA measured slower there.
+  bool producerDefault = compiler::producerByDefault(
+      args.head_dim, args.variant.flags, varlen != nullptr, user != nullptr);
+  bool producer = options_.warpSpecialize.value_or(producerDefault);
   bool tmaDefault =
-      compiler::tmaByDefault(args.head_dim, args.variant.flags);
+      compiler::tmaByDefault(args.head_dim, args.variant.flags) ||
+      (producer && producerDefault);
   bool tma = options_.tma.value_or(tmaDefault) && !backward &&
              !(varlen && varlen->pageSize) && driver.cuTensorMapEncodeTiled &&
              tensorMapUnsupportedReason(
@@ -457,7 +463,7 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
                                varlen ? varlen->pageSize : 0, tma,
                                deterministic_.load(std::memory_order_relaxed) ||
                                    !options_.gpuAtomicBackward,
-                               tma && options_.warpSpecialize,
+                               tma && producer,
                                varlen && compiler::pagedDecodes(
                                              varlen->pageSize,
                                              args.heads / kvHeadsOf(args) *

@@ -71,9 +71,10 @@ struct EngineOptions {
   /// deterministic without it.
   bool gpuAtomicBackward = false;
   /// With TMA, a producer warpgroup issues the K/V copies
-  /// (KernelConfig::warpSpecialize): ATTN_JIT_WARPSPEC=1; off by default
-  /// until the device shows it pays.
-  bool warpSpecialize = false;
+  /// (KernelConfig::warpSpecialize): ATTN_JIT_WARPSPEC=1 wherever a call
+  /// takes TMA, =0 never; unset, where compiler::producerByDefault says it
+  /// pays (D = 192 and 256, plain attention; it then takes TMA too).
+  std::optional<bool> warpSpecialize;
   /// The driver's PTX JIT optimisation level (ATTN_JIT_PTX_OPT_LEVEL, 0 to
   /// JitSettings::kMaxJitOptLevel; JitSettings::kDriverDefault: unset);
   /// kBadJitOptLevel when the variable is not one.

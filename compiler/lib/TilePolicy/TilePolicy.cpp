@@ -53,6 +53,11 @@ constexpr int64_t kFp8PlainAboveHeadDim = 96;
 /// The plain D = 256 wgmma forward's K/V tile (defaultTileSizes).
 constexpr int64_t kWideKeysHeadDim = 256;
 constexpr int64_t kWideKeysBlockN = 80;
+/// D = 192 with a producer warpgroup (defaultTileSizes): 112 keys, two
+/// stages in 216 KB of shared memory, spill-free in the consumers' 232
+/// registers (ptxas 13.0, none and causal).
+constexpr int64_t kProducerWideHeadDim = 192;
+constexpr int64_t kProducerWideBlockN = 112;
 /// The backward on mma.sync past D = 128 (dK and dV in grids of their own):
 /// 32 x 32 tiles, 2 warps of one 16-row m tile. Every kernel of the
 /// backward at D = 256 then assembles without spills (ptxas 13.0, sm_90a:
@@ -176,7 +181,8 @@ bool scoresHeavy(unsigned variants) {
 
 std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
                                              unsigned variants,
-                                             bool plainForward) {
+                                             bool plainForward,
+                                             bool producer) {
   // A variant loading per score (a bias table, document ids) adds live
   // values and load latency to the softmax: at D = 128 the 128-key tile
   // spills and 64 keys measured faster (bias 1.51 vs 2.14 ms, document 0.96
@@ -204,6 +210,12 @@ std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
   // without them: only this configuration takes them.
   if (wgmma && plainForward && headDim == kWideKeysHeadDim)
     return {128, kWideKeysBlockN};
+  // With a producer warpgroup the consumers of a D = 192 tile have the
+  // registers for 112 keys: 1.05-1.12x its 64-key tiles, 1.13-1.21x the
+  // cp.async kernel of 64 keys on the H200 (docs/BENCHMARKS.md version
+  // 27, run 7; 0.85-1.02x cuDNN).
+  if (wgmma && producer && headDim == kProducerWideHeadDim)
+    return {128, kProducerWideBlockN};
   if (wgmma && headDim % kWgmmaK == 0)
     return {128, headDim > 64 && headDim <= 128 ? 128 : 64};
   // On the NVIDIA mapping (4 warps) block-m = 128 gives each warp two 16-row
@@ -274,6 +286,13 @@ int64_t splitCtasPerSm(const KernelConfig &config) {
 bool tmaByDefault(int64_t headDim, unsigned variants) {
   return headDim > 0 && headDim % 64 == 0 &&
          headDim <= kTmaDefaultMaxHeadDim && !(variants & abi::kBias);
+}
+
+bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
+                       bool userMods) {
+  return std::find(std::begin(kProducerHeadDims), std::end(kProducerHeadDims),
+                   headDim) != std::end(kProducerHeadDims) &&
+         variants == 0 && !varlen && !userMods;
 }
 
 int64_t maxSharedBytesPerBlock(std::string_view chip) {
@@ -604,7 +623,7 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
                       !tma && !packGqa;
   auto [defM, defN] =
       defaultTileSizes(headDim, nvidia && tilesForWgmma(tensorCore, arch),
-                       variants, plainForward);
+                       variants, plainForward, tma && warpSpecialize);
   // FP8 (wgmma only): two warpgroups of 64 rows, 256 or 128 keys (rows of
   // Vᵀ in whole 128-byte swizzle blocks).
   bool fp8 = dtype == DType::E4M3;

@@ -207,6 +207,28 @@ TEST(CompilePtxTest, PagedDecodeKeepsTwoTilesInFlight) {
 
 // TMA by default at D = 64 and 128, and not with a bias table, whose tiles
 // the cp.async stages carry (the policy's one rule; the runtime asks it).
+TEST(CompilePtxTest, ProducerByDefaultAtD192And256PlainAttention) {
+  EXPECT_TRUE(producerByDefault(192, 0, false, false));
+  EXPECT_TRUE(producerByDefault(256, 0, false, false));
+  EXPECT_FALSE(producerByDefault(128, 0, false, false));
+  EXPECT_FALSE(producerByDefault(160, 0, false, false));
+  EXPECT_FALSE(producerByDefault(192, attn::abi::kSoftcap, false, false));
+  EXPECT_FALSE(producerByDefault(256, 0, /*varlen=*/true, false));
+  EXPECT_FALSE(producerByDefault(192, 0, false, /*userMods=*/true));
+  // D = 192 with the producer: 112 keys; without it, and D = 256: 64.
+  EXPECT_EQ(defaultTileSizes(192, true, 0, false, /*producer=*/true),
+            (std::pair<int64_t, int64_t>{128, 112}));
+  EXPECT_EQ(defaultTileSizes(192, true), (std::pair<int64_t, int64_t>{128, 64}));
+  EXPECT_EQ(defaultTileSizes(256, true, 0, false, true),
+            (std::pair<int64_t, int64_t>{128, 64}));
+  KernelConfig config;
+  config.headDim = 192;
+  config.tma = config.warpSpecialize = true;
+  KernelConfig r = config.resolved(/*nvidia=*/true);
+  EXPECT_EQ(r.blockN, 112);
+  EXPECT_TRUE(r.tma && r.warpSpecialize);
+}
+
 TEST(CompilePtxTest, TmaByDefaultLeavesBiasTablesToCpAsync) {
   EXPECT_TRUE(tmaByDefault(64));
   EXPECT_TRUE(tmaByDefault(128, attn::abi::kAlibi | attn::abi::kSoftcap));

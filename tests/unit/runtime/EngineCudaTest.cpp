@@ -707,10 +707,12 @@ TEST_F(EngineCudaTest, TmaKernelsTakeKAndVTensorMapsAfterTheirArguments) {
 }
 
 TEST_F(EngineCudaTest, TmaByDefaultUpToD128AndPerCallWhereLayoutsAllow) {
-  // Unset: D = 64 and 128 take TMA, D = 256 keeps cp.async (TilePolicy.h's
-  // tmaByDefault); ATTN_JIT_TMA=0 never.
+  // Unset: D = 64 and 128 take TMA (TilePolicy.h's tmaByDefault), D = 256
+  // with its producer warpgroup (producerByDefault), D = 96 keeps
+  // cp.async; ATTN_JIT_TMA=0 never.
   for (auto [headDim, expected] : {std::pair{64, true}, std::pair{128, true},
-                                   std::pair{256, false}}) {
+                                   std::pair{96, false},
+                                   std::pair{256, true}}) {
     ForwardFixture byDefault(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64,
                              headDim);
     ASSERT_TRUE(engine().forward(&byDefault.args).ok());
@@ -741,9 +743,9 @@ TEST_F(EngineCudaTest, TmaByDefaultUpToD128AndPerCallWhereLayoutsAllow) {
     EXPECT_FALSE(fakeCompiler().lastConfig.tma);
   }
   std::lock_guard<std::mutex> lock(fakeCuda().mutex);
-  // K's and V's maps of the calls at D = 64 and 128 by default and of the
-  // forced call; none for D = 256, ATTN_JIT_TMA=0 or the expanded heads.
-  EXPECT_EQ(fakeCuda().tensorMapLog.size(), 6u);
+  // K's and V's maps of the calls at D = 64, 128 and 256 by default and of
+  // the forced call; none for D = 96, ATTN_JIT_TMA=0 or the expanded heads.
+  EXPECT_EQ(fakeCuda().tensorMapLog.size(), 8u);
 }
 
 TEST_F(EngineCudaTest, WarpSpecializedKernelsOnlyWithTmaUnderTheirOwnKey) {
@@ -788,18 +790,51 @@ TEST_F(EngineCudaTest, WarpSpecializedKernelsOnlyWithTmaUnderTheirOwnKey) {
   EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
 }
 
+TEST_F(EngineCudaTest, ProducerByDefaultAtD192And256PlainAttentionOnly) {
+  // Unset: D = 192 and 256 plain calls take TMA with the producer
+  // warpgroup (TilePolicy.h's producerByDefault), D = 192 with 112-key
+  // tiles; a named variant keeps the cp.async kernel; ATTN_JIT_WARPSPEC=0
+  // turns both off.
+  for (int headDim : {192, 256}) {
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64,
+                        headDim);
+    ASSERT_TRUE(engine().forward(&call.args).ok());
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.tma) << "D = " << headDim;
+    EXPECT_TRUE(fakeCompiler().lastConfig.warpSpecialize) << "D = " << headDim;
+    EXPECT_EQ(fakeCompiler().lastConfig.blockN, headDim == 192 ? 112 : 64);
+  }
+  ForwardFixture softcap(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 192);
+  softcap.args.variant.flags = ATTN_VARIANT_SOFTCAP;
+  softcap.args.variant.softcap = 30.0f;
+  ASSERT_TRUE(engine().forward(&softcap.args).ok());
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_FALSE(fakeCompiler().lastConfig.tma);
+    EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
+  }
+  engine_.reset();
+  options.warpSpecialize = false;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 192);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+  EXPECT_FALSE(fakeCompiler().lastConfig.tma);
+  EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
+  EXPECT_EQ(fakeCompiler().lastConfig.blockN, 64);
+}
+
 TEST(EngineOptionsTest, WarpSpecializeFromTheEnvironment) {
   {
     ScopedEnv ws("ATTN_JIT_WARPSPEC", std::nullopt);
-    EXPECT_FALSE(EngineOptions::fromEnvironment().warpSpecialize);
+    EXPECT_EQ(EngineOptions::fromEnvironment().warpSpecialize, std::nullopt);
   }
   {
     ScopedEnv ws("ATTN_JIT_WARPSPEC", "1");
-    EXPECT_TRUE(EngineOptions::fromEnvironment().warpSpecialize);
+    EXPECT_EQ(EngineOptions::fromEnvironment().warpSpecialize, true);
   }
   {
     ScopedEnv ws("ATTN_JIT_WARPSPEC", "0");
-    EXPECT_FALSE(EngineOptions::fromEnvironment().warpSpecialize);
+    EXPECT_EQ(EngineOptions::fromEnvironment().warpSpecialize, false);
   }
 }
 

@@ -42,9 +42,12 @@ int64_t defaultWarps(bool wgmma, int64_t blockM);
 /// Default tile sizes (block-m, block-n) for a head dim, for the mma.sync or
 /// the wgmma (sm_90a) mapping. plainForward: a forward without a mask,
 /// variant, user mod, packed or paged batch, split-KV, TMA or packed heads.
+/// producer: a forward whose TMA copies a producer warpgroup issues
+/// (KernelConfig::warpSpecialize with tma).
 std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
                                              unsigned variants = 0,
-                                             bool plainForward = false);
+                                             bool plainForward = false,
+                                             bool producer = false);
 
 /// Whether the NVIDIA backward computes dK and dV in two grids (kernels) of
 /// their own instead of one, at the cost of recomputing the keys-major
@@ -110,6 +113,21 @@ int64_t splitCtasPerSm(const KernelConfig &config);
 /// (docs/BENCHMARKS.md version 21).
 inline constexpr int64_t kTmaDefaultMaxHeadDim = 128;
 bool tmaByDefault(int64_t headDim, unsigned variants = 0);
+
+/// Whether a forward call at `headDim` takes TMA with a producer warpgroup
+/// issuing the copies (KernelConfig::tma and warpSpecialize) when the
+/// runtime is not told (ATTN_JIT_TMA and ATTN_JIT_WARPSPEC unset): D = 192
+/// and 256 (kProducerHeadDims), plain attention (no named variant, no
+/// user mods) over a (B, H, N, D) batch (not `varlen`). On the H200, in
+/// one process each (docs/BENCHMARKS.md version 27, run 7), against the
+/// cp.async kernels: with the producer D = 192 1.01-1.08x, D = 256
+/// 1.05-1.13x (none and causal, N 2k-8k); TMA without it 0.83-1.00x. The
+/// consumers' 232 registers (setmaxnreg) leave D = 192 room for 112-key
+/// tiles (defaultTileSizes). Other head dims past 128, the variants and
+/// packed batches are not measured with it.
+inline constexpr int64_t kProducerHeadDims[] = {192, 256};
+bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
+                       bool userMods);
 
 /// Bytes of one tile of `rows` x `headDim` elements (16-bit, or 8-bit for
 /// FP8) in shared memory: padded rows (mma.sync) or 128-byte-swizzled
