@@ -522,9 +522,15 @@ Engine::cudaKernelMiss(const attn_fwd_args &args,
       int64_t(device.multiprocessors) * compiler::splitCtasPerSm(key.config);
   int64_t count = splitsOf(call, args, varlen, key.config.blockM,
                            key.config.blockN, key.config.packGqa, slots);
+  // The tiles the split count was taken with, which the hot path takes it
+  // with again.
+  int64_t planBlockM = key.config.blockM, planBlockN = key.config.blockN;
   key.config.split = count > 1;
   // Split-KV keeps cp.async (KernelConfig::resolved; the count is known
-  // only now).
+  // only now): keys the call left open take the cp.async kernel's tiles,
+  // not a producer warpgroup's (D = 192's 112).
+  if (key.config.split && key.config.warpSpecialize && call.blockN == 0)
+    key.config.blockN = 0;
   key.config = key.config.resolved(/*nvidia=*/true);
   std::string keyText = key.str();
   // Modules belong to a context: the same key loads once per context.
@@ -545,8 +551,8 @@ Engine::cudaKernelMiss(const attn_fwd_args &args,
   if (!entry)
     entry = &hot.insert(call, epoch);
   bool pack = key.config.packGqa, split = key.config.split;
-  entry->blockM = key.config.blockM;
-  entry->blockN = key.config.blockN;
+  entry->blockM = planBlockM;
+  entry->blockN = planBlockN;
   entry->splitSlots = slots;
   entry->kernels[pack][split] = *kernel;
   entry->keyText[pack][split] = std::move(keyText);

@@ -621,9 +621,13 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   bool plainForward = !backward && mask == MaskKind::None && variants == 0 &&
                       userMods.empty() && !varlen && pageSize == 0 && !split &&
                       !tma && !packGqa;
+  // TMA (and so a producer warpgroup) only for forwards over contiguous or
+  // packed K/V, not split.
+  bool keepsTma = !backward && pageSize == 0 && !split;
   auto [defM, defN] =
       defaultTileSizes(headDim, nvidia && tilesForWgmma(tensorCore, arch),
-                       variants, plainForward, tma && warpSpecialize);
+                       variants, plainForward,
+                       tma && warpSpecialize && keepsTma);
   // FP8 (wgmma only): two warpgroups of 64 rows, 256 or 128 keys (rows of
   // Vᵀ in whole 128-byte swizzle blocks).
   bool fp8 = dtype == DType::E4M3;
@@ -693,8 +697,7 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   // batch's sequence (KernelABI.h's ragged maps): the wgmma forward over
   // contiguous K/V (a paged cache's and split-KV's tiles keep cp.async).
   // FP8 reads Vᵀ through a transposed map: always TMA.
-  r.tma = (tma || fp8) && r.tensorCore == "wgmma" && !backward &&
-          pageSize == 0 && !split;
+  r.tma = (tma || fp8) && r.tensorCore == "wgmma" && keepsTma;
   r.warpSpecialize = (warpSpecialize || fp8Wide) && r.tma;
   return r;
 }

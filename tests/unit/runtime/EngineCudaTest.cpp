@@ -813,7 +813,22 @@ TEST_F(EngineCudaTest, ProducerByDefaultAtD192And256PlainAttentionOnly) {
     EXPECT_FALSE(fakeCompiler().lastConfig.tma);
     EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
   }
+  // A decode call that splits its keys keeps cp.async, so the cp.async
+  // kernel's 64-key tiles, not the producer's 112.
   engine_.reset();
+  options.numSplits = 0;
+  ForwardFixture decode(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 1, 8192, 192);
+  fakeCuda().paramsAfterScale = 1 + 9 + 7; // kSplitArgs
+  ASSERT_TRUE(engine().forward(&decode.args).ok());
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.split);
+    EXPECT_FALSE(fakeCompiler().lastConfig.tma);
+    EXPECT_EQ(fakeCompiler().lastConfig.blockN, 64);
+  }
+  engine_.reset();
+  options.numSplits = 1;
+  fakeCuda().paramsAfterScale = 0;
   options.warpSpecialize = false;
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 192);
   ASSERT_TRUE(engine().forward(&call.args).ok());
