@@ -53,11 +53,15 @@ constexpr int64_t kFp8PlainAboveHeadDim = 96;
 /// The plain D = 256 wgmma forward's K/V tile (defaultTileSizes).
 constexpr int64_t kWideKeysHeadDim = 256;
 constexpr int64_t kWideKeysBlockN = 80;
-/// D = 192 with a producer warpgroup (defaultTileSizes): 112 keys, two
-/// stages in 216 KB of shared memory, spill-free in the consumers' 232
-/// registers (ptxas 13.0, none and causal).
-constexpr int64_t kProducerWideHeadDim = 192;
-constexpr int64_t kProducerWideBlockN = 112;
+/// Keys per tile with a producer warpgroup (defaultTileSizes), where they
+/// differ from 64: D = 192 112 keys (two stages in 216 KB of shared
+/// memory), D = 256 80 (two stages in 208 KB); spill-free in the
+/// consumers' 232 registers (ptxas 13.0, bf16 and f16, causal or not;
+/// ptxas-producer-wide.test).
+struct ProducerKeys {
+  int64_t headDim, blockN;
+};
+constexpr ProducerKeys kProducerBlockN[] = {{192, 112}, {256, 80}};
 /// The backward on mma.sync past D = 128 (dK and dV in grids of their own):
 /// 32 x 32 tiles, 2 warps of one 16-row m tile. Every kernel of the
 /// backward at D = 256 then assembles without spills (ptxas 13.0, sm_90a:
@@ -210,12 +214,13 @@ std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
   // without them: only this configuration takes them.
   if (wgmma && plainForward && headDim == kWideKeysHeadDim)
     return {128, kWideKeysBlockN};
-  // With a producer warpgroup the consumers of a D = 192 tile have the
-  // registers for 112 keys: 1.05-1.12x its 64-key tiles, 1.13-1.21x the
-  // cp.async kernel of 64 keys on the H200 (docs/BENCHMARKS.md version
-  // 27, run 7; 0.85-1.02x cuDNN).
-  if (wgmma && producer && headDim == kProducerWideHeadDim)
-    return {128, kProducerWideBlockN};
+  // With a producer warpgroup the consumers have the registers for wider
+  // tiles: at D = 192 112 keys ran 1.05-1.12x the 64-key tiles (1.13-1.21x
+  // the cp.async kernel), at D = 256 80 keys 1.01-1.04x, causal too, on the
+  // H200 (docs/BENCHMARKS.md version 27, runs 7 and 9).
+  for (ProducerKeys keys : kProducerBlockN)
+    if (wgmma && producer && headDim == keys.headDim)
+      return {128, keys.blockN};
   if (wgmma && headDim % kWgmmaK == 0)
     return {128, headDim > 64 && headDim <= 128 ? 128 : 64};
   // On the NVIDIA mapping (4 warps) block-m = 128 gives each warp two 16-row

@@ -207,19 +207,22 @@ TEST(CompilePtxTest, PagedDecodeKeepsTwoTilesInFlight) {
 
 // TMA by default at D = 64 and 128, and not with a bias table, whose tiles
 // the cp.async stages carry (the policy's one rule; the runtime asks it).
-TEST(CompilePtxTest, ProducerByDefaultAtD192And256PlainAttention) {
-  EXPECT_TRUE(producerByDefault(192, 0, false, false));
-  EXPECT_TRUE(producerByDefault(256, 0, false, false));
+TEST(CompilePtxTest, ProducerByDefaultPastD128PlainAttention) {
+  for (int64_t d : {160, 192, 224, 256})
+    EXPECT_TRUE(producerByDefault(d, 0, false, false)) << d;
   EXPECT_FALSE(producerByDefault(128, 0, false, false));
-  EXPECT_FALSE(producerByDefault(160, 0, false, false));
+  EXPECT_FALSE(producerByDefault(176, 0, false, false));
   EXPECT_FALSE(producerByDefault(192, attn::abi::kSoftcap, false, false));
   EXPECT_FALSE(producerByDefault(256, 0, /*varlen=*/true, false));
   EXPECT_FALSE(producerByDefault(192, 0, false, /*userMods=*/true));
-  // D = 192 with the producer: 112 keys; without it, and D = 256: 64.
+  // With the producer: D = 192 112 keys, D = 256 80, D = 224 64; without
+  // it 64.
   EXPECT_EQ(defaultTileSizes(192, true, 0, false, /*producer=*/true),
             (std::pair<int64_t, int64_t>{128, 112}));
   EXPECT_EQ(defaultTileSizes(192, true), (std::pair<int64_t, int64_t>{128, 64}));
   EXPECT_EQ(defaultTileSizes(256, true, 0, false, true),
+            (std::pair<int64_t, int64_t>{128, 80}));
+  EXPECT_EQ(defaultTileSizes(224, true, 0, false, true),
             (std::pair<int64_t, int64_t>{128, 64}));
   KernelConfig config;
   config.headDim = 192;

@@ -790,19 +790,20 @@ TEST_F(EngineCudaTest, WarpSpecializedKernelsOnlyWithTmaUnderTheirOwnKey) {
   EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
 }
 
-TEST_F(EngineCudaTest, ProducerByDefaultAtD192And256PlainAttentionOnly) {
-  // Unset: D = 192 and 256 plain calls take TMA with the producer
-  // warpgroup (TilePolicy.h's producerByDefault), D = 192 with 112-key
-  // tiles; a named variant keeps the cp.async kernel; ATTN_JIT_WARPSPEC=0
+TEST_F(EngineCudaTest, ProducerByDefaultPastD128PlainAttentionOnly) {
+  // Unset: D = 160-256 plain calls take TMA with the producer warpgroup
+  // (TilePolicy.h's producerByDefault), D = 192 with 112-key tiles, 256
+  // with 80; a named variant keeps the cp.async kernel; ATTN_JIT_WARPSPEC=0
   // turns both off.
-  for (int headDim : {192, 256}) {
+  for (int headDim : {160, 192, 224, 256}) {
     ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64,
                         headDim);
     ASSERT_TRUE(engine().forward(&call.args).ok());
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
     EXPECT_TRUE(fakeCompiler().lastConfig.tma) << "D = " << headDim;
     EXPECT_TRUE(fakeCompiler().lastConfig.warpSpecialize) << "D = " << headDim;
-    EXPECT_EQ(fakeCompiler().lastConfig.blockN, headDim == 192 ? 112 : 64);
+    EXPECT_EQ(fakeCompiler().lastConfig.blockN,
+              headDim == 192 ? 112 : headDim == 256 ? 80 : 64);
   }
   ForwardFixture softcap(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 192);
   softcap.args.variant.flags = ATTN_VARIANT_SOFTCAP;

@@ -116,16 +116,17 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 
 /// Whether a forward call at `headDim` takes TMA with a producer warpgroup
 /// issuing the copies (KernelConfig::tma and warpSpecialize) when the
-/// runtime is not told (ATTN_JIT_TMA and ATTN_JIT_WARPSPEC unset): D = 192
-/// and 256 (kProducerHeadDims), plain attention (no named variant, no
-/// user mods) over a (B, H, N, D) batch (not `varlen`). On the H200, in
-/// one process each (docs/BENCHMARKS.md version 27, run 7), against the
-/// cp.async kernels: with the producer D = 192 1.01-1.08x, D = 256
-/// 1.05-1.13x (none and causal, N 2k-8k); TMA without it 0.83-1.00x. The
-/// consumers' 232 registers (setmaxnreg) leave D = 192 room for 112-key
-/// tiles (defaultTileSizes). Other head dims past 128, the variants and
-/// packed batches are not measured with it.
-inline constexpr int64_t kProducerHeadDims[] = {192, 256};
+/// runtime is not told (ATTN_JIT_TMA and ATTN_JIT_WARPSPEC unset): D = 160,
+/// 192, 224 and 256 (kProducerHeadDims), plain attention (no named variant,
+/// no user mods) over a (B, H, N, D) batch (not `varlen`). On the H200, in
+/// one process each (docs/BENCHMARKS.md version 27, runs 7 and 9), against
+/// the cp.async kernels, none and causal, N 2k-8k: with the producer (64
+/// keys) D = 160 1.01-1.08x, 192 1.01-1.08x, 224 1.16-1.21x, 256
+/// 1.05-1.13x; TMA without it 0.83-1.00x. The consumers' 232 registers
+/// (setmaxnreg) leave room for wider tiles at D = 192 and 256
+/// (defaultTileSizes). D = 176, 208 and 240, the variants and packed
+/// batches are not measured with it.
+inline constexpr int64_t kProducerHeadDims[] = {160, 192, 224, 256};
 bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
                        bool userMods);
 
