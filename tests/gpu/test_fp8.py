@@ -154,17 +154,24 @@ def run_case(torch, lib, c, gen):
     return ok, note, (err, bf16)
 
 
+def torch_with_fp8():
+    """torch when it has a GPU and float8_e4m3fn, else None after a "SKIP:"
+    line (aj.torch_on_cuda prints its own)."""
+    torch = aj.torch_on_cuda()
+    if torch is not None and not hasattr(torch, "float8_e4m3fn"):
+        print("SKIP: torch has no float8_e4m3fn")
+        return None
+    return torch
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lib", default=aj.default_lib_path())
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--quick", action="store_true", help="the first three shapes only")
     args = ap.parse_args()
-    torch = aj.torch_on_cuda()
+    torch = torch_with_fp8()
     if torch is None:
-        return 77
-    if not hasattr(torch, "float8_e4m3fn"):
-        print("SKIP: torch has no float8_e4m3fn")
         return 77
     lib = aj.AttnJit(args.lib)
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)

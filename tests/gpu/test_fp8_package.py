@@ -90,11 +90,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=None)
     args = ap.parse_args()
-    torch = aj.torch_on_cuda()
+    torch = test_fp8.torch_with_fp8()
     if torch is None:
-        return 77
-    if not hasattr(torch, "float8_e4m3fn"):
-        print("SKIP: torch has no float8_e4m3fn")
         return 77
     import attn_jit
     lib = aj.AttnJit(attn_jit.library_path())
