@@ -445,8 +445,8 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   // batch's in the ragged form; a paged cache's pages never).
   // ATTN_JIT_TMA=1 asks for it where the policy would not (a bias table:
   // TMA and the table's per-element gather). Where the policy gives a call
-  // a producer warpgroup (D = 192 and 256), TMA comes with it: without one
-  // TMA measured slower there.
+  // a producer warpgroup (D = 160-256), TMA comes with it: without one TMA
+  // measured slower there.
   bool producerDefault = compiler::producerByDefault(
       args.head_dim, args.variant.flags, varlen != nullptr, user != nullptr);
   bool producer = options_.warpSpecialize.value_or(producerDefault);

@@ -73,7 +73,7 @@ struct EngineOptions {
   /// With TMA, a producer warpgroup issues the K/V copies
   /// (KernelConfig::warpSpecialize): ATTN_JIT_WARPSPEC=1 wherever a call
   /// takes TMA, =0 never; unset, where compiler::producerByDefault says it
-  /// pays (D = 192 and 256, plain attention; it then takes TMA too).
+  /// pays (D = 160-256, plain attention; it then takes TMA too).
   std::optional<bool> warpSpecialize;
   /// The driver's PTX JIT optimisation level (ATTN_JIT_PTX_OPT_LEVEL, 0 to
   /// JitSettings::kMaxJitOptLevel; JitSettings::kDriverDefault: unset);
