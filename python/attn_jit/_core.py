@@ -260,17 +260,23 @@ def backward(ad, q, k, v, o, lse, do, causal, scale, enable_gqa, var=None, deter
     return tuple(grads)
 
 
-def forward_fp8(ad, q, k, v, o, lse, descale, causal, scale, enable_gqa):
-    """attn_forward_fp8 (the FP8 forward, Q, K and V e4m3) into o, a bfloat16
-    (B, H, Nq, D) array, and lse, float32 (B, H, Nq) or None; descale: the
-    (q, k, v) factors that dequantise each tensor. V is read with its keys
-    contiguous (the C API's rule): another layout is copied into it first."""
+def check_fp8(ad, q, k, v, enable_gqa):
+    """check() for attn_forward_fp8's e4m3 inputs: (B, H, Hkv, Nq, Nk, D)."""
+    names = [ad.dtype_name(x) for x in (q, k, v)]
+    return check(q.shape, k.shape, v.shape, names, enable_gqa, FP8_DTYPES, _FP8_SUPPORTED)[0]
+
+
+def forward_fp8(ad, q, k, v, dims, o, lse, descale, causal, scale):
+    """attn_forward_fp8 (the FP8 forward, Q, K and V e4m3, sizes `dims` from
+    check_fp8) into o, a bfloat16 (B, H, Nq, D) array, and lse, float32 (B,
+    H, Nq) or None; descale: the (q, k, v) factors that dequantise each
+    tensor. V is read with its keys contiguous (the C API's rule): another
+    layout is copied into it first."""
     b = _capi.AttnFp8Args()
     a = b.fwd
-    names = [ad.dtype_name(x) for x in (q, k, v)]
-    dims, dtype = check(q.shape, k.shape, v.shape, names, enable_gqa, FP8_DTYPES, _FP8_SUPPORTED)
     device, stream = ad.device(q, k, v)
-    _fill(a, dims, dtype, _capi.MASK_CAUSAL if causal else _capi.MASK_NONE, scale, device, None)
+    _fill(a, dims, _capi.DTYPE_E4M3, _capi.MASK_CAUSAL if causal else _capi.MASK_NONE, scale, device,
+          None)
     cuda = device == _capi.DEVICE_CUDA
     align = _alignment(cuda, 1)
     # Named locals keep the copies alive until the call returns.

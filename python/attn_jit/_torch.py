@@ -457,12 +457,10 @@ def attention_fp8(q, k, v, descale, causal, scale, enable_gqa, return_lse):
     return (o, lse) if return_lse else o
 
 
-def _fp8_outputs(q, k, v, causal, enable_gqa, return_lse):
-    """Checks the call as the C API's caller must and returns new outputs:
-    O bfloat16 (B, H, Nq, D) in Q's memory order, the LSE float32 (B, H, Nq)
-    (empty without return_lse)."""
-    dims, _dtype = _core.check(q.shape, k.shape, v.shape, map(dtype_name, (q, k, v)), enable_gqa,
-                               _core.FP8_DTYPES, _core._FP8_SUPPORTED)
+def _fp8_outputs(q, dims, return_lse):
+    """New outputs of a checked call (dims: _core.check_fp8's): O bfloat16
+    (B, H, Nq, D) in Q's memory order, the LSE float32 (B, H, Nq) (empty
+    without return_lse)."""
     B, H, _hkv, Nq, _nk, D = dims
     o = empty((B, H, Nq, D), _core.output_order(q.shape, strides(q)), q, False, torch.bfloat16)
     return o, (empty((B, H, Nq), _core.BHND[:3], q, True) if return_lse else _no_lse(q))
@@ -472,15 +470,18 @@ def _fp8_outputs(q, k, v, causal, enable_gqa, return_lse):
 def _fp8_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, q_descale: float, k_descale: float,
             v_descale: float, causal: bool, scale: Optional[float], enable_gqa: bool,
             return_lse: bool) -> Tuple[torch.Tensor, torch.Tensor]:
-    o, lse = _fp8_outputs(q, k, v, causal, enable_gqa, return_lse)
-    _on_device(q, _core.forward_fp8, _self, q, k, v, o, lse if return_lse else None,
-               (q_descale, k_descale, v_descale), causal, scale, enable_gqa)
+    dims = _core.check_fp8(_self, q, k, v, enable_gqa)
+    o, lse = _fp8_outputs(q, dims, return_lse)
+    _on_device(q, _core.forward_fp8, _self, q, k, v, dims, o, lse if return_lse else None,
+               (q_descale, k_descale, v_descale), causal, scale)
     return o, lse
 
 
 @_fp8_op.register_fake
 def _fp8_fake(q, k, v, q_descale, k_descale, v_descale, causal, scale, enable_gqa, return_lse):
-    return _fp8_outputs(q, k, v, causal, enable_gqa, return_lse)
+    # The real call's checks and output layouts, so that torch.compile
+    # reports a bad call while tracing.
+    return _fp8_outputs(q, _core.check_fp8(_self, q, k, v, enable_gqa), return_lse)
 
 
 def _no_lse(q):

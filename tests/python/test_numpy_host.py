@@ -17,7 +17,7 @@ from unittest import mock
 import numpy as np
 
 import attn_jit
-from attn_jit import _core, _numpy
+from attn_jit import _capi, _core, _numpy
 
 SEED = int(os.environ.get("ATTN_TEST_SEED") or random.SystemRandom().randrange(1 << 31))
 TOL = {np.float32: 1e-5, np.float16: 2e-3}
@@ -386,9 +386,8 @@ class Errors(Case):
         q, k, v = self.qkv(1, 2, 2, 4, 4, 32)
         with self.assertRaisesRegex(TypeError, "torch float8_e4m3fn tensors .* q is a ndarray"):
             attn_jit.attention_fp8(q, k, v)
-        with self.assertRaisesRegex(attn_jit.UnsupportedError, "dtype bfloat16 is not supported: float8_e4m3fn"):
-            _core.check(q.shape, k.shape, v.shape, ["bfloat16"] * 3, False, _core.FP8_DTYPES,
-                        _core._FP8_SUPPORTED)
+        with self.assertRaisesRegex(attn_jit.UnsupportedError, "dtype float32 is not supported: float8_e4m3fn"):
+            _core.check_fp8(_numpy, q, k, v, False)
 
     def test_runtime_messages(self):
         q, k, v = self.qkv(1, 2, 2, 4, 4, 32)
@@ -397,6 +396,56 @@ class Errors(Case):
         e = self.assertError(attn_jit.UnsupportedError, r"head_dim = 600 is not supported on the host",
                              *self.qkv(1, 1, 1, 2, 2, 600))
         self.assertEqual(e.status, 2)
+
+
+class _Fp8Bytes:
+    """_core's adapter for e4m3 codes in uint8 arrays (NumPy has no FP8
+    dtype) and a bfloat16 O in uint16: enough to run _core.forward_fp8, the
+    path of attn_jit.attention_fp8 under torch's adapter, on the host."""
+
+    @staticmethod
+    def dtype_name(x):
+        return "float8_e4m3fn" if x.dtype == np.uint8 else str(x.dtype)
+
+    strides = staticmethod(_numpy.strides)
+    ptr = staticmethod(_numpy.ptr)
+    contiguous = staticmethod(_numpy.contiguous)
+
+    @staticmethod
+    def keys_contiguous(x):
+        return np.ascontiguousarray(x.transpose(0, 1, 3, 2)).transpose(0, 1, 3, 2)
+
+    @staticmethod
+    def device(q, k, v):
+        return _capi.DEVICE_HOST, None
+
+
+def e4m3_values(codes):
+    """float64 values of e4m3 codes (normal ones only, as drawn below)."""
+    sign = np.where(codes & 0x80, -1.0, 1.0)
+    exponent = ((codes >> 3) & 0xF).astype(np.int64) - 7
+    return sign * (1 + (codes & 7) / 8.0) * np.exp2(exponent)
+
+
+class Fp8HostPath(Case):
+    def test_forward_fp8_through_core(self):
+        # Q, K, V codes of magnitude 2^-3 .. 2^1, V passed contiguous (so
+        # copied keys-contiguous), causal, GQA; O against float64.
+        rng = np.random.default_rng(SEED)
+        B, H, Hkv, Nq, Nk, D = 1, 4, 2, 37, 53, 32
+        codes = [(rng.integers(0, 2, shape) << 7 | rng.integers(4, 9, shape) << 3 | rng.integers(0, 8, shape))
+                 .astype(np.uint8) for shape in ((B, H, Nq, D), (B, Hkv, Nk, D), (B, Hkv, Nk, D))]
+        descale = (0.5, 0.25, 2.0)
+        q, k, v = (e4m3_values(c) * d for c, d in zip(codes, descale))
+        ref, _ = reference(q, k, v, causal=True)
+        dims = _core.check_fp8(_Fp8Bytes, *codes, True)
+        o = np.full((B, H, Nq, D), 0x7FC0, dtype=np.uint16)  # bf16 NaN
+        lse = np.full((B, H, Nq), np.nan, dtype=np.float32)
+        _core.forward_fp8(_Fp8Bytes, *codes, dims, o, lse, descale, True, None)
+        got = (o.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        err = np.linalg.norm(got - ref) / np.linalg.norm(ref)
+        self.assertLess(err, 6e-2)
+        self.assertTrue(np.isfinite(lse).all())
 
 
 class Runtime(unittest.TestCase):
