@@ -70,6 +70,12 @@ struct TileBuilder {
 };
 
 /// Scalar ops inside map bodies.
+/// The products by the scale and by log2(e) around a score_mod: a reordered
+/// product of uniform factors changes a score by an ulp, far below P's
+/// bf16 rounding.
+constexpr arith::FastMathFlags kScoreFactorFlags =
+    arith::FastMathFlags::reassoc;
+
 Value mul(OpBuilder &b, Location loc, Value x, Value y, bool contract = false) {
   auto fm = contract ? arith::FastMathFlags::contract
                      : arith::FastMathFlags::none;
@@ -413,11 +419,17 @@ struct ScoreSpace {
             for (auto [i, entry] : llvm::enumerate(gathered))
               mapping.map(entry.first->getResult(0), e[i + 1]);
             if (!terms) {
-              Value scaled = mul(nb, nl, e[0], scale);
+              // Reassociable, so that a mod's own uniform factors (a
+              // softcap's 1 / cap and cap) fold into scale and log2(e)
+              // (attn.map's canonicalization).
+              Value scaled = arith::MulFOp::create(nb, nl, e[0], scale,
+                                                   kScoreFactorFlags);
               Value modded =
                   inlineMod(nb, scoreMod, modArgs(nb, nl, ij, scaled),
                             captures, std::move(mapping));
-              return mul(nb, nl, modded, log2e);
+              return arith::MulFOp::create(nb, nl, modded, log2e,
+                                           kScoreFactorFlags)
+                  .getResult();
             }
             // c · S + Σ log2(e) · g (addedTerms); the mod's own additions
             // of the score are left dead.
@@ -728,7 +740,8 @@ void decompose(ScoreGradOp op) {
         Value g = mul(nb, nl, e[0], sub(nb, nl, e[1], e[2]));
         if (scoreMod.empty())
           return g;
-        Value scaled = mul(nb, nl, e[3], op.getScale());
+        Value scaled = arith::MulFOp::create(nb, nl, e[3], op.getScale(),
+                                             kScoreFactorFlags);
         auto [modded, derivative] = buildScoreModWithDerivative(
             nb, nl, scoreMod, space.modArgs(nb, nl, ij, scaled),
             op.getCaptures());

@@ -153,14 +153,17 @@ void mlir::attn::buildVariantMods(OpBuilder &b, Location loc, OpTy sdpa,
       s = arith::AddFOp::create(b, loc, s, bias);
     }
     if (variants & abi::kSoftcap) {
-      // cap · tanh(s / cap); 1 / cap is invariant (hoisted out of the loop).
+      // cap · tanh(s / cap); 1 / cap is invariant (hoisted out of the map).
+      // Reassociable products: 1 / cap folds into the scale, cap into
+      // log2(e) (attn.map's canonicalization).
       Value c = cap("softcap");
       Value inverse = arith::DivFOp::create(
           b, loc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f)),
           c);
+      auto reassoc = arith::FastMathFlags::reassoc;
       Value t = math::TanhOp::create(
-          b, loc, arith::MulFOp::create(b, loc, s, inverse));
-      s = arith::MulFOp::create(b, loc, t, c);
+          b, loc, arith::MulFOp::create(b, loc, s, inverse, reassoc));
+      s = arith::MulFOp::create(b, loc, t, c, reassoc);
     }
     YieldOp::create(b, loc, s);
   }

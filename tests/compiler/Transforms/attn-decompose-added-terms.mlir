@@ -93,10 +93,10 @@ func.func @bias_and_alibi(%q: tensor<64x64xbf16>, %k: tensor<32x64xbf16>, %v: te
 // CHECK-LABEL: func.func @scaled_score(
 // CHECK: attn.map(%{{.*}} : tensor<64x32xf32>) at [%arg6, %arg7]
 // CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %[[X:.*]]: f32):
-// CHECK-NEXT:   %[[SC:.*]] = arith.mulf %[[X]], %arg10 : f32
+// CHECK-NEXT:   %[[SC:.*]] = arith.mulf %[[X]], %arg10 fastmath<reassoc> : f32
 // CHECK-NEXT:   %[[Y:.*]] = arith.mulf %[[SC]], %arg11 : f32
 // CHECK-NEXT:   %[[Z:.*]] = arith.addf %[[Y]], %arg11 : f32
-// CHECK-NEXT:   %[[T:.*]] = arith.mulf %[[Z]], %{{.*}} : f32
+// CHECK-NEXT:   %[[T:.*]] = arith.mulf %[[Z]], %{{.*}} fastmath<reassoc> : f32
 // CHECK-NEXT:   attn.yield %[[T]] : f32
 func.func @scaled_score(%q: tensor<64x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>,
                         %m: tensor<64xf32>, %l: tensor<64xf32>, %acc: tensor<64x64xf32>,

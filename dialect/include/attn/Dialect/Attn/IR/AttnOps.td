@@ -810,6 +810,9 @@ def Attn_MapOp : Attn_Op<"map", [Pure, AttrSizedOperandSegments, SingleBlock]> {
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+  // Moves per-element work that does not depend on the element out of the
+  // body (MapCanonicalize.cpp).
+  let hasCanonicalizer = 1;
   let builders = [
     // `body` gets the coordinates and the input elements and returns the
     // element to yield.
