@@ -6,7 +6,7 @@
         [--old-lib OLD/libattn-jit.so [--old-env VAR=VALUE,...]] [--no-flex] [--jit-block-m M]
         [--jit-block-n N]
 
-Shapes: D = 128, bf16, H = 16 heads, (B, H, N, D) contiguous, batch so that
+Shapes: D = 128 (--d), bf16, H = 16 heads, (B, H, N, D) contiguous, batch so that
 B * N = 16k tokens (N = 4k: B = 4, 8k: B = 2, 16k: B = 1). Configurations:
   causal@4k/8k/16k       plain causal, the reference of each N;
   window{256,1024}@{8k,16k}  causal + window (W - 1, 0), Mistral's sliding
@@ -87,6 +87,7 @@ def parse_args():
                     help="VAR=VALUE,... while --old-lib's engine starts: with a copy of this library at "
                          "another path, an A/B of two settings (e.g. ATTN_JIT_EXP2_FMA=4)")
     ap.add_argument("--no-flex", action="store_true", help="leave FlexAttention out (its compiles take minutes)")
+    ap.add_argument("--d", type=int, default=D, help="head dim (Gemma 2's softcap and window: 256)")
     ap.add_argument("--jit-block-m", type=int, default=0,
                     help="also time attn-jit with this query tile (attn_fwd_args.block_m), as method "
                          "'attn-jit bm=M' (with --jit-block-n: both, 'attn-jit bm=M bn=N')")
@@ -407,7 +408,9 @@ def fmt(x, spec):
 
 
 def main():
+    global D
     args = parse_args()
+    D = args.d
     cfgs = configs()
     names = [n for n in cfgs if not args.only or n in args.only.split(",")]
     if args.list:

@@ -295,9 +295,14 @@ bool tmaByDefault(int64_t headDim, unsigned variants) {
 
 bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
                        bool userMods) {
-  return std::find(std::begin(kProducerHeadDims), std::end(kProducerHeadDims),
-                   headDim) != std::end(kProducerHeadDims) &&
-         variants == 0 && !varlen && !userMods;
+  if (varlen || userMods)
+    return false;
+  if (variants == 0)
+    return std::find(std::begin(kProducerHeadDims),
+                     std::end(kProducerHeadDims),
+                     headDim) != std::end(kProducerHeadDims);
+  return headDim == kProducerVariantHeadDim &&
+         (variants & ~kProducerVariants) == 0;
 }
 
 int64_t maxSharedBytesPerBlock(std::string_view chip) {

@@ -207,7 +207,7 @@ TEST(CompilePtxTest, PagedDecodeKeepsTwoTilesInFlight) {
 
 // TMA by default at D = 64 and 128, and not with a bias table, whose tiles
 // the cp.async stages carry (the policy's one rule; the runtime asks it).
-TEST(CompilePtxTest, ProducerByDefaultPastD128PlainAttention) {
+TEST(CompilePtxTest, ProducerByDefaultPastD128PlainAndD128Variants) {
   for (int64_t d : {160, 192, 224, 256})
     EXPECT_TRUE(producerByDefault(d, 0, false, false)) << d;
   EXPECT_FALSE(producerByDefault(128, 0, false, false));
@@ -215,6 +215,17 @@ TEST(CompilePtxTest, ProducerByDefaultPastD128PlainAttention) {
   EXPECT_FALSE(producerByDefault(192, attn::abi::kSoftcap, false, false));
   EXPECT_FALSE(producerByDefault(256, 0, /*varlen=*/true, false));
   EXPECT_FALSE(producerByDefault(192, 0, false, /*userMods=*/true));
+  // At D = 128 the window, softcap and ALiBi variants and their
+  // combinations; not the document mask, a bias table, nor another D.
+  using namespace attn::abi;
+  for (unsigned v : {unsigned(kWindow), unsigned(kSoftcap), unsigned(kAlibi),
+                     kWindow | kSoftcap})
+    EXPECT_TRUE(producerByDefault(128, v, false, false)) << v;
+  for (unsigned v : {unsigned(kDocument), unsigned(kBias), kWindow | kBias,
+                     unsigned(kPrefixLm)})
+    EXPECT_FALSE(producerByDefault(128, v, false, false)) << v;
+  EXPECT_FALSE(producerByDefault(64, kWindow, false, false));
+  EXPECT_FALSE(producerByDefault(128, kWindow, /*varlen=*/true, false));
   // With the producer: D = 192 112 keys, D = 256 80, D = 224 64; without
   // it 64.
   EXPECT_EQ(defaultTileSizes(192, true, 0, false, /*producer=*/true),

@@ -790,10 +790,11 @@ TEST_F(EngineCudaTest, WarpSpecializedKernelsOnlyWithTmaUnderTheirOwnKey) {
   EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
 }
 
-TEST_F(EngineCudaTest, ProducerByDefaultPastD128PlainAttentionOnly) {
+TEST_F(EngineCudaTest, ProducerByDefaultPastD128PlainAndD128Variants) {
   // Unset: D = 160-256 plain calls take TMA with the producer warpgroup
   // (TilePolicy.h's producerByDefault), D = 192 with 112-key tiles, 256
-  // with 80; a named variant keeps the cp.async kernel; ATTN_JIT_WARPSPEC=0
+  // with 80; a named variant there keeps the cp.async kernel, but at
+  // D = 128 a window takes TMA with the producer; ATTN_JIT_WARPSPEC=0
   // turns both off.
   for (int headDim : {160, 192, 224, 256}) {
     ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64,
@@ -813,6 +814,15 @@ TEST_F(EngineCudaTest, ProducerByDefaultPastD128PlainAttentionOnly) {
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
     EXPECT_FALSE(fakeCompiler().lastConfig.tma);
     EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
+  }
+  ForwardFixture window(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 128);
+  window.args.variant.flags = ATTN_VARIANT_WINDOW;
+  window.args.variant.window_left = 16;
+  ASSERT_TRUE(engine().forward(&window.args).ok());
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.tma);
+    EXPECT_TRUE(fakeCompiler().lastConfig.warpSpecialize);
   }
   // A decode call that splits its keys keeps cp.async, so the cp.async
   // kernel's 64-key tiles, not the producer's 112.

@@ -12,6 +12,8 @@
 #ifndef ATTN_COMPILER_TILEPOLICY_H
 #define ATTN_COMPILER_TILEPOLICY_H
 
+#include "attn/Compiler/KernelABI.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -124,9 +126,18 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 /// keys) D = 160 1.01-1.08x, 192 1.01-1.08x, 224 1.16-1.21x, 256
 /// 1.05-1.13x; TMA without it 0.83-1.00x. The consumers' 232 registers
 /// (setmaxnreg) leave room for wider tiles at D = 192 and 256
-/// (defaultTileSizes). D = 176, 208 and 240, the variants and packed
+/// (defaultTileSizes). D = 176, 208 and 240, the variants there and packed
 /// batches are not measured with it.
+/// At D = 128 the variants whose flags are all in kProducerVariants
+/// (KernelABI.h: sliding window, softcap, ALiBi) take it too: on the H200
+/// (docs/BENCHMARKS.md version 28, run 1, one process against TMA alone)
+/// window 1024 1.09-1.12x, softcap 1.07x, ALiBi 1.04x, window 256
+/// 0.99-1.01x; the document mask lost (0.96x) and a bias table has no TMA.
+/// Plain attention at D = 128 keeps TMA alone (version 20: 0.975-1.086x).
 inline constexpr int64_t kProducerHeadDims[] = {160, 192, 224, 256};
+inline constexpr int64_t kProducerVariantHeadDim = 128;
+inline constexpr unsigned kProducerVariants =
+    abi::kWindow | abi::kAlibi | abi::kSoftcap;
 bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
                        bool userMods);
 
