@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <thread>
+#include <tuple>
 
 using namespace attn;
 using namespace attn::rt;
@@ -806,23 +807,20 @@ TEST_F(EngineCudaTest, ProducerByDefaultPastD128PlainAndD128Variants) {
     EXPECT_EQ(fakeCompiler().lastConfig.blockN,
               headDim == 192 ? 112 : headDim == 256 ? 80 : 64);
   }
-  ForwardFixture softcap(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 192);
-  softcap.args.variant.flags = ATTN_VARIANT_SOFTCAP;
-  softcap.args.variant.softcap = 30.0f;
-  ASSERT_TRUE(engine().forward(&softcap.args).ok());
-  {
+  // (head dim, variant, producer): a softcap at D = 192 keeps cp.async, a
+  // window at D = 128 takes TMA with the producer.
+  for (auto [headDim, flags, producer] :
+       {std::tuple{192, ATTN_VARIANT_SOFTCAP, false},
+        std::tuple{128, ATTN_VARIANT_WINDOW, true}}) {
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64,
+                        headDim);
+    call.args.variant.flags = flags;
+    call.args.variant.softcap = 30.0f;
+    call.args.variant.window_left = 16;
+    ASSERT_TRUE(engine().forward(&call.args).ok());
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
-    EXPECT_FALSE(fakeCompiler().lastConfig.tma);
-    EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
-  }
-  ForwardFixture window(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 128);
-  window.args.variant.flags = ATTN_VARIANT_WINDOW;
-  window.args.variant.window_left = 16;
-  ASSERT_TRUE(engine().forward(&window.args).ok());
-  {
-    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
-    EXPECT_TRUE(fakeCompiler().lastConfig.tma);
-    EXPECT_TRUE(fakeCompiler().lastConfig.warpSpecialize);
+    EXPECT_EQ(fakeCompiler().lastConfig.tma, producer) << headDim;
+    EXPECT_EQ(fakeCompiler().lastConfig.warpSpecialize, producer) << headDim;
   }
   // A decode call that splits its keys keeps cp.async, so the cp.async
   // kernel's 64-key tiles, not the producer's 112.
