@@ -69,13 +69,14 @@ struct TileBuilder {
   }
 };
 
-/// Scalar ops inside map bodies.
-/// The products by the scale and by log2(e) around a score_mod: a reordered
-/// product of uniform factors changes a score by an ulp, far below P's
-/// bf16 rounding.
+/// The products by the scale and by log2(e) around a score_mod may be
+/// reassociated with the mod's own uniform factors (attn.map's
+/// canonicalization): a reordered product changes a score by an ulp, far
+/// below P's bf16 rounding.
 constexpr arith::FastMathFlags kScoreFactorFlags =
     arith::FastMathFlags::reassoc;
 
+/// Scalar ops inside map bodies.
 Value mul(OpBuilder &b, Location loc, Value x, Value y, bool contract = false) {
   auto fm = contract ? arith::FastMathFlags::contract
                      : arith::FastMathFlags::none;
