@@ -205,8 +205,9 @@ TEST(CompilePtxTest, PagedDecodeKeepsTwoTilesInFlight) {
   }
 }
 
-// TMA by default at D = 64 and 128, and not with a bias table, whose tiles
-// the cp.async stages carry (the policy's one rule; the runtime asks it).
+// A producer warpgroup by default for plain attention at D = 160-256 and
+// for the window, softcap and ALiBi variants at D = 128, with the tiles its
+// registers allow (the policy's one rule; the runtime asks it).
 TEST(CompilePtxTest, ProducerByDefaultPastD128PlainAndD128Variants) {
   for (int64_t d : {160, 192, 224, 256})
     EXPECT_TRUE(producerByDefault(d, 0, false, false)) << d;
@@ -243,6 +244,8 @@ TEST(CompilePtxTest, ProducerByDefaultPastD128PlainAndD128Variants) {
   EXPECT_TRUE(r.tma && r.warpSpecialize);
 }
 
+// TMA by default at D = 64 and 128, and not with a bias table, whose tiles
+// the cp.async stages carry (the policy's one rule; the runtime asks it).
 TEST(CompilePtxTest, TmaByDefaultLeavesBiasTablesToCpAsync) {
   EXPECT_TRUE(tmaByDefault(64));
   EXPECT_TRUE(tmaByDefault(128, attn::abi::kAlibi | attn::abi::kSoftcap));
