@@ -205,13 +205,14 @@ TEST(CompilePtxTest, PagedDecodeKeepsTwoTilesInFlight) {
   }
 }
 
-// A producer warpgroup by default for plain attention at D = 160-256 and
+// A producer warpgroup by default for plain attention at D = 128-256 and
 // for the window, softcap and ALiBi variants at D = 128, with the tiles its
 // registers allow (the policy's one rule; the runtime asks it).
-TEST(CompilePtxTest, ProducerByDefaultPastD128PlainAndD128Variants) {
-  for (int64_t d : {160, 192, 224, 256})
+TEST(CompilePtxTest, ProducerByDefaultFromD128) {
+  for (int64_t d : {128, 160, 192, 224, 256})
     EXPECT_TRUE(producerByDefault(d, 0, false, false)) << d;
-  EXPECT_FALSE(producerByDefault(128, 0, false, false));
+  EXPECT_FALSE(producerByDefault(64, 0, false, false));
+  EXPECT_FALSE(producerByDefault(96, 0, false, false));
   EXPECT_FALSE(producerByDefault(176, 0, false, false));
   EXPECT_FALSE(producerByDefault(192, attn::abi::kSoftcap, false, false));
   EXPECT_FALSE(producerByDefault(256, 0, /*varlen=*/true, false));

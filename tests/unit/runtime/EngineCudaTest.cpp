@@ -750,9 +750,10 @@ TEST_F(EngineCudaTest, TmaByDefaultUpToD128AndPerCallWhereLayoutsAllow) {
 }
 
 TEST_F(EngineCudaTest, WarpSpecializedKernelsOnlyWithTmaUnderTheirOwnKey) {
-  // Off by default; on (ATTN_JIT_WARPSPEC=1), a call that takes TMA gets
-  // the producer kernel, launched with the block size that kernel reports.
-  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 128);
+  // Off by default at D = 64 (TMA alone); on (ATTN_JIT_WARPSPEC=1), a call
+  // that takes TMA gets the producer kernel, launched with the block size
+  // that kernel reports.
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
   ASSERT_TRUE(engine().forward(&call.args).ok());
   {
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
@@ -774,7 +775,7 @@ TEST_F(EngineCudaTest, WarpSpecializedKernelsOnlyWithTmaUnderTheirOwnKey) {
             unsigned(kFakeThreads + kFakeProducerThreads));
   // A layout TMA cannot read (expanded heads) keeps cp.async: no producer.
   ForwardFixture expanded(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 32,
-                          128);
+                          64);
   expanded.args.k_strides[1] = 0;
   ASSERT_TRUE(engine().forward(&expanded.args).ok());
   {
@@ -791,13 +792,13 @@ TEST_F(EngineCudaTest, WarpSpecializedKernelsOnlyWithTmaUnderTheirOwnKey) {
   EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
 }
 
-TEST_F(EngineCudaTest, ProducerByDefaultPastD128PlainAndD128Variants) {
-  // Unset: D = 160-256 plain calls take TMA with the producer warpgroup
-  // (TilePolicy.h's producerByDefault), D = 192 with 112-key tiles, 256
-  // with 80; a named variant there keeps the cp.async kernel, but at
-  // D = 128 a window takes TMA with the producer; ATTN_JIT_WARPSPEC=0
-  // turns both off.
-  for (int headDim : {160, 192, 224, 256}) {
+TEST_F(EngineCudaTest, ProducerByDefaultFromD128) {
+  // Unset: D = 128-256 plain calls take TMA with the producer warpgroup
+  // (TilePolicy.h's producerByDefault), D = 128 with 128-key tiles, 192
+  // with 112, 256 with 80; a named variant past D = 128 keeps the cp.async
+  // kernel, but at D = 128 a window takes TMA with the producer;
+  // ATTN_JIT_WARPSPEC=0 turns both off.
+  for (int headDim : {128, 160, 192, 224, 256}) {
     ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64,
                         headDim);
     ASSERT_TRUE(engine().forward(&call.args).ok());
@@ -805,7 +806,10 @@ TEST_F(EngineCudaTest, ProducerByDefaultPastD128PlainAndD128Variants) {
     EXPECT_TRUE(fakeCompiler().lastConfig.tma) << "D = " << headDim;
     EXPECT_TRUE(fakeCompiler().lastConfig.warpSpecialize) << "D = " << headDim;
     EXPECT_EQ(fakeCompiler().lastConfig.blockN,
-              headDim == 192 ? 112 : headDim == 256 ? 80 : 64);
+              headDim == 128   ? 128
+              : headDim == 192 ? 112
+              : headDim == 256 ? 80
+                               : 64);
   }
   // (head dim, variant, producer): a softcap at D = 192 keeps cp.async, a
   // window at D = 128 takes TMA with the producer.

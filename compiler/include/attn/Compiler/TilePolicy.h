@@ -118,9 +118,10 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 
 /// Whether a forward call at `headDim` takes TMA with a producer warpgroup
 /// issuing the copies (KernelConfig::tma and warpSpecialize) when the
-/// runtime is not told (ATTN_JIT_TMA and ATTN_JIT_WARPSPEC unset): D = 160,
-/// 192, 224 and 256 (kProducerHeadDims), plain attention (no named variant,
-/// no user mods) over a (B, H, N, D) batch (not `varlen`). On the H200, in
+/// runtime is not told (ATTN_JIT_TMA and ATTN_JIT_WARPSPEC unset): D = 128,
+/// 160, 192, 224 and 256 (kProducerHeadDims), plain attention (no named
+/// variant, no user mods) over a (B, H, N, D) batch (not `varlen`). On the
+/// H200, in
 /// one process each (docs/BENCHMARKS.md version 27, runs 7 and 9), against
 /// the cp.async kernels, none and causal, N 2k-8k: with the producer (64
 /// keys) D = 160 1.01-1.08x, 192 1.01-1.08x, 224 1.16-1.21x, 256
@@ -128,13 +129,14 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 /// (setmaxnreg) leave room for wider tiles at D = 192 and 256
 /// (defaultTileSizes). D = 176, 208 and 240, the variants there and packed
 /// batches are not measured with it.
-/// At D = 128 the variants whose flags are all in kProducerVariants
-/// (KernelABI.h: sliding window, softcap, ALiBi) take it too: on the H200
-/// (docs/BENCHMARKS.md version 28, run 1, one process against TMA alone)
-/// window 1024 1.09-1.12x, softcap 1.07x, ALiBi 1.04x, window 256
-/// 0.99-1.01x; the document mask lost (0.96x) and a bias table has no TMA.
-/// Plain attention at D = 128 keeps TMA alone (version 20: 0.975-1.086x).
-inline constexpr int64_t kProducerHeadDims[] = {160, 192, 224, 256};
+/// At D = 128, against TMA alone in one process (docs/BENCHMARKS.md version
+/// 28): plain attention 1.002-1.033x on the convention shapes, GQA prefill
+/// 1.02x, decode 1.00-1.02x, the short batch 0.99x (runs 3-4); and the
+/// variants whose flags are all in kProducerVariants (KernelABI.h: sliding
+/// window, softcap, ALiBi) window 1024 1.09-1.12x, softcap 1.07x, ALiBi
+/// 1.04x, window 256 0.99-1.01x (run 1); the document mask lost (0.96x)
+/// and a bias table has no TMA.
+inline constexpr int64_t kProducerHeadDims[] = {128, 160, 192, 224, 256};
 inline constexpr int64_t kProducerVariantHeadDim = 128;
 inline constexpr unsigned kProducerVariants =
     abi::kWindow | abi::kAlibi | abi::kSoftcap;
