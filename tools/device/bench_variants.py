@@ -94,8 +94,8 @@ def parse_args():
     return ap.parse_args()
 
 
-def configs():
-    """name -> dict(N, B, kind, param): kind in causal, window, softcap, alibi, document, bias."""
+def configs(d=D):
+    """name -> dict(N, B, D, kind, param): kind in causal, window, softcap, alibi, document, bias."""
     out = {}
     for n in (4096, 8192, 16384):
         out[f"causal@{n // 1024}k"] = dict(N=n, kind="causal")
@@ -108,6 +108,7 @@ def configs():
     out["bias@4k"] = dict(N=4096, kind="bias")
     for c in out.values():
         c["B"] = TOKENS // c["N"]
+        c["D"] = d
     return out
 
 
@@ -156,7 +157,7 @@ class Config:
         import attn_jit_ctypes as aj
         from ab_bench import make_args_struct
         self.torch, self.name, self.c, self.lib = torch, name, c, lib
-        B, N = c["B"], c["N"]
+        B, N, D = c["B"], c["N"], c["D"]
 
         def rnd(*shape):
             return torch.randn(shape, generator=gen, device="cuda", dtype=torch.float32).to(torch.bfloat16)
@@ -389,7 +390,7 @@ def run_config(torch, name, c, gen, lib, flex, args, time_events, old_lib=None):
                 recs[m]["status"] = f"error while timing: {lib.status_string(bad)}: {lib.last_error()}"
                 continue
             meds[m].append(med)
-    flops = 4.0 * c["B"] * H * D * visible_pairs(c)
+    flops = 4.0 * c["B"] * H * c["D"] * visible_pairs(c)
     for m in order:
         r = recs[m]
         if r["status"] == "ok" and len(meds[m]) == 2:
@@ -408,10 +409,8 @@ def fmt(x, spec):
 
 
 def main():
-    global D
     args = parse_args()
-    D = args.d
-    cfgs = configs()
+    cfgs = configs(args.d)
     names = [n for n in cfgs if not args.only or n in args.only.split(",")]
     if args.list:
         for n in names:
@@ -472,7 +471,7 @@ def main():
         if jf:
             for r in recs.values():
                 jf.write(json.dumps(dict(r, tool="bench_variants", kind="time", config=name, N=c["N"], B=c["B"],
-                                         H=H, D=D, variant=c["kind"],
+                                         H=H, D=c["D"], variant=c["kind"],
                                          **({"lengths": c["lengths"]} if "lengths" in c else {}))) + "\n")
     if jf:
         jf.close()
