@@ -1,4 +1,4 @@
-//===- TensorMap.cpp - K/V tensor maps of the TMA kernels -----------------===//
+//===- TensorMap.cpp - K/V/O tensor maps of the TMA kernels ---------------===//
 
 #include "TensorMap.h"
 
@@ -19,24 +19,29 @@ namespace {
 constexpr int64_t kTmaAlign = 16;
 constexpr int64_t kMaxTmaStride = int64_t(1) << 40;
 constexpr int64_t kMaxTmaDim = int64_t(1) << 32;
-/// Element size of the TMA kernels: bf16 / f16, or e4m3 (FP8).
+/// Element size of the TMA kernels' inputs: bf16 / f16, or e4m3 (FP8).
 int64_t elementBytesOf(attn_dtype dtype) {
   return dtype == ATTN_DTYPE_E4M3 ? 1 : 2;
 }
+/// O's element size: bf16 / f16 (an FP8 call's O is bf16).
+constexpr int64_t kOutputBytes = 2;
 
-/// A K/V tensor as its map views it: (B, H, rows, cols) dims and strides
-/// in elements, cols contiguous. An FP8 call's V is viewed transposed,
+/// A tensor as its map views it: (B, H, rows, cols) dims and strides in
+/// elements, cols contiguous. An FP8 call's V is viewed transposed,
 /// (B, Hkv, D, N) (KernelABI.h's kFp8Scalars): its keys are contiguous.
-struct KvTensor {
+/// O (`output`) is 16-bit (an FP8 call's is bf16), stored in boxes of
+/// kTmaStoreRows rows, and always viewed tiled.
+struct MapTensor {
   const char *name;
   const void *data;
   int64_t dims[4];
   int64_t strides[4];
   bool transposed = false;
+  bool output = false;
 
-  KvTensor(const char *name, const void *data, const int64_t viewDims[4],
-           const int64_t *callStrides, bool transposed)
-      : name(name), data(data), transposed(transposed) {
+  MapTensor(const char *name, const void *data, const int64_t viewDims[4],
+            const int64_t *callStrides, bool transposed, bool output = false)
+      : name(name), data(data), transposed(transposed), output(output) {
     const int order[4] = {0, 1, transposed ? 3 : 2, transposed ? 2 : 3};
     for (int i = 0; i < 4; ++i) {
       dims[i] = viewDims[order[i]];
@@ -48,7 +53,7 @@ struct KvTensor {
 /// (B, H, rows) strides in elements as the map takes them: a dim of size 1
 /// is never stepped over, so whatever stride it came with (0, as expanded
 /// tensors have) becomes the dense one, which the inner dim makes valid.
-void mapStrides(const KvTensor &t, int64_t out[3]) {
+void mapStrides(const MapTensor &t, int64_t out[3]) {
   const int64_t *dims = t.dims;
   for (int i = 2; i >= 0; --i)
     out[i] = dims[i] != 1 ? t.strides[i]
@@ -56,7 +61,7 @@ void mapStrides(const KvTensor &t, int64_t out[3]) {
                           : out[i + 1] * dims[i + 1];
 }
 
-std::string reasonFor(const KvTensor &t, int64_t elementBytes) {
+std::string reasonFor(const MapTensor &t, int64_t elementBytes) {
   const int64_t *dims = t.dims;
   if (reinterpret_cast<uintptr_t>(t.data) % kTmaAlign != 0)
     return fmt::format("{}'s address is not {}-byte aligned", t.name,
@@ -80,31 +85,44 @@ std::string reasonFor(const KvTensor &t, int64_t elementBytes) {
   return "";
 }
 
-/// What the maps describe: K and V as (B, Hkv, N, D). A call without keys
-/// (or rows) issues no copy -- the prologue's is guarded by "any tile" --
-/// yet must run the same kernel as any other length: its maps describe one
-/// row (1, 1, 1, D) at Q's address (checked, aligned), never read.
+/// What the maps describe: K and V as (B, Hkv, N, D), O as (B, H, Nq, D).
+/// A call without keys (or rows) issues no copy -- the prologue's is
+/// guarded by "any tile" -- yet must run the same kernel as any other
+/// length: its K/V maps describe one row (1, 1, 1, D) at Q's address
+/// (checked, aligned), never read; so does O's without rows, never written.
 struct MapView {
-  KvTensor tensors[abi::kTensorMapCount];
+  MapTensor tensors[abi::kTensorMapCount];
 };
 MapView viewOf(const attn_fwd_args &args) {
+  static_assert(abi::kTensorMaps[0].tensor == 1 &&
+                    abi::kTensorMaps[1].tensor == 2 &&
+                    abi::kTensorMaps[2].tensor == 3,
+                "kTensorMaps lists K, V, then O");
   bool fp8 = args.dtype == ATTN_DTYPE_E4M3;
+  const int64_t one[4] = {1, 1, 1, args.head_dim};
   // Q's strides stand in for V's there: a transposed view of them would
   // need a unit seq stride.
-  if (args.batch < 1 || args.seqlen_k < 1) {
-    const int64_t one[4] = {1, 1, 1, args.head_dim};
+  bool noKeys = args.batch < 1 || args.seqlen_k < 1;
+  bool noRows = args.batch < 1 || args.seqlen_q < 1;
+  const int64_t kv[4] = {args.batch, kvHeadsOf(args), args.seqlen_k,
+                         args.head_dim};
+  const int64_t o[4] = {args.batch, args.heads, args.seqlen_q, args.head_dim};
+  MapTensor out = noRows ? MapTensor("O", args.q, one, args.q_strides, false,
+                                     /*output=*/true)
+                         : MapTensor("O", args.o, o, args.o_strides, false,
+                                     /*output=*/true);
+  if (noKeys)
     return {{{"K", args.q, one, args.q_strides, false},
-             {"V", args.q, one, args.q_strides, false}}};
-  }
-  const int64_t dims[4] = {args.batch, kvHeadsOf(args), args.seqlen_k,
-                           args.head_dim};
-  return {{{"K", args.k, dims, args.k_strides, false},
-           {"V", args.v, dims, args.v_strides, fp8}}};
+             {"V", args.q, one, args.q_strides, false},
+             out}};
+  return {{{"K", args.k, kv, args.k_strides, false},
+           {"V", args.v, kv, args.v_strides, fp8},
+           out}};
 }
 
 /// The ragged form's extra rules (KernelABI.h): a batch of one, N + 1
 /// rows in range, and a base N rows back that does not wrap below 0.
-std::string raggedReasonFor(const KvTensor &t, int64_t elementBytes) {
+std::string raggedReasonFor(const MapTensor &t, int64_t elementBytes) {
   const int64_t *dims = t.dims;
   if (t.transposed)
     return fmt::format("{} is read transposed (FP8), which the ragged form "
@@ -131,12 +149,12 @@ std::string tensorMapUnsupportedReason(const attn_fwd_args &args,
   if (args.dtype != ATTN_DTYPE_BF16 && args.dtype != ATTN_DTYPE_F16 &&
       args.dtype != ATTN_DTYPE_E4M3)
     return "TMA kernels are bf16, f16 or e4m3";
-  int64_t bytes = elementBytesOf(args.dtype);
   MapView view = viewOf(args);
-  for (const KvTensor &t : view.tensors) {
+  for (const MapTensor &t : view.tensors) {
+    int64_t bytes = t.output ? kOutputBytes : elementBytesOf(args.dtype);
     if (std::string reason = reasonFor(t, bytes); !reason.empty())
       return reason;
-    if (form == abi::TensorMapForm::Ragged)
+    if (form == abi::TensorMapForm::Ragged && !t.output)
       if (std::string reason = raggedReasonFor(t, bytes); !reason.empty())
         return reason;
   }
@@ -151,35 +169,40 @@ namespace {
 /// cost ~0.6-1.1 µs of a cached call's host time on the H200 (version 18).
 struct MapInputs {
   uint64_t driver; // CudaDriver::id
-  const void *q, *k, *v;
+  const void *q, *k, *v, *o;
   attn_dtype dtype;
-  int64_t batch, kvHeads, seqlenK, headDim, boxRows;
+  int64_t batch, heads, kvHeads, seqlenQ, seqlenK, headDim, boxRows;
   abi::TensorMapForm form;
-  int64_t kStrides[4], vStrides[4];
+  int64_t kStrides[4], vStrides[4], oStrides[4];
 
   static MapInputs of(const CudaDriver &driver, const attn_fwd_args &args,
                       int64_t boxRows, abi::TensorMapForm form) {
     // clang-format off
-    MapInputs in{driver.id, args.q, args.k, args.v, args.dtype, args.batch,
-                 kvHeadsOf(args), args.seqlen_k, args.head_dim, boxRows, form,
-                 {}, {}};
+    MapInputs in{driver.id, args.q, args.k, args.v, args.o, args.dtype,
+                 args.batch, args.heads, kvHeadsOf(args), args.seqlen_q,
+                 args.seqlen_k, args.head_dim, boxRows, form, {}, {}, {}};
     // clang-format on
     std::copy(std::begin(args.k_strides), std::end(args.k_strides),
               in.kStrides);
     std::copy(std::begin(args.v_strides), std::end(args.v_strides),
               in.vStrides);
+    std::copy(std::begin(args.o_strides), std::end(args.o_strides),
+              in.oStrides);
     return in;
   }
   bool operator==(const MapInputs &o) const {
     auto fields = [](const MapInputs &m) {
-      return std::tie(m.driver, m.q, m.k, m.v, m.dtype, m.batch, m.kvHeads,
-                      m.seqlenK, m.headDim, m.boxRows, m.form);
+      return std::tie(m.driver, m.q, m.k, m.v, m.o, m.dtype, m.batch,
+                      m.heads, m.kvHeads, m.seqlenQ, m.seqlenK, m.headDim,
+                      m.boxRows, m.form);
     };
     return fields(*this) == fields(o) &&
            std::equal(std::begin(kStrides), std::end(kStrides),
                       std::begin(o.kStrides)) &&
            std::equal(std::begin(vStrides), std::end(vStrides),
-                      std::begin(o.vStrides));
+                      std::begin(o.vStrides)) &&
+           std::equal(std::begin(oStrides), std::end(oStrides),
+                      std::begin(o.oStrides));
   }
 };
 
@@ -222,31 +245,32 @@ Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
                      "12.0): no TMA kernels");
   if (std::string reason = tensorMapUnsupportedReason(args, form);
       !reason.empty())
-    return makeError(ATTN_ERROR_UNSUPPORTED, "K/V cannot be read by TMA: {}",
+    return makeError(ATTN_ERROR_UNSUPPORTED, "K, V or O cannot be mapped for TMA: {}",
                      reason);
   if (boxRows < 1 || boxRows > 256)
     return makeError(ATTN_ERROR_UNSUPPORTED,
                      "a TMA box has 1 to 256 rows, got {}", boxRows);
   MapView view = viewOf(args);
-  static_assert(abi::kTensorMaps[0].tensor == 1 &&
-                    abi::kTensorMaps[1].tensor == 2,
-                "kTensorMaps lists K, then V");
-  CUtensorMapDataType type = args.dtype == ATTN_DTYPE_BF16
-                                 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                             : args.dtype == ATTN_DTYPE_E4M3
-                                 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
-                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  int64_t elementBytes = elementBytesOf(args.dtype);
-  int64_t boxCols = abi::kTmaBoxBytes / elementBytes;
+  CUtensorMapDataType inputType = args.dtype == ATTN_DTYPE_BF16
+                                      ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                  : args.dtype == ATTN_DTYPE_E4M3
+                                      ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                      : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  // An FP8 call's O is bf16.
+  CUtensorMapDataType outputType = args.dtype == ATTN_DTYPE_F16
+                                       ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                       : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   for (int m = 0; m < abi::kTensorMapCount; ++m) {
-    const KvTensor &t = view.tensors[m];
+    const MapTensor &t = view.tensors[m];
+    int64_t elementBytes = t.output ? kOutputBytes : elementBytesOf(args.dtype);
+    int64_t boxCols = abi::kTmaBoxBytes / elementBytes;
     const int64_t *sizes = t.dims;
     int64_t s[3];
     mapStrides(t, s);
     // Innermost first: (D, N, Hkv, B); strides of the outer three in bytes.
     // Ragged (KernelABI.h): (D, N, Hkv, N + 1), the last dimension stepping
-    // rows too, from a base N rows back.
-    bool ragged = form == abi::TensorMapForm::Ragged;
+    // rows too, from a base N rows back. O's map is always tiled.
+    bool ragged = form == abi::TensorMapForm::Ragged && !t.output;
     cuuint64_t dims[4] = {cuuint64_t(sizes[3]), cuuint64_t(sizes[2]),
                           cuuint64_t(sizes[1]),
                           cuuint64_t(ragged ? sizes[2] + 1 : sizes[0])};
@@ -257,17 +281,20 @@ Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
     uintptr_t base = reinterpret_cast<uintptr_t>(t.data);
     if (ragged)
       base -= uintptr_t(sizes[2]) * uintptr_t(s[2]) * elementBytes;
-    // A transposed map's box: all D rows of block_n keys.
-    cuuint32_t box[4] = {cuuint32_t(boxCols),
-                         cuuint32_t(t.transposed ? sizes[2] : boxRows), 1,
-                         1};
+    // A transposed map's box: all D rows of block_n keys; O's: one warp's
+    // rows.
+    cuuint32_t rows = t.transposed ? sizes[2]
+                      : t.output   ? abi::kTmaStoreRows
+                                   : boxRows;
+    cuuint32_t box[4] = {cuuint32_t(boxCols), rows, 1, 1};
     cuuint32_t elementStrides[4] = {1, 1, 1, 1};
-    // Out-of-bounds elements (rows past N, columns past D) read as zero.
+    // Out-of-bounds elements (rows past N, columns past D) read as zero and
+    // are not written.
     CUresult result = driver.cuTensorMapEncodeTiled(
-        &out.maps[m], type, 4, reinterpret_cast<void *>(base), dims, strides,
-        box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        &out.maps[m], t.output ? outputType : inputType, 4,
+        reinterpret_cast<void *>(base), dims, strides, box, elementStrides,
+        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+        CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (result != CUDA_SUCCESS)
       return makeError(ATTN_ERROR_CUDA,
                        "cuTensorMapEncodeTiled of {} ({}x{}x{}x{}, strides "

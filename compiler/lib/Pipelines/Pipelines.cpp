@@ -74,6 +74,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   pm.addPass(nv::createAttnNVPipelineWgmma());
   pm.addPass(nv::createAttnNVOrderWarpgroups());
   pm.addPass(nv::createAttnNVSkipRescale());
+  pm.addPass(nv::createAttnNVStoreOutputTma());
   pm.addPass(nv::createAttnNVWarpSpecialize());
   pm.addPass(nv::createAttnNVAllocateShared());
   pm.addPass(createConvertAttnNVToNVVM());

@@ -569,8 +569,9 @@ func.func @shared_store(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attri
 
 // -----
 
-// tma: the loop's K/V copies become bulk tensor copies from two tensor maps
-// appended to the function (K's, then V's), each staged buffer with a full
+// tma: the loop's K/V copies become bulk tensor copies from the tensor maps
+// appended to the function (K's, V's, then O's, which
+// attn-nv-store-output-tma may use), each staged buffer with a full
 // and an empty barrier per stage, initialised once (the empty ones for one
 // arrival per warp, 8) before the first tile, then a CTA barrier; no
 // cp.async groups for K/V (Q keeps its own, waited for once before the
@@ -580,7 +581,7 @@ func.func @shared_store(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attri
 // use it + 1; each warp releases K's stage after the wait of the product
 // reading it, V's after the wait of the product reading V.
 // CHECK-LABEL: func.func @tma(
-// CHECK-SAME: %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index, %[[KMAP:[^:]*]]: !llvm.ptr, %[[VMAP:[^:]*]]: !llvm.ptr)
+// CHECK-SAME: %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index, %[[KMAP:[^:]*]]: !llvm.ptr, %[[VMAP:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
 // CHECK: %[[KS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x128x128xbf16, swizzle_128b>
 // CHECK-NEXT: %[[KB:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
 // CHECK-NEXT: %[[KE:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
@@ -678,7 +679,7 @@ func.func @tma(%Q: !t, %K: !t, %V: !t, %lo: index, %hi: index, %n: index) attrib
 // 0 bounded by their sequence's end %end take coordinates (end, head,
 // row + N - end), N each tensor's rows, computed before the loop.
 // CHECK-LABEL: func.func @tma_ragged(
-// CHECK-SAME: %[[END:[^:]*]]: index, %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index, %[[KMAP:[^:]*]]: !llvm.ptr, %[[VMAP:[^:]*]]: !llvm.ptr)
+// CHECK-SAME: %[[END:[^:]*]]: index, %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index, %[[KMAP:[^:]*]]: !llvm.ptr, %[[VMAP:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
 // CHECK: %[[KROWS:.*]] = memref.dim %arg1
 // CHECK: %[[VROWS:.*]] = memref.dim %arg2
 // CHECK: scf.if

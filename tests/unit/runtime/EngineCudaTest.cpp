@@ -225,11 +225,11 @@ TEST_F(EngineCudaTest, VarlenLaunchesOverSequencesWithTheirOffsets) {
   EXPECT_EQ(launch.grid[2], 3u); // one CTA plane per sequence
   {
     // TMA (D = 64), through ragged maps of the packed rows (KernelABI.h):
-    // (D, N, Hkv, N + 1) from N rows before K and V.
+    // (D, N, Hkv, N + 1) from N rows before K and V; O's map is tiled.
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
     EXPECT_TRUE(fakeCompiler().lastConfig.tma);
     std::lock_guard<std::mutex> cudaLock(fakeCuda().mutex);
-    ASSERT_EQ(fakeCuda().tensorMapLog.size(), 2u);
+    ASSERT_EQ(fakeCuda().tensorMapLog.size(), 3u);
     EXPECT_EQ(fakeCuda().tensorMapLog[0].dims,
               (std::vector<uint64_t>{64, 150, 2, 151}));
     EXPECT_EQ(reinterpret_cast<uintptr_t>(fakeCuda().tensorMapLog[0].address),
@@ -686,7 +686,7 @@ TEST_F(EngineCudaTest, TensorCoreSettingIsPartOfTheKey) {
   EXPECT_EQ(fakeCompiler().lastConfig.warps, 4);
 }
 
-TEST_F(EngineCudaTest, TmaKernelsTakeKAndVTensorMapsAfterTheirArguments) {
+TEST_F(EngineCudaTest, TmaKernelsTakeKVAndOTensorMapsAfterTheirArguments) {
   options.tma = true;
   fakeCuda().tensorMapParam = attn::abi::forwardTensorParams() + 1;
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 2, 4, 300, 500, 128);
@@ -699,12 +699,16 @@ TEST_F(EngineCudaTest, TmaKernelsTakeKAndVTensorMapsAfterTheirArguments) {
   FakeLaunch launch = lastLaunch();
   EXPECT_EQ(launch.tensorMapAddresses,
             (std::vector<uint64_t>{reinterpret_cast<uintptr_t>(call.args.k),
-                                   reinterpret_cast<uintptr_t>(call.args.v)}));
+                                   reinterpret_cast<uintptr_t>(call.args.v),
+                                   reinterpret_cast<uintptr_t>(call.args.o)}));
   std::lock_guard<std::mutex> lock(fakeCuda().mutex);
-  ASSERT_EQ(fakeCuda().tensorMapLog.size(), 2u);
-  // The box: the resolved block_n (128 at D = 128 on wgmma) by 64 columns.
+  ASSERT_EQ(fakeCuda().tensorMapLog.size(), 3u);
+  // The box: the resolved block_n (128 at D = 128 on wgmma) by 64 columns;
+  // O's: one warp's 16 rows.
   EXPECT_EQ(fakeCuda().tensorMapLog[0].box,
             (std::vector<uint32_t>{64, 128, 1, 1}));
+  EXPECT_EQ(fakeCuda().tensorMapLog[2].box,
+            (std::vector<uint32_t>{64, 16, 1, 1}));
 }
 
 TEST_F(EngineCudaTest, TmaByDefaultUpToD128AndPerCallWhereLayoutsAllow) {
@@ -744,9 +748,10 @@ TEST_F(EngineCudaTest, TmaByDefaultUpToD128AndPerCallWhereLayoutsAllow) {
     EXPECT_FALSE(fakeCompiler().lastConfig.tma);
   }
   std::lock_guard<std::mutex> lock(fakeCuda().mutex);
-  // K's and V's maps of the calls at D = 64, 128 and 256 by default and of
-  // the forced call; none for D = 96, ATTN_JIT_TMA=0 or the expanded heads.
-  EXPECT_EQ(fakeCuda().tensorMapLog.size(), 8u);
+  // K's, V's and O's maps of the calls at D = 64, 128 and 256 by default
+  // and of the forced call; none for D = 96, ATTN_JIT_TMA=0 or the expanded
+  // heads.
+  EXPECT_EQ(fakeCuda().tensorMapLog.size(), 12u);
 }
 
 TEST_F(EngineCudaTest, WarpSpecializedKernelsOnlyWithTmaUnderTheirOwnKey) {

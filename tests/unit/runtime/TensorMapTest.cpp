@@ -1,11 +1,12 @@
 //===- TensorMapTest.cpp - K/V tensor maps against the fake driver --------===//
 //
 // encodeTensorMaps passes cuTensorMapEncodeTiled what KernelABI.h's
-// kTensorMaps promise the TMA kernels: 4-D (D, N, Hkv, B) views with the
-// tensors' strides in bytes, a box of block_n rows by 64 columns, the
-// 128-byte swizzle and zero fill; layouts TMA cannot describe are refused
-// before the driver sees them. A packed batch's maps take the ragged form
-// (TensorMapForm).
+// kTensorMaps promise the TMA kernels: 4-D (D, N, Hkv, B) views of K and V
+// with the tensors' strides in bytes, a box of block_n rows by 64 columns,
+// the 128-byte swizzle and zero fill, and O's (D, Nq, H, B) view with a box
+// of kTmaStoreRows rows; layouts TMA cannot describe are refused before the
+// driver sees them. A packed batch's K and V maps take the ragged form
+// (TensorMapForm), its O map the tiled one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,8 +32,9 @@ protected:
   void SetUp() override { resetFakeCuda(); }
 };
 
-TEST_F(TensorMapTest, EncodesKAndVAsFourDimensionalSwizzledViews) {
-  // GQA, (B, N, H, D) layout: K/V strides (N·Hkv·D, D, Hkv·D, 1).
+TEST_F(TensorMapTest, EncodesKVAndOAsFourDimensionalSwizzledViews) {
+  // GQA, (B, N, H, D) layout: K/V strides (N·Hkv·D, D, Hkv·D, 1), O's
+  // (Nq·H·D, D, H·D, 1).
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 3, 8, 100, 77, 128,
                       true, /*kvHeads=*/2);
   attn_set_bnhd_strides(&call.args);
@@ -41,7 +43,16 @@ TEST_F(TensorMapTest, EncodesKAndVAsFourDimensionalSwizzledViews) {
   Status status = encodeTensorMaps(*driver, call.args, 128, maps);
   ASSERT_TRUE(status.ok()) << status.toString();
   std::vector<FakeTensorMapEncode> log = encodeLog();
-  ASSERT_EQ(log.size(), 2u);
+  ASSERT_EQ(log.size(), 3u);
+  const FakeTensorMapEncode &o = log[2];
+  EXPECT_EQ(o.result, CUDA_SUCCESS);
+  EXPECT_EQ(o.type, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  EXPECT_EQ(o.address, call.args.o);
+  EXPECT_EQ(o.dims, (std::vector<uint64_t>{128, 100, 8, 3}));
+  EXPECT_EQ(o.strides,
+            (std::vector<uint64_t>{8 * 128 * 2, 128 * 2, 100 * 8 * 128 * 2}));
+  EXPECT_EQ(o.box, (std::vector<uint32_t>{64, 16, 1, 1}));
+  EXPECT_EQ(o.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
   const void *data[2] = {call.args.k, call.args.v};
   for (int m = 0; m < 2; ++m) {
     const FakeTensorMapEncode &e = log[m];
@@ -69,8 +80,9 @@ TEST_F(TensorMapTest, HalfPrecisionAndTheKernelsBlockN) {
   TensorMaps maps;
   ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 64, maps).ok());
   std::vector<FakeTensorMapEncode> log = encodeLog();
-  ASSERT_EQ(log.size(), 2u);
+  ASSERT_EQ(log.size(), 3u);
   EXPECT_EQ(log[0].type, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+  EXPECT_EQ(log[2].type, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
   EXPECT_EQ(log[0].box, (std::vector<uint32_t>{64, 64, 1, 1}));
   // Contiguous (B, H, N, D): row stride D, head stride N·D, batch H·N·D.
   EXPECT_EQ(log[1].strides,
@@ -102,6 +114,14 @@ TEST_F(TensorMapTest, LayoutsTmaCannotDescribeAreRefusedBeforeTheDriver) {
     EXPECT_NE(tensorMapUnsupportedReason(call.args).find("innermost"),
               std::string::npos);
   }
+  {
+    // O too: a TMA kernel may store it by its map.
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 64);
+    call.args.o_strides[2] = 68;
+    EXPECT_NE(tensorMapUnsupportedReason(call.args).find("O's stride 68"),
+              std::string::npos)
+        << tensorMapUnsupportedReason(call.args);
+  }
   EXPECT_TRUE(encodeLog().empty());
 }
 
@@ -113,7 +133,7 @@ TEST_F(TensorMapTest, SizeOneDimsTakeDenseStridesAndBroadcastsAreRefused) {
   call.args.k_strides[0] = call.args.k_strides[1] = 0;
   ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 128, maps).ok());
   std::vector<FakeTensorMapEncode> log = encodeLog();
-  ASSERT_EQ(log.size(), 2u);
+  ASSERT_EQ(log.size(), 3u);
   EXPECT_EQ(log[0].strides,
             (std::vector<uint64_t>{64 * 2, 40 * 64 * 2, 40 * 64 * 2}));
   // Two K heads sharing one (stride 0 over a dim of 2) cannot be a map.
@@ -132,17 +152,21 @@ TEST_F(TensorMapTest, ARepeatedCallReusesItsMaps) {
   TensorMaps first, again;
   ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 128, first).ok());
   ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 128, again).ok());
-  EXPECT_EQ(encodeLog().size(), 2u);
+  EXPECT_EQ(encodeLog().size(), 3u);
   EXPECT_EQ(std::memcmp(&first, &again, sizeof(TensorMaps)), 0);
   ForwardFixture other(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 2, 4, 16, 300, 128);
   call.args.k = other.args.k;
   ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 128, again).ok());
-  EXPECT_EQ(encodeLog().size(), 4u);
-  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 64, again).ok());
   EXPECT_EQ(encodeLog().size(), 6u);
+  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 64, again).ok());
+  EXPECT_EQ(encodeLog().size(), 9u);
   auto otherDriver = makeFakeCudaDriver();
   ASSERT_TRUE(encodeTensorMaps(*otherDriver, call.args, 64, again).ok());
-  EXPECT_EQ(encodeLog().size(), 8u);
+  EXPECT_EQ(encodeLog().size(), 12u);
+  // Another O encodes again too.
+  call.args.o = other.args.o;
+  ASSERT_TRUE(encodeTensorMaps(*otherDriver, call.args, 64, again).ok());
+  EXPECT_EQ(encodeLog().size(), 15u);
 }
 
 TEST_F(TensorMapTest, RaggedMapsStepRowsTwiceFromABaseNRowsBack) {
@@ -158,7 +182,7 @@ TEST_F(TensorMapTest, RaggedMapsStepRowsTwiceFromABaseNRowsBack) {
                                attn::abi::TensorMapForm::Ragged)
                   .ok());
   std::vector<FakeTensorMapEncode> log = encodeLog();
-  ASSERT_EQ(log.size(), 2u);
+  ASSERT_EQ(log.size(), 3u);
   const uint64_t rowBytes = 2 * 64 * 2;
   const void *data[2] = {call.args.k, call.args.v};
   for (int m = 0; m < 2; ++m) {
@@ -169,11 +193,14 @@ TEST_F(TensorMapTest, RaggedMapsStepRowsTwiceFromABaseNRowsBack) {
               reinterpret_cast<uintptr_t>(data[m]) - 150 * rowBytes);
     EXPECT_EQ(log[m].box, (std::vector<uint32_t>{64, 128, 1, 1}));
   }
+  // O's map is tiled: (D, Nq, H, 1) at O.
+  EXPECT_EQ(log[2].dims, (std::vector<uint64_t>{64, 100, 8, 1}));
+  EXPECT_EQ(log[2].address, call.args.o);
   // The tiled maps of the same tensors are other maps: encoded again.
   ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 128, maps).ok());
   log = encodeLog();
-  ASSERT_EQ(log.size(), 4u);
-  EXPECT_EQ(log[2].address, call.args.k);
+  ASSERT_EQ(log.size(), 6u);
+  EXPECT_EQ(log[3].address, call.args.k);
 }
 
 TEST_F(TensorMapTest, RaggedMapsViewOneBatchAboveAddressZero) {

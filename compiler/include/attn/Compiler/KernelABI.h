@@ -10,6 +10,8 @@
 #ifndef ATTN_COMPILER_KERNELABI_H
 #define ATTN_COMPILER_KERNELABI_H
 
+#include "attn/Dialect/AttnNV/IR/SharedTileBytes.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -149,24 +151,30 @@ inline constexpr CaptureArg kAtomicBackwardArgs[] = {
     {"dq_accum", 0, CaptureArg::F32, 4}};
 
 /// A kernel compiled with TMA (KernelConfig::tma) takes, after every other
-/// argument, the tensor maps of K and V: CUtensorMap objects of
+/// argument, the tensor maps of K, V and O: CUtensorMap objects of
 /// kTensorMapBytes, passed by value as grid-constant parameters (`.param
 /// .align 64 .b8 name[128]`), which the runtime encodes per call
 /// (cuTensorMapEncodeTiled). Each describes its kForwardTensors entry as a
-/// 4-D (B, H, N, D) tensor with the tensor's strides, a box of block_n rows
-/// by kTmaBoxBytes of columns (one 128-byte swizzled block of a wgmma tile:
-/// 64 16-bit or 128 8-bit elements) and the 128-byte swizzle; rows past N
-/// and columns past D read as zero. An FP8 kernel's V map is transposed
-/// (kFp8Scalars).
+/// 4-D (B, H, N, D) tensor with the tensor's strides, a box of kTmaBoxBytes
+/// of columns (one 128-byte swizzled block of a wgmma tile: 64 16-bit or 128
+/// 8-bit elements) by block_n rows (K, V) or kTmaStoreRows rows (O) and the
+/// 128-byte swizzle; rows past N and columns past D read as zero and are
+/// not written. An FP8 kernel's V map is transposed (kFp8Scalars). O's map
+/// is always the tiled (B, H, Nq, D) view of O in its own element type; a
+/// kernel whose epilogue stores O from registers
+/// (attn-nv-store-output-tma did not apply) leaves it unread.
 struct TensorMapArg {
   const char *name;
   int tensor; // index into kForwardTensors
 };
-inline constexpr TensorMapArg kTensorMaps[] = {{"k_map", 1}, {"v_map", 2}};
-inline constexpr int kTensorMapCount = 2;
+inline constexpr TensorMapArg kTensorMaps[] = {
+    {"k_map", 1}, {"v_map", 2}, {"o_map", 3}};
+inline constexpr int kTensorMapCount = 3;
 inline constexpr int kTensorMapBytes = 128;
 inline constexpr int kTensorMapAlign = 64;
 inline constexpr int kTmaBoxBytes = 128;
+/// Rows of O's box (attn_nv.store_tma's).
+inline constexpr int kTmaStoreRows = int(mlir::attn::nv::kTmaStoreRows);
 /// On a kernel function: how many of its last parameters are tensor maps.
 inline constexpr const char *kTensorMapsAttr = "attn.tensor_maps";
 

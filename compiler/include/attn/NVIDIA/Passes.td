@@ -180,6 +180,27 @@ def AttnNVSkipRescale : Pass<"attn-nv-skip-rescale", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def AttnNVStoreOutputTma : Pass<"attn-nv-store-output-tma", "ModuleOp"> {
+  let summary = "Stores a TMA kernel's output tile through shared memory by the copy engine";
+  let description = [{
+    In a wgmma kernel with `tma`, the output's `attn.store_tile` (a 16-bit
+    accumulator of O, bounded by O's rows, not packed) becomes
+    `attn_nv.store_shared` into Q's buffer -- dead by then: every QKᵀ that
+    read it fed the output -- and `attn_nv.store_tma` through O's tensor
+    map (KernelABI.h's kTensorMaps), each warp storing its own 16 rows.
+
+    Why: from registers each warp instruction stores 4 bytes a lane, eight
+    rows of 16 bytes (half a sector each), and a CTA cannot exit before
+    those stores drain; in the short batch (B 64, H 16, N 256, D 128) the
+    stores and that wait were 28 % of the warps' stall samples on the
+    H200. The bulk stores write whole lines, and a warp waits only until
+    they have read shared memory. Rows past N are not written (the map ends
+    there). Anything else (the LSE, packed or accumulating stores, a Q
+    buffer of another shape) keeps its st.global.
+  }];
+  let dependentDialects = ["::mlir::attn::nv::AttnNVDialect"];
+}
+
 def AttnNVWarpSpecialize : Pass<"attn-nv-warp-specialize", "ModuleOp"> {
   let summary = "Gives the TMA copies of the K/V loop a producer warpgroup";
   let description = [{

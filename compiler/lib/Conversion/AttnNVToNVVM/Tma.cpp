@@ -27,6 +27,21 @@ static_assert(::attn::abi::kTmaBoxBytes == kSwizzleRowBytes,
 /// again (ns; CUTLASS's value).
 constexpr int64_t kWaitSuspendNs = 0x989680;
 
+/// The TMA boxes of a swizzled tile: one per 128-byte block of columns
+/// (boxCols elements), each block `blockBytes` apart.
+struct TmaBoxes {
+  int64_t boxCols, blocks, blockBytes;
+
+  static TmaBoxes of(SmemType tile) {
+    int64_t elementBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
+    int64_t boxCols = swizzleBlockCols(elementBytes);
+    return {boxCols,
+            storedSharedCols(/*swizzled=*/true, tile.getCols(), elementBytes) /
+                boxCols,
+            tile.getRows() * kSwizzleRowBytes};
+  }
+};
+
 /// Runs `body` in thread 0 only.
 void inThreadZero(OpBuilder &b, Location loc,
                   function_ref<void(OpBuilder &)> body) {
@@ -125,12 +140,7 @@ struct CopyTma : OpConversionPattern<CopyTmaOp> {
     Location loc = op.getLoc();
     auto dest = cast<SmemType>(op.getDest().getType());
     int64_t count = op.getBarriers().getType().getCount();
-    int64_t elementBytes = dest.getElementType().getIntOrFloatBitWidth() / 8;
-    int64_t boxCols = swizzleBlockCols(elementBytes);
-    int64_t blocks =
-        storedSharedCols(/*swizzled=*/true, dest.getCols(), elementBytes) /
-        boxCols;
-    int64_t blockBytes = dest.getRows() * kSwizzleRowBytes;
+    auto [boxCols, blocks, blockBytes] = TmaBoxes::of(dest);
     SharedBase smem = SharedBase::get(rewriter, loc, op);
     Type i32 = rewriter.getI32Type();
     auto cluster = LLVM::LLVMPointerType::get(
@@ -183,6 +193,62 @@ struct CopyTma : OpConversionPattern<CopyTmaOp> {
   }
 };
 
+/// Each warp: fence.proxy.async (its generic stores into `source` become
+/// visible to the copy engine), bar.warp.sync, then lane 0 (a predicate,
+/// not a branch) issues one cp.async.bulk.tensor.4d store per 128-byte block
+/// of its 16 rows at coordinates (block · C, row + 16 w, head, batch), commits
+/// them as a bulk group and waits until they have read shared memory. The
+/// other lanes' commit and wait find no copies of their own.
+struct StoreTma : OpConversionPattern<StoreTmaOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(StoreTmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto &b = rewriter;
+    Location loc = op.getLoc();
+    auto [boxCols, blocks, blockBytes] =
+        TmaBoxes::of(cast<SmemType>(op.getSource().getType()));
+    SharedBase smem = SharedBase::get(b, loc, op);
+    Type i32 = b.getI32Type();
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    NVVM::SyncWarpOp::create(b, loc, constI32(b, loc, -1));
+    Value thread = threadId(b, loc);
+    Value warp = arith::DivUIOp::create(b, loc, thread, constI32(b, loc, 32));
+    Value lane = NVVM::LaneIdOp::create(b, loc, i32);
+    Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         lane, constI32(b, loc, 0));
+    Value warpRow =
+        arith::MulIOp::create(b, loc, warp, constI32(b, loc, kTmaStoreRows));
+    // One statement each: the IR's order must not depend on the order in
+    // which the C++ compiler evaluates arguments.
+    Value row = arith::IndexCastUIOp::create(b, loc, i32, adaptor.getRow());
+    row = arith::AddIOp::create(b, loc, row, warpRow);
+    Value head = arith::IndexCastUIOp::create(b, loc, i32, adaptor.getHead());
+    Value batch = arith::IndexCastUIOp::create(b, loc, i32, adaptor.getBatch());
+    Value warpBytes =
+        arith::MulIOp::create(b, loc, warpRow, constI32(b, loc, kSwizzleRowBytes));
+    Value first = arith::AddIOp::create(b, loc, adaptor.getSource(), warpBytes);
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      Value at = arith::AddIOp::create(b, loc, first,
+                                       constI32(b, loc, blk * blockBytes));
+      Value col = constI32(b, loc, blk * boxCols);
+      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+          b, loc, adaptor.getMap(), smem.at(b, loc, at),
+          ValueRange{col, row, head, batch}, /*l2CacheHint=*/Value(),
+          NVVM::TMAStoreMode::TILE, /*predicate=*/leader);
+    }
+    NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, /*group=*/0,
+                                         /*read=*/b.getUnitAttr());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// mbarrier.try_wait.parity in a loop until the use's phase completed.
 struct WaitBarrier : OpConversionPattern<WaitBarrierOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -226,6 +292,6 @@ struct ArriveBarrier : OpConversionPattern<ArriveBarrierOp> {
 void mlir::attn::nv::populateTmaPatterns(TileTypeConverter &converter,
                                          RewritePatternSet &patterns) {
   patterns.add<AllocatedOffset<AllocBarriersOp>, InitBarriers, CopyTma,
-               WaitBarrier, ArriveBarrier>(
+               StoreTma, WaitBarrier, ArriveBarrier>(
       converter, patterns.getContext());
 }

@@ -235,6 +235,26 @@ LogicalResult CopyTmaOp::verify() {
   return success();
 }
 
+LogicalResult StoreTmaOp::verify() {
+  auto source = cast<SmemType>(getSource().getType());
+  if (source.getRank() != 2 || source.getLayout() != SharedLayout::Swizzle128B ||
+      source.getElementType().getIntOrFloatBitWidth() != 16)
+    return emitOpError() << "stores one 16-bit swizzle_128b tile (the layout "
+                            "of the tensor map's 128-byte swizzle), got "
+                         << source;
+  if (source.getRows() % kTmaStoreRows != 0)
+    return emitOpError() << "stores whole " << kTmaStoreRows
+                         << "-row boxes (one a warp), got " << source.getRows()
+                         << " rows";
+  // Each warp stores its own rows: the threads of the producer region
+  // (one elected thread) hold none.
+  auto split = (*this)->getParentOfType<WarpSpecializeOp>();
+  if (split && split.getProducer().isAncestor((*this)->getParentRegion()))
+    return emitOpError() << "stores the consumers' rows; it cannot be in the "
+                            "producer region of attn_nv.warp_specialize";
+  return success();
+}
+
 LogicalResult WarpSpecializeOp::verify() {
   int64_t consumers = getConsumerThreads();
   if (consumers <= 0 || consumers % kWarpgroupThreads != 0)

@@ -137,3 +137,37 @@ func.func @release(%it: index) attributes {attn.config = #wg} {
   attn_nv.arrive_barrier %empty[%it] : !attn_nv.barriers<3>
   return
 }
+
+// The output by TMA: each warp fences its shared writes for the async
+// proxy and syncs; its lane 0 (a predicate, no branch) stores the warp's 16
+// rows, one 64-column block at a time, from (tile + block · 128 rows · 128
+// bytes + 16 w · 128) to coordinates (64 · block, row + 16 w, head, batch)
+// of O's map; then every lane commits its (possibly empty) bulk group and
+// waits until it has read shared memory.
+// CHECK-LABEL: gpu.func @store_output(
+// CHECK-SAME: %[[B:[^:]*]]: index, %[[H:[^:]*]]: index, %[[ROW:[^:]*]]: index, %[[OMAP:[^:]*]]: !llvm.ptr {llvm.align = 64 : i64})
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.bar.warp.sync %c-1_i32
+// CHECK-NEXT: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x
+// CHECK-NEXT: %[[WARP:.*]] = arith.divui %[[TID]], %c32_i32
+// CHECK-NEXT: %[[LANE:.*]] = nvvm.read.ptx.sreg.laneid
+// CHECK-NEXT: %[[LEADER:.*]] = arith.cmpi eq, %[[LANE]], %c0_i32
+// CHECK-NEXT: %[[WROW:.*]] = arith.muli %[[WARP]], %c16_i32
+// CHECK-NEXT: %[[R0:.*]] = arith.index_castui %[[ROW]] : index to i32
+// CHECK-NEXT: %[[R:.*]] = arith.addi %[[R0]], %[[WROW]]
+// CHECK-NEXT: %[[HH:.*]] = arith.index_castui %[[H]] : index to i32
+// CHECK-NEXT: %[[BB:.*]] = arith.index_castui %[[B]] : index to i32
+// CHECK-NEXT: %[[WBYTES:.*]] = arith.muli %[[WARP]], %c2048_i32
+// CHECK-NEXT: %[[FIRST:.*]] = arith.addi %[[WBYTES]], %c32768_i32
+// CHECK-NEXT: %[[S0:.*]] = llvm.getelementptr %{{.*}}[%[[FIRST]]]
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.global.shared.cta %[[OMAP]], %[[S0]], box[%c0_i32, %[[R]], %[[HH]], %[[BB]]], predicate = %[[LEADER]]
+// CHECK-NEXT: %[[SECOND:.*]] = arith.addi %[[WBYTES]], %c49152_i32
+// CHECK-NEXT: %[[S1:.*]] = llvm.getelementptr %{{.*}}[%[[SECOND]]]
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.global.shared.cta %[[OMAP]], %[[S1]], box[%c64_i32, %[[R]], %[[HH]], %[[BB]]], predicate = %[[LEADER]]
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+func.func @store_output(%b: index, %h: index, %row: index, %omap: !llvm.ptr) attributes {attn.config = #wg} {
+  %o = attn_nv.alloc_shared {offset = 32768 : i64} : !s
+  attn_nv.store_tma %o into %omap[%b, %h, %row] : !s, !llvm.ptr
+  return
+}

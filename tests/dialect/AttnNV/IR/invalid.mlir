@@ -956,6 +956,45 @@ func.func @tma_thread_zero_in_producer(%map: !llvm.ptr, %i: index) {
 
 // -----
 
+func.func @store_tma_padded(%map: !llvm.ptr, %i: index) {
+  %o = attn_nv.alloc_shared : !attn_nv.smem<64x64xbf16, padded>
+  // expected-error @+1 {{stores one 16-bit swizzle_128b tile (the layout of the tensor map's 128-byte swizzle)}}
+  attn_nv.store_tma %o into %map[%i, %i, %i] : !attn_nv.smem<64x64xbf16, padded>, !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @store_tma_f32(%map: !llvm.ptr, %i: index) {
+  %o = attn_nv.alloc_shared : !attn_nv.smem<64x64xf32, swizzle_128b>
+  // expected-error @+1 {{stores one 16-bit swizzle_128b tile}}
+  attn_nv.store_tma %o into %map[%i, %i, %i] : !attn_nv.smem<64x64xf32, swizzle_128b>, !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @store_tma_rows(%map: !llvm.ptr, %i: index) {
+  %o = attn_nv.alloc_shared : !attn_nv.smem<40x64xbf16, swizzle_128b>
+  // expected-error @+1 {{stores whole 16-row boxes (one a warp), got 40 rows}}
+  attn_nv.store_tma %o into %map[%i, %i, %i] : !attn_nv.smem<40x64xbf16, swizzle_128b>, !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @store_tma_in_producer(%map: !llvm.ptr, %i: index) {
+  %o = attn_nv.alloc_shared : !attn_nv.smem<64x64xbf16, swizzle_128b>
+  attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+  } producer(40 registers) {
+    // expected-error @+1 {{stores the consumers' rows; it cannot be in the producer region of attn_nv.warp_specialize}}
+    attn_nv.store_tma %o into %map[%i, %i, %i] : !attn_nv.smem<64x64xbf16, swizzle_128b>, !llvm.ptr
+  }
+  return
+}
+
+// -----
+
 // ... into a 16-bit shared tile of its shape.
 func.func @store_shared_shape(%t: tensor<64x64xf32, #attn_nv.acc<warps = 4>>, %d: !attn_nv.smem<64x128xbf16, swizzle_128b>) {
   // expected-error @+1 {{'attn_nv.store_shared' op writes a tile into a 2-D 16-bit shared tile of its shape, got}}

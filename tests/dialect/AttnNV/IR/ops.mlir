@@ -213,6 +213,15 @@ func.func @tma(%map: !llvm.ptr, %b: index, %h: index, %row: index, %it: index) {
   return
 }
 
+// The output by TMA: each warp's rows of a shared tile to O's map.
+// CHECK-LABEL: func.func @store_tma
+// CHECK: attn_nv.store_tma %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : !attn_nv.smem<128x128xbf16, swizzle_128b>, !llvm.ptr
+func.func @store_tma(%map: !llvm.ptr, %b: index, %h: index, %row: index) {
+  %o = attn_nv.alloc_shared : !attn_nv.smem<128x128xbf16, swizzle_128b>
+  attn_nv.store_tma %o into %map[%b, %h, %row] : !attn_nv.smem<128x128xbf16, swizzle_128b>, !llvm.ptr
+  return
+}
+
 // -----
 
 // A producer warpgroup: the consumers' region, then the producer's, whose

@@ -456,6 +456,41 @@ def AttnNV_CopyTmaOp : AttnNV_Op<"copy_tma"> {
   }];
 }
 
+def AttnNV_StoreTmaOp : AttnNV_Op<"store_tma"> {
+  let summary = "stores a shared tile to global memory by TMA, each warp its rows";
+  let description = [{
+    The output's epilogue by the copy engine: `source` holds a tile that the
+    warps wrote with `attn_nv.store_shared` (an accumulator's distribution:
+    warp w holds rows `16 w ... 16 w + 15`). Each warp makes its writes
+    visible to the async proxy (`fence.proxy.async.shared::cta`,
+    `bar.warp.sync`) and its lane 0 issues the bulk tensor stores
+    (`cp.async.bulk.tensor.4d.global.shared::cta`) of its rows, one per
+    128-byte swizzle block of columns, to `[batch, head, row + 16 w, :]` of
+    the tensor map at `map` (a (B, H, N, D) view whose box is 16 rows by one
+    block), then waits until they have read `source`
+    (`cp.async.bulk.wait_group.read 0`), so that the shared memory may be
+    reused or released. Rows at or past N are not written. No barrier
+    between warps: each reads only what it wrote.
+
+    Example:
+    ```mlir
+    attn_nv.store_shared %out, %q : tensor<128x128xbf16, #attn_nv.acc<warps = 8>>, !attn_nv.smem<128x128xbf16, swizzle_128b>
+    attn_nv.store_tma %q into %omap[%b, %h, %row]
+        : !attn_nv.smem<128x128xbf16, swizzle_128b>, !llvm.ptr
+    ```
+  }];
+  // The write is to the tensor the map describes (global memory).
+  let arguments = (ins Arg<AttnNV_AnySmem, "source", [MemRead]>:$source,
+                       Arg<AttnNV_TensorMapPtr, "the tensor map of the destination",
+                           [MemWrite]>:$map,
+                       Index:$batch, Index:$head, Index:$row);
+  let assemblyFormat = [{
+    $source `into` $map `[` $batch `,` $head `,` $row `]`
+    attr-dict `:` qualified(type($source)) `,` type($map)
+  }];
+  let hasVerifier = 1;
+}
+
 def AttnNV_WaitBarrierOp : AttnNV_Op<"wait_barrier"> {
   let summary = "waits until use `use` of a barrier buffer has completed";
   let description = [{

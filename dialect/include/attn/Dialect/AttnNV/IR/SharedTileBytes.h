@@ -28,6 +28,9 @@ constexpr int64_t swizzleBlockCols(int64_t elementBytes) {
 /// Rows of one TMA box (a swizzled tile's 128-byte block is one box): the
 /// bound of cuTensorMapEncodeTiled's box sides.
 inline constexpr int64_t kMaxTmaBoxRows = 256;
+/// Rows of one TMA store box (attn_nv.store_tma): one warp's rows of a
+/// wgmma accumulator, so that each warp stores what it wrote itself.
+inline constexpr int64_t kTmaStoreRows = 16;
 /// An mbarrier object (!attn_nv.barriers): 8 bytes, 8-byte aligned.
 inline constexpr int64_t kMbarrierBytes = 8;
 

@@ -1,0 +1,130 @@
+//===- StoreOutputTma.cpp - the output tile stored by the copy engine -----===//
+//
+// A TMA kernel's output tile goes through shared memory: each warp writes
+// its rows into Q's buffer (free once the last QKᵀ retired) and stores them
+// with bulk tensor copies through O's tensor map, instead of a 4-byte
+// st.global per pair of columns. On the H200 those stores (8 half-filled
+// sectors per warp instruction) and the exit's wait for them were 28 % of
+// the warps' samples in the short batch (docs/BENCHMARKS.md, version 29).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/NVIDIA/Passes.h"
+
+#include "attn/Compiler/KernelABI.h"
+#include "attn/Dialect/AttnNV/IR/AttnNV.h"
+#include "attn/Dialect/AttnNV/IR/Layouts.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir::attn::nv {
+#define GEN_PASS_DEF_ATTNNVSTOREOUTPUTTMA
+#include "attn/NVIDIA/Passes.h.inc"
+} // namespace mlir::attn::nv
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nv;
+
+namespace {
+
+namespace abi = ::attn::abi;
+
+/// Index of O's map among kTensorMaps.
+constexpr int kOutputMap = 2;
+static_assert(abi::kTensorMaps[kOutputMap].tensor == 3,
+              "kTensorMaps' third map is O's (kForwardTensors #3)");
+
+/// The argument of `fn` that is its O tensor map: the last kTensorMapCount
+/// arguments are the maps (attn-nv-pipeline-copies added them), if any.
+Value outputMap(func::FuncOp fn) {
+  unsigned args = fn.getNumArguments();
+  if (args < unsigned(abi::kTensorMapCount + abi::kForwardTensorCount))
+    return {};
+  Value map = fn.getArgument(args - abi::kTensorMapCount + kOutputMap);
+  return isa<LLVM::LLVMPointerType>(map.getType()) ? map : Value();
+}
+
+/// Q's shared buffer: the destination of the copy that reads Q (argument 0).
+Value queryBuffer(func::FuncOp fn, TileGridOp grid) {
+  Value q = fn.getArgument(0), buffer;
+  grid.walk([&](CopyAsyncOp copy) {
+    if (copy.getSource() == q)
+      buffer = copy.getDest();
+  });
+  return buffer;
+}
+
+/// Why `store` cannot go through `buffer` and the O map; empty when it can.
+std::string refusal(StoreTileOp store, func::FuncOp fn, Value buffer) {
+  auto tile = DistributedTile::get(store.getTile().getType());
+  if (!tile || tile->kind() != DistributedTile::Kind::Acc ||
+      tile->elementType().getIntOrFloatBitWidth() != 16 ||
+      tile->mTiles() != 1)
+    return "not a 16-bit accumulator with 16 rows a warp";
+  if (store.getAccumulate() || store.getRowsPerHead() || store.getStart())
+    return "an accumulating or packed store";
+  if (store.getDest() != fn.getArgument(abi::kTensorMaps[kOutputMap].tensor))
+    return "not O";
+  // O's map ends at its rows, Nq: the store's bound must be that, as O's
+  // or Q's size (one value by the ABI; CSE keeps either).
+  auto dim = store.getBound().getDefiningOp<memref::DimOp>();
+  if (!dim ||
+      (dim.getSource() != store.getDest() &&
+       dim.getSource() != fn.getArgument(0)) ||
+      dim.getConstantIndex() != std::optional<int64_t>(2))
+    return "bounded by something other than O's rows";
+  if (!buffer)
+    return "no Q buffer";
+  auto smem = cast<SmemType>(buffer.getType());
+  if (smem.getRank() != 2 || smem.getLayout() != SharedLayout::Swizzle128B ||
+      smem.getRows() != tile->rows() || smem.getCols() != tile->cols() ||
+      smem.getElementType() != tile->elementType())
+    return "Q's buffer is not a tile of O's shape and type";
+  // Every reader of Q comes before the store. Each is a QKᵀ whose result
+  // the output depends on, so it has retired when the output exists.
+  for (Operation *user : buffer.getUsers()) {
+    Operation *at = store->getBlock()->findAncestorOpInBlock(*user);
+    if (!at || !at->isBeforeInBlock(store))
+      return "Q's buffer is used after the store";
+  }
+  return "";
+}
+
+struct AttnNVStoreOutputTmaPass
+    : mlir::attn::nv::impl::AttnNVStoreOutputTmaBase<
+          AttnNVStoreOutputTmaPass> {
+  void runOnOperation() override {
+    SmallVector<TileGridOp> grids;
+    getOperation()->walk([&](TileGridOp grid) { grids.push_back(grid); });
+    for (TileGridOp grid : grids) {
+      ConfigAttr config = ConfigAttr::lookup(grid);
+      auto fn = grid->getParentOfType<func::FuncOp>();
+      if (!config || config.isHost() || !config.isWgmma() ||
+          !config.getTma() || !fn)
+        continue;
+      Value map = outputMap(fn);
+      if (!map)
+        continue;
+      Value buffer = queryBuffer(fn, grid);
+      SmallVector<StoreTileOp> stores;
+      grid.walk([&](StoreTileOp store) {
+        if (refusal(store, fn, buffer).empty())
+          stores.push_back(store);
+      });
+      for (StoreTileOp store : stores) {
+        OpBuilder b(store);
+        Location loc = store.getLoc();
+        StoreSharedOp::create(b, loc, store.getTile(), buffer);
+        StoreTmaOp::create(b, loc, buffer, map, store.getBatch(),
+                           store.getHead(), store.getRow());
+        store.erase();
+      }
+    }
+  }
+};
+
+} // namespace
