@@ -463,7 +463,7 @@ Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
                      const Fp8Call *fp8) {
   KernelParams params(args, scale, user, varlen, split, fp8);
   TensorMaps maps;
-  if (kernel.tmaBoxRows) {
+  if (kernel.tmaBoxRows.kv) {
     if (Status status = encodeTensorMaps(driver, args, kernel.tmaBoxRows,
                                          maps, kernel.tmaForm);
         !status.ok())

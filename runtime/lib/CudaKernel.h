@@ -40,8 +40,9 @@ struct LoadedKernel {
   /// Loaded from a cubin (loadKernel's `cubin`), without the PTX JIT.
   bool fromCubin = false;
   /// A TMA kernel (KernelConfig::tma): the rows of its K/V tensor maps'
-  /// box (block_n), whose maps every launch appends; 0 without TMA.
-  int64_t tmaBoxRows = 0;
+  /// box (block_n) and of Q's (block_m), whose maps every launch appends;
+  /// 0 without TMA.
+  MapBoxRows tmaBoxRows;
   /// Its maps' form (KernelABI.h): ragged for a variable-length kernel.
   abi::TensorMapForm tmaForm = abi::TensorMapForm::Tiled;
   /// The backward's atomic form (KernelConfig::deterministic false): its

@@ -670,7 +670,8 @@ Engine::loadCudaKernel(const CudaDriver &driver, const ContextInfo &context,
   if (!loaded)
     return makeError(loaded.status().code(), "{} (key {})",
                      loaded.status().message(), keyText);
-  loaded->tmaBoxRows = key.config.tma ? key.config.blockN : 0;
+  if (key.config.tma)
+    loaded->tmaBoxRows = {key.config.blockN, key.config.blockM};
   loaded->tmaForm = abi::tensorMapForm(key.config.varlen);
   loaded->dqAccumulator = key.config.backward && !key.config.deterministic;
   if (logging(LogLevel::Info)) {

@@ -26,22 +26,26 @@ int64_t elementBytesOf(attn_dtype dtype) {
 /// O's element size: bf16 / f16 (an FP8 call's O is bf16).
 constexpr int64_t kOutputBytes = 2;
 
+/// What a map is for: K or V tiles (block_n rows, ragged in a packed
+/// batch), O's stores (16-bit -- an FP8 call's O is bf16 -- in boxes of
+/// kTmaStoreRows rows) or Q's tile (block_m rows); O and Q always tiled.
+enum class MapRole { KeyValue, Output, Query };
+
 /// A tensor as its map views it: (B, H, rows, cols) dims and strides in
 /// elements, cols contiguous. An FP8 call's V is viewed transposed,
 /// (B, Hkv, D, N) (KernelABI.h's kFp8Scalars): its keys are contiguous.
-/// O (`output`) is 16-bit (an FP8 call's is bf16), stored in boxes of
-/// kTmaStoreRows rows, and always viewed tiled.
 struct MapTensor {
   const char *name;
   const void *data;
   int64_t dims[4];
   int64_t strides[4];
   bool transposed = false;
-  bool output = false;
+  MapRole role = MapRole::KeyValue;
 
   MapTensor(const char *name, const void *data, const int64_t viewDims[4],
-            const int64_t *callStrides, bool transposed, bool output = false)
-      : name(name), data(data), transposed(transposed), output(output) {
+            const int64_t *callStrides, bool transposed,
+            MapRole role = MapRole::KeyValue)
+      : name(name), data(data), transposed(transposed), role(role) {
     const int order[4] = {0, 1, transposed ? 3 : 2, transposed ? 2 : 3};
     for (int i = 0; i < 4; ++i) {
       dims[i] = viewDims[order[i]];
@@ -85,19 +89,20 @@ std::string reasonFor(const MapTensor &t, int64_t elementBytes) {
   return "";
 }
 
-/// What the maps describe: K and V as (B, Hkv, N, D), O as (B, H, Nq, D).
-/// A call without keys (or rows) issues no copy -- the prologue's is
+/// What the maps describe: K and V as (B, Hkv, N, D), O and Q as (B, H, Nq,
+/// D). A call without keys (or rows) issues no copy -- the prologue's is
 /// guarded by "any tile" -- yet must run the same kernel as any other
 /// length: its K/V maps describe one row (1, 1, 1, D) at Q's address
-/// (checked, aligned), never read; so does O's without rows, never written.
+/// (checked, aligned), never read; so do O's and Q's without rows.
 struct MapView {
   MapTensor tensors[abi::kTensorMapCount];
 };
 MapView viewOf(const attn_fwd_args &args) {
   static_assert(abi::kTensorMaps[0].tensor == 1 &&
                     abi::kTensorMaps[1].tensor == 2 &&
-                    abi::kTensorMaps[2].tensor == 3,
-                "kTensorMaps lists K, V, then O");
+                    abi::kTensorMaps[2].tensor == 3 &&
+                    abi::kTensorMaps[3].tensor == 0,
+                "kTensorMaps lists K, V, O, then Q");
   bool fp8 = args.dtype == ATTN_DTYPE_E4M3;
   const int64_t one[4] = {1, 1, 1, args.head_dim};
   // Q's strides stand in for V's there: a transposed view of them would
@@ -106,18 +111,24 @@ MapView viewOf(const attn_fwd_args &args) {
   bool noRows = args.batch < 1 || args.seqlen_q < 1;
   const int64_t kv[4] = {args.batch, kvHeadsOf(args), args.seqlen_k,
                          args.head_dim};
-  const int64_t o[4] = {args.batch, args.heads, args.seqlen_q, args.head_dim};
-  MapTensor out = noRows ? MapTensor("O", args.q, one, args.q_strides, false,
-                                     /*output=*/true)
-                         : MapTensor("O", args.o, o, args.o_strides, false,
-                                     /*output=*/true);
+  const int64_t rows[4] = {args.batch, args.heads, args.seqlen_q,
+                           args.head_dim};
+  auto byRow = [&](const char *name, const void *data, const int64_t *strides,
+                   MapRole role) {
+    return noRows ? MapTensor(name, args.q, one, args.q_strides, false, role)
+                  : MapTensor(name, data, rows, strides, false, role);
+  };
+  MapTensor out = byRow("O", args.o, args.o_strides, MapRole::Output);
+  MapTensor query = byRow("Q", args.q, args.q_strides, MapRole::Query);
   if (noKeys)
     return {{{"K", args.q, one, args.q_strides, false},
              {"V", args.q, one, args.q_strides, false},
-             out}};
+             out,
+             query}};
   return {{{"K", args.k, kv, args.k_strides, false},
            {"V", args.v, kv, args.v_strides, fp8},
-           out}};
+           out,
+           query}};
 }
 
 /// The ragged form's extra rules (KernelABI.h): a batch of one, N + 1
@@ -151,10 +162,11 @@ std::string tensorMapUnsupportedReason(const attn_fwd_args &args,
     return "TMA kernels are bf16, f16 or e4m3";
   MapView view = viewOf(args);
   for (const MapTensor &t : view.tensors) {
-    int64_t bytes = t.output ? kOutputBytes : elementBytesOf(args.dtype);
+    int64_t bytes =
+        t.role == MapRole::Output ? kOutputBytes : elementBytesOf(args.dtype);
     if (std::string reason = reasonFor(t, bytes); !reason.empty())
       return reason;
-    if (form == abi::TensorMapForm::Ragged && !t.output)
+    if (form == abi::TensorMapForm::Ragged && t.role == MapRole::KeyValue)
       if (std::string reason = raggedReasonFor(t, bytes); !reason.empty())
         return reason;
   }
@@ -171,17 +183,20 @@ struct MapInputs {
   uint64_t driver; // CudaDriver::id
   const void *q, *k, *v, *o;
   attn_dtype dtype;
-  int64_t batch, heads, kvHeads, seqlenQ, seqlenK, headDim, boxRows;
+  int64_t batch, heads, kvHeads, seqlenQ, seqlenK, headDim, kvRows, queryRows;
   abi::TensorMapForm form;
-  int64_t kStrides[4], vStrides[4], oStrides[4];
+  int64_t qStrides[4], kStrides[4], vStrides[4], oStrides[4];
 
   static MapInputs of(const CudaDriver &driver, const attn_fwd_args &args,
-                      int64_t boxRows, abi::TensorMapForm form) {
+                      MapBoxRows rows, abi::TensorMapForm form) {
     // clang-format off
     MapInputs in{driver.id, args.q, args.k, args.v, args.o, args.dtype,
                  args.batch, args.heads, kvHeadsOf(args), args.seqlen_q,
-                 args.seqlen_k, args.head_dim, boxRows, form, {}, {}, {}};
+                 args.seqlen_k, args.head_dim, rows.kv, rows.query, form, {},
+                 {}, {}, {}};
     // clang-format on
+    std::copy(std::begin(args.q_strides), std::end(args.q_strides),
+              in.qStrides);
     std::copy(std::begin(args.k_strides), std::end(args.k_strides),
               in.kStrides);
     std::copy(std::begin(args.v_strides), std::end(args.v_strides),
@@ -194,9 +209,11 @@ struct MapInputs {
     auto fields = [](const MapInputs &m) {
       return std::tie(m.driver, m.q, m.k, m.v, m.o, m.dtype, m.batch,
                       m.heads, m.kvHeads, m.seqlenQ, m.seqlenK, m.headDim,
-                      m.boxRows, m.form);
+                      m.kvRows, m.queryRows, m.form);
     };
     return fields(*this) == fields(o) &&
+           std::equal(std::begin(qStrides), std::end(qStrides),
+                      std::begin(o.qStrides)) &&
            std::equal(std::begin(kStrides), std::end(kStrides),
                       std::begin(o.kStrides)) &&
            std::equal(std::begin(vStrides), std::end(vStrides),
@@ -213,21 +230,21 @@ struct LastMaps {
 };
 
 Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
-                      int64_t boxRows, abi::TensorMapForm form,
+                      MapBoxRows rows, abi::TensorMapForm form,
                       TensorMaps &out);
 
 } // namespace
 
 Status encodeTensorMaps(const CudaDriver &driver, const attn_fwd_args &args,
-                        int64_t boxRows, TensorMaps &out,
+                        MapBoxRows rows, TensorMaps &out,
                         abi::TensorMapForm form) {
   thread_local LastMaps last;
-  MapInputs inputs = MapInputs::of(driver, args, boxRows, form);
+  MapInputs inputs = MapInputs::of(driver, args, rows, form);
   if (last.valid && last.inputs == inputs) {
     out = last.maps;
     return Status();
   }
-  if (Status status = encodeUncached(driver, args, boxRows, form, out);
+  if (Status status = encodeUncached(driver, args, rows, form, out);
       !status.ok())
     return status;
   last = {true, inputs, out};
@@ -237,7 +254,7 @@ Status encodeTensorMaps(const CudaDriver &driver, const attn_fwd_args &args,
 namespace {
 
 Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
-                      int64_t boxRows, abi::TensorMapForm form,
+                      MapBoxRows rows, abi::TensorMapForm form,
                       TensorMaps &out) {
   if (!driver.cuTensorMapEncodeTiled)
     return makeError(ATTN_ERROR_UNSUPPORTED,
@@ -247,9 +264,10 @@ Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
       !reason.empty())
     return makeError(ATTN_ERROR_UNSUPPORTED, "K, V or O cannot be mapped for TMA: {}",
                      reason);
-  if (boxRows < 1 || boxRows > 256)
-    return makeError(ATTN_ERROR_UNSUPPORTED,
-                     "a TMA box has 1 to 256 rows, got {}", boxRows);
+  for (int64_t boxRows : {rows.kv, rows.query})
+    if (boxRows < 1 || boxRows > 256)
+      return makeError(ATTN_ERROR_UNSUPPORTED,
+                       "a TMA box has 1 to 256 rows, got {}", boxRows);
   MapView view = viewOf(args);
   CUtensorMapDataType inputType = args.dtype == ATTN_DTYPE_BF16
                                       ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
@@ -262,15 +280,18 @@ Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
                                        : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   for (int m = 0; m < abi::kTensorMapCount; ++m) {
     const MapTensor &t = view.tensors[m];
-    int64_t elementBytes = t.output ? kOutputBytes : elementBytesOf(args.dtype);
+    bool output = t.role == MapRole::Output;
+    int64_t elementBytes =
+        output ? kOutputBytes : elementBytesOf(args.dtype);
     int64_t boxCols = abi::kTmaBoxBytes / elementBytes;
     const int64_t *sizes = t.dims;
     int64_t s[3];
     mapStrides(t, s);
     // Innermost first: (D, N, Hkv, B); strides of the outer three in bytes.
     // Ragged (KernelABI.h): (D, N, Hkv, N + 1), the last dimension stepping
-    // rows too, from a base N rows back. O's map is always tiled.
-    bool ragged = form == abi::TensorMapForm::Ragged && !t.output;
+    // rows too, from a base N rows back. O's and Q's maps are always tiled.
+    bool ragged =
+        form == abi::TensorMapForm::Ragged && t.role == MapRole::KeyValue;
     cuuint64_t dims[4] = {cuuint64_t(sizes[3]), cuuint64_t(sizes[2]),
                           cuuint64_t(sizes[1]),
                           cuuint64_t(ragged ? sizes[2] + 1 : sizes[0])};
@@ -282,16 +303,17 @@ Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
     if (ragged)
       base -= uintptr_t(sizes[2]) * uintptr_t(s[2]) * elementBytes;
     // A transposed map's box: all D rows of block_n keys; O's: one warp's
-    // rows.
-    cuuint32_t rows = t.transposed ? sizes[2]
-                      : t.output   ? abi::kTmaStoreRows
-                                   : boxRows;
-    cuuint32_t box[4] = {cuuint32_t(boxCols), rows, 1, 1};
+    // rows; Q's: block_m rows.
+    int64_t boxRows = t.transposed                 ? sizes[2]
+                      : output                     ? abi::kTmaStoreRows
+                      : t.role == MapRole::Query   ? rows.query
+                                                   : rows.kv;
+    cuuint32_t box[4] = {cuuint32_t(boxCols), cuuint32_t(boxRows), 1, 1};
     cuuint32_t elementStrides[4] = {1, 1, 1, 1};
     // Out-of-bounds elements (rows past N, columns past D) read as zero and
     // are not written.
     CUresult result = driver.cuTensorMapEncodeTiled(
-        &out.maps[m], t.output ? outputType : inputType, 4,
+        &out.maps[m], output ? outputType : inputType, 4,
         reinterpret_cast<void *>(base), dims, strides, box, elementStrides,
         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
         CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

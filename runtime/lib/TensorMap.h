@@ -1,12 +1,12 @@
 //===- TensorMap.h - K/V/O tensor maps of the TMA kernels -------*- C++ -*-===//
 //
 // A kernel compiled with TMA (KernelConfig::tma) reads K and V, and may
-// store O, through tensor maps that the runtime encodes per call (the
+// read Q and store O, through tensor maps that the runtime encodes per call (the
 // pointers change) with the driver's cuTensorMapEncodeTiled -- a thread's
 // call with the same inputs as its last reuses those maps -- and passes by
 // value after every other argument (KernelABI.h's kTensorMaps; a packed
-// batch's K and V in the ragged form, TensorMapForm). A call whose K, V or
-// O the copy engine cannot describe (a base not 16-byte aligned, a stride
+// batch's K and V in the ragged form, TensorMapForm). A call whose Q, K, V
+// or O the copy engine cannot describe (a base not 16-byte aligned, a stride
 // not a multiple of 16 bytes, a non-unit innermost stride), or a driver
 // without the entry point, runs the cp.async kernel instead.
 //
@@ -33,19 +33,24 @@ struct TensorMaps {
   CUtensorMap maps[abi::kTensorMapCount];
 };
 
-/// Why the K/V (maps of `form`) or O (tiled) of `args` cannot be mapped
+/// Why the K/V (maps of `form`), Q or O (tiled) of `args` cannot be mapped
 /// (a variable-length call's `args` is its packed view); empty when they
 /// can.
 std::string tensorMapUnsupportedReason(
     const attn_fwd_args &args,
     abi::TensorMapForm form = abi::TensorMapForm::Tiled);
 
-/// Encodes K's and V's maps of `form` for a kernel whose tiles have
-/// `boxRows` rows (its block_n), and O's tiled map. ATTN_ERROR_UNSUPPORTED without
+/// Rows of a kernel's boxes: its K/V tiles' (block_n) and Q's (block_m).
+struct MapBoxRows {
+  int64_t kv = 0, query = 0;
+};
+
+/// Encodes K's and V's maps of `form` and O's and Q's tiled maps for a
+/// kernel whose tiles have `rows`. ATTN_ERROR_UNSUPPORTED without
 /// cuTensorMapEncodeTiled or for a layout tensorMapUnsupportedReason
 /// refuses; ATTN_ERROR_CUDA when the driver rejects the encoding.
 Status encodeTensorMaps(const CudaDriver &driver, const attn_fwd_args &args,
-                        int64_t boxRows, TensorMaps &out,
+                        MapBoxRows rows, TensorMaps &out,
                         abi::TensorMapForm form = abi::TensorMapForm::Tiled);
 
 } // namespace attn::rt

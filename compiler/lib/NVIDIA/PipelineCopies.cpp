@@ -48,8 +48,11 @@
 // from the kernel's tensor maps, which this pass appends to the function
 // (KernelABI.h's kTensorMaps), each stage of K and of V with two mbarriers:
 // "full" (the copy's bytes arrived) and "empty" (every warp released it).
-// Both are initialized before the first copy (then a barrier); Q's cp.async
-// is waited for once before the loop (wait, fence, barrier); the header
+// Both are initialized before the first copy (then a barrier). Q's tile is
+// a bulk copy too, on a barrier of its own, issued before that barrier and
+// waited for once before the loop, where Q's map describes it (a whole
+// tile of Q's rows; packed heads and sequences keep Q's cp.async, waited
+// for there with a fence and a barrier). The header
 // waits on the full barriers of tile it only; each warp arrives on the
 // empty barrier of a stage after the wgmma wait that retired its product
 // reading it (attn-nv-pipeline-wgmma moves P·V's release to the wait that
@@ -141,6 +144,11 @@ private:
   LogicalResult addTensorMaps(ArrayRef<CopyAsyncOp> copies,
                               llvm::DenseMap<Value, Value> &maps);
 
+  /// Q's copy before the loop when a tensor map can make it: a whole tile
+  /// of Q's own rows (bounded by Nq, no packed heads or sequence start)
+  /// into a swizzled buffer; null otherwise (it stays cp.async).
+  CopyAsyncOp queryCopyForTma(Block &gridBody, scf::ForOp loop);
+
   /// Each warp releases use `it` of a staged buffer (its empty barriers)
   /// after the wait that retires each product of `body` reading it.
   LogicalResult releaseStages(Block &body,
@@ -228,6 +236,7 @@ LogicalResult Pipeliner::run() {
   llvm::DenseMap<Value, Value> tensorMaps; // source argument -> its map
   if (tma && failed(addTensorMaps(kvCopies, tensorMaps)))
     return failure();
+  CopyAsyncOp queryCopy = tma ? queryCopyForTma(gridBody, loop) : nullptr;
   for (CopyAsyncOp copy : kvCopies)
     if (copy.getTransposed() && (!tma || ragged))
       return copy.emitOpError("attn-nv-pipeline-copies: a transposed tile "
@@ -264,6 +273,18 @@ LogicalResult Pipeliner::run() {
       empties[alloc] = AllocBarriersOp::create(
           b, alloc.getLoc(), BarriersType::get(ctx, stages), IntegerAttr());
   }
+  // Q's barrier after the stages' (buffers are placed in this order: no
+  // swizzled buffer's 1024-byte alignment follows it).
+  Value queryBarrier;
+  if (queryCopy) {
+    Value last = !empties.empty()    ? empties.back().second
+                 : !barriers.empty() ? barriers.back().second
+                                     : staged.back().second;
+    OpBuilder qb(ctx);
+    qb.setInsertionPointAfterValue(last);
+    queryBarrier = AllocBarriersOp::create(qb, loc, BarriersType::get(ctx, 1),
+                                           IntegerAttr());
+  }
 
   // Tile count, then the prologue: Q's group, the first K/V tile's group.
   OpBuilder b(loop);
@@ -278,7 +299,8 @@ LogicalResult Pipeliner::run() {
       if (!rowsOf.count(copy.getSource()))
         rowsOf[copy.getSource()] =
             memref::DimOp::create(b, loc, copy.getSource(), 2);
-  NVVM::CpAsyncCommitGroupOp::create(b, loc); // Q (copied above)
+  if (!queryCopy)
+    NVVM::CpAsyncCommitGroupOp::create(b, loc); // Q (copied above)
   // The copies of the iteration whose induction value is `at`: their
   // position recomputed from it (a clone of what the body computes; the
   // body may already have moved into the new loop).
@@ -349,6 +371,15 @@ LogicalResult Pipeliner::run() {
     // One arrival per warp releases a stage.
     for (auto [single, bars] : empties)
       InitBarriersOp::create(b, loc, bars, config.getWarps());
+    // Q's tile goes first, on a barrier of its own.
+    if (queryCopy) {
+      InitBarriersOp::create(b, loc, queryBarrier);
+      CopyTmaOp::create(b, loc, tensorMaps.lookup(queryCopy.getSource()),
+                        queryCopy.getBatch(), queryCopy.getHead(),
+                        queryCopy.getRow(), queryCopy.getDest(), queryBarrier,
+                        zero);
+      queryCopy->erase();
+    }
     NVVM::Barrier0Op::create(b, loc);
   }
   // The copies of tile `at` into `stage` when it is a tile (< hi), then
@@ -372,7 +403,11 @@ LogicalResult Pipeliner::run() {
     }
     issueGroup(b, at, stage);
   }
-  if (!pipelined || tma) {
+  if (queryBarrier) {
+    // Every thread waits for Q here, whether or not it reads it: the
+    // output's store may reuse its buffer (attn-nv-store-output-tma).
+    WaitBarrierOp::create(b, loc, queryBarrier, zero);
+  } else if (!pipelined || tma) {
     // Q is done when at most the first K/V groups are in flight (with TMA
     // Q's is the only group, and this is the only wait for it).
     waitAndBarrier(b, loc, tma ? 0 : ahead);
@@ -483,17 +518,41 @@ Pipeliner::releaseStages(Block &body,
   return success();
 }
 
+CopyAsyncOp Pipeliner::queryCopyForTma(Block &gridBody, scf::ForOp loop) {
+  auto fn = grid->getParentOfType<func::FuncOp>();
+  if (!fn || fn.getNumArguments() == 0)
+    return nullptr;
+  Value q = fn.getArgument(0);
+  for (auto copy : gridBody.getOps<CopyAsyncOp>()) {
+    if (copy.getSource() != q || !copy->isBeforeInBlock(loop))
+      continue;
+    auto dim = copy.getBound().getDefiningOp<memref::DimOp>();
+    auto dest = cast<SmemType>(copy.getDest().getType());
+    bool wholeRows = dim && dim.getSource() == q &&
+                     dim.getConstantIndex() == std::optional<int64_t>(2);
+    if (wholeRows && !copy.getRowsPerHead() && !copy.getStart() &&
+        !copy.getPages() && !copy.getTransposed() && dest.getRank() == 2 &&
+        dest.getLayout() == SharedLayout::Swizzle128B &&
+        dest.getRows() <= kMaxTmaBoxRows &&
+        copy.getDest().getDefiningOp<AllocSharedOp>())
+      return copy;
+  }
+  return nullptr;
+}
+
 LogicalResult Pipeliner::addTensorMaps(ArrayRef<CopyAsyncOp> copies,
                                        llvm::DenseMap<Value, Value> &maps) {
   namespace abi = ::attn::abi;
   auto fn = grid->getParentOfType<func::FuncOp>();
-  // K or V: an argument of the kernel that kTensorMaps names.
+  // K or V: an argument of the kernel that kTensorMaps names for the loop.
   auto isMapped = [&](Value v) {
     auto arg = dyn_cast<BlockArgument>(v);
     return arg && fn && arg.getOwner() == &fn.getBody().front() &&
-           llvm::any_of(abi::kTensorMaps, [&](const abi::TensorMapArg &m) {
-             return unsigned(m.tensor) == arg.getArgNumber();
-           });
+           llvm::any_of(ArrayRef(abi::kTensorMaps)
+                            .take_front(abi::kKeyValueMapCount),
+                        [&](const abi::TensorMapArg &m) {
+                          return unsigned(m.tensor) == arg.getArgNumber();
+                        });
   };
   std::optional<bool> form; // ragged, once a copy decided it
   for (CopyAsyncOp copy : copies) {

@@ -33,26 +33,31 @@ namespace {
 
 namespace abi = ::attn::abi;
 
-/// Index of O's map among kTensorMaps.
-constexpr int kOutputMap = 2;
-static_assert(abi::kTensorMaps[kOutputMap].tensor == 3,
-              "kTensorMaps' third map is O's (kForwardTensors #3)");
+/// Indices of O's and Q's maps among kTensorMaps.
+constexpr int kOutputMap = 2, kQueryMap = 3;
+static_assert(abi::kTensorMaps[kOutputMap].tensor == 3 &&
+                  abi::kTensorMaps[kQueryMap].tensor == 0,
+              "kTensorMaps' third map is O's, its fourth Q's");
 
-/// The argument of `fn` that is its O tensor map: the last kTensorMapCount
-/// arguments are the maps (attn-nv-pipeline-copies added them), if any.
-Value outputMap(func::FuncOp fn) {
+/// The argument of `fn` that is its map `index` of kTensorMaps: the last
+/// kTensorMapCount arguments are the maps (attn-nv-pipeline-copies added
+/// them), if any.
+Value tensorMap(func::FuncOp fn, int index) {
   unsigned args = fn.getNumArguments();
   if (args < unsigned(abi::kTensorMapCount + abi::kForwardTensorCount))
     return {};
-  Value map = fn.getArgument(args - abi::kTensorMapCount + kOutputMap);
+  Value map = fn.getArgument(args - abi::kTensorMapCount + index);
   return isa<LLVM::LLVMPointerType>(map.getType()) ? map : Value();
 }
 
-/// Q's shared buffer: the destination of the copy that reads Q (argument 0).
+/// Q's shared buffer: the destination of the copy that reads Q (argument 0,
+/// or its map).
 Value queryBuffer(func::FuncOp fn, TileGridOp grid) {
-  Value q = fn.getArgument(0), buffer;
-  grid.walk([&](CopyAsyncOp copy) {
-    if (copy.getSource() == q)
+  Value q = fn.getArgument(0), qmap = tensorMap(fn, kQueryMap), buffer;
+  grid.walk([&](Operation *op) {
+    if (auto copy = dyn_cast<CopyAsyncOp>(op); copy && copy.getSource() == q)
+      buffer = copy.getDest();
+    if (auto copy = dyn_cast<CopyTmaOp>(op); copy && copy.getMap() == qmap)
       buffer = copy.getDest();
   });
   return buffer;
@@ -106,7 +111,7 @@ struct AttnNVStoreOutputTmaPass
       if (!config || config.isHost() || !config.isWgmma() ||
           !config.getTma() || !fn)
         continue;
-      Value map = outputMap(fn);
+      Value map = tensorMap(fn, kOutputMap);
       if (!map)
         continue;
       Value buffer = queryBuffer(fn, grid);

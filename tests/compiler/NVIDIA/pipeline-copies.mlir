@@ -570,18 +570,19 @@ func.func @shared_store(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attri
 // -----
 
 // tma: the loop's K/V copies become bulk tensor copies from the tensor maps
-// appended to the function (K's, V's, then O's, which
-// attn-nv-store-output-tma may use), each staged buffer with a full
+// appended to the function (K's, V's, O's, which attn-nv-store-output-tma
+// may use, and Q's), each staged buffer with a full
 // and an empty barrier per stage, initialised once (the empty ones for one
 // arrival per warp, 8) before the first tile, then a CTA barrier; no
-// cp.async groups for K/V (Q keeps its own, waited for once before the
-// loop with the fence and a CTA barrier); each copy into a stage waits for
+// cp.async groups for K/V (Q, bounded here by something other than its
+// rows, keeps its own, waited for once before the loop with the fence and
+// a CTA barrier; see @tma_query); each copy into a stage waits for
 // its release (after %empty); the header waits on tile it's full barriers
 // only (no CTA barrier per tile); the prefetch of tile it + 1 uses barrier
 // use it + 1; each warp releases K's stage after the wait of the product
 // reading it, V's after the wait of the product reading V.
 // CHECK-LABEL: func.func @tma(
-// CHECK-SAME: %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index, %[[KMAP:[^:]*]]: !llvm.ptr, %[[VMAP:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
+// CHECK-SAME: %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index, %[[KMAP:[^:]*]]: !llvm.ptr, %[[VMAP:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
 // CHECK: %[[KS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x128x128xbf16, swizzle_128b>
 // CHECK-NEXT: %[[KB:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
 // CHECK-NEXT: %[[KE:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
@@ -675,11 +676,81 @@ func.func @tma(%Q: !t, %K: !t, %V: !t, %lo: index, %hi: index, %n: index) attrib
 
 // -----
 
+// tma with Q's tile bounded by Q's rows: Q's copy is a bulk copy through its
+// map (the fourth) on a barrier of its own, allocated after the stages'
+// barriers, initialised with them and issued before the CTA barrier; every
+// thread waits for it once after tile 0's copies. No cp.async, fence or
+// second CTA barrier is left.
+// CHECK-LABEL: func.func @tma_query(
+// CHECK-SAME: %[[QMAP:[^:]*]]: !llvm.ptr)
+// CHECK: attn.tile_grid (%[[B:.*]], %[[H:.*]], %[[T:.*]]) in
+// CHECK: %[[QS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<128x128xbf16, swizzle_128b>
+// CHECK: attn_nv.alloc_shared : !attn_nv.smem<3x128x128xbf16, swizzle_128b>
+// CHECK: attn_nv.alloc_shared : !attn_nv.smem<3x128x128xbf16, swizzle_128b>
+// CHECK-NEXT: attn_nv.alloc_barriers : !attn_nv.barriers<3>
+// CHECK-NEXT: %[[VE:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+// CHECK-NEXT: %[[QB:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<1>
+// CHECK-NOT: attn_nv.copy_async
+// CHECK: attn_nv.init_barriers %[[VE]] arrivals 8
+// CHECK-NEXT: attn_nv.init_barriers %[[QB]] :
+// CHECK-NEXT: attn_nv.copy_tma %[[QMAP]][%[[B]], %[[H]], %[[T]]] into %[[QS]], %[[QB]][%[[C0:.*]]] :
+// CHECK-NEXT: nvvm.barrier0
+// CHECK: scf.if
+// CHECK: }
+// CHECK-NEXT: attn_nv.wait_barrier %[[QB]][%[[C0]]]
+// CHECK-NOT: nvvm.cp.async
+// CHECK-NOT: nvvm.fence.proxy
+// CHECK-NOT: nvvm.barrier0
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
+#acc = #attn_nv.acc<warps = 8>
+!t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+
+func.func @tma_query(%Q: !t, %K: !t, %V: !t, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  %zs = arith.constant dense<0.0> : tensor<128x128xf32, #acc>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %nq = memref.dim %Q, %c2 : !t
+    %nk = memref.dim %K, %c2 : !t
+    %nv = memref.dim %V, %c2 : !t
+    %qs = attn_nv.alloc_shared : !s
+    %ks = attn_nv.alloc_shared : !s
+    %vs = attn_nv.alloc_shared : !s
+    attn_nv.copy_async %Q[%b, %h, %t] bounds %nq into %qs : !t, !s
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+    nvvm.barrier0
+    %r = scf.for %kv = %lo to %hi step %c128 iter_args(%acc = %zs) -> (tensor<128x128xf32, #acc>) {
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %nk into %ks : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      attn_nv.copy_async %V[%b, %h, %kv] bounds %nv into %vs : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      %s0 = attn_nv.wgmma %qs, %ks, %zs transpose_rhs : !s, !s, tensor<128x128xf32, #acc>
+      %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<128x128xf32, #acc>
+      %o0 = attn_nv.wgmma %qs, %vs, %acc : !s, !s, tensor<128x128xf32, #acc>
+      %o = attn_nv.wgmma_wait %o0 {pending = 0 : i64} : tensor<128x128xf32, #acc>
+      nvvm.barrier0
+      scf.yield %o : tensor<128x128xf32, #acc>
+    }
+  }
+  return
+}
+
+// -----
+
 // tma over a packed batch (KernelABI.h's ragged maps): the copies at batch
 // 0 bounded by their sequence's end %end take coordinates (end, head,
 // row + N - end), N each tensor's rows, computed before the loop.
 // CHECK-LABEL: func.func @tma_ragged(
-// CHECK-SAME: %[[END:[^:]*]]: index, %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index, %[[KMAP:[^:]*]]: !llvm.ptr, %[[VMAP:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
+// CHECK-SAME: %[[END:[^:]*]]: index, %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index, %[[KMAP:[^:]*]]: !llvm.ptr, %[[VMAP:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
 // CHECK: %[[KROWS:.*]] = memref.dim %arg1
 // CHECK: %[[VROWS:.*]] = memref.dim %arg2
 // CHECK: scf.if

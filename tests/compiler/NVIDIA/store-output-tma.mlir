@@ -1,7 +1,7 @@
 // RUN: attn-opt %s --split-input-file --attn-nv-store-output-tma | FileCheck %s
 
 // A TMA kernel's output tile goes through Q's buffer (every QKᵀ reading it
-// comes before) and O's tensor map, the last of the three maps; the LSE's
+// comes before) and O's tensor map, the third of the four maps; the LSE's
 // row tile keeps its store.
 #cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
 #acc = #attn_nv.acc<warps = 8>
@@ -12,7 +12,7 @@
 
 // CHECK-LABEL: func.func @stores(
 // CHECK-SAME: %[[Q:[^:]*]]: memref
-// CHECK-SAME: %[[OMAP:[^:]*]]: !llvm.ptr) attributes
+// CHECK-SAME: %[[OMAP:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr) attributes
 // CHECK: attn.tile_grid (%[[B:.*]], %[[H:.*]], %[[T:.*]]) in
 // CHECK: %[[QS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<128x128xbf16, swizzle_128b>
 // CHECK: attn_nv.wgmma %[[QS]]
@@ -20,7 +20,7 @@
 // CHECK-NEXT: attn_nv.store_tma %[[QS]] into %[[OMAP]][%[[B]], %[[H]], %[[T]]] :
 // CHECK-NOT: attn.store_tile %[[OUT]]
 // CHECK: attn.store_tile %{{.*}}, %arg4
-func.func @stores(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %kmap: !llvm.ptr, %vmap: !llvm.ptr, %omap: !llvm.ptr) attributes {attn.config = #cfg} {
+func.func @stores(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %kmap: !llvm.ptr, %vmap: !llvm.ptr, %omap: !llvm.ptr, %qmap: !llvm.ptr) attributes {attn.config = #cfg} {
   %c2 = arith.constant 2 : index
   %n = memref.dim %Q, %c2 : !t
   %z = arith.constant dense<0.0> : tensor<128x128xf32, #acc>
@@ -33,6 +33,28 @@ func.func @stores(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %kmap: !l
     %out = arith.truncf %s : tensor<128x128xf32, #acc> to tensor<128x128xbf16, #acc>
     attn.store_tile %out, %O[%b, %h, %t] bounds %n : tensor<128x128xbf16, #acc>, !t
     attn.store_tile %zr, %L[%b, %h, %t] bounds %n : tensor<128xf32, #rows>, !l
+  }
+  return
+}
+
+// Q's buffer filled through Q's map (attn-nv-pipeline-copies' TMA form) is
+// found the same way.
+// CHECK-LABEL: func.func @q_by_tma(
+// CHECK-SAME: %[[OMAP:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr) attributes
+// CHECK: %[[QS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<128x128xbf16, swizzle_128b>
+// CHECK: attn_nv.store_shared %{{.*}}, %[[QS]] :
+// CHECK-NEXT: attn_nv.store_tma %[[QS]] into %[[OMAP]]
+func.func @q_by_tma(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %kmap: !llvm.ptr, %vmap: !llvm.ptr, %omap: !llvm.ptr, %qmap: !llvm.ptr) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %n = memref.dim %Q, %c2 : !t
+  %z = arith.constant dense<0.0> : tensor<128x128xbf16, #acc>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %qbar = attn_nv.alloc_barriers : !attn_nv.barriers<1>
+    %q = attn_nv.alloc_shared : !s
+    attn_nv.copy_tma %qmap[%b, %h, %t] into %q, %qbar[%c0] : !llvm.ptr, !s, !attn_nv.barriers<1>
+    attn_nv.wait_barrier %qbar[%c0] : !attn_nv.barriers<1>
+    attn.store_tile %z, %O[%b, %h, %t] bounds %n : tensor<128x128xbf16, #acc>, !t
   }
   return
 }
@@ -52,7 +74,7 @@ func.func @stores(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %kmap: !l
 // CHECK-LABEL: func.func @no_tma(
 // CHECK-NOT: attn_nv.store_tma
 // CHECK: attn.store_tile
-func.func @no_tma(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %kmap: !llvm.ptr, %vmap: !llvm.ptr, %omap: !llvm.ptr) attributes {attn.config = #nomaps} {
+func.func @no_tma(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %kmap: !llvm.ptr, %vmap: !llvm.ptr, %omap: !llvm.ptr, %qmap: !llvm.ptr) attributes {attn.config = #nomaps} {
   %c2 = arith.constant 2 : index
   %n = memref.dim %Q, %c2 : !t
   %z = arith.constant dense<0.0> : tensor<128x128xbf16, #acc>
@@ -67,7 +89,7 @@ func.func @no_tma(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %kmap: !l
 // CHECK-LABEL: func.func @packed(
 // CHECK-NOT: attn_nv.store_tma
 // CHECK: attn.store_tile {{.*}} rows_per_head
-func.func @packed(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %kmap: !llvm.ptr, %vmap: !llvm.ptr, %omap: !llvm.ptr) attributes {attn.config = #cfg} {
+func.func @packed(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %kmap: !llvm.ptr, %vmap: !llvm.ptr, %omap: !llvm.ptr, %qmap: !llvm.ptr) attributes {attn.config = #cfg} {
   %c2 = arith.constant 2 : index
   %n = memref.dim %Q, %c2 : !t
   %z = arith.constant dense<0.0> : tensor<128x128xbf16, #acc>
@@ -82,7 +104,7 @@ func.func @packed(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %kmap: !l
 // CHECK-LABEL: func.func @other_bound(
 // CHECK-NOT: attn_nv.store_tma
 // CHECK: attn.store_tile
-func.func @other_bound(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %kmap: !llvm.ptr, %vmap: !llvm.ptr, %omap: !llvm.ptr, %end: index) attributes {attn.config = #cfg} {
+func.func @other_bound(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %end: index, %kmap: !llvm.ptr, %vmap: !llvm.ptr, %omap: !llvm.ptr, %qmap: !llvm.ptr) attributes {attn.config = #cfg} {
   %c2 = arith.constant 2 : index
   %n = memref.dim %Q, %c2 : !t
   %z = arith.constant dense<0.0> : tensor<128x128xbf16, #acc>
@@ -97,7 +119,7 @@ func.func @other_bound(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %kma
 // CHECK-LABEL: func.func @q_read_after(
 // CHECK-NOT: attn_nv.store_tma
 // CHECK: attn.store_tile
-func.func @q_read_after(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %kmap: !llvm.ptr, %vmap: !llvm.ptr, %omap: !llvm.ptr) attributes {attn.config = #cfg} {
+func.func @q_read_after(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %kmap: !llvm.ptr, %vmap: !llvm.ptr, %omap: !llvm.ptr, %qmap: !llvm.ptr) attributes {attn.config = #cfg} {
   %c2 = arith.constant 2 : index
   %n = memref.dim %Q, %c2 : !t
   %z = arith.constant dense<0.0> : tensor<128x128xbf16, #acc>

@@ -225,11 +225,12 @@ TEST_F(EngineCudaTest, VarlenLaunchesOverSequencesWithTheirOffsets) {
   EXPECT_EQ(launch.grid[2], 3u); // one CTA plane per sequence
   {
     // TMA (D = 64), through ragged maps of the packed rows (KernelABI.h):
-    // (D, N, Hkv, N + 1) from N rows before K and V; O's map is tiled.
+    // (D, N, Hkv, N + 1) from N rows before K and V; O's and Q's maps are
+    // tiled.
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
     EXPECT_TRUE(fakeCompiler().lastConfig.tma);
     std::lock_guard<std::mutex> cudaLock(fakeCuda().mutex);
-    ASSERT_EQ(fakeCuda().tensorMapLog.size(), 3u);
+    ASSERT_EQ(fakeCuda().tensorMapLog.size(), 4u);
     EXPECT_EQ(fakeCuda().tensorMapLog[0].dims,
               (std::vector<uint64_t>{64, 150, 2, 151}));
     EXPECT_EQ(reinterpret_cast<uintptr_t>(fakeCuda().tensorMapLog[0].address),
@@ -686,7 +687,7 @@ TEST_F(EngineCudaTest, TensorCoreSettingIsPartOfTheKey) {
   EXPECT_EQ(fakeCompiler().lastConfig.warps, 4);
 }
 
-TEST_F(EngineCudaTest, TmaKernelsTakeKVAndOTensorMapsAfterTheirArguments) {
+TEST_F(EngineCudaTest, TmaKernelsTakeKVOAndQTensorMapsAfterTheirArguments) {
   options.tma = true;
   fakeCuda().tensorMapParam = attn::abi::forwardTensorParams() + 1;
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 2, 4, 300, 500, 128);
@@ -700,15 +701,18 @@ TEST_F(EngineCudaTest, TmaKernelsTakeKVAndOTensorMapsAfterTheirArguments) {
   EXPECT_EQ(launch.tensorMapAddresses,
             (std::vector<uint64_t>{reinterpret_cast<uintptr_t>(call.args.k),
                                    reinterpret_cast<uintptr_t>(call.args.v),
-                                   reinterpret_cast<uintptr_t>(call.args.o)}));
+                                   reinterpret_cast<uintptr_t>(call.args.o),
+                                   reinterpret_cast<uintptr_t>(call.args.q)}));
   std::lock_guard<std::mutex> lock(fakeCuda().mutex);
-  ASSERT_EQ(fakeCuda().tensorMapLog.size(), 3u);
+  ASSERT_EQ(fakeCuda().tensorMapLog.size(), 4u);
   // The box: the resolved block_n (128 at D = 128 on wgmma) by 64 columns;
-  // O's: one warp's 16 rows.
+  // O's: one warp's 16 rows; Q's: block_m (128).
   EXPECT_EQ(fakeCuda().tensorMapLog[0].box,
             (std::vector<uint32_t>{64, 128, 1, 1}));
   EXPECT_EQ(fakeCuda().tensorMapLog[2].box,
             (std::vector<uint32_t>{64, 16, 1, 1}));
+  EXPECT_EQ(fakeCuda().tensorMapLog[3].box,
+            (std::vector<uint32_t>{64, 128, 1, 1}));
 }
 
 TEST_F(EngineCudaTest, TmaByDefaultUpToD128AndPerCallWhereLayoutsAllow) {
@@ -748,10 +752,10 @@ TEST_F(EngineCudaTest, TmaByDefaultUpToD128AndPerCallWhereLayoutsAllow) {
     EXPECT_FALSE(fakeCompiler().lastConfig.tma);
   }
   std::lock_guard<std::mutex> lock(fakeCuda().mutex);
-  // K's, V's and O's maps of the calls at D = 64, 128 and 256 by default
-  // and of the forced call; none for D = 96, ATTN_JIT_TMA=0 or the expanded
-  // heads.
-  EXPECT_EQ(fakeCuda().tensorMapLog.size(), 12u);
+  // K's, V's, O's and Q's maps of the calls at D = 64, 128 and 256 by
+  // default and of the forced call; none for D = 96, ATTN_JIT_TMA=0 or the
+  // expanded heads.
+  EXPECT_EQ(fakeCuda().tensorMapLog.size(), 16u);
 }
 
 TEST_F(EngineCudaTest, WarpSpecializedKernelsOnlyWithTmaUnderTheirOwnKey) {

@@ -3,10 +3,10 @@
 // encodeTensorMaps passes cuTensorMapEncodeTiled what KernelABI.h's
 // kTensorMaps promise the TMA kernels: 4-D (D, N, Hkv, B) views of K and V
 // with the tensors' strides in bytes, a box of block_n rows by 64 columns,
-// the 128-byte swizzle and zero fill, and O's (D, Nq, H, B) view with a box
-// of kTmaStoreRows rows; layouts TMA cannot describe are refused before the
-// driver sees them. A packed batch's K and V maps take the ragged form
-// (TensorMapForm), its O map the tiled one.
+// the 128-byte swizzle and zero fill, O's (D, Nq, H, B) view with a box of
+// kTmaStoreRows rows and Q's with block_m rows; layouts TMA cannot describe
+// are refused before the driver sees them. A packed batch's K and V maps
+// take the ragged form (TensorMapForm), its O and Q maps the tiled one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,10 +40,10 @@ TEST_F(TensorMapTest, EncodesKVAndOAsFourDimensionalSwizzledViews) {
   attn_set_bnhd_strides(&call.args);
   auto driver = makeFakeCudaDriver();
   TensorMaps maps;
-  Status status = encodeTensorMaps(*driver, call.args, 128, maps);
+  Status status = encodeTensorMaps(*driver, call.args, {128, 64}, maps);
   ASSERT_TRUE(status.ok()) << status.toString();
   std::vector<FakeTensorMapEncode> log = encodeLog();
-  ASSERT_EQ(log.size(), 3u);
+  ASSERT_EQ(log.size(), 4u);
   const FakeTensorMapEncode &o = log[2];
   EXPECT_EQ(o.result, CUDA_SUCCESS);
   EXPECT_EQ(o.type, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
@@ -53,6 +53,11 @@ TEST_F(TensorMapTest, EncodesKVAndOAsFourDimensionalSwizzledViews) {
             (std::vector<uint64_t>{8 * 128 * 2, 128 * 2, 100 * 8 * 128 * 2}));
   EXPECT_EQ(o.box, (std::vector<uint32_t>{64, 16, 1, 1}));
   EXPECT_EQ(o.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+  // Q's: the same view of Q, a box of block_m rows.
+  const FakeTensorMapEncode &q = log[3];
+  EXPECT_EQ(q.address, call.args.q);
+  EXPECT_EQ(q.dims, (std::vector<uint64_t>{128, 100, 8, 3}));
+  EXPECT_EQ(q.box, (std::vector<uint32_t>{64, 64, 1, 1}));
   const void *data[2] = {call.args.k, call.args.v};
   for (int m = 0; m < 2; ++m) {
     const FakeTensorMapEncode &e = log[m];
@@ -78,11 +83,12 @@ TEST_F(TensorMapTest, HalfPrecisionAndTheKernelsBlockN) {
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_F16, 1, 2, 16, 300, 256);
   auto driver = makeFakeCudaDriver();
   TensorMaps maps;
-  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 64, maps).ok());
+  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, {64, 64}, maps).ok());
   std::vector<FakeTensorMapEncode> log = encodeLog();
-  ASSERT_EQ(log.size(), 3u);
+  ASSERT_EQ(log.size(), 4u);
   EXPECT_EQ(log[0].type, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
   EXPECT_EQ(log[2].type, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+  EXPECT_EQ(log[3].type, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
   EXPECT_EQ(log[0].box, (std::vector<uint32_t>{64, 64, 1, 1}));
   // Contiguous (B, H, N, D): row stride D, head stride N·D, batch H·N·D.
   EXPECT_EQ(log[1].strides,
@@ -99,7 +105,7 @@ TEST_F(TensorMapTest, LayoutsTmaCannotDescribeAreRefusedBeforeTheDriver) {
     EXPECT_NE(tensorMapUnsupportedReason(call.args).find("K's stride 12"),
               std::string::npos)
         << tensorMapUnsupportedReason(call.args);
-    Status status = encodeTensorMaps(*driver, call.args, 64, maps);
+    Status status = encodeTensorMaps(*driver, call.args, {64, 64}, maps);
     EXPECT_EQ(status.code(), ATTN_ERROR_UNSUPPORTED);
   }
   {
@@ -131,9 +137,9 @@ TEST_F(TensorMapTest, SizeOneDimsTakeDenseStridesAndBroadcastsAreRefused) {
   // B = 1, Hkv = 1 with strides 0 (an expanded tensor): never stepped over.
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 40, 64);
   call.args.k_strides[0] = call.args.k_strides[1] = 0;
-  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 128, maps).ok());
+  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, {128, 64}, maps).ok());
   std::vector<FakeTensorMapEncode> log = encodeLog();
-  ASSERT_EQ(log.size(), 3u);
+  ASSERT_EQ(log.size(), 4u);
   EXPECT_EQ(log[0].strides,
             (std::vector<uint64_t>{64 * 2, 40 * 64 * 2, 40 * 64 * 2}));
   // Two K heads sharing one (stride 0 over a dim of 2) cannot be a map.
@@ -150,23 +156,25 @@ TEST_F(TensorMapTest, ARepeatedCallReusesItsMaps) {
   auto driver = makeFakeCudaDriver();
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 2, 4, 16, 300, 128);
   TensorMaps first, again;
-  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 128, first).ok());
-  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 128, again).ok());
-  EXPECT_EQ(encodeLog().size(), 3u);
+  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, {128, 64}, first).ok());
+  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, {128, 64}, again).ok());
+  EXPECT_EQ(encodeLog().size(), 4u);
   EXPECT_EQ(std::memcmp(&first, &again, sizeof(TensorMaps)), 0);
   ForwardFixture other(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 2, 4, 16, 300, 128);
   call.args.k = other.args.k;
-  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 128, again).ok());
-  EXPECT_EQ(encodeLog().size(), 6u);
-  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 64, again).ok());
-  EXPECT_EQ(encodeLog().size(), 9u);
-  auto otherDriver = makeFakeCudaDriver();
-  ASSERT_TRUE(encodeTensorMaps(*otherDriver, call.args, 64, again).ok());
+  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, {128, 64}, again).ok());
+  EXPECT_EQ(encodeLog().size(), 8u);
+  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, {64, 64}, again).ok());
   EXPECT_EQ(encodeLog().size(), 12u);
-  // Another O encodes again too.
+  auto otherDriver = makeFakeCudaDriver();
+  ASSERT_TRUE(encodeTensorMaps(*otherDriver, call.args, {64, 64}, again).ok());
+  EXPECT_EQ(encodeLog().size(), 16u);
+  // Another O, or Q's box, encodes again too.
   call.args.o = other.args.o;
-  ASSERT_TRUE(encodeTensorMaps(*otherDriver, call.args, 64, again).ok());
-  EXPECT_EQ(encodeLog().size(), 15u);
+  ASSERT_TRUE(encodeTensorMaps(*otherDriver, call.args, {64, 64}, again).ok());
+  EXPECT_EQ(encodeLog().size(), 20u);
+  ASSERT_TRUE(encodeTensorMaps(*otherDriver, call.args, {64, 128}, again).ok());
+  EXPECT_EQ(encodeLog().size(), 24u);
 }
 
 TEST_F(TensorMapTest, RaggedMapsStepRowsTwiceFromABaseNRowsBack) {
@@ -178,11 +186,11 @@ TEST_F(TensorMapTest, RaggedMapsStepRowsTwiceFromABaseNRowsBack) {
   attn_set_bnhd_strides(&call.args);
   auto driver = makeFakeCudaDriver();
   TensorMaps maps;
-  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 128, maps,
+  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, {128, 64}, maps,
                                attn::abi::TensorMapForm::Ragged)
                   .ok());
   std::vector<FakeTensorMapEncode> log = encodeLog();
-  ASSERT_EQ(log.size(), 3u);
+  ASSERT_EQ(log.size(), 4u);
   const uint64_t rowBytes = 2 * 64 * 2;
   const void *data[2] = {call.args.k, call.args.v};
   for (int m = 0; m < 2; ++m) {
@@ -193,14 +201,16 @@ TEST_F(TensorMapTest, RaggedMapsStepRowsTwiceFromABaseNRowsBack) {
               reinterpret_cast<uintptr_t>(data[m]) - 150 * rowBytes);
     EXPECT_EQ(log[m].box, (std::vector<uint32_t>{64, 128, 1, 1}));
   }
-  // O's map is tiled: (D, Nq, H, 1) at O.
+  // O's and Q's maps are tiled: (D, Nq, H, 1) at O and Q.
   EXPECT_EQ(log[2].dims, (std::vector<uint64_t>{64, 100, 8, 1}));
   EXPECT_EQ(log[2].address, call.args.o);
+  EXPECT_EQ(log[3].dims, (std::vector<uint64_t>{64, 100, 8, 1}));
+  EXPECT_EQ(log[3].address, call.args.q);
   // The tiled maps of the same tensors are other maps: encoded again.
-  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, 128, maps).ok());
+  ASSERT_TRUE(encodeTensorMaps(*driver, call.args, {128, 64}, maps).ok());
   log = encodeLog();
-  ASSERT_EQ(log.size(), 6u);
-  EXPECT_EQ(log[3].address, call.args.k);
+  ASSERT_EQ(log.size(), 8u);
+  EXPECT_EQ(log[4].address, call.args.k);
 }
 
 TEST_F(TensorMapTest, RaggedMapsViewOneBatchAboveAddressZero) {
@@ -222,7 +232,7 @@ TEST_F(TensorMapTest, RaggedMapsViewOneBatchAboveAddressZero) {
     EXPECT_NE(tensorMapUnsupportedReason(call.args, ragged).find("K's address"),
               std::string::npos)
         << tensorMapUnsupportedReason(call.args, ragged);
-    Status status = encodeTensorMaps(*driver, call.args, 64, maps, ragged);
+    Status status = encodeTensorMaps(*driver, call.args, {64, 64}, maps, ragged);
     EXPECT_EQ(status.code(), ATTN_ERROR_UNSUPPORTED);
   }
   EXPECT_TRUE(encodeLog().empty());
@@ -233,7 +243,7 @@ TEST_F(TensorMapTest, ADriverWithoutTheEntryPointHasNoTma) {
   auto driver = makeFakeCudaDriver();
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 64);
   TensorMaps maps;
-  Status status = encodeTensorMaps(*driver, call.args, 64, maps);
+  Status status = encodeTensorMaps(*driver, call.args, {64, 64}, maps);
   EXPECT_EQ(status.code(), ATTN_ERROR_UNSUPPORTED);
   EXPECT_NE(status.message().find("cuTensorMapEncodeTiled"), std::string::npos);
 }
@@ -243,7 +253,7 @@ TEST_F(TensorMapTest, BoxRowsAreBoundedBeforeTheDriver) {
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 64);
   TensorMaps maps;
   // 300 rows: past the 256 a box side may have.
-  Status status = encodeTensorMaps(*driver, call.args, 300, maps);
+  Status status = encodeTensorMaps(*driver, call.args, {300, 64}, maps);
   EXPECT_EQ(status.code(), ATTN_ERROR_UNSUPPORTED);
   EXPECT_TRUE(encodeLog().empty());
 }

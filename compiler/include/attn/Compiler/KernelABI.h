@@ -151,25 +151,28 @@ inline constexpr CaptureArg kAtomicBackwardArgs[] = {
     {"dq_accum", 0, CaptureArg::F32, 4}};
 
 /// A kernel compiled with TMA (KernelConfig::tma) takes, after every other
-/// argument, the tensor maps of K, V and O: CUtensorMap objects of
+/// argument, the tensor maps of K, V, O and Q: CUtensorMap objects of
 /// kTensorMapBytes, passed by value as grid-constant parameters (`.param
 /// .align 64 .b8 name[128]`), which the runtime encodes per call
 /// (cuTensorMapEncodeTiled). Each describes its kForwardTensors entry as a
 /// 4-D (B, H, N, D) tensor with the tensor's strides, a box of kTmaBoxBytes
 /// of columns (one 128-byte swizzled block of a wgmma tile: 64 16-bit or 128
-/// 8-bit elements) by block_n rows (K, V) or kTmaStoreRows rows (O) and the
-/// 128-byte swizzle; rows past N and columns past D read as zero and are
-/// not written. An FP8 kernel's V map is transposed (kFp8Scalars). O's map
-/// is always the tiled (B, H, Nq, D) view of O in its own element type; a
-/// kernel whose epilogue stores O from registers
-/// (attn-nv-store-output-tma did not apply) leaves it unread.
+/// 8-bit elements) by block_n rows (K, V), kTmaStoreRows rows (O) or
+/// block_m rows (Q), and the 128-byte swizzle; rows past N and columns past
+/// D read as zero and are not written. An FP8 kernel's V map is transposed
+/// (kFp8Scalars). O's and Q's maps are always tiled (B, H, Nq, D) views, O's
+/// in O's element type; a kernel that stores O from registers or copies Q
+/// by cp.async (attn-nv-store-output-tma, attn-nv-pipeline-copies) leaves
+/// that map unread.
 struct TensorMapArg {
   const char *name;
   int tensor; // index into kForwardTensors
 };
 inline constexpr TensorMapArg kTensorMaps[] = {
-    {"k_map", 1}, {"v_map", 2}, {"o_map", 3}};
-inline constexpr int kTensorMapCount = 3;
+    {"k_map", 1}, {"v_map", 2}, {"o_map", 3}, {"q_map", 0}};
+inline constexpr int kTensorMapCount = 4;
+/// The first maps, K's and V's, are those the K/V loop's copies read.
+inline constexpr int kKeyValueMapCount = 2;
 inline constexpr int kTensorMapBytes = 128;
 inline constexpr int kTensorMapAlign = 64;
 inline constexpr int kTmaBoxBytes = 128;

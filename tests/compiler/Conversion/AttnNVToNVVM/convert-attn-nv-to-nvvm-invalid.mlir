@@ -245,9 +245,9 @@ func.func @barriers_without_offset() attributes {attn.config = #wg} {
 
 #wg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
 
-// expected-error @+2 {{'func.func' op tensor maps (pointer arguments) must be the last 3 arguments}}
+// expected-error @+2 {{'func.func' op tensor maps (pointer arguments) must be the last 4 arguments}}
 // expected-error @+1 {{failed to legalize operation 'func.func' that was explicitly marked illegal}}
-func.func @map_not_last(%map: !llvm.ptr, %a: index, %b: index, %c: index) attributes {attn.config = #wg} {
+func.func @map_not_last(%map: !llvm.ptr, %a: index, %b: index, %c: index, %d: index) attributes {attn.config = #wg} {
   return
 }
 
