@@ -63,7 +63,8 @@ Value queryBuffer(func::FuncOp fn, TileGridOp grid) {
   return buffer;
 }
 
-/// Why `store` cannot go through `buffer` and the O map; empty when it can.
+/// Why `store`, a store of O, cannot go through `buffer` and O's map;
+/// empty when it can.
 std::string refusal(StoreTileOp store, func::FuncOp fn, Value buffer) {
   auto tile = DistributedTile::get(store.getTile().getType());
   if (!tile || tile->kind() != DistributedTile::Kind::Acc ||
@@ -72,8 +73,6 @@ std::string refusal(StoreTileOp store, func::FuncOp fn, Value buffer) {
     return "not a 16-bit accumulator with 16 rows a warp";
   if (store.getAccumulate() || store.getRowsPerHead() || store.getStart())
     return "an accumulating or packed store";
-  if (store.getDest() != fn.getArgument(abi::kTensorMaps[kOutputMap].tensor))
-    return "not O";
   // O's map ends at its rows, Nq: the store's bound must be that, as O's
   // or Q's size (one value by the ABI; CSE keeps either).
   auto dim = store.getBound().getDefiningOp<memref::DimOp>();
@@ -102,6 +101,8 @@ std::string refusal(StoreTileOp store, func::FuncOp fn, Value buffer) {
 struct AttnNVStoreOutputTmaPass
     : mlir::attn::nv::impl::AttnNVStoreOutputTmaBase<
           AttnNVStoreOutputTmaPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<TileGridOp> grids;
     getOperation()->walk([&](TileGridOp grid) { grids.push_back(grid); });
@@ -115,10 +116,18 @@ struct AttnNVStoreOutputTmaPass
       if (!map)
         continue;
       Value buffer = queryBuffer(fn, grid);
+      Value output = fn.getArgument(abi::kTensorMaps[kOutputMap].tensor);
       SmallVector<StoreTileOp> stores;
       grid.walk([&](StoreTileOp store) {
-        if (refusal(store, fn, buffer).empty())
+        if (store.getDest() != output)
+          return;
+        std::string why = refusal(store, fn, buffer);
+        if (why.empty())
           stores.push_back(store);
+        else if (reportFallbacks)
+          store.emitRemark("attn-nv-store-output-tma: O is stored from "
+                           "registers: ")
+              << why;
       });
       for (StoreTileOp store : stores) {
         OpBuilder b(store);

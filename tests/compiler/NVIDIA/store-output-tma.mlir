@@ -1,4 +1,5 @@
 // RUN: attn-opt %s --split-input-file --attn-nv-store-output-tma | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-nv-store-output-tma=report-fallbacks=true -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 
 // A TMA kernel's output tile goes through Q's buffer (every QKᵀ reading it
 // comes before) and O's tensor map, the third of the four maps; the LSE's
@@ -85,6 +86,13 @@ func.func @no_tma(%Q: !t, %K: !t, %V: !t, %O: !t, %L: !l, %scale: f32, %kmap: !l
   }
   return
 }
+
+// With report-fallbacks each kept store of O says why (in this order):
+// REMARK-NOT: remark
+// REMARK: remark: attn-nv-store-output-tma: O is stored from registers: an accumulating or packed store
+// REMARK: remark: attn-nv-store-output-tma: O is stored from registers: bounded by something other than O's rows
+// REMARK: remark: attn-nv-store-output-tma: O is stored from registers: Q's buffer is used after the store
+// REMARK-NOT: remark
 
 // CHECK-LABEL: func.func @packed(
 // CHECK-NOT: attn_nv.store_tma

@@ -196,8 +196,14 @@ def AttnNVStoreOutputTma : Pass<"attn-nv-store-output-tma", "ModuleOp"> {
     H200. The bulk stores write whole lines, and a warp waits only until
     they have read shared memory. Rows past N are not written (the map ends
     there). Anything else (the LSE, packed or accumulating stores, a Q
-    buffer of another shape) keeps its st.global.
+    buffer of another shape) keeps its st.global; with `report-fallbacks`
+    each store of O kept so gets a remark saying why.
   }];
+  let options = [
+    Option<"reportFallbacks", "report-fallbacks", "bool", "false",
+           "Emit a remark on each store of O in a TMA kernel that stays a "
+           "store from registers, with the reason">,
+  ];
   let dependentDialects = ["::mlir::attn::nv::AttnNVDialect"];
 }
 
