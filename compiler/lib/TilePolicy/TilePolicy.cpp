@@ -606,6 +606,12 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // document; version 21, run 9: a CTA barrier per tile 1.02-1.07x).
   plan.barrierPerTile = plan.tma && !plan.warpSpecialize &&
                         (plan.minCtasPerSm > 1 || scoresHeavy(r.variants));
+  // Masks compare 32-bit gaps where registers allow: the TMA kernels (16-bit)
+  // with them, 1.21 x window 256 and 1.05 x causal at 16k on the H200
+  // (docs/BENCHMARKS.md v29). At 255 registers the cp.async kernels
+  // (mma.sync at D = 64, wgmma at D = 128 causal) spilled 4-28 bytes with
+  // them, FP8's 256-key kernels 16-52.
+  plan.narrowCompares = plan.tma && !fp8;
   return true;
 }
 

@@ -167,7 +167,7 @@ struct AttnConfigurePass
           plan.schedule,
           plan.orderedIssue, plan.reverseGrid, plan.packGqa,
           plan.conditionalRescale, plan.tma, plan.warpSpecialize,
-          plan.barrierPerTile, plan.gridGroupCtas);
+          plan.barrierPerTile, plan.gridGroupCtas, plan.narrowCompares);
       if (auto old = fn->template getAttrOfType<ConfigAttr>(ConfigAttr::getAttrName());
           old && old != attr) {
         op->emitOpError("its function holds attention of two configurations: ")

@@ -181,6 +181,8 @@ struct KernelPlan {
   /// CTAs of a grid group, query tile by query tile (#attn.config's
   /// grid_group_ctas; gridGroupCtas() below); 0: the query tile fastest.
   int64_t gridGroupCtas = 0;
+  /// narrow_compares: masks compare 32-bit gaps (AffineCoords.h).
+  bool narrowCompares = false;
   /// Dynamic shared memory the kernel's buffers take (NVIDIA).
   int64_t sharedBytes = 0;
 

@@ -8,6 +8,13 @@
 using namespace mlir;
 using namespace mlir::attn::nv;
 
+namespace {
+bool isUnsigned(arith::CmpIPredicate p) {
+  using P = arith::CmpIPredicate;
+  return p == P::ult || p == P::ule || p == P::ugt || p == P::uge;
+}
+} // namespace
+
 std::optional<AffineCoords::Form> AffineCoords::formOf(Value v) {
   if (auto it = forms.find(v); it != forms.end())
     return it->second;
@@ -54,8 +61,28 @@ Value AffineCoords::shared(Kind kind, Value lhs, Value rhs, Type type) {
   case Kind::MulF:
     slot = arith::MulFOp::create(b, loc, lhs, rhs);
     break;
+  case Kind::Gap:
+    slot = gap(lhs, rhs);
+    break;
   }
   return slot;
+}
+
+Value AffineCoords::gap(Value lhs, Value rhs) {
+  Type i64 = b.getI64Type();
+  auto c64 = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  };
+  auto asI64 = [&](Value v) -> Value {
+    return v.getType().isIndex() ? arith::IndexCastOp::create(b, loc, i64, v)
+                                 : v;
+  };
+  Value l = asI64(lhs);
+  Value r = asI64(rhs);
+  Value d = arith::SubIOp::create(b, loc, l, r);
+  d = arith::MinSIOp::create(b, loc, d, c64(kGapBound));
+  d = arith::MaxSIOp::create(b, loc, d, c64(-kGapBound));
+  return arith::TruncIOp::create(b, loc, b.getI32Type(), d);
 }
 
 Value AffineCoords::materialize(Form form, Type type) {
@@ -109,6 +136,23 @@ void AffineCoords::clone(Operation &op, IRMapping &mapping) {
                                        arith::FastMathFlags::contract);
       }
       mapping.map(mul.getResult(), result);
+      return;
+    }
+  }
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op);
+      cmp && narrowCompares && cmp.getLhs().getType().isIndex() &&
+      !isUnsigned(cmp.getPredicate())) {
+    std::optional<Form> l = formOf(cmp.getLhs()), r = formOf(cmp.getRhs());
+    if (l && r && (l->base || r->base)) {
+      // (bl + ol) pred (br + or)  <=>  (bl - br) pred (or - ol), exactly:
+      // |or - ol| < 2 · kExactFloatIntegers, inside the saturation.
+      Type index = cmp.getLhs().getType();
+      Value d = shared(Kind::Gap, materialize(*l, index),
+                       materialize(*r, index), b.getI32Type());
+      Value k = arith::ConstantOp::create(
+          b, loc, b.getI32IntegerAttr(int32_t(r->offset - l->offset)));
+      mapping.map(cmp.getResult(),
+                  arith::CmpIOp::create(b, loc, cmp.getPredicate(), d, k));
       return;
     }
   }

@@ -15,6 +15,11 @@
 // the tile) is u · k + u · base: one fused multiply-add per value, the
 // product with the base once per thread (a rounding of u · base more than
 // the single product: below 2^-24 of |u · base|).
+// A signed comparison of two such integers (a mask's col <= row + w) is
+// (base_l - base_r) against (offset_r - offset_l): the difference of the
+// bases once per thread, saturated to ±kGapBound and narrowed to i32, then
+// one 32-bit compare with an immediate per value, where the index compare
+// took two 64-bit adds and a 64-bit compare (two ISETPs) per value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,14 +37,23 @@ namespace mlir::attn::nv {
 
 /// Integers up to this magnitude convert to f32 exactly.
 inline constexpr int64_t kExactFloatIntegers = int64_t(1) << 24;
+/// A difference of bases is saturated to ±kGapBound before it narrows to
+/// i32: beyond 2 · kExactFloatIntegers (the largest offset difference) its
+/// comparisons do not change, and it fits an i32.
+inline constexpr int64_t kGapBound = int64_t(1) << 30;
+static_assert(kGapBound > 2 * kExactFloatIntegers && kGapBound < (int64_t(1) << 31),
+              "a saturated gap keeps every comparison and fits an i32");
 
 /// The forms of one map body across the values it is cloned for: the
 /// element-independent parts are built once (memoised), at the builder's
 /// insertion point when first needed.
 class AffineCoords {
 public:
-  AffineCoords(OpBuilder &b, Location loc, Block &body)
-      : b(b), loc(loc), body(body) {}
+  /// `narrowCompares`: compare as 32-bit gaps (below), where the kernel's
+  /// configuration says so (#attn.config's narrow_compares: TilePolicy
+  /// gives it the kernels with registers to spare for the gaps).
+  AffineCoords(OpBuilder &b, Location loc, Block &body, bool narrowCompares)
+      : b(b), loc(loc), body(body), narrowCompares(narrowCompares) {}
 
   /// Starts the clone for a new value: its coordinate `arg` is `base`
   /// (element-independent) plus `offset`.
@@ -65,16 +79,21 @@ private:
   std::optional<Form> formOf(Value v);
   /// Whether `v` is defined outside the body: the same for every value.
   bool uniform(Value v) const;
-  enum class Kind { Add, Sub, Cast, ToFloat, Zero, MulF };
+  enum class Kind { Add, Sub, Cast, ToFloat, Zero, MulF, Gap };
   /// The element-independent `kind` of `lhs`, `rhs` (null: unary) as
   /// `type`, built once.
   Value shared(Kind kind, Value lhs, Value rhs, Type type);
   /// The value of `form` as `type` (a null base: the constant).
   Value materialize(Form form, Type type);
+  /// lhs - rhs (i64 or index) saturated to ±kGapBound, as i32 (exact while
+  /// the bases differ by less than 2^63: the kernel's positions, lengths
+  /// and windows are below 2^41).
+  Value gap(Value lhs, Value rhs);
 
   OpBuilder &b;
   Location loc;
   Block &body;
+  bool narrowCompares;
   llvm::DenseMap<Value, Form> forms;
   /// sitofp results as float base + offset.
   llvm::DenseMap<Value, Form> floatForms;

@@ -71,7 +71,9 @@ struct Map : OpConversionPattern<MapOp> {
       broadcast.push_back(how);
     }
     SmallVector<Value> results;
-    AffineCoords affine(rewriter, loc, body);
+    ConfigAttr config = configOf(op);
+    AffineCoords affine(rewriter, loc, body,
+                        config && config.getNarrowCompares());
     for (int64_t i = 0, n = out->valuesPerThread(); i < n; ++i) {
       IRMapping mapping;
       affine.startValue();

@@ -168,7 +168,7 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    bool qInRegisters, StringRef schedule, bool orderedIssue,
                    bool reverseGrid, bool packGqa, bool conditionalRescale,
                    bool tma, bool warpSpecialize, bool barrierPerTile,
-                   int64_t gridGroupCtas) {
+                   int64_t gridGroupCtas, bool narrowCompares) {
   if (mapping != "host" && mapping != "mma.sync" && mapping != "wgmma")
     return emitError() << "mapping must be host, mma.sync or wgmma, got '"
                        << mapping << "'";
@@ -215,6 +215,9 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (warpSpecialize && !tma)
     return emitError() << "warp_specialize needs tma (the producer issues "
                           "the TMA copies)";
+  if (narrowCompares && mapping != "wgmma")
+    return emitError() << "narrow_compares needs mapping wgmma (the mma.sync "
+                          "kernels have no registers for the differences)";
   if (barrierPerTile && !tma)
     return emitError() << "barrier_per_tile needs tma (cp.async stages "
                           "always take a CTA barrier per tile)";

@@ -1606,6 +1606,13 @@ func.func @config_warp_specialize_threads() attributes {attn.config = #attn.conf
 
 // -----
 
+// expected-error @+1 {{narrow_compares needs mapping wgmma (the mma.sync kernels have no registers for the differences)}}
+func.func @config_narrow_compares_mma_sync() attributes {attn.config = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 128, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false, narrow_compares = true>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{barrier_per_tile needs tma (cp.async stages always take a CTA barrier per tile)}}
 func.func @config_barrier_per_tile_without_tma() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 64, warps = 8, min_ctas_per_sm = 2, stages = 3, q_in_registers = false, schedule = "softmax_overlaps_pv", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, barrier_per_tile = true>} {
   return

@@ -118,7 +118,12 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       (batch, head) pairs, each group query tile by query tile (reversed
       with `reverse_grid`), so that a captured table every (batch, head)
       reads alike (an (N, N) bias) is read by the pairs of a group at about
-      the same time, while the group's K/V stays in L2.
+      the same time, while the group's K/V stays in L2;
+    * `narrow_compares`: signed comparisons of a map body's coordinates
+      (masks: col <= row + w) run as one 32-bit compare per element against
+      the bases' difference, saturated, computed once a thread (wgmma;
+      absent: false, 64-bit index compares per element), where the kernel
+      has registers for the differences.
 
     Example:
     ```mlir
@@ -140,7 +145,8 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       DefaultValuedParameter<"bool", "false">:$tma,
       DefaultValuedParameter<"bool", "false">:$warp_specialize,
       DefaultValuedParameter<"bool", "false">:$barrier_per_tile,
-      DefaultValuedParameter<"int64_t", "0">:$grid_group_ctas);
+      DefaultValuedParameter<"int64_t", "0">:$grid_group_ctas,
+      DefaultValuedParameter<"bool", "false">:$narrow_compares);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
