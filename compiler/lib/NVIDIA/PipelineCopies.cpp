@@ -70,6 +70,8 @@
 
 #include "attn/NVIDIA/Passes.h"
 
+#include "TensorRows.h"
+
 #include "attn/Compiler/KernelABI.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -526,11 +528,9 @@ CopyAsyncOp Pipeliner::queryCopyForTma(Block &gridBody, scf::ForOp loop) {
   for (auto copy : gridBody.getOps<CopyAsyncOp>()) {
     if (copy.getSource() != q || !copy->isBeforeInBlock(loop))
       continue;
-    auto dim = copy.getBound().getDefiningOp<memref::DimOp>();
     auto dest = cast<SmemType>(copy.getDest().getType());
-    bool wholeRows = dim && dim.getSource() == q &&
-                     dim.getConstantIndex() == std::optional<int64_t>(2);
-    if (wholeRows && !copy.getRowsPerHead() && !copy.getStart() &&
+    if (rowsOf(copy.getBound()) == q && !copy.getRowsPerHead() &&
+        !copy.getStart() &&
         !copy.getPages() && !copy.getTransposed() && dest.getRank() == 2 &&
         dest.getLayout() == SharedLayout::Swizzle128B &&
         dest.getRows() <= kMaxTmaBoxRows &&
@@ -561,9 +561,8 @@ LogicalResult Pipeliner::addTensorMaps(ArrayRef<CopyAsyncOp> copies,
     // by N of either is what the copy engine's zero fill gives. Any other
     // bound (a packed sequence's end) needs the ragged maps, which view a
     // batch of one.
-    auto dim = copy.getBound().getDefiningOp<memref::DimOp>();
-    std::optional<int64_t> dimIndex = dim ? dim.getConstantIndex() : std::nullopt;
-    bool wholeRows = dim && isMapped(dim.getSource()) && dimIndex == int64_t(2);
+    Value rows = rowsOf(copy.getBound());
+    bool wholeRows = rows && isMapped(rows);
     // A packed batch's tiles are all at batch 0 (the ragged maps view one).
     bool packed = matchPattern(copy.getBatch(), m_Zero());
     if (!kv || copy.getRowsPerHead() || copy.getPages() ||

@@ -11,14 +11,14 @@
 
 #include "attn/NVIDIA/Passes.h"
 
+#include "TensorRows.h"
+
 #include "attn/Compiler/KernelABI.h"
 #include "attn/Dialect/AttnNV/IR/AttnNV.h"
 #include "attn/Dialect/AttnNV/IR/Layouts.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/IR/Matchers.h"
 
 namespace mlir::attn::nv {
 #define GEN_PASS_DEF_ATTNNVSTOREOUTPUTTMA
@@ -75,11 +75,8 @@ std::string refusal(StoreTileOp store, func::FuncOp fn, Value buffer) {
     return "an accumulating or packed store";
   // O's map ends at its rows, Nq: the store's bound must be that, as O's
   // or Q's size (one value by the ABI; CSE keeps either).
-  auto dim = store.getBound().getDefiningOp<memref::DimOp>();
-  if (!dim ||
-      (dim.getSource() != store.getDest() &&
-       dim.getSource() != fn.getArgument(0)) ||
-      dim.getConstantIndex() != std::optional<int64_t>(2))
+  Value rows = rowsOf(store.getBound());
+  if (!rows || (rows != store.getDest() && rows != fn.getArgument(0)))
     return "bounded by something other than O's rows";
   if (!buffer)
     return "no Q buffer";
