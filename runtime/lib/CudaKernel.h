@@ -41,7 +41,7 @@ struct LoadedKernel {
   bool fromCubin = false;
   /// A TMA kernel (KernelConfig::tma): the rows of its K/V tensor maps'
   /// box (block_n) and of Q's (block_m), whose maps every launch appends;
-  /// 0 without TMA.
+  /// both 0 without TMA (launchForward tests `kv`).
   MapBoxRows tmaBoxRows;
   /// Its maps' form (KernelABI.h): ragged for a variable-length kernel.
   abi::TensorMapForm tmaForm = abi::TensorMapForm::Tiled;

@@ -245,6 +245,35 @@ TEST(CompilePtxTest, ProducerByDefaultFromD128) {
   EXPECT_TRUE(r.tma && r.warpSpecialize);
 }
 
+// Masks compare 32-bit gaps in the 16-bit TMA kernels only: the cp.async
+// kernels (mma.sync, wgmma without TMA) and FP8's spilled with them.
+TEST(CompilePtxTest, NarrowComparesOnlyWhereTheRegistersAllow) {
+  KernelConfig config;
+  config.headDim = 128;
+  config.mask = MaskKind::Causal;
+  config.arch = "sm_90a";
+  config.tensorCore = "wgmma";
+  KernelPlan plan;
+  std::string error;
+  config.tma = true;
+  ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
+  EXPECT_TRUE(plan.narrowCompares);
+  config.tma = false;
+  ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
+  EXPECT_FALSE(plan.narrowCompares);
+  config.tensorCore = "mma.sync";
+  ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
+  EXPECT_FALSE(plan.narrowCompares);
+  config.tensorCore = "wgmma";
+  config.dtype = DType::E4M3;
+  config.mask = MaskKind::None;
+  config.tma = true;
+  ASSERT_TRUE(planKernel(config.resolved(/*nvidia=*/true), /*nvidia=*/true,
+                         plan, error))
+      << error;
+  EXPECT_FALSE(plan.narrowCompares);
+}
+
 // TMA by default at D = 64 and 128, and not with a bias table, whose tiles
 // the cp.async stages carry (the policy's one rule; the runtime asks it).
 TEST(CompilePtxTest, TmaByDefaultLeavesBiasTablesToCpAsync) {
