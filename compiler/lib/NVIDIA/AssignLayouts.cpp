@@ -211,6 +211,25 @@ Value toSharedLhs(OpBuilder &allocs, OpBuilder &b, Location loc, Value lhs) {
   return buffer;
 }
 
+/// The accumulator type of a transpose_lhs product ((dSᵀ)ᵀ K, the atomic
+/// backward's dQ part) whose M = 64 rows are fewer than the CTA's
+/// warpgroups hold: the warpgroups split its columns instead
+/// (`col_groups`), each warpgroup the product for its own 64-column blocks
+/// of K, FlashAttention-3's split of dQ over the head dim. Null where the
+/// rows cover the warps already.
+RankedTensorType columnGroupsType(MatmulOp op, int64_t warps) {
+  auto type = cast<RankedTensorType>(op.getAcc().getType());
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  if (rows >= 16 * warps)
+    return {};
+  int64_t groups = 16 * warps / rows;
+  if (rows != 64 || warps % groups != 0 || cols % (64 * groups) != 0)
+    return {};
+  return RankedTensorType::get(
+      type.getShape(), type.getElementType(),
+      AccLayoutAttr::get(op.getContext(), warps, groups));
+}
+
 LogicalResult Assigner::lowerMatmuls() {
   SmallVector<MatmulOp> matmuls;
   grid.walk([&](MatmulOp op) { matmuls.push_back(op); });
@@ -242,9 +261,27 @@ LogicalResult Assigner::lowerMatmuls() {
     Value result;
     if (config.isWgmma()) {
       bool transposeRhs = op.getTransposeRhs() || transposed.count(rhs);
-      Value issued = WgmmaOp::create(b, loc, op.getAcc().getType(), lhs,
-                                     rhsSmem, op.getAcc(), transposeRhs,
-                                     op.getTransposeLhs());
+      Value acc = op.getAcc();
+      if (RankedTensorType grouped =
+              transposeLhs ? columnGroupsType(op, config.getWarps())
+                           : RankedTensorType()) {
+        // Only a zero start and accumulating stores take the split tile:
+        // no other op lowers column groups.
+        if (!isZeroTile(acc) ||
+            llvm::any_of(op->getUsers(), [](Operation *user) {
+              auto store = dyn_cast<StoreTileOp>(user);
+              return !store || !store.getAccumulate();
+            }))
+          return op.emitOpError(
+              "with transpose_lhs and fewer rows than the warps hold is "
+              "split over the head dim; it must start from zero and feed "
+              "accumulating stores only");
+        acc = arith::ConstantOp::create(
+            b, loc, grouped,
+            DenseElementsAttr::get(grouped, b.getF32FloatAttr(0.0f)));
+      }
+      Value issued = WgmmaOp::create(b, loc, acc.getType(), lhs, rhsSmem, acc,
+                                     transposeRhs, op.getTransposeLhs());
       result = WgmmaWaitOp::create(b, loc, issued.getType(), issued,
                                    b.getI64IntegerAttr(0))
                    .getResult(0);

@@ -34,6 +34,9 @@ constexpr int64_t kBackwardWgmmaHeadDimMultiple = 64;
 /// the H200 (docs/BENCHMARKS.md version 25): one CTA an SM, whose two
 /// warpgroups wait at each step's CTA barriers together.
 constexpr int64_t kBackwardBlock = 64;
+/// The atomic backward on wgmma where its dQ part splits over the head dim
+/// (splitsDqOverHeadDim): two warpgroups, 128 keys a CTA.
+constexpr int64_t kAtomicBackwardWarps = 8;
 /// FP8 (e4m3) wgmma reduces over 32 elements an instruction; its K/V tiles
 /// take whole 128-byte swizzle blocks of Vᵀ's keys: 256 keys up to
 /// D = 128, with a producer warpgroup issuing the copies (warp
@@ -177,6 +180,16 @@ bool splitsBackwardGrads(int64_t headDim) {
   // spill; mma.sync on sm_80: 16 bytes), and D = 256 cannot fit at all
   // (docs/design.md).
   return roundUp(headDim, 16) > kMaxBackwardJointHeadDim;
+}
+
+bool splitsDqOverHeadDim(int64_t blockN, int64_t warps, int64_t headDim) {
+  // Each warpgroup takes all 64 query rows and whole 64-column blocks of
+  // the head dim (#attn_nv.acc's col_groups; the wgmma lowering offsets B
+  // by whole swizzle blocks).
+  if (blockN != 64 || warps <= 4 || warps % 4 != 0)
+    return false;
+  int64_t groups = warps / 4;
+  return headDim % (64 * groups) == 0;
 }
 
 bool scoresHeavy(unsigned variants) {
@@ -433,11 +446,17 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
       return false;
     }
     // Both grids' score tiles have block_m rows split over the warps
-    // (checked above); the atomic form's dQ part, (dSᵀ)ᵀ K, has block_n.
-    if (!r.deterministic && r.blockN % (16 * plan.warps) != 0) {
+    // (checked above); the atomic form's dQ part, (dSᵀ)ᵀ K, has block_n:
+    // whole 16-row tiles for each warp, or on wgmma 64 rows with the
+    // warpgroups splitting its head dim (splitsDqOverHeadDim).
+    if (!r.deterministic && r.blockN % (16 * plan.warps) != 0 &&
+        !(wgmma && splitsDqOverHeadDim(r.blockN, plan.warps, d))) {
       error = "the atomic backward's dQ part of " + std::to_string(r.blockN) +
               " query rows is not a whole number of 16-row tiles for each "
-              "of warps=" + std::to_string(plan.warps);
+              "of warps=" + std::to_string(plan.warps) +
+              (wgmma ? ", nor 64 rows whose head dim splits into 64-column "
+                       "blocks over the warpgroups"
+                     : "");
       return false;
     }
     // Plain and synchronous where the forward pipelines: one K/V loop
@@ -667,6 +686,12 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
                          : "mma.sync";
     if (nvidia && r.tensorCore != "wgmma" && splitsBackwardGrads(headDim))
       defM = defN = kBackwardSplitBlock;
+    // The atomic form on wgmma: two warpgroups of 64 keys each share every
+    // step's dQ part, split over the head dim, which halves its global
+    // reductions (the 64 x 64 kernel was bound by them: ncu, L2 at 68 %).
+    if (nvidia && !deterministic && r.tensorCore == "wgmma" &&
+        splitsDqOverHeadDim(kBackwardBlock, kAtomicBackwardWarps, headDim))
+      defM = kAtomicBackwardWarps * 16;
   }
   // A decoding paged call's open tiles (pagedDecodeTiles; {0, 0}: the
   // defaults). Consumed here: the tiles it gave are explicit from now on.

@@ -84,3 +84,30 @@ func.func @rhs_in_registers(%Q: !t, %n: index) attributes {attn.config = #cfg} {
   }
   return
 }
+
+// -----
+
+// A part split over the head dim (col_groups) is lowered only by wgmma and
+// accumulating stores: a plain store of it is refused.
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 64, warps = 8, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!a = memref<?x?x?x128xf32, strided<[?, ?, ?, 1], offset: ?>>
+
+func.func @column_groups_plain_store(%Q: !t, %K: !t, %DQ: !a, %n: index) attributes {attn.config = #cfg} {
+  %zs = arith.constant dense<0.0> : tensor<128x64xf32>
+  %zq = arith.constant dense<0.0> : tensor<64x128xf32>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %k = attn.load_tile %K[%b, %h, %t] bounds %n : !t -> tensor<128x128xbf16>
+    %q = attn.load_tile %Q[%b, %h, %t] bounds %n : !t -> tensor<64x128xbf16>
+    %s = attn.matmul %k, %q, %zs transpose_rhs : tensor<128x128xbf16>, tensor<64x128xbf16>, tensor<128x64xf32>
+    %ds = attn.map(%s : tensor<128x64xf32>) -> tensor<128x64xbf16> {
+    ^bb0(%i: index, %j: index, %x: f32):
+      %y = arith.truncf %x : f32 to bf16
+      attn.yield %y : bf16
+    }
+    // expected-error @+1 {{'attn.matmul' op with transpose_lhs and fewer rows than the warps hold is split over the head dim; it must start from zero and feed accumulating stores only}}
+    %dq = attn.matmul %ds, %k, %zq transpose_lhs : tensor<128x64xbf16>, tensor<128x128xbf16>, tensor<64x128xf32>
+    attn.store_tile %dq, %DQ[%b, %h, %t] bounds %n : tensor<64x128xf32>, !a
+  }
+  return
+}

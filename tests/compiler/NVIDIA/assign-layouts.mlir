@@ -341,3 +341,39 @@ func.func @transpose_lhs(%Q: !t, %K: !t, %DQ: !a, %n: index) attributes {attn.co
   }
   return
 }
+
+// -----
+
+// The same part with two warpgroups of 64 keys (block_m = 128, 8 warps):
+// its 64 query rows are fewer than the warps hold, so the warpgroups split
+// its head dim (col_groups = 2, FlashAttention-3's split of dQ), each one
+// 64-column block; the 128 x 64 dSᵀ of both warpgroups goes through one
+// shared buffer, which each reads whole.
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 64, warps = 8, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!a = memref<?x?x?x128xf32, strided<[?, ?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @transpose_lhs_column_groups(
+// CHECK: %[[DSS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<128x64xbf16, swizzle_128b>
+// CHECK: attn_nv.store_shared %{{.*}}, %[[DSS]] : tensor<128x64xf32, #attn_nv.acc<warps = 8>>, !attn_nv.smem<128x64xbf16, swizzle_128b>
+// CHECK: %[[Z:.*]] = arith.constant dense<0.000000e+00> : tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>
+// CHECK-NEXT: %[[PART:.*]] = attn_nv.wgmma %[[DSS]], %{{.*}}, %[[Z]] transpose_lhs : !attn_nv.smem<128x64xbf16, swizzle_128b>, !attn_nv.smem<128x128xbf16, swizzle_128b>, tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>
+// CHECK-NEXT: %[[DQ:.*]] = attn_nv.wgmma_wait %[[PART]] {pending = 0 : i64} : tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>
+// CHECK: attn.store_tile %[[DQ]], %arg2[{{.*}}] accumulate bounds %{{.*}} : tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>
+func.func @transpose_lhs_column_groups(%Q: !t, %K: !t, %DQ: !a, %n: index) attributes {attn.config = #cfg} {
+  %zs = arith.constant dense<0.0> : tensor<128x64xf32>
+  %zq = arith.constant dense<0.0> : tensor<64x128xf32>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %k = attn.load_tile %K[%b, %h, %t] bounds %n : !t -> tensor<128x128xbf16>
+    %q = attn.load_tile %Q[%b, %h, %t] bounds %n : !t -> tensor<64x128xbf16>
+    %s = attn.matmul %k, %q, %zs transpose_rhs : tensor<128x128xbf16>, tensor<64x128xbf16>, tensor<128x64xf32>
+    %ds = attn.map(%s : tensor<128x64xf32>) -> tensor<128x64xbf16> {
+    ^bb0(%i: index, %j: index, %x: f32):
+      %y = arith.truncf %x : f32 to bf16
+      attn.yield %y : bf16
+    }
+    %dq = attn.matmul %ds, %k, %zq transpose_lhs : tensor<128x64xbf16>, tensor<128x128xbf16>, tensor<64x128xf32>
+    attn.store_tile %dq, %DQ[%b, %h, %t] accumulate bounds %n : tensor<64x128xf32>, !a
+  }
+  return
+}

@@ -274,6 +274,51 @@ TEST(CompilePtxTest, NarrowComparesOnlyWhereTheRegistersAllow) {
   EXPECT_FALSE(plan.narrowCompares);
 }
 
+// The atomic backward on wgmma: at D = 128 two warpgroups of 64 keys whose
+// dQ part (64 query rows) splits over the head dim; at D = 64 (one 64-column
+// block) one warpgroup, 64 x 64; the deterministic form keeps 64 x 64. A
+// 64-row part over two warpgroups is refused where the head dim is not whole
+// 64-column blocks a warpgroup.
+TEST(CompilePtxTest, AtomicBackwardSplitsDqOverTwoWarpgroups) {
+  EXPECT_TRUE(splitsDqOverHeadDim(64, 8, 128));
+  EXPECT_FALSE(splitsDqOverHeadDim(64, 8, 64));
+  EXPECT_FALSE(splitsDqOverHeadDim(64, 8, 96));
+  EXPECT_FALSE(splitsDqOverHeadDim(64, 4, 128));
+  EXPECT_FALSE(splitsDqOverHeadDim(128, 8, 128));
+  KernelConfig config;
+  config.headDim = 128;
+  config.arch = "sm_90a";
+  config.backward = true;
+  config.deterministic = false;
+  KernelConfig r = config.resolved(/*nvidia=*/true);
+  EXPECT_EQ(r.tensorCore, "wgmma");
+  EXPECT_FALSE(r.deterministic);
+  EXPECT_EQ(r.blockM, 128);
+  EXPECT_EQ(r.blockN, 64);
+  EXPECT_EQ(r.warps, 8);
+  KernelPlan plan;
+  std::string error;
+  ASSERT_TRUE(planKernel(r, /*nvidia=*/true, plan, error)) << error;
+  config.headDim = 64;
+  r = config.resolved(/*nvidia=*/true);
+  EXPECT_EQ(r.blockM, 64);
+  EXPECT_EQ(r.warps, 4);
+  config.headDim = 128;
+  config.deterministic = true;
+  EXPECT_EQ(config.resolved(/*nvidia=*/true).blockM, 64);
+  // 128 x 64 at D = 64: the part's 64 rows cannot split over two
+  // warpgroups (32 columns each).
+  config.headDim = 64;
+  config.deterministic = false;
+  config.blockM = 128;
+  config.blockN = 64;
+  EXPECT_FALSE(planKernel(config.resolved(/*nvidia=*/true), /*nvidia=*/true,
+                          plan, error));
+  EXPECT_NE(error.find("64-column blocks over the warpgroups"),
+            std::string::npos)
+      << error;
+}
+
 // TMA by default at D = 64 and 128, and not with a bias table, whose tiles
 // the cp.async stages carry (the policy's one rule; the runtime asks it).
 TEST(CompilePtxTest, TmaByDefaultLeavesBiasTablesToCpAsync) {

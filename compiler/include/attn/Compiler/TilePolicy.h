@@ -51,6 +51,14 @@ std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
                                              bool plainForward = false,
                                              bool producer = false);
 
+/// Whether the atomic backward's dQ part on wgmma, block_n = 64 query rows
+/// over `warps` (more than one warpgroup), splits its head dim over the
+/// warpgroups (#attn_nv.acc's col_groups: each warpgroup 64 rows and whole
+/// 64-column blocks; FlashAttention-3's split of dQ): K/V tiles of 64 keys
+/// per warpgroup share one dQ part, so its global reductions halve with two
+/// warpgroups (the 64 x 64 atomic kernel was bound by them on the H200).
+bool splitsDqOverHeadDim(int64_t blockN, int64_t warps, int64_t headDim);
+
 /// Whether the NVIDIA backward computes dK and dV in two grids (kernels) of
 /// their own instead of one, at the cost of recomputing the keys-major
 /// scores: past D = 128 a thread cannot hold both accumulators.

@@ -24,10 +24,10 @@ struct Reduce : OpConversionPattern<ReduceOp> {
     auto rows = DistributedTile::get(op.getType());
     if (!tile || tile->kind() != DistributedTile::Kind::Acc || !rows ||
         rows->kind() != DistributedTile::Kind::Rows ||
-        rows->warps() != tile->warps() ||
+        rows->warps() != tile->warps() || tile->colGroups() != 1 ||
         (rows->partial() && op.getKind() != ReduceKind::Add))
-      return op.emitOpError("needs an #attn_nv.acc tile and an "
-                            "#attn_nv.rows result of the same warps "
+      return op.emitOpError("needs an #attn_nv.acc tile (no column groups) "
+                            "and an #attn_nv.rows result of the same warps "
                             "(partial only for sums)");
     Location loc = op.getLoc();
     bool max = op.getKind() == ReduceKind::Max;

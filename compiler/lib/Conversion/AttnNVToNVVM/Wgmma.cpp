@@ -212,16 +212,26 @@ struct Wgmma : OpConversionPattern<WgmmaOp> {
       // Both MN-major (the backward's (dSᵀ)ᵀ K): A is K×M, B K×N, each
       // read as P·V's V is (leading byte offset between 64-column blocks,
       // stride byte offset between 8-row groups, a k step 16 rows). This
-      // warpgroup's 64 rows of M are the lhs's 64-column block g.
+      // warpgroup's 64 rows of M are the lhs's 64-column block g; with
+      // column groups every warpgroup takes all 64 rows of M and group g's
+      // columns of B, whole 64-column blocks of it.
       int64_t rowsA = lhsType.getRows(), rowsB = rhsType.getRows();
       Value warpgroupThreads = constI32(b, loc, 128);
       Value thread = threadId(b, loc);
       Value warpgroup =
           arith::DivUIOp::create(b, loc, thread, warpgroupThreads);
-      Value lhsOffset = arith::AddIOp::create(
-          b, loc, adaptor.getLhs().front(),
-          arith::MulIOp::create(b, loc, warpgroup,
-                                constI32(b, loc, rowsA * 128)));
+      Value lhsOffset = adaptor.getLhs().front();
+      if (acc.colGroups() > 1)
+        rhsOffset = arith::AddIOp::create(
+            b, loc, rhsOffset,
+            arith::MulIOp::create(
+                b, loc, warpgroup,
+                constI32(b, loc, (acc.cols() / 64) * rowsB * 128)));
+      else
+        lhsOffset = arith::AddIOp::create(
+            b, loc, lhsOffset,
+            arith::MulIOp::create(b, loc, warpgroup,
+                                  constI32(b, loc, rowsA * 128)));
       Value aDesc = descriptor(b, loc, smem, lhsOffset, rowsA * 128, 1024);
       Value bDesc = descriptor(b, loc, smem, rhsOffset, rowsB * 128, 1024);
       if (out.empty())

@@ -58,11 +58,17 @@ AccLayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
                               function_ref<InFlightDiagnostic()> emitError) const {
   if (shape.size() != 2)
     return emitError() << "#attn_nv.acc needs a 2-D tile";
-  if (failed(verifyRowsPerWarp(shape, getWarps(), "#attn_nv.acc", emitError)))
+  int64_t groups = getColGroups();
+  if (groups <= 0 || getWarps() % groups != 0)
+    return emitError() << "#attn_nv.acc needs col_groups dividing warps = "
+                       << getWarps() << ", got " << groups;
+  if (failed(verifyRowsPerWarp(shape, getWarps() / groups, "#attn_nv.acc",
+                               emitError)))
     return failure();
-  if (shape[1] % 8 != 0)
-    return emitError() << "#attn_nv.acc needs columns in 8-column blocks, got "
-                       << shape[1];
+  if (shape[1] % (8 * groups) != 0)
+    return emitError() << "#attn_nv.acc needs columns in 8-column blocks"
+                       << (groups > 1 ? " for each column group" : "")
+                       << ", got " << shape[1];
   return success();
 }
 

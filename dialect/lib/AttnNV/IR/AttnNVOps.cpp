@@ -92,12 +92,18 @@ LogicalResult verifyProduct(Operation *op, Value lhs, Value rhs, Value acc,
   int64_t m = transposeLhs ? l1 : l0, k = transposeLhs ? l0 : l1;
   auto [r0, r1] = tileShape(rhs.getType());
   int64_t rk = transposeRhs ? r1 : r0, n = transposeRhs ? r0 : r1;
-  if (k != rk || m != out->rows() || n != out->cols())
+  // cols() counts one column group's columns.
+  int64_t accCols = out->cols() * out->colGroups();
+  if (k != rk || m != out->rows() || n != accCols)
     return op->emitOpError()
            << "shapes do not multiply: lhs " << l0 << "x" << l1
            << (transposeLhs ? " (transposed)" : "") << ", rhs "
            << r0 << "x" << r1 << (transposeRhs ? " (transposed)" : "")
-           << ", acc " << out->rows() << "x" << out->cols();
+           << ", acc " << out->rows() << "x" << accCols;
+  if (out->colGroups() != 1 && !isa<WgmmaOp>(op))
+    return op->emitOpError() << "splits columns over warpgroups on wgmma "
+                                "only, got "
+                             << acc.getType();
   if (auto a = layoutOf(lhs, DistributedTile::Kind::OperandA);
       a && a->warps() != out->warps())
     return op->emitOpError() << "lhs is spread over " << a->warps()
@@ -350,9 +356,9 @@ LogicalResult ConvertLayoutOp::verify() {
   if (failed(from) || failed(to))
     return failure();
   if (from->rows() != to->rows() || from->cols() != to->cols() ||
-      from->warps() != to->warps())
+      from->warps() != to->warps() || from->colGroups() != 1)
     return emitOpError() << "source and result must have one shape and warp "
-                            "count";
+                            "count (and the source no column groups)";
   Type src = from->elementType(), dst = to->elementType();
   if (src != dst && !src.isF32())
     return emitOpError() << "rounds only f32 to 16 bits, got " << src
@@ -426,6 +432,16 @@ LogicalResult WgmmaOp::verify() {
     return emitOpError() << "wgmma reduces in steps of " << step
                          << " elements (32 bytes): needs K a multiple of "
                          << step << ", got " << k;
+  // Column groups: each warpgroup (one a group) issues the product for its
+  // own columns of an MN-major B, whole 64-column swizzle blocks of it (the
+  // lowering's one form: (dSᵀ)ᵀ K with dQ split over the head dim).
+  if (acc.colGroups() > 1 &&
+      (!getTransposeLhs() || acc.cols() % 64 != 0 || acc.rowWarps() != 4))
+    return emitOpError() << "splits columns over warpgroups with "
+                            "transpose_lhs, one warpgroup and whole 64-column "
+                            "blocks a group only, got "
+                         << acc.cols() << " columns over "
+                         << acc.rowWarps() << " warps a group";
   // The accumulator layout keeps columns in pairs of 8-column blocks.
   if (acc.cols() > 256 || acc.cols() % 16 != 0)
     return emitOpError() << "wgmma.m64nNk16 needs N a multiple of 16 up to "

@@ -25,6 +25,7 @@ std::optional<DistributedTile> DistributedTile::get(Type type) {
   if (auto acc = dyn_cast<AccLayoutAttr>(enc)) {
     t.kind_ = Kind::Acc;
     t.warps_ = acc.getWarps();
+    t.colGroups_ = acc.getColGroups();
   } else if (auto rows = dyn_cast<RowsLayoutAttr>(enc)) {
     t.kind_ = Kind::Rows;
     t.warps_ = rows.getWarps();
@@ -39,7 +40,7 @@ std::optional<DistributedTile> DistributedTile::get(Type type) {
     return std::nullopt;
   }
   t.rows_ = tensor.getDimSize(0);
-  t.cols_ = tensor.getRank() == 2 ? tensor.getDimSize(1) : 1;
+  t.cols_ = tensor.getRank() == 2 ? tensor.getDimSize(1) / t.colGroups_ : 1;
   t.elementType_ = tensor.getElementType();
   return t;
 }
@@ -97,13 +98,25 @@ std::pair<Value, Value> DistributedTile::threadBase(OpBuilder &b,
     row = constI32(b, loc, 0);
   } else {
     Value quad = arith::DivUIOp::create(b, loc, lane, constI32(b, loc, 4));
-    Value warpRow =
-        arith::MulIOp::create(b, loc, warp, constI32(b, loc, 16 * mTiles()));
+    Value rowWarp = colGroups_ > 1 ? arith::RemUIOp::create(
+                                         b, loc, warp,
+                                         constI32(b, loc, rowWarps()))
+                                         .getResult()
+                                   : warp;
+    Value warpRow = arith::MulIOp::create(b, loc, rowWarp,
+                                          constI32(b, loc, 16 * mTiles()));
     row = arith::AddIOp::create(b, loc, warpRow, quad);
   }
   Value two = constI32(b, loc, 2);
   Value col = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, lane, constI32(b, loc, 4)), two);
+  if (colGroups_ > 1) {
+    Value group =
+        arith::DivUIOp::create(b, loc, warp, constI32(b, loc, rowWarps()));
+    col = arith::AddIOp::create(
+        b, loc, col,
+        arith::MulIOp::create(b, loc, group, constI32(b, loc, cols_)));
+  }
   Type index = b.getIndexType();
   return {arith::IndexCastUIOp::create(b, loc, index, row),
           arith::IndexCastUIOp::create(b, loc, index, col)};

@@ -112,7 +112,7 @@ func.func @map_without_layout() attributes {attn.config = #cfg} {
 func.func @partial_max() attributes {attn.config = #cfg} {
   %s = arith.constant dense<1.0> : tensor<64x32xf32, #attn_nv.acc<warps = 4>>
   %m = arith.constant dense<0.0> : tensor<64xf32, #attn_nv.rows<warps = 4, partial = true>>
-  // expected-error @+2 {{'attn.reduce' op needs an #attn_nv.acc tile and an #attn_nv.rows result of the same warps (partial only for sums)}}
+  // expected-error @+2 {{'attn.reduce' op needs an #attn_nv.acc tile (no column groups) and an #attn_nv.rows result of the same warps (partial only for sums)}}
   // expected-error @+1 {{failed to legalize operation 'attn.reduce' that was explicitly marked illegal}}
   %r = attn.reduce <max> %s, %m : tensor<64x32xf32, #attn_nv.acc<warps = 4>>, tensor<64xf32, #attn_nv.rows<warps = 4, partial = true>>
   return
@@ -125,9 +125,23 @@ func.func @partial_max() attributes {attn.config = #cfg} {
 func.func @reduce_other_warps() attributes {attn.config = #cfg} {
   %s = arith.constant dense<1.0> : tensor<64x32xf32, #attn_nv.acc<warps = 4>>
   %m = arith.constant dense<0.0> : tensor<64xf32, #attn_nv.rows<warps = 2>>
-  // expected-error @+2 {{'attn.reduce' op needs an #attn_nv.acc tile and an #attn_nv.rows result of the same warps (partial only for sums)}}
+  // expected-error @+2 {{'attn.reduce' op needs an #attn_nv.acc tile (no column groups) and an #attn_nv.rows result of the same warps (partial only for sums)}}
   // expected-error @+1 {{failed to legalize operation 'attn.reduce' that was explicitly marked illegal}}
   %r = attn.reduce <add> %s, %m : tensor<64x32xf32, #attn_nv.acc<warps = 4>>, tensor<64xf32, #attn_nv.rows<warps = 2>>
+  return
+}
+
+// -----
+
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 64, warps = 8, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+
+// A tile split over column groups holds only part of each row a thread.
+func.func @reduce_column_groups() attributes {attn.config = #cfg} {
+  %s = arith.constant dense<1.0> : tensor<128x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>
+  %m = arith.constant dense<0.0> : tensor<128xf32, #attn_nv.rows<warps = 8>>
+  // expected-error @+2 {{'attn.reduce' op needs an #attn_nv.acc tile (no column groups) and an #attn_nv.rows result of the same warps (partial only for sums)}}
+  // expected-error @+1 {{failed to legalize operation 'attn.reduce' that was explicitly marked illegal}}
+  %r = attn.reduce <add> %s, %m : tensor<128x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>, tensor<128xf32, #attn_nv.rows<warps = 8>>
   return
 }
 

@@ -167,6 +167,34 @@ func.func @acc_tile_accumulate(%O: memref<?x?x?x16xf32, strided<[?, ?, ?, 1], of
   return
 }
 
+// A part split over the head dim (col_groups = 2 over 8 warps): warp w holds
+// rows 16 (w mod 4) + lane / 4 (and + 8) and columns 64 (w / 4) + 2 (lane
+// mod 4) + 8n, n < 8: 8 reductions per row, 16 in all.
+#cfg90w8 = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 64, warps = 8, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+// CHECK-LABEL: gpu.func @acc_tile_accumulate_column_groups
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK: %[[WARP:.*]] = arith.divui %[[TID]], %c32_i32 : i32
+// CHECK: %[[LANE:.*]] = arith.remui %[[TID]], %c32_i32{{.*}} : i32
+// CHECK: %[[QUAD:.*]] = arith.divui %[[LANE]], %c4_i32 : i32
+// CHECK: %[[RW:.*]] = arith.remui %[[WARP]], %c4_i32{{.*}} : i32
+// CHECK: %[[R16:.*]] = arith.muli %[[RW]], %c16_i32 : i32
+// CHECK: arith.addi %[[R16]], %[[QUAD]] : i32
+// CHECK: %[[PAIR:.*]] = arith.muli %{{.*}}, %c2_i32 : i32
+// CHECK: %[[GROUP:.*]] = arith.divui %[[WARP]], %c4_i32{{.*}} : i32
+// CHECK: %[[G64:.*]] = arith.muli %[[GROUP]], %c64_i32 : i32
+// CHECK: arith.addi %[[PAIR]], %[[G64]] : i32
+// CHECK: scf.if
+// CHECK-COUNT-8: red.relaxed.gpu.global.add.v2.f32
+// CHECK: scf.if
+// CHECK-COUNT-8: red.relaxed.gpu.global.add.v2.f32
+// CHECK-NOT: red.relaxed
+// CHECK: gpu.return
+func.func @acc_tile_accumulate_column_groups(%O: memref<?x?x?x128xf32, strided<[?, ?, ?, 1], offset: ?>>, %b: index, %h: index, %row: index, %bound: index) attributes {attn.config = #cfg90w8} {
+  %o = arith.constant dense<1.0> : tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>
+  attn.store_tile %o, %O[%b, %h, %row] accumulate bounds %bound : tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>, memref<?x?x?x128xf32, strided<[?, ?, ?, 1], offset: ?>>
+  return
+}
+
 // The LSE: the quad leader (lane % 4 == 0) stores each of its two rows
 // when the pointer is not null and the row is inside the bound.
 // CHECK-LABEL: gpu.func @lse_rows

@@ -390,3 +390,38 @@ func.func @ds_k_transposed_lhs(%n: index) attributes {attn.config = #wg4} {
   }
   return
 }
+
+// The same product split over the head dim (col_groups = 2: the atomic
+// backward on two warpgroups of 64 keys, dSᵀ 128 keys x 64 queries): every
+// warpgroup reads all of dSᵀ (no offset of A) and its own 64-column block
+// of K (warpgroup w: 128 rows x 128 bytes = 16384 bytes on); m64n64k16,
+// 32 accumulator registers a thread, 8 k steps of 16 keys; both
+// descriptors step 128 rows x 128 bytes between 64-column blocks
+// (0x4000004004000000).
+!accg = tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>
+// CHECK-LABEL: gpu.func @ds_k_column_groups
+// CHECK: %[[WG:.*]] = arith.divui %{{.*}}, %c128_i32 : i32
+// CHECK: %[[WGOFF:.*]] = arith.muli %[[WG]], %c16384_i32{{.*}} : i32
+// CHECK: %[[KOFF:.*]] = arith.addi %c16384_i32, %[[WGOFF]] : i32
+// CHECK: %[[DSADDR:.*]] = arith.addi %{{.*}}, %c0_i32 : i32
+// CHECK: arith.shrui %[[DSADDR]]
+// CHECK: %[[ADESC:.*]] = arith.ori %{{.*}}, %c4611686293372403712_i64 : i64
+// CHECK: arith.addi %{{.*}}, %[[KOFF]] : i32
+// CHECK: %[[BDESC:.*]] = arith.ori %{{.*}}, %c4611686293372403712_i64{{.*}} : i64
+// CHECK: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $34, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, $32, $33, p, 1, 1, 1, 1;\0A}", "{{(=f,){32}l}},l,r" %[[ADESC]], %[[BDESC]], %c0_i32
+// CHECK-COUNT-7: wgmma.mma_async.sync.aligned.m64n64k16
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+func.func @ds_k_column_groups(%n: index) attributes {attn.config = #wg8} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ds = attn_nv.alloc_shared {offset = 0} : !attn_nv.smem<128x64xbf16, swizzle_128b>
+  %k = attn_nv.alloc_shared {offset = 16384} : !attn_nv.smem<128x128xbf16, swizzle_128b>
+  %zero = arith.constant dense<0.0> : !accg
+  %r = scf.for %it = %c0 to %n step %c1 iter_args(%acc = %zero) -> (!accg) {
+    %dq = attn_nv.wgmma %ds, %k, %zero transpose_lhs : !attn_nv.smem<128x64xbf16, swizzle_128b>, !attn_nv.smem<128x128xbf16, swizzle_128b>, !accg
+    %dq1 = attn_nv.wgmma_wait %dq {pending = 0} : !accg
+    scf.yield %dq1 : !accg
+  }
+  return
+}

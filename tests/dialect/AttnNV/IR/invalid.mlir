@@ -46,6 +46,22 @@ func.func @acc_columns(%x: tensor<64x12xf32, #attn_nv.acc<warps = 4>>) {
 
 // -----
 
+// expected-error @+1 {{#attn_nv.acc needs col_groups dividing warps = 4, got 3}}
+func.func @acc_col_groups(%x: tensor<64x96xf32, #attn_nv.acc<warps = 4, col_groups = 3>>) {
+  return
+}
+
+// -----
+
+// Each column group holds whole 8-column blocks: 72 columns over 2 groups
+// are 36 a group.
+// expected-error @+1 {{#attn_nv.acc needs columns in 8-column blocks for each column group, got 72}}
+func.func @acc_col_groups_columns(%x: tensor<64x72xf32, #attn_nv.acc<warps = 8, col_groups = 2>>) {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{#attn_nv.rows needs a 1-D tile}}
 func.func @rows_rank(%x: tensor<64x64xf32, #attn_nv.rows<warps = 4>>) {
   return
@@ -403,6 +419,15 @@ func.func @convert_shape(%s: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
 
 // -----
 
+// A column-split accumulator is not an A operand of any product.
+func.func @convert_col_groups(%s: tensor<64x128xf32, #attn_nv.acc<warps = 4, col_groups = 2>>) {
+  // expected-error @+1 {{'attn_nv.convert_layout' op source and result must have one shape and warp count (and the source no column groups)}}
+  %0 = attn_nv.convert_layout %s : tensor<64x128xf32, #attn_nv.acc<warps = 4, col_groups = 2>> -> tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>
+  return
+}
+
+// -----
+
 func.func @convert_warps(%s: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
   // expected-error @+1 {{'attn_nv.convert_layout' op source and result must have one shape and warp count}}
   %0 = attn_nv.convert_layout %s : tensor<64x64xf32, #attn_nv.acc<warps = 4>> -> tensor<64x64xbf16, #attn_nv.operand_a<warps = 2>>
@@ -462,6 +487,15 @@ func.func @mma_acc_layout(%l: tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>,
 func.func @mma_acc_f32(%l: tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, %r: !attn_nv.smem<64x64xbf16, padded>, %a: tensor<64x64xf16, #attn_nv.acc<warps = 4>>) {
   // expected-error @+1 {{'attn_nv.mma' op accumulates in f32, got 'tensor<64x64xf16, #attn_nv.acc<warps = 4>>'}}
   %0 = attn_nv.mma %l, %r, %a : tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<64x64xbf16, padded>, tensor<64x64xf16, #attn_nv.acc<warps = 4>>
+  return
+}
+
+// -----
+
+// mma.sync's warps own rows only.
+func.func @mma_col_groups(%l: tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, %r: !attn_nv.smem<64x64xbf16, padded>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4, col_groups = 2>>) {
+  // expected-error @+1 {{'attn_nv.mma' op splits columns over warpgroups on wgmma only, got 'tensor<64x64xf32, #attn_nv.acc<warps = 4, col_groups = 2>>'}}
+  %0 = attn_nv.mma %l, %r, %a : tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, !attn_nv.smem<64x64xbf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4, col_groups = 2>>
   return
 }
 
@@ -868,6 +902,34 @@ func.func @init_too_many_arrivals() {
   %bars = attn_nv.alloc_barriers : !attn_nv.barriers<3>
   // expected-error @+1 {{arrivals must be in [1, 1048575], got 1048576}}
   attn_nv.init_barriers %bars arrivals 1048576 : !attn_nv.barriers<3>
+  return
+}
+
+// -----
+
+// Column groups are the split of the atomic backward's (dSᵀ)ᵀ K over the
+// head dim: a product of another form does not split its columns.
+func.func @wgmma_col_groups_not_transposed(%l: !attn_nv.smem<64x64xbf16, swizzle_128b>, %r: !attn_nv.smem<128x64xbf16, swizzle_128b>, %a: tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op splits columns over warpgroups with transpose_lhs, one warpgroup and whole 64-column blocks a group only, got 64 columns over 4 warps a group}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_rhs : !attn_nv.smem<64x64xbf16, swizzle_128b>, !attn_nv.smem<128x64xbf16, swizzle_128b>, tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>
+  return
+}
+
+// -----
+
+// ... and each group takes whole 64-column swizzle blocks of B.
+func.func @wgmma_col_groups_block(%l: !attn_nv.smem<128x64xbf16, swizzle_128b>, %r: !attn_nv.smem<128x64xbf16, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 8, col_groups = 2>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op splits columns over warpgroups with transpose_lhs, one warpgroup and whole 64-column blocks a group only, got 32 columns over 4 warps a group}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_lhs : !attn_nv.smem<128x64xbf16, swizzle_128b>, !attn_nv.smem<128x64xbf16, swizzle_128b>, tensor<64x64xf32, #attn_nv.acc<warps = 8, col_groups = 2>>
+  return
+}
+
+// -----
+
+// ... and one warpgroup a group (all 64 rows of M each).
+func.func @wgmma_col_groups_warpgroups(%l: !attn_nv.smem<128x128xbf16, swizzle_128b>, %r: !attn_nv.smem<128x128xbf16, swizzle_128b>, %a: tensor<128x128xf32, #attn_nv.acc<warps = 16, col_groups = 2>>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op splits columns over warpgroups with transpose_lhs, one warpgroup and whole 64-column blocks a group only, got 64 columns over 8 warps a group}}
+  %0 = attn_nv.wgmma %l, %r, %a transpose_lhs : !attn_nv.smem<128x128xbf16, swizzle_128b>, !attn_nv.smem<128x128xbf16, swizzle_128b>, tensor<128x128xf32, #attn_nv.acc<warps = 16, col_groups = 2>>
   return
 }
 

@@ -22,6 +22,16 @@ func.func @layouts(%a: tensor<128x64xf32, #attn_nv.acc<warps = 8>>,
   return
 }
 
+// col_groups: the warps split the columns into groups (1, the default, is
+// not printed).
+// CHECK-LABEL: func.func @acc_col_groups
+// CHECK-SAME: tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>
+// CHECK-SAME: tensor<64x64xf32, #attn_nv.acc<warps = 4>>)
+func.func @acc_col_groups(%a: tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>,
+                          %b: tensor<64x64xf32, #attn_nv.acc<warps = 4, col_groups = 1>>) {
+  return
+}
+
 // partial = false is the default and is not printed.
 // CHECK-LABEL: func.func @rows_default
 // CHECK-SAME: tensor<64xf32, #attn_nv.rows<warps = 4>>)

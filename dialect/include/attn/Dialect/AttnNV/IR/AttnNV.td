@@ -59,9 +59,23 @@ def AttnNV_AccLayout : AttrDef<AttnNV_Dialect, "AccLayout", [
     what wgmma.m64nNk16 gives each warp of a warpgroup. Columns are padded to
     a multiple of 16 in registers.
 
-    Example: `tensor<128x64xf32, #attn_nv.acc<warps = 8>>`
+    With `col_groups = G` > 1 the warps form G groups of warps / G, and
+    group k holds columns [k·N/G, (k + 1)·N/G) of every row as a tile of
+    its own: each group's warps split the M rows as above. wgmma gives that
+    when G warpgroups each issue the product for their own columns of B
+    (the atomic backward's dQ part: 64 query rows over two warpgroups,
+    FlashAttention-3's split of dQ over the head dim).
+
+    Example: `tensor<128x64xf32, #attn_nv.acc<warps = 8>>`,
+    `tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>`
   }];
-  let parameters = (ins "int64_t":$warps);
+  let parameters = (ins "int64_t":$warps,
+                        DefaultValuedParameter<"int64_t", "1">:$col_groups);
+  let builders = [
+    AttrBuilder<(ins "int64_t":$warps), [{
+      return $_get($_ctxt, warps, 1);
+    }]>
+  ];
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

@@ -8,7 +8,9 @@
 // byte geometry (SharedGeometry).
 //
 // Register layouts (g = lane / 4, t = lane % 4, warp w of W):
-//  * a warp owns M / W consecutive rows, as mTiles() 16-row m tiles;
+//  * a warp owns M / W consecutive rows, as mTiles() 16-row m tiles; an acc
+//    tile with G column groups is G tiles of N / G columns side by side,
+//    group k held by warps [k·W/G, (k + 1)·W/G) (cols() counts a group's);
 //  * acc: per m tile i and 8-column block j, value ((i·J) + j)·4 + e at
 //    (16i + 8·(e / 2), 8j + e % 2) from the base (16·mTiles()·w + g, 2t);
 //    J = colBlocks() counts columns rounded up to a multiple of 16;
@@ -49,12 +51,16 @@ public:
   bool partial() const { return partial_; }
   int64_t warps() const { return warps_; }
   int64_t rows() const { return rows_; }
-  /// Columns (1 for row tiles).
+  /// Columns (1 for row tiles); of one column group (acc with col_groups).
   int64_t cols() const { return cols_; }
+  /// Column groups of an acc tile (1 otherwise): see the file comment.
+  int64_t colGroups() const { return colGroups_; }
+  /// Warps that split the rows of one column group.
+  int64_t rowWarps() const { return warps_ / colGroups_; }
   Type elementType() const { return elementType_; }
 
   /// 16-row m tiles per warp.
-  int64_t mTiles() const { return rows_ / (16 * warps_); }
+  int64_t mTiles() const { return rows_ / (16 * rowWarps()); }
   /// 8-column blocks per m tile (acc), columns rounded up to 16.
   int64_t colBlocks() const { return (cols_ + 15) / 16 * 2; }
   /// Columns of one k block of an operand_a tile: 16 for 16-bit elements,
@@ -76,13 +82,14 @@ public:
   /// Whether value `i` of an acc tile lies in a padding column (>= cols()).
   bool isPadding(int64_t i) const { return offset(i).col >= cols_; }
 
-  /// This thread's base (row, column) as index values: (16·mTiles()·warp +
-  /// lane / 4, 2·(lane % 4)); row 0 for a cols tile.
+  /// This thread's base (row, column) as index values: (16·mTiles()·(warp
+  /// mod rowWarps()) + lane / 4, cols()·(warp / rowWarps()) + 2·(lane %
+  /// 4)); row 0 for a cols tile.
   std::pair<Value, Value> threadBase(OpBuilder &b, Location loc) const;
 
 private:
   Kind kind_ = Kind::Acc;
-  int64_t warps_ = 1, rows_ = 0, cols_ = 1;
+  int64_t warps_ = 1, rows_ = 0, cols_ = 1, colGroups_ = 1;
   bool partial_ = false;
   Type elementType_;
 };
