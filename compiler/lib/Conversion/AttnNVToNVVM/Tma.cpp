@@ -13,6 +13,8 @@
 
 #include "attn/Compiler/KernelABI.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::nv;
@@ -249,6 +251,102 @@ struct StoreTma : OpConversionPattern<StoreTmaOp> {
   }
 };
 
+/// The accumulating store by the copy engine: each warp stages its values in
+/// its rows of the padded f32 buffer and its lanes add one row segment each
+/// with cp.reduce.async.bulk (predicated in the PTX, not branched around:
+/// a branch between wgmma ops can make ptxas serialise them, C7518).
+struct ReduceBulk : OpConversionPattern<ReduceBulkOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ReduceBulkOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto &b = rewriter;
+    Location loc = op.getLoc();
+    auto tile = *DistributedTile::get(op.getTile().getType());
+    SharedGeometry staging(cast<SmemType>(op.getStaging().getType()));
+    SharedBase smem = SharedBase::get(b, loc, op);
+    GlobalTensor dest(adaptor.getDest(), op.getDest().getType());
+    Type i32 = b.getI32Type();
+    Value buffer = adaptor.getStaging().front();
+    int64_t pitch = staging.pitch();
+    // The lanes' reads of the previous use are done (they waited for them).
+    NVVM::SyncWarpOp::create(b, loc, constI32(b, loc, -1));
+    // This thread's pairs, 8 bytes each at (row, col) of the buffer.
+    auto [baseRow, baseCol] = tile.threadBase(b, loc);
+    auto toI32 = [&](Value v) {
+      return arith::IndexCastUIOp::create(b, loc, i32, v).getResult();
+    };
+    // One statement per op: the IR's order must not depend on the order in
+    // which the C++ compiler evaluates arguments.
+    Value rowBytes =
+        arith::MulIOp::create(b, loc, toI32(baseRow), constI32(b, loc, pitch));
+    Value colBytes =
+        arith::MulIOp::create(b, loc, toI32(baseCol), constI32(b, loc, 4));
+    Value threadBytes = arith::AddIOp::create(b, loc, rowBytes, colBytes);
+    threadBytes = arith::AddIOp::create(b, loc, buffer, threadBytes);
+    ValueRange values = adaptor.getTile();
+    auto pairType = VectorType::get({2}, b.getF32Type());
+    for (int64_t i = 0; i < tile.valuesPerThread(); i += 2) {
+      if (tile.isPadding(i))
+        continue;
+      ElementOffset at = tile.offset(i);
+      Value pair = LLVM::PoisonOp::create(b, loc, pairType);
+      for (int e = 0; e < 2; ++e)
+        pair = LLVM::InsertElementOp::create(b, loc, pair, values[i + e],
+                                             constI32(b, loc, e));
+      Value bytes = arith::AddIOp::create(
+          b, loc, threadBytes, constI32(b, loc, at.row * pitch + at.col * 4));
+      LLVM::StoreOp::create(b, loc, pair, smem.at(b, loc, bytes),
+                            /*alignment=*/8);
+    }
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    NVVM::SyncWarpOp::create(b, loc, constI32(b, loc, -1));
+    // Lane r adds row r of the warp's rows, its column group's segment.
+    auto [warpRow, warpCol] = tile.warpBase(b, loc);
+    Value lane = NVVM::LaneIdOp::create(b, loc, i32);
+    Value local = arith::AddIOp::create(b, loc, warpRow, lane);
+    Type index = b.getIndexType();
+    Value row = arith::AddIOp::create(
+        b, loc, adaptor.getRow().front(),
+        arith::IndexCastUIOp::create(b, loc, index, local));
+    Value laneRow = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ult, lane,
+        constI32(b, loc, 16 * tile.mTiles()));
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                         row, adaptor.getBound().front());
+    Value mine = arith::AndIOp::create(b, loc, laneRow, inside);
+    Value rowStart = dest.rowElements(b, loc, adaptor.getBatch().front(),
+                                      adaptor.getHead().front(), row);
+    Value elements = arith::AddIOp::create(
+        b, loc, rowStart, arith::IndexCastUIOp::create(b, loc, index, warpCol));
+    Value target = dest.address(b, loc, elements);
+    Value localBytes =
+        arith::MulIOp::create(b, loc, local, constI32(b, loc, pitch));
+    Value groupBytes =
+        arith::MulIOp::create(b, loc, warpCol, constI32(b, loc, 4));
+    Value source = arith::AddIOp::create(b, loc, localBytes, groupBytes);
+    source = arith::AddIOp::create(b, loc, buffer, source);
+    source = arith::AddIOp::create(b, loc, smem.address, source);
+    Value predicate = arith::ExtUIOp::create(b, loc, i32, mine);
+    Ptx::emit(b, loc, Type(), {target, source, predicate},
+              llvm::formatv("{{\n.reg .pred p;\nsetp.ne.b32 p, $2, 0;\n"
+                            "@p cp.reduce.async.bulk.global.shared::cta."
+                            "bulk_group.add.f32 [$0], [$1], {0};\n}",
+                            tile.cols() * 4)
+                  .str(),
+              "l,r,r");
+    NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, /*group=*/0,
+                                         /*read=*/b.getUnitAttr());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// mbarrier.try_wait.parity in a loop until the use's phase completed.
 struct WaitBarrier : OpConversionPattern<WaitBarrierOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -292,6 +390,6 @@ struct ArriveBarrier : OpConversionPattern<ArriveBarrierOp> {
 void mlir::attn::nv::populateTmaPatterns(TileTypeConverter &converter,
                                          RewritePatternSet &patterns) {
   patterns.add<AllocatedOffset<AllocBarriersOp>, InitBarriers, CopyTma,
-               StoreTma, WaitBarrier, ArriveBarrier>(
+               StoreTma, ReduceBulk, WaitBarrier, ArriveBarrier>(
       converter, patterns.getContext());
 }

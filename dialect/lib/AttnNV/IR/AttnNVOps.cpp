@@ -329,11 +329,35 @@ LogicalResult StoreSharedOp::verify() {
     return failure();
   auto dest = cast<SmemType>(getDest().getType());
   if (dest.getRank() != 2 || dest.getRows() != tile->rows() ||
-      dest.getCols() != tile->cols() ||
+      dest.getCols() != tile->cols() || tile->colGroups() != 1 ||
       dest.getElementType().getIntOrFloatBitWidth() != 16)
     return emitOpError() << "writes a tile into a 2-D 16-bit shared tile of "
                             "its shape, got "
                          << getTile().getType() << " into " << dest;
+  return success();
+}
+
+LogicalResult ReduceBulkOp::verify() {
+  FailureOr<DistributedTile> tile =
+      expectLayout(*this, "tile", getTile(), DistributedTile::Kind::Acc);
+  if (failed(tile))
+    return failure();
+  int64_t cols = tile->cols() * tile->colGroups();
+  auto staging = cast<SmemType>(getStaging().getType());
+  if (!tile->elementType().isF32() || staging.getRank() != 2 ||
+      staging.getRows() != tile->rows() || staging.getCols() != cols ||
+      !staging.getElementType().isF32() ||
+      staging.getLayout() != SharedLayout::Padded)
+    return emitOpError() << "stages an f32 accumulator tile in a padded f32 "
+                            "shared tile of its shape, got "
+                         << getTile().getType() << " in " << staging;
+  // Each lane's bulk reduction is one row segment of a column group: whole
+  // 8-column blocks (#attn_nv.acc), so a multiple of the 16 bytes it needs.
+  auto dest = cast<MemRefType>(getDest().getType());
+  if (dest.getRank() != 4 || !dest.getElementType().isF32() ||
+      dest.getDimSize(3) != cols)
+    return emitOpError() << "adds into a (B, H, N, " << cols
+                         << ") f32 memref, got " << dest;
   return success();
 }
 

@@ -87,6 +87,36 @@ int64_t DistributedTile::colSlot(int64_t i) const {
   return ((i % perTile) / 4) * 2 + i % 2;
 }
 
+/// The first row of warp `warp` (i32) of `t` (of its column group).
+static Value warpRowOf(OpBuilder &b, Location loc, const DistributedTile &t,
+                       Value warp) {
+  Value rowWarp = t.colGroups() > 1
+                      ? arith::RemUIOp::create(b, loc, warp,
+                                               constI32(b, loc, t.rowWarps()))
+                            .getResult()
+                      : warp;
+  return arith::MulIOp::create(b, loc, rowWarp,
+                               constI32(b, loc, 16 * t.mTiles()));
+}
+
+/// The first column of warp `warp`'s column group of `t`.
+static Value groupColOf(OpBuilder &b, Location loc, const DistributedTile &t,
+                        Value warp) {
+  Value group =
+      arith::DivUIOp::create(b, loc, warp, constI32(b, loc, t.rowWarps()));
+  return arith::MulIOp::create(b, loc, group, constI32(b, loc, t.cols()));
+}
+
+std::pair<Value, Value> DistributedTile::warpBase(OpBuilder &b,
+                                                  Location loc) const {
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  Value warp = arith::DivUIOp::create(b, loc, tid, constI32(b, loc, 32));
+  Value row = warpRowOf(b, loc, *this, warp);
+  Value col = colGroups_ > 1 ? groupColOf(b, loc, *this, warp)
+                             : constI32(b, loc, 0);
+  return {row, col};
+}
+
 std::pair<Value, Value> DistributedTile::threadBase(OpBuilder &b,
                                                     Location loc) const {
   Type i32 = b.getI32Type();
@@ -98,25 +128,13 @@ std::pair<Value, Value> DistributedTile::threadBase(OpBuilder &b,
     row = constI32(b, loc, 0);
   } else {
     Value quad = arith::DivUIOp::create(b, loc, lane, constI32(b, loc, 4));
-    Value rowWarp = colGroups_ > 1 ? arith::RemUIOp::create(
-                                         b, loc, warp,
-                                         constI32(b, loc, rowWarps()))
-                                         .getResult()
-                                   : warp;
-    Value warpRow = arith::MulIOp::create(b, loc, rowWarp,
-                                          constI32(b, loc, 16 * mTiles()));
-    row = arith::AddIOp::create(b, loc, warpRow, quad);
+    row = arith::AddIOp::create(b, loc, warpRowOf(b, loc, *this, warp), quad);
   }
   Value two = constI32(b, loc, 2);
   Value col = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, lane, constI32(b, loc, 4)), two);
-  if (colGroups_ > 1) {
-    Value group =
-        arith::DivUIOp::create(b, loc, warp, constI32(b, loc, rowWarps()));
-    col = arith::AddIOp::create(
-        b, loc, col,
-        arith::MulIOp::create(b, loc, group, constI32(b, loc, cols_)));
-  }
+  if (colGroups_ > 1)
+    col = arith::AddIOp::create(b, loc, col, groupColOf(b, loc, *this, warp));
   Type index = b.getIndexType();
   return {arith::IndexCastUIOp::create(b, loc, index, row),
           arith::IndexCastUIOp::create(b, loc, index, col)};

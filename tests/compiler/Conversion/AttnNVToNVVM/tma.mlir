@@ -171,3 +171,47 @@ func.func @store_output(%b: index, %h: index, %row: index, %omap: !llvm.ptr) att
   attn_nv.store_tma %o into %omap[%b, %h, %row] : !s, !llvm.ptr
   return
 }
+
+// attn_nv.reduce_bulk (the atomic backward's dQ part, split over the head dim
+// by two warpgroups): after the warp's previous reads (bar.warp.sync), each
+// thread writes its 16 pairs into the padded f32 staging buffer (at 2048;
+// rows 528 bytes apart: thread row 16 (warp mod 4) + lane / 4, column
+// 64 (warp / 4) + 2 (lane mod 4); rows +8 at +4224), makes them visible to
+// the async proxy, and lane r < 16 adds row 16 (warp mod 4) + r of its
+// group's 64 columns (256 bytes) -- if under the bound, by predicate --
+// with one bulk reduction, then waits until its reads are done.
+#wg8 = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 64, warps = 8, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+// CHECK-LABEL: gpu.func @reduce_bulk
+// CHECK: nvvm.bar.warp.sync %c-1_i32
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x
+// CHECK: %[[WARP:.*]] = arith.divui %[[TID]], %c32_i32
+// CHECK: %[[ROWW:.*]] = arith.remui %[[WARP]], %c4_i32
+// CHECK: arith.muli %[[ROWW]], %c16_i32
+// CHECK: %[[GRP:.*]] = arith.divui %[[WARP]], %c4_i32
+// CHECK: arith.muli %[[GRP]], %c64_i32
+// CHECK: arith.muli %{{.*}}, %c528_i32
+// CHECK: %[[T0:.*]] = arith.addi %{{.*}}, %c2048_i32
+// CHECK: llvm.getelementptr %{{.*}}[%[[T0]]]
+// CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
+// CHECK: arith.addi %{{.*}}, %c6272_i32
+// CHECK-COUNT-15: llvm.store %{{.*}} : vector<2xf32>, !llvm.ptr<3>
+// CHECK-NOT: llvm.store
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.bar.warp.sync
+// CHECK: %[[LANE:.*]] = nvvm.read.ptx.sreg.laneid
+// CHECK: %[[FIRST:.*]] = arith.cmpi ult, %[[LANE]], %c16_i32
+// CHECK: %[[UNDER:.*]] = arith.cmpi slt, %{{.*}}, %arg12 : index
+// CHECK: %[[MINE:.*]] = arith.andi %[[FIRST]], %[[UNDER]]
+// CHECK: %[[DST:.*]] = llvm.getelementptr %arg0[%{{.*}}] : (!llvm.ptr<1>, i64)
+// CHECK: arith.muli %{{.*}}, %c528_i32
+// CHECK: arith.muli %[[GRP2:.*]], %c256_i32
+// CHECK: %[[P:.*]] = arith.extui %[[MINE]] : i1 to i32
+// CHECK: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $2, 0;\0A@p cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], [$1], 256;\0A}", "l,r,r" %[[DST]], %{{.*}}, %[[P]]
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+func.func @reduce_bulk(%DQ: memref<?x?x?x128xf32, strided<[?, ?, ?, 1], offset: ?>>, %b: index, %h: index, %row: index, %n: index) attributes {attn.config = #wg8} {
+  %stage = attn_nv.alloc_shared {offset = 2048} : !attn_nv.smem<64x128xf32, padded>
+  %p = arith.constant dense<1.0> : tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>
+  attn_nv.reduce_bulk %p, %stage into %DQ[%b, %h, %row] bounds %n : tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>, !attn_nv.smem<64x128xf32, padded>, memref<?x?x?x128xf32, strided<[?, ?, ?, 1], offset: ?>>
+  return
+}

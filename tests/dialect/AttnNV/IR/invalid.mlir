@@ -1158,3 +1158,22 @@ func.func @copy_transposed_shape(%src: memref<?x?x?x64xf8E4M3FN, strided<[?, ?, 
   attn_nv.copy_async %src[%i, %i, %i] bounds %i into %dst transposed : memref<?x?x?x64xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>, !attn_nv.smem<128x64xf8E4M3FN, swizzle_128b>
   return
 }
+
+// -----
+
+// reduce_bulk stages an f32 accumulator in a padded f32 tile of its shape:
+// a swizzled one is refused.
+func.func @reduce_bulk_staging(%t: tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>, %s: !attn_nv.smem<64x128xf32, swizzle_128b>, %d: memref<?x?x?x128xf32>, %i: index) {
+  // expected-error @+1 {{'attn_nv.reduce_bulk' op stages an f32 accumulator tile in a padded f32 shared tile of its shape, got 'tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>' in '!attn_nv.smem<64x128xf32, swizzle_128b>'}}
+  attn_nv.reduce_bulk %t, %s into %d[%i, %i, %i] bounds %i : tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>, !attn_nv.smem<64x128xf32, swizzle_128b>, memref<?x?x?x128xf32>
+  return
+}
+
+// -----
+
+// The destination is a (B, H, N, D) f32 memref with the tile's columns.
+func.func @reduce_bulk_dest(%t: tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>, %s: !attn_nv.smem<64x128xf32, padded>, %d: memref<?x?x?x64xf32>, %i: index) {
+  // expected-error @+1 {{'attn_nv.reduce_bulk' op adds into a (B, H, N, 128) f32 memref, got 'memref<?x?x?x64xf32>'}}
+  attn_nv.reduce_bulk %t, %s into %d[%i, %i, %i] bounds %i : tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>, !attn_nv.smem<64x128xf32, padded>, memref<?x?x?x64xf32>
+  return
+}

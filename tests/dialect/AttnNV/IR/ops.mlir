@@ -234,6 +234,17 @@ func.func @store_tma(%map: !llvm.ptr, %b: index, %h: index, %row: index) {
 
 // -----
 
+// dQ's part added by bulk reductions through a padded f32 staging tile.
+// CHECK-LABEL: func.func @reduce_bulk
+// CHECK: attn_nv.reduce_bulk %{{.*}}, %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] bounds %{{.*}} : tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>, !attn_nv.smem<64x128xf32, padded>, memref<?x?x?x128xf32>
+func.func @reduce_bulk(%t: tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>, %d: memref<?x?x?x128xf32>, %b: index, %h: index, %row: index, %n: index) {
+  %s = attn_nv.alloc_shared : !attn_nv.smem<64x128xf32, padded>
+  attn_nv.reduce_bulk %t, %s into %d[%b, %h, %row] bounds %n : tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>, !attn_nv.smem<64x128xf32, padded>, memref<?x?x?x128xf32>
+  return
+}
+
+// -----
+
 // A producer warpgroup: the consumers' region, then the producer's, whose
 // copies are single_thread.
 // CHECK-LABEL: func.func @warp_specialize

@@ -505,6 +505,44 @@ def AttnNV_StoreTmaOp : AttnNV_Op<"store_tma"> {
   let hasVerifier = 1;
 }
 
+def AttnNV_ReduceBulkOp : AttnNV_Op<"reduce_bulk"> {
+  let summary = "adds an f32 register tile into global memory by the copy engine, each warp its rows";
+  let description = [{
+    The atomic backward's dQ parts by bulk reductions instead of one
+    `red.global.add.v2.f32` per pair of columns a thread holds (which kept
+    the load/store unit's queue full and held every later fence behind the
+    reductions in flight). Each warp waits until its last bulk reductions
+    have read `staging` (`bar.warp.sync` after the lanes' `wait_group.read`
+    of the previous use), writes its values of `tile` (an f32
+    `#attn_nv.acc`, with any column groups) into `staging` (a padded f32
+    shared tile of the tile's shape), makes them visible to the async proxy
+    (`fence.proxy.async.shared::cta`, `bar.warp.sync`), and lane r of the
+    warp adds row r of its rows, the columns of its column group, with one
+    `cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32` to
+    `dest[batch, head, row + r, :]` of a (B, H, N, D) f32 memref; rows at or
+    past `bound` are not added. The lanes then wait until their reductions
+    have read `staging` (`cp.async.bulk.wait_group.read 0`). No barrier
+    between warps: each reads only what it wrote.
+
+    Example:
+    ```mlir
+    attn_nv.reduce_bulk %part, %stage into %acc[%b, %h, %row] bounds %n
+        : tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>,
+          !attn_nv.smem<64x128xf32, padded>, memref<?x?x?x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$tile,
+                       Arg<AttnNV_AnySmem, "staging", [MemRead, MemWrite]>:$staging,
+                       Arg<AnyMemRef, "dest", [MemRead, MemWrite]>:$dest,
+                       Index:$batch, Index:$head, Index:$row, Index:$bound);
+  let assemblyFormat = [{
+    $tile `,` $staging `into` $dest `[` $batch `,` $head `,` $row `]`
+    `bounds` $bound attr-dict `:` type($tile) `,` qualified(type($staging))
+    `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
 def AttnNV_WaitBarrierOp : AttnNV_Op<"wait_barrier"> {
   let summary = "waits until use `use` of a barrier buffer has completed";
   let description = [{

@@ -86,6 +86,11 @@ public:
   /// mod rowWarps()) + lane / 4, cols()·(warp / rowWarps()) + 2·(lane %
   /// 4)); row 0 for a cols tile.
   std::pair<Value, Value> threadBase(OpBuilder &b, Location loc) const;
+  /// This thread's warp's first element (row, column) as i32 values:
+  /// (16·mTiles()·(warp mod rowWarps()), cols()·(warp / rowWarps())); the
+  /// warp holds rows [row, row + 16·mTiles()) of those columns. Not for cols
+  /// tiles.
+  std::pair<Value, Value> warpBase(OpBuilder &b, Location loc) const;
 
 private:
   Kind kind_ = Kind::Acc;
