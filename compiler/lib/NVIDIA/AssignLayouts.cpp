@@ -2,6 +2,7 @@
 
 #include "attn/NVIDIA/Passes.h"
 
+#include "attn/Compiler/TilePolicy.h"
 #include "attn/Dialect/AttnNV/IR/Layouts.h"
 
 #include "mlir/IR/Matchers.h"
@@ -212,22 +213,19 @@ Value toSharedLhs(OpBuilder &allocs, OpBuilder &b, Location loc, Value lhs) {
 }
 
 /// The accumulator type of a transpose_lhs product ((dSᵀ)ᵀ K, the atomic
-/// backward's dQ part) whose M = 64 rows are fewer than the CTA's
-/// warpgroups hold: the warpgroups split its columns instead
-/// (`col_groups`), each warpgroup the product for its own 64-column blocks
-/// of K, FlashAttention-3's split of dQ over the head dim. Null where the
-/// rows cover the warps already.
+/// backward's dQ part) whose 64 rows are fewer than the CTA's warpgroups
+/// hold: the warpgroups split its columns instead (`col_groups`, one
+/// warpgroup a group), each the product for its own 64-column blocks of K,
+/// FlashAttention-3's split of dQ over the head dim -- where the tile
+/// policy allows it (splitsDqOverHeadDim). Null otherwise.
 RankedTensorType columnGroupsType(MatmulOp op, int64_t warps) {
   auto type = cast<RankedTensorType>(op.getAcc().getType());
-  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
-  if (rows >= 16 * warps)
-    return {};
-  int64_t groups = 16 * warps / rows;
-  if (rows != 64 || warps % groups != 0 || cols % (64 * groups) != 0)
+  if (!::attn::compiler::splitsDqOverHeadDim(type.getDimSize(0), warps,
+                                             type.getDimSize(1)))
     return {};
   return RankedTensorType::get(
       type.getShape(), type.getElementType(),
-      AccLayoutAttr::get(op.getContext(), warps, groups));
+      AccLayoutAttr::get(op.getContext(), warps, warps / 4));
 }
 
 LogicalResult Assigner::lowerMatmuls() {
