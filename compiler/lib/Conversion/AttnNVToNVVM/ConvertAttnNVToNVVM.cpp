@@ -156,13 +156,25 @@ Value mlir::attn::nv::shuffleXor(OpBuilder &b, Location loc, Value v,
                               NVVM::ShflKind::bfly, UnitAttr());
 }
 
+Value mlir::attn::nv::vectorPair(OpBuilder &b, Location loc, Value lo,
+                                 Value hi) {
+  auto pair = VectorType::get({2}, lo.getType());
+  Value v = LLVM::PoisonOp::create(b, loc, pair);
+  v = LLVM::InsertElementOp::create(b, loc, v, lo, constI32(b, loc, 0));
+  return LLVM::InsertElementOp::create(b, loc, v, hi, constI32(b, loc, 1));
+}
+
+void mlir::attn::nv::fenceForAsyncProxy(OpBuilder &b, Location loc) {
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
 Value mlir::attn::nv::packPair(OpBuilder &b, Location loc, Value lo, Value hi,
                                Type element) {
   Type from = lo.getType();
-  auto pair = VectorType::get({2}, from);
-  Value v = LLVM::PoisonOp::create(b, loc, pair);
-  v = LLVM::InsertElementOp::create(b, loc, v, lo, constI32(b, loc, 0));
-  v = LLVM::InsertElementOp::create(b, loc, v, hi, constI32(b, loc, 1));
+  Value v = vectorPair(b, loc, lo, hi);
   auto halves = VectorType::get({2}, element);
   if (from != element)
     v = LLVM::FPTruncOp::create(b, loc, halves, v); // cvt.rn.{bf16,f16}x2

@@ -138,11 +138,7 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
             }
             Value pair;
             if (element.isF32()) {
-              pair = LLVM::PoisonOp::create(
-                  nb, nl, VectorType::get({2}, element));
-              for (int i = 0; i < 2; ++i)
-                pair = LLVM::InsertElementOp::create(
-                    nb, nl, pair, values[at + i], constI32(nb, nl, i));
+              pair = vectorPair(nb, nl, values[at], values[at + 1]);
             } else {
               pair = packPair(nb, nl, values[at], values[at + 1], element);
               if (element.isF16())

@@ -120,6 +120,13 @@ SmallVector<Value> ldmatrix(OpBuilder &b, Location loc, const SharedBase &smem,
 /// shfl.sync.bfly of `v` with lane mask `mask` over the whole warp.
 Value shuffleXor(OpBuilder &b, Location loc, Value v, int mask);
 
+/// `lo` and `hi` as a vector<2x their type> (an 8-byte f32 pair to store).
+Value vectorPair(OpBuilder &b, Location loc, Value lo, Value hi);
+
+/// fence.proxy.async.shared::cta: this thread's shared-memory writes
+/// (generic proxy) become visible to the async proxy (wgmma, bulk copies).
+void fenceForAsyncProxy(OpBuilder &b, Location loc);
+
 /// Two scalars as one 32-bit mma operand of `element` (bf16: i32; f16:
 /// vector<2xf16>); f32 inputs are rounded (cvt.rn, both in one instruction).
 Value packPair(OpBuilder &b, Location loc, Value lo, Value hi, Type element);

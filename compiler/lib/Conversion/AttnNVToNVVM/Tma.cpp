@@ -213,10 +213,7 @@ struct StoreTma : OpConversionPattern<StoreTmaOp> {
         TmaBoxes::of(cast<SmemType>(op.getSource().getType()));
     SharedBase smem = SharedBase::get(b, loc, op);
     Type i32 = b.getI32Type();
-    NVVM::FenceProxyOp::create(
-        b, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
+    fenceForAsyncProxy(b, loc);
     NVVM::SyncWarpOp::create(b, loc, constI32(b, loc, -1));
     Value thread = threadId(b, loc);
     Value warp = arith::DivUIOp::create(b, loc, thread, constI32(b, loc, 32));
@@ -286,24 +283,17 @@ struct ReduceBulk : OpConversionPattern<ReduceBulkOp> {
     Value threadBytes = arith::AddIOp::create(b, loc, rowBytes, colBytes);
     threadBytes = arith::AddIOp::create(b, loc, buffer, threadBytes);
     ValueRange values = adaptor.getTile();
-    auto pairType = VectorType::get({2}, b.getF32Type());
     for (int64_t i = 0; i < tile.valuesPerThread(); i += 2) {
       if (tile.isPadding(i))
         continue;
       ElementOffset at = tile.offset(i);
-      Value pair = LLVM::PoisonOp::create(b, loc, pairType);
-      for (int e = 0; e < 2; ++e)
-        pair = LLVM::InsertElementOp::create(b, loc, pair, values[i + e],
-                                             constI32(b, loc, e));
+      Value pair = vectorPair(b, loc, values[i], values[i + 1]);
       Value bytes = arith::AddIOp::create(
           b, loc, threadBytes, constI32(b, loc, at.row * pitch + at.col * 4));
       LLVM::StoreOp::create(b, loc, pair, smem.at(b, loc, bytes),
                             /*alignment=*/8);
     }
-    NVVM::FenceProxyOp::create(
-        b, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
+    fenceForAsyncProxy(b, loc);
     NVVM::SyncWarpOp::create(b, loc, constI32(b, loc, -1));
     // Lane r adds row r of the warp's rows, its column group's segment.
     auto [warpRow, warpCol] = tile.warpBase(b, loc);
