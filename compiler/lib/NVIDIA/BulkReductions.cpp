@@ -5,7 +5,8 @@
 // segment) instead of one red.global.add.v2.f32 a pair of columns. On the
 // H200 those reductions were 15 % of the two-warpgroup K/V kernel's stall
 // samples, and the proxy fence after the next step's copies waited for them
-// (MEMBAR.ALL.CTA: another 7 %; docs/BENCHMARKS.md version 30).
+// (MEMBAR.ALL.CTA: another 7 %; docs/BENCHMARKS.md version 30). Measured
+// 0.85-0.96 x that form at D = 128 (version 31), it is not in the pipeline.
 //
 //===----------------------------------------------------------------------===//
 

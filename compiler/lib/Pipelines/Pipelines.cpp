@@ -75,7 +75,6 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   pm.addPass(nv::createAttnNVOrderWarpgroups());
   pm.addPass(nv::createAttnNVSkipRescale());
   pm.addPass(nv::createAttnNVStoreOutputTma());
-  pm.addPass(nv::createAttnNVBulkReductions());
   pm.addPass(nv::createAttnNVWarpSpecialize());
   pm.addPass(nv::createAttnNVAllocateShared());
   pm.addPass(createConvertAttnNVToNVVM());

@@ -223,6 +223,10 @@ def AttnNVBulkReductions : Pass<"attn-nv-bulk-reductions", "ModuleOp"> {
     cp.async copies (MEMBAR.ALL.CTA) waited for them to complete, another
     7 %. The copy engine reads whole rows and adds them in the L2, and a
     warp waits only until it has read them.
+
+    Not in the attn-to-ptx pipeline: on the H200 it measured 0.85-0.96 x
+    the register form at D = 128 (docs/BENCHMARKS.md version 31; each
+    step waits for its reads, and the staging's addresses spill).
   }];
   let dependentDialects = ["::mlir::attn::nv::AttnNVDialect"];
 }
