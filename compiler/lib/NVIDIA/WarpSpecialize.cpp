@@ -47,16 +47,32 @@ using namespace mlir::attn::nv;
 
 namespace {
 
-/// CUTLASS's split for two consumer warpgroups and a producer: the
-/// producer's loop needs few registers (addresses, the tile index), the
-/// consumers' accumulators all they can get; 2 · 128 · 232 + 128 · 40 =
-/// 64512 of the SM's 65536.
+/// The register split of `consumerGroups` consumer warpgroups and the
+/// producer: the producer's loop needs few registers (addresses, the tile
+/// index), the consumers' accumulators all they can get. Two consumer
+/// warpgroups take CUTLASS's 232 / 40 (2 · 128 · 232 + 128 · 40 = 64512 of
+/// the SM's 65536; 232 measured on the H200, docs/BENCHMARKS.md versions
+/// 26-28); three take FlashAttention-3's 160 / 32 (3 · 128 · 160 + 128 · 32
+/// = 65536): what is left, in setmaxnreg's steps.
+struct RegisterSplit {
+  int64_t consumer, producer;
+};
 constexpr int64_t kConsumerRegisters = 232;
 constexpr int64_t kProducerRegisters = 40;
-static_assert(2 * kWarpgroupThreads * kConsumerRegisters +
-                      kProducerThreads * kProducerRegisters <=
-                  kRegistersPerSm,
-              "the register split must fit the SM");
+constexpr int64_t kProducerRegistersBesideThree = 32;
+constexpr RegisterSplit registerSplit(int64_t consumerGroups) {
+  int64_t producer = consumerGroups > 2 ? kProducerRegistersBesideThree
+                                        : kProducerRegisters;
+  int64_t left = (kRegistersPerSm / kWarpgroupThreads - producer) /
+                 consumerGroups / kSetMaxRegistersStep * kSetMaxRegistersStep;
+  return {left < kConsumerRegisters ? left : kConsumerRegisters, producer};
+}
+static_assert(registerSplit(2).consumer == 232 &&
+                  registerSplit(2).producer == 40,
+              "two consumer warpgroups keep the measured split");
+static_assert(registerSplit(3).consumer == 160 &&
+                  registerSplit(3).producer == 32,
+              "three consumer warpgroups fill the SM");
 
 /// The copy of the tile after the loop's own: `use` = iv + 1.
 bool prefetchesNext(CopyTmaOp copy, scf::ForOp loop) {
@@ -111,10 +127,14 @@ LogicalResult specialize(TileGridOp grid, ConfigAttr config) {
 
   Location loc = grid.getLoc();
   OpBuilder b(start);
+  int64_t consumerThreads = 32 * config.getWarps();
+  RegisterSplit registers =
+      registerSplit((consumerThreads + kWarpgroupThreads - 1) /
+                    kWarpgroupThreads);
   auto split = WarpSpecializeOp::create(
-      b, loc, b.getI64IntegerAttr(32 * config.getWarps()),
-      b.getI64IntegerAttr(kConsumerRegisters),
-      b.getI64IntegerAttr(kProducerRegisters));
+      b, loc, b.getI64IntegerAttr(consumerThreads),
+      b.getI64IntegerAttr(registers.consumer),
+      b.getI64IntegerAttr(registers.producer));
   Block *consumers = new Block();
   split.getConsumers().push_back(consumers);
   Block *producer = new Block();
