@@ -447,8 +447,19 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   // TMA and the table's per-element gather). Where the policy gives a call
   // a producer warpgroup (D = 160-256), TMA comes with it: without one TMA
   // measured slower there.
-  bool producerDefault = compiler::producerByDefault(
-      args.head_dim, args.variant.flags, varlen != nullptr, user != nullptr);
+  // Long sequences at D = 64 take taller tiles with a producer
+  // (compiler::longSequenceTiles), where the caller left the tiles open.
+  bool longTiles =
+      !backward && args.block_m == 0 && args.block_n == 0 &&
+      compiler::longSequenceTiles(args.head_dim, toCompilerDType(args.dtype),
+                                  args.variant.flags, varlen != nullptr,
+                                  user != nullptr, args.seqlen_q,
+                                  args.seqlen_k);
+  bool producerDefault =
+      longTiles || compiler::producerByDefault(args.head_dim,
+                                               args.variant.flags,
+                                               varlen != nullptr,
+                                               user != nullptr);
   bool producer = options_.warpSpecialize.value_or(producerDefault);
   bool tmaDefault =
       compiler::tmaByDefault(args.head_dim, args.variant.flags) ||
@@ -458,7 +469,16 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
              tensorMapUnsupportedReason(
                  args, abi::tensorMapForm(varlen != nullptr))
                  .empty();
-  CallKey call = CallKey::make(Target::Cuda, context->id, args, user,
+  // The tall tiles only with the producer they were measured with.
+  attn_fwd_args tiled;
+  const attn_fwd_args *keyed = &args;
+  if (longTiles && tma && producer) {
+    tiled = args;
+    tiled.block_m = compiler::kLongSequenceBlockM;
+    tiled.block_n = compiler::kLongSequenceBlockN;
+    keyed = &tiled;
+  }
+  CallKey call = CallKey::make(Target::Cuda, context->id, *keyed, user,
                                backward, varlen != nullptr,
                                varlen ? varlen->pageSize : 0, tma,
                                deterministic_.load(std::memory_order_relaxed) ||

@@ -318,6 +318,15 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
          (variants & ~kProducerVariants) == 0;
 }
 
+bool longSequenceTiles(int64_t headDim, DType dtype, unsigned variants,
+                       bool varlen, bool userMods, int64_t queries,
+                       int64_t keys) {
+  return headDim == kLongSequenceHeadDim &&
+         (dtype == DType::BF16 || dtype == DType::F16) && variants == 0 &&
+         !varlen && !userMods && queries >= kLongSequence &&
+         keys >= kLongSequence;
+}
+
 int64_t maxSharedBytesPerBlock(std::string_view chip) {
   if (chip.rfind("sm_90", 0) == 0 || chip.rfind("sm_100", 0) == 0 ||
       chip.rfind("sm_101", 0) == 0)

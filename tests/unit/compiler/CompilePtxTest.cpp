@@ -245,6 +245,25 @@ TEST(CompilePtxTest, ProducerByDefaultFromD128) {
   EXPECT_TRUE(r.tma && r.warpSpecialize);
 }
 
+// Long sequences at D = 64 (both sides >= 8k), bf16 or f16, plain: the
+// tall tiles; not a query short of it, another D, FP8, a variant, a packed
+// batch or user mods.
+TEST(CompilePtxTest, LongSequenceTilesAtD64) {
+  using attn::compiler::DType;
+  EXPECT_TRUE(longSequenceTiles(64, DType::BF16, 0, false, false, 8192, 8192));
+  EXPECT_TRUE(longSequenceTiles(64, DType::F16, 0, false, false, 16384, 9000));
+  EXPECT_FALSE(longSequenceTiles(64, DType::BF16, 0, false, false, 8191, 8192));
+  EXPECT_FALSE(longSequenceTiles(64, DType::BF16, 0, false, false, 8192, 8191));
+  EXPECT_FALSE(longSequenceTiles(128, DType::BF16, 0, false, false, 8192, 8192));
+  EXPECT_FALSE(longSequenceTiles(64, DType::E4M3, 0, false, false, 8192, 8192));
+  EXPECT_FALSE(longSequenceTiles(64, DType::BF16, attn::abi::kWindow, false,
+                                 false, 8192, 8192));
+  EXPECT_FALSE(longSequenceTiles(64, DType::BF16, 0, /*varlen=*/true, false,
+                                 8192, 8192));
+  EXPECT_FALSE(longSequenceTiles(64, DType::BF16, 0, false, /*userMods=*/true,
+                                 8192, 8192));
+}
+
 // Masks compare 32-bit gaps in the 16-bit TMA kernels only: the cp.async
 // kernels (mma.sync, wgmma without TMA) and FP8's spilled with them.
 TEST(CompilePtxTest, NarrowComparesOnlyWhereTheRegistersAllow) {

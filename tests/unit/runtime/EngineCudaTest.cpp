@@ -860,6 +860,43 @@ TEST_F(EngineCudaTest, ProducerByDefaultFromD128) {
   EXPECT_EQ(fakeCompiler().lastConfig.blockN, 64);
 }
 
+TEST_F(EngineCudaTest, LongSequencesAtD64TakeTallTilesWithTheProducer) {
+  // TilePolicy.h's longSequenceTiles: queries and keys both >= 8k at
+  // D = 64, tiles left open: 192 x 128 with TMA and the producer, a kernel
+  // of its own; one query short of it, explicit tiles, or ATTN_JIT_WARPSPEC
+  // =0 keep the default kernel.
+  ForwardFixture longCall(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8192, 8192,
+                          64);
+  ASSERT_TRUE(engine().forward(&longCall.args).ok());
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_EQ(fakeCompiler().lastConfig.blockM, 192);
+    EXPECT_EQ(fakeCompiler().lastConfig.blockN, 128);
+    EXPECT_TRUE(fakeCompiler().lastConfig.tma);
+    EXPECT_TRUE(fakeCompiler().lastConfig.warpSpecialize);
+  }
+  EXPECT_EQ(lastLaunch().block[0],
+            unsigned(kFakeThreads + kFakeProducerThreads));
+  auto expectDefault = [&](const char *why) {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_NE(fakeCompiler().lastConfig.blockM, 192) << why;
+    EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize) << why;
+  };
+  ForwardFixture shorter(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8191, 8192,
+                         64);
+  ASSERT_TRUE(engine().forward(&shorter.args).ok());
+  expectDefault("8191 queries");
+  longCall.args.block_m = 128;
+  longCall.args.block_n = 64;
+  ASSERT_TRUE(engine().forward(&longCall.args).ok());
+  expectDefault("explicit tiles");
+  engine_.reset();
+  options.warpSpecialize = false;
+  longCall.args.block_m = longCall.args.block_n = 0;
+  ASSERT_TRUE(engine().forward(&longCall.args).ok());
+  expectDefault("ATTN_JIT_WARPSPEC=0");
+}
+
 TEST(EngineOptionsTest, WarpSpecializeFromTheEnvironment) {
   {
     ScopedEnv ws("ATTN_JIT_WARPSPEC", std::nullopt);

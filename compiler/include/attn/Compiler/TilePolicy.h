@@ -22,6 +22,7 @@
 namespace attn::compiler {
 
 struct KernelConfig;
+enum class DType;
 
 /// Whether `name` is a tensor-core setting: auto, mma.sync or wgmma.
 bool isTensorCoreName(std::string_view name);
@@ -150,6 +151,25 @@ inline constexpr unsigned kProducerVariants =
     abi::kWindow | abi::kAlibi | abi::kSoftcap;
 bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
                        bool userMods);
+
+/// The tiles of a plain forward call over long sequences at D = 64, both
+/// its queries and keys numbering at least kLongSequence (bf16 or f16, no
+/// named variant, no user mods, not a packed batch): FlashAttention-3's
+/// D = 64 tile, 192 query rows on three consumer warpgroups, 128 keys, with
+/// a producer warpgroup and TMA (the consumers get 160 registers,
+/// attn-nv-warp-specialize). On the H200, in one process against the
+/// default 128 x 64 kernel (docs/BENCHMARKS.md version 31, run 3): N = 8k
+/// 1.088 / 1.080 x (none / causal), 16k 1.059 / 1.081 x, 4k 1.020 / 0.991,
+/// 2k 1.019 / 0.930, 1k 0.902 / 0.760: with fewer, taller CTAs the short
+/// grids fill the SMs worse and causal rows waste more of the diagonal's
+/// tile, so the choice follows the length (a second kernel for long calls).
+inline constexpr int64_t kLongSequence = 8192;
+inline constexpr int64_t kLongSequenceHeadDim = 64;
+inline constexpr int64_t kLongSequenceBlockM = 192;
+inline constexpr int64_t kLongSequenceBlockN = 128;
+bool longSequenceTiles(int64_t headDim, DType dtype, unsigned variants,
+                       bool varlen, bool userMods, int64_t queries,
+                       int64_t keys);
 
 /// Bytes of one tile of `rows` x `headDim` elements (16-bit, or 8-bit for
 /// FP8) in shared memory: padded rows (mma.sync) or 128-byte-swizzled
