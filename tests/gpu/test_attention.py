@@ -40,6 +40,11 @@ Per case:
     large-magnitude scores, up to ~300) leaves a wide margin without hiding a
     wrong max or a wrong scale (those are off by >= 1e-2).
 
+Long sequences (D = 64 in the head dims, on a GPU): Nq = Nk = 8192 causal (with
+--quick), and without --quick also 8192 x 9000 none and 9001 x 8192 bottom_right --
+the lengths at which the runtime takes its tall D = 64 tile (192 x 128 with a
+producer warpgroup; TilePolicy.h's longSequenceTiles); the same checks.
+
 GQA sweep (--gqa runs only it, --no-gqa leaves it out; part of the default run,
 after the sweep above, case indices continuing): K and V have Hkv heads, query
 head h reads K/V head h // (H / Hkv), as torch's SDPA with enable_gqa=True.
@@ -87,6 +92,9 @@ GQA_HK_ALL = [(8, 8), (8, 4), (16, 8), (8, 2), (16, 4), (16, 2), (32, 4), (8, 1)
 GQA_HK_SUB = [(8, 8), (16, 8), (16, 4), (32, 4), (8, 1), (16, 1)]    # G = 1, 2, 4, 8, MQA 8, MQA 16
 GQA_HK_SPEC = [(8, 8), (8, 4), (16, 4), (32, 4), (16, 1)]
 GQA_HK_BR = [(8, 4), (16, 2), (8, 1)]       # prefill with the bottom-right mask (== causal at Nq = Nk)
+# (Nq, Nk, mask, dtype, layout) of the long-sequence cases (D = 64, B = 1, H = 2).
+LONG_CASES = [(8192, 8192, "causal", "bf16", "bhnd"), (8192, 9000, "none", "f16", "bnhd"),
+              (9001, 8192, "bottom_right", "bf16", "bhnd")]
 GQA_DIMS = [64, 128, 64, 128, 96, 128, 256]  # period 7: coprime with dtype (2) and layout (4) rotation
 GQA_DECODE_MASKS = ["none", "bottom_right", "none", "causal"]
 GQA_SPEC_MASKS = ["bottom_right", "bottom_right", "none", "bottom_right", "causal"]
@@ -150,6 +158,14 @@ def make_cases(quick, device, dims=DIMS):
                 idx=len(cases), B=b, H=h, Nq=nq, Nk=nk, D=d, mask=mask, dtype=dt, layout=layout, dist=dist,
                 scale=(0.7 / math.sqrt(d)) if k % 4 == 3 else 0.0,   # 0: the default 1/sqrt(D)
                 lse=(k % 6 != 5), kv_heads0=(k % 2 == 1)))
+    # Long sequences at D = 64: the runtime's tall tile (TilePolicy.h's
+    # longSequenceTiles, queries and keys both >= 8192).
+    if device != "cpu" and 64 in dims:
+        longs = LONG_CASES[:1] if quick else LONG_CASES
+        for nq, nk, mask, dt, layout in longs:
+            cases.append(dict(
+                idx=len(cases), B=1, H=2, Nq=nq, Nk=nk, D=64, mask=mask, dtype=dt, layout=layout,
+                dist=DISTS[0], scale=0.0, lse=True, kv_heads0=False))
     return cases
 
 
