@@ -447,16 +447,17 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   // TMA and the table's per-element gather). Where the policy gives a call
   // a producer warpgroup (D = 160-256), TMA comes with it: without one TMA
   // measured slower there.
-  // Long sequences at D = 64 take taller tiles with a producer
-  // (compiler::longSequenceTiles), where the caller left the tiles open.
-  bool longTiles =
-      !backward && args.block_m == 0 && args.block_n == 0 &&
-      compiler::longSequenceTiles(args.head_dim, toCompilerDType(args.dtype),
-                                  args.variant.flags, varlen != nullptr,
-                                  user != nullptr, args.seqlen_q,
-                                  args.seqlen_k);
+  // Long sequences at D = 64 take taller tiles with a producer, short
+  // causal ones smaller tiles (compiler::lengthTiles), where the caller
+  // left the tiles open.
+  compiler::LengthTiles lengthTiles;
+  if (!backward && args.block_m == 0 && args.block_n == 0)
+    lengthTiles = compiler::lengthTiles(
+        args.head_dim, toCompilerDType(args.dtype), toCompilerMask(args.mask),
+        args.variant.flags, varlen != nullptr, user != nullptr, args.seqlen_q,
+        args.seqlen_k);
   bool producerDefault =
-      longTiles || compiler::producerByDefault(args.head_dim,
+      lengthTiles.producer || compiler::producerByDefault(args.head_dim,
                                                args.variant.flags,
                                                varlen != nullptr,
                                                user != nullptr);
@@ -469,13 +470,14 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
              tensorMapUnsupportedReason(
                  args, abi::tensorMapForm(varlen != nullptr))
                  .empty();
-  // The tall tiles only with the producer they were measured with.
+  // Those tiles only with the copies they were measured with: TMA, and
+  // the producer where they have one.
   attn_fwd_args tiled;
   const attn_fwd_args *keyed = &args;
-  if (longTiles && tma && producer) {
+  if (lengthTiles.blockM > 0 && tma && producer == lengthTiles.producer) {
     tiled = args;
-    tiled.block_m = compiler::kLongSequenceBlockM;
-    tiled.block_n = compiler::kLongSequenceBlockN;
+    tiled.block_m = lengthTiles.blockM;
+    tiled.block_n = lengthTiles.blockN;
     keyed = &tiled;
   }
   CallKey call = CallKey::make(Target::Cuda, context->id, *keyed, user,

@@ -43,7 +43,9 @@ Per case:
 Long sequences (D = 64 in the head dims, on a GPU): Nq = Nk = 8192 causal (with
 --quick), and without --quick also 8192 x 9000 none and 9001 x 8192 bottom_right --
 the lengths at which the runtime takes its tall D = 64 tile (192 x 128 with a
-producer warpgroup; TilePolicy.h's longSequenceTiles); the same checks.
+producer warpgroup; TilePolicy.h's lengthTiles); the same checks. The quick sweep's
+D = 64 causal cases (both lengths <= 2048) run on the runtime's 64 x 64 tile for short
+causal calls (lengthTiles too).
 
 GQA sweep (--gqa runs only it, --no-gqa leaves it out; part of the default run,
 after the sweep above, case indices continuing): K and V have Hkv heads, query
@@ -159,7 +161,7 @@ def make_cases(quick, device, dims=DIMS):
                 scale=(0.7 / math.sqrt(d)) if k % 4 == 3 else 0.0,   # 0: the default 1/sqrt(D)
                 lse=(k % 6 != 5), kv_heads0=(k % 2 == 1)))
     # Long sequences at D = 64: the runtime's tall tile (TilePolicy.h's
-    # longSequenceTiles, queries and keys both >= 8192).
+    # lengthTiles, queries and keys both >= 8192).
     if device != "cpu" and 64 in dims:
         longs = LONG_CASES[:1] if quick else LONG_CASES
         for nq, nk, mask, dt, layout in longs:

@@ -318,13 +318,19 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
          (variants & ~kProducerVariants) == 0;
 }
 
-bool longSequenceTiles(int64_t headDim, DType dtype, unsigned variants,
-                       bool varlen, bool userMods, int64_t queries,
-                       int64_t keys) {
-  return headDim == kLongSequenceHeadDim &&
-         (dtype == DType::BF16 || dtype == DType::F16) && variants == 0 &&
-         !varlen && !userMods && queries >= kLongSequence &&
-         keys >= kLongSequence;
+LengthTiles lengthTiles(int64_t headDim, DType dtype, MaskKind mask,
+                        unsigned variants, bool varlen, bool userMods,
+                        int64_t queries, int64_t keys) {
+  if ((dtype != DType::BF16 && dtype != DType::F16) || variants != 0 ||
+      varlen || userMods)
+    return {};
+  if (headDim == kLongSequenceHeadDim && queries >= kLongSequence &&
+      keys >= kLongSequence)
+    return {kLongSequenceBlockM, kLongSequenceBlockN, /*producer=*/true};
+  if (headDim == kShortCausalHeadDim && mask == MaskKind::Causal &&
+      queries <= kShortCausal && keys <= kShortCausal)
+    return {kShortCausalBlock, kShortCausalBlock, /*producer=*/false};
+  return {};
 }
 
 int64_t maxSharedBytesPerBlock(std::string_view chip) {

@@ -246,22 +246,49 @@ TEST(CompilePtxTest, ProducerByDefaultFromD128) {
 }
 
 // Long sequences at D = 64 (both sides >= 8k), bf16 or f16, plain: the
-// tall tiles; not a query short of it, another D, FP8, a variant, a packed
-// batch or user mods.
-TEST(CompilePtxTest, LongSequenceTilesAtD64) {
+// tall tiles with the producer; short causal ones (both sides <= 2k) 64 x 64
+// without it; not a side past the bound, another D, FP8, a variant, a
+// packed batch or user mods; short ones only with the top-left causal mask.
+TEST(CompilePtxTest, LengthTilesAtD64) {
   using attn::compiler::DType;
-  EXPECT_TRUE(longSequenceTiles(64, DType::BF16, 0, false, false, 8192, 8192));
-  EXPECT_TRUE(longSequenceTiles(64, DType::F16, 0, false, false, 16384, 9000));
-  EXPECT_FALSE(longSequenceTiles(64, DType::BF16, 0, false, false, 8191, 8192));
-  EXPECT_FALSE(longSequenceTiles(64, DType::BF16, 0, false, false, 8192, 8191));
-  EXPECT_FALSE(longSequenceTiles(128, DType::BF16, 0, false, false, 8192, 8192));
-  EXPECT_FALSE(longSequenceTiles(64, DType::E4M3, 0, false, false, 8192, 8192));
-  EXPECT_FALSE(longSequenceTiles(64, DType::BF16, attn::abi::kWindow, false,
-                                 false, 8192, 8192));
-  EXPECT_FALSE(longSequenceTiles(64, DType::BF16, 0, /*varlen=*/true, false,
-                                 8192, 8192));
-  EXPECT_FALSE(longSequenceTiles(64, DType::BF16, 0, false, /*userMods=*/true,
-                                 8192, 8192));
+  using attn::compiler::MaskKind;
+  auto tiles = [](int64_t d, DType dtype, MaskKind mask, int64_t queries,
+                  int64_t keys, unsigned variants = 0, bool varlen = false,
+                  bool userMods = false) {
+    LengthTiles t = lengthTiles(d, dtype, mask, variants, varlen, userMods,
+                                queries, keys);
+    return std::tuple(t.blockM, t.blockN, t.producer);
+  };
+  const auto tall = std::tuple(int64_t(192), int64_t(128), true);
+  const auto small = std::tuple(int64_t(64), int64_t(64), false);
+  const auto none = std::tuple(int64_t(0), int64_t(0), false);
+  EXPECT_EQ(tiles(64, DType::BF16, MaskKind::None, 8192, 8192), tall);
+  EXPECT_EQ(tiles(64, DType::F16, MaskKind::Causal, 16384, 9000), tall);
+  EXPECT_EQ(tiles(64, DType::BF16, MaskKind::None, 8191, 8192), none);
+  EXPECT_EQ(tiles(64, DType::BF16, MaskKind::None, 8192, 8191), none);
+  EXPECT_EQ(tiles(128, DType::BF16, MaskKind::None, 8192, 8192), none);
+  EXPECT_EQ(tiles(64, DType::E4M3, MaskKind::None, 8192, 8192), none);
+  EXPECT_EQ(tiles(64, DType::BF16, MaskKind::None, 8192, 8192,
+                  attn::abi::kWindow),
+            none);
+  EXPECT_EQ(tiles(64, DType::BF16, MaskKind::None, 8192, 8192, 0,
+                  /*varlen=*/true),
+            none);
+  EXPECT_EQ(tiles(64, DType::BF16, MaskKind::None, 8192, 8192, 0, false,
+                  /*userMods=*/true),
+            none);
+  EXPECT_EQ(tiles(64, DType::BF16, MaskKind::Causal, 2048, 2048), small);
+  EXPECT_EQ(tiles(64, DType::F16, MaskKind::Causal, 1, 256), small);
+  EXPECT_EQ(tiles(64, DType::BF16, MaskKind::Causal, 2049, 2048), none);
+  EXPECT_EQ(tiles(64, DType::BF16, MaskKind::Causal, 2048, 2049), none);
+  EXPECT_EQ(tiles(64, DType::BF16, MaskKind::None, 1024, 1024), none);
+  EXPECT_EQ(tiles(64, DType::BF16, MaskKind::CausalBottomRight, 1024, 1024),
+            none);
+  EXPECT_EQ(tiles(128, DType::BF16, MaskKind::Causal, 1024, 1024), none);
+  EXPECT_EQ(tiles(64, DType::E4M3, MaskKind::Causal, 1024, 1024), none);
+  EXPECT_EQ(tiles(64, DType::BF16, MaskKind::Causal, 1024, 1024,
+                  attn::abi::kSoftcap),
+            none);
 }
 
 // Masks compare 32-bit gaps in the 16-bit TMA kernels only: the cp.async

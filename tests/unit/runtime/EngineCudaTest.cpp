@@ -861,7 +861,7 @@ TEST_F(EngineCudaTest, ProducerByDefaultFromD128) {
 }
 
 TEST_F(EngineCudaTest, LongSequencesAtD64TakeTallTilesWithTheProducer) {
-  // TilePolicy.h's longSequenceTiles: queries and keys both >= 8k at
+  // TilePolicy.h's lengthTiles: queries and keys both >= 8k at
   // D = 64, tiles left open: 192 x 128 with TMA and the producer, a kernel
   // of its own; one query short of it, explicit tiles, or ATTN_JIT_WARPSPEC
   // =0 keep the default kernel.
@@ -895,6 +895,41 @@ TEST_F(EngineCudaTest, LongSequencesAtD64TakeTallTilesWithTheProducer) {
   longCall.args.block_m = longCall.args.block_n = 0;
   ASSERT_TRUE(engine().forward(&longCall.args).ok());
   expectDefault("ATTN_JIT_WARPSPEC=0");
+}
+
+TEST_F(EngineCudaTest, ShortCausalSequencesAtD64TakeSmallTiles) {
+  // TilePolicy.h's lengthTiles: causal, queries and keys both <= 2k at
+  // D = 64, tiles left open: 64 x 64 with TMA, no producer; a longer call,
+  // no mask, or explicit tiles keep the default kernel.
+  ForwardFixture shortCall(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 2, 4, 1000,
+                           2048, 64);
+  shortCall.args.mask = ATTN_MASK_CAUSAL;
+  ASSERT_TRUE(engine().forward(&shortCall.args).ok());
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_EQ(fakeCompiler().lastConfig.blockM, 64);
+    EXPECT_EQ(fakeCompiler().lastConfig.blockN, 64);
+    EXPECT_TRUE(fakeCompiler().lastConfig.tma);
+    EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
+  }
+  EXPECT_EQ(lastLaunch().grid[0], unsigned((1000 + 63) / 64));
+  auto expectDefault = [&](const char *why) {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_EQ(fakeCompiler().lastConfig.blockM, 128) << why;
+  };
+  ForwardFixture longer(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 1000, 2049,
+                        64);
+  longer.args.mask = ATTN_MASK_CAUSAL;
+  ASSERT_TRUE(engine().forward(&longer.args).ok());
+  expectDefault("2049 keys");
+  shortCall.args.mask = ATTN_MASK_NONE;
+  ASSERT_TRUE(engine().forward(&shortCall.args).ok());
+  expectDefault("no mask");
+  shortCall.args.mask = ATTN_MASK_CAUSAL;
+  shortCall.args.block_m = 128;
+  shortCall.args.block_n = 64;
+  ASSERT_TRUE(engine().forward(&shortCall.args).ok());
+  expectDefault("explicit tiles");
 }
 
 TEST(EngineOptionsTest, WarpSpecializeFromTheEnvironment) {

@@ -23,6 +23,7 @@ namespace attn::compiler {
 
 struct KernelConfig;
 enum class DType;
+enum class MaskKind;
 
 /// Whether `name` is a tensor-core setting: auto, mma.sync or wgmma.
 bool isTensorCoreName(std::string_view name);
@@ -152,24 +153,40 @@ inline constexpr unsigned kProducerVariants =
 bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
                        bool userMods);
 
-/// The tiles of a plain forward call over long sequences at D = 64, both
-/// its queries and keys numbering at least kLongSequence (bf16 or f16, no
-/// named variant, no user mods, not a packed batch): FlashAttention-3's
-/// D = 64 tile, 192 query rows on three consumer warpgroups, 128 keys, with
-/// a producer warpgroup and TMA (the consumers get 160 registers,
-/// attn-nv-warp-specialize). On the H200, in one process against the
-/// default 128 x 64 kernel (docs/BENCHMARKS.md version 31, run 3): N = 8k
-/// 1.088 / 1.080 x (none / causal), 16k 1.059 / 1.081 x, 4k 1.020 / 0.991,
-/// 2k 1.019 / 0.930, 1k 0.902 / 0.760: with fewer, taller CTAs the short
-/// grids fill the SMs worse and causal rows waste more of the diagonal's
-/// tile, so the choice follows the length (a second kernel for long calls).
+/// The tiles a plain forward call takes by its lengths when it leaves them
+/// open (bf16 or f16, no named variant, no user mods, not a packed batch);
+/// blockM = 0: the defaults (defaultTileSizes). Each is a second kernel,
+/// for calls at one end of the lengths:
+/// * long sequences at D = 64, queries and keys both at least
+///   kLongSequence: FlashAttention-3's D = 64 tile, 192 query rows on three
+///   consumer warpgroups, 128 keys, with a producer warpgroup and TMA (the
+///   consumers get 160 registers, attn-nv-warp-specialize). On the H200, in
+///   one process against the default 128 x 64 kernel (docs/BENCHMARKS.md
+///   version 31, run 3): N = 8k 1.088 / 1.080 x (none / causal), 16k
+///   1.059 / 1.081 x, 4k 1.020 / 0.991, 2k 1.019 / 0.930, 1k 0.902 /
+///   0.760: with fewer, taller CTAs the short grids fill the SMs worse and
+///   causal rows waste more of the diagonal's tile;
+/// * short causal sequences at D = 64 (MaskKind::Causal), queries and keys
+///   both at most kShortCausal: 64 x 64 tiles on one warpgroup (TMA, no
+///   producer), several CTAs an SM. Against the default 128 x 64 (version
+///   32, run 3): N = 256 1.089 x, 512 1.069, 1k 1.054, 2k 1.026; without
+///   the mask 0.926-1.006 (not taken): the causal diagonal's tile wastes
+///   half as many scores, and twice the CTAs fill the SMs.
+struct LengthTiles {
+  int64_t blockM = 0, blockN = 0;
+  /// With a producer warpgroup (and TMA): the tiles were measured so.
+  bool producer = false;
+};
 inline constexpr int64_t kLongSequence = 8192;
 inline constexpr int64_t kLongSequenceHeadDim = 64;
 inline constexpr int64_t kLongSequenceBlockM = 192;
 inline constexpr int64_t kLongSequenceBlockN = 128;
-bool longSequenceTiles(int64_t headDim, DType dtype, unsigned variants,
-                       bool varlen, bool userMods, int64_t queries,
-                       int64_t keys);
+inline constexpr int64_t kShortCausal = 2048;
+inline constexpr int64_t kShortCausalHeadDim = 64;
+inline constexpr int64_t kShortCausalBlock = 64;
+LengthTiles lengthTiles(int64_t headDim, DType dtype, MaskKind mask,
+                        unsigned variants, bool varlen, bool userMods,
+                        int64_t queries, int64_t keys);
 
 /// Bytes of one tile of `rows` x `headDim` elements (16-bit, or 8-bit for
 /// FP8) in shared memory: padded rows (mma.sync) or 128-byte-swizzled
