@@ -169,9 +169,10 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
 /// * short causal sequences at D = 64 (MaskKind::Causal), queries and keys
 ///   both at most kShortCausal: 64 x 64 tiles on one warpgroup (TMA, no
 ///   producer), several CTAs an SM. Against the default 128 x 64 (version
-///   32, run 3): N = 256 1.089 x, 512 1.069, 1k 1.054, 2k 1.026; without
-///   the mask 0.926-1.006 (not taken): the causal diagonal's tile wastes
-///   half as many scores, and twice the CTAs fill the SMs.
+///   32, runs 3-4): N = 256 1.087-1.089 x, 512 1.069, 1k 1.054, 2k
+///   1.026-1.027; 4k 1.028 and 8k 0.932 (past the bound); without the mask
+///   0.926-1.006 (not taken). Fewer masked scores in the diagonal's tiles
+///   and twice the CTAs to fill the SMs are the likely reasons.
 struct LengthTiles {
   int64_t blockM = 0, blockN = 0;
   /// With a producer warpgroup (and TMA): the tiles were measured so.
