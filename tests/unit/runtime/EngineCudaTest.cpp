@@ -1077,6 +1077,7 @@ TEST_F(EngineCudaTest, CompilerFailureIsReportedAndRetried) {
 TEST_F(EngineCudaTest, CompilerExceptionIsAnInternalErrorForEveryCaller) {
   fakeCompiler().throwInCompile = true;
   fakeCompiler().delayMs = 100;
+  engine(); // created before the threads race to use it
   std::vector<std::thread> threads;
   std::atomic<int> internal{0};
   for (int i = 0; i < 4; ++i)
