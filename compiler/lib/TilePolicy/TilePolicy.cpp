@@ -330,6 +330,11 @@ LengthTiles lengthTiles(int64_t headDim, DType dtype, MaskKind mask,
   if (headDim == kShortCausalHeadDim && mask == MaskKind::Causal &&
       queries <= kShortCausal && keys <= kShortCausal)
     return {kShortCausalBlock, kShortCausalBlock, /*producer=*/false};
+  if (headDim == kShortCausalHeadDim &&
+      (mask == MaskKind::None || mask == MaskKind::Causal) &&
+      std::min(queries, keys) > kShortCausal &&
+      std::max(queries, keys) < kLongSequence)
+    return {kMidSequenceBlockM, kMidSequenceBlockN, /*producer=*/false};
   return {};
 }
 

@@ -247,7 +247,7 @@ TEST(CompilePtxTest, ProducerByDefaultFromD128) {
 
 // Long sequences at D = 64 (both sides >= 8k), bf16 or f16, plain: the
 // tall tiles with the producer; short causal ones (both sides <= 2k) 64 x 64
-// without it; not a side past the bound, another D, FP8, a variant, a
+// without it; between (both above 2k, below 8k; none or causal) 64 x 128; not a side past the bound, another D, FP8, a variant, a
 // packed batch or user mods; short ones only with the top-left causal mask.
 TEST(CompilePtxTest, LengthTilesAtD64) {
   using attn::compiler::DType;
@@ -261,6 +261,7 @@ TEST(CompilePtxTest, LengthTilesAtD64) {
   };
   const auto tall = std::tuple(int64_t(192), int64_t(128), true);
   const auto small = std::tuple(int64_t(64), int64_t(64), false);
+  const auto mid = std::tuple(int64_t(64), int64_t(128), false);
   const auto none = std::tuple(int64_t(0), int64_t(0), false);
   EXPECT_EQ(tiles(64, DType::BF16, MaskKind::None, 8192, 8192), tall);
   EXPECT_EQ(tiles(64, DType::F16, MaskKind::Causal, 16384, 9000), tall);
@@ -282,6 +283,13 @@ TEST(CompilePtxTest, LengthTilesAtD64) {
   EXPECT_EQ(tiles(64, DType::BF16, MaskKind::Causal, 2049, 2048), none);
   EXPECT_EQ(tiles(64, DType::BF16, MaskKind::Causal, 2048, 2049), none);
   EXPECT_EQ(tiles(64, DType::BF16, MaskKind::None, 1024, 1024), none);
+  EXPECT_EQ(tiles(64, DType::BF16, MaskKind::None, 2048, 2048), none);
+  EXPECT_EQ(tiles(64, DType::BF16, MaskKind::None, 2049, 8191), mid);
+  EXPECT_EQ(tiles(64, DType::F16, MaskKind::Causal, 4096, 4096), mid);
+  EXPECT_EQ(tiles(64, DType::BF16, MaskKind::None, 4096, 8192), none);
+  EXPECT_EQ(tiles(64, DType::BF16, MaskKind::CausalBottomRight, 4096, 4096),
+            none);
+  EXPECT_EQ(tiles(128, DType::BF16, MaskKind::None, 4096, 4096), none);
   EXPECT_EQ(tiles(64, DType::BF16, MaskKind::CausalBottomRight, 1024, 1024),
             none);
   EXPECT_EQ(tiles(128, DType::BF16, MaskKind::Causal, 1024, 1024), none);

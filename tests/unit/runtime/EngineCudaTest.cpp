@@ -897,10 +897,11 @@ TEST_F(EngineCudaTest, LongSequencesAtD64TakeTallTilesWithTheProducer) {
   expectDefault("ATTN_JIT_WARPSPEC=0");
 }
 
-TEST_F(EngineCudaTest, ShortCausalSequencesAtD64TakeSmallTiles) {
+TEST_F(EngineCudaTest, ShortAndMidSequencesAtD64TakeOneWarpgroupTiles) {
   // TilePolicy.h's lengthTiles: causal, queries and keys both <= 2k at
-  // D = 64, tiles left open: 64 x 64 with TMA, no producer; a longer call,
-  // no mask, or explicit tiles keep the default kernel.
+  // D = 64, tiles left open: 64 x 64 with TMA, no producer; a longer call
+  // (2049 keys, 1000 queries: neither end), no mask, or explicit tiles keep
+  // the default kernel; both lengths in (2k, 8k): 64 x 128.
   ForwardFixture shortCall(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 2, 4, 1000,
                            2048, 64);
   shortCall.args.mask = ATTN_MASK_CAUSAL;
@@ -930,6 +931,14 @@ TEST_F(EngineCudaTest, ShortCausalSequencesAtD64TakeSmallTiles) {
   shortCall.args.block_n = 64;
   ASSERT_TRUE(engine().forward(&shortCall.args).ok());
   expectDefault("explicit tiles");
+  // Between the ends (both above 2k, below 8k): 64 x 128.
+  ForwardFixture midCall(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 4096, 3000,
+                         64);
+  ASSERT_TRUE(engine().forward(&midCall.args).ok());
+  std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+  EXPECT_EQ(fakeCompiler().lastConfig.blockM, 64);
+  EXPECT_EQ(fakeCompiler().lastConfig.blockN, 128);
+  EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
 }
 
 TEST(EngineOptionsTest, WarpSpecializeFromTheEnvironment) {

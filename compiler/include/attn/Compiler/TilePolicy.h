@@ -172,7 +172,14 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
 ///   32, runs 3-4): N = 256 1.087-1.089 x, 512 1.069, 1k 1.054, 2k
 ///   1.026-1.027; 4k 1.028 and 8k 0.932 (past the bound); without the mask
 ///   0.926-1.006 (not taken). Fewer masked scores in the diagonal's tiles
-///   and twice the CTAs to fill the SMs are the likely reasons.
+///   and twice the CTAs to fill the SMs are the likely reasons;
+/// * between them at D = 64 (no mask or MaskKind::Causal, queries and keys
+///   both above kShortCausal and below kLongSequence): 64 x 128 on one
+///   warpgroup (TMA, no producer). Forced, against the runtime's tiles
+///   (version 32, run 5, two runs): N = 4k 1.061 / 1.043 x without the
+///   mask, 1.041 / 1.047 causal; 2k 1.039 / 0.955, 1k 0.964 / 0.897, 8k
+///   0.923 / 0.986 (against the tall tile) -- the band between the
+///   measured ends (3k and 6k are not measured).
 struct LengthTiles {
   int64_t blockM = 0, blockN = 0;
   /// With a producer warpgroup (and TMA): the tiles were measured so.
@@ -185,6 +192,8 @@ inline constexpr int64_t kLongSequenceBlockN = 128;
 inline constexpr int64_t kShortCausal = 2048;
 inline constexpr int64_t kShortCausalHeadDim = 64;
 inline constexpr int64_t kShortCausalBlock = 64;
+inline constexpr int64_t kMidSequenceBlockM = 64;
+inline constexpr int64_t kMidSequenceBlockN = 128;
 LengthTiles lengthTiles(int64_t headDim, DType dtype, MaskKind mask,
                         unsigned variants, bool varlen, bool userMods,
                         int64_t queries, int64_t keys);
