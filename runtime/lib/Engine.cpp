@@ -447,9 +447,9 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   // TMA and the table's per-element gather). Where the policy gives a call
   // a producer warpgroup (D = 160-256), TMA comes with it: without one TMA
   // measured slower there.
-  // Long sequences at D = 64 take taller tiles with a producer, short
-  // causal ones smaller tiles (compiler::lengthTiles), where the caller
-  // left the tiles open.
+  // D = 64 calls take their tiles by their lengths (compiler::lengthTiles:
+  // taller ones with a producer when long, one warpgroup's when short and
+  // causal or in between), where the caller left the tiles open.
   compiler::LengthTiles lengthTiles;
   if (!backward && args.block_m == 0 && args.block_n == 0)
     lengthTiles = compiler::lengthTiles(

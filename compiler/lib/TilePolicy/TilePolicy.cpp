@@ -321,19 +321,17 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
 LengthTiles lengthTiles(int64_t headDim, DType dtype, MaskKind mask,
                         unsigned variants, bool varlen, bool userMods,
                         int64_t queries, int64_t keys) {
-  if ((dtype != DType::BF16 && dtype != DType::F16) || variants != 0 ||
+  if (headDim != kLengthTilesHeadDim ||
+      (dtype != DType::BF16 && dtype != DType::F16) || variants != 0 ||
       varlen || userMods)
     return {};
-  if (headDim == kLongSequenceHeadDim && queries >= kLongSequence &&
-      keys >= kLongSequence)
+  int64_t shorter = std::min(queries, keys), longer = std::max(queries, keys);
+  if (shorter >= kLongSequence)
     return {kLongSequenceBlockM, kLongSequenceBlockN, /*producer=*/true};
-  if (headDim == kShortCausalHeadDim && mask == MaskKind::Causal &&
-      queries <= kShortCausal && keys <= kShortCausal)
+  if (mask == MaskKind::Causal && longer <= kShortSequence)
     return {kShortCausalBlock, kShortCausalBlock, /*producer=*/false};
-  if (headDim == kShortCausalHeadDim &&
-      (mask == MaskKind::None || mask == MaskKind::Causal) &&
-      std::min(queries, keys) > kShortCausal &&
-      std::max(queries, keys) < kLongSequence)
+  if ((mask == MaskKind::None || mask == MaskKind::Causal) &&
+      shorter > kShortSequence && longer < kLongSequence)
     return {kMidSequenceBlockM, kMidSequenceBlockN, /*producer=*/false};
   return {};
 }

@@ -67,6 +67,15 @@ protected:
       engine_ = std::make_unique<Engine>(options);
     return *engine_;
   }
+  /// The tiles and copies of the configuration compiled last.
+  void expectLastTiles(int64_t blockM, int64_t blockN, bool producer,
+                       const char *why = "") {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_EQ(fakeCompiler().lastConfig.blockM, blockM) << why;
+    EXPECT_EQ(fakeCompiler().lastConfig.blockN, blockN) << why;
+    EXPECT_TRUE(fakeCompiler().lastConfig.tma) << why;
+    EXPECT_EQ(fakeCompiler().lastConfig.warpSpecialize, producer) << why;
+  }
   FakeLaunch lastLaunch() {
     std::lock_guard<std::mutex> lock(fakeCuda().mutex);
     return fakeCuda().launchLog.back();
@@ -868,13 +877,7 @@ TEST_F(EngineCudaTest, LongSequencesAtD64TakeTallTilesWithTheProducer) {
   ForwardFixture longCall(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8192, 8192,
                           64);
   ASSERT_TRUE(engine().forward(&longCall.args).ok());
-  {
-    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
-    EXPECT_EQ(fakeCompiler().lastConfig.blockM, 192);
-    EXPECT_EQ(fakeCompiler().lastConfig.blockN, 128);
-    EXPECT_TRUE(fakeCompiler().lastConfig.tma);
-    EXPECT_TRUE(fakeCompiler().lastConfig.warpSpecialize);
-  }
+  expectLastTiles(192, 128, /*producer=*/true);
   EXPECT_EQ(lastLaunch().block[0],
             unsigned(kFakeThreads + kFakeProducerThreads));
   auto expectDefault = [&](const char *why) {
@@ -906,13 +909,7 @@ TEST_F(EngineCudaTest, ShortAndMidSequencesAtD64TakeOneWarpgroupTiles) {
                            2048, 64);
   shortCall.args.mask = ATTN_MASK_CAUSAL;
   ASSERT_TRUE(engine().forward(&shortCall.args).ok());
-  {
-    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
-    EXPECT_EQ(fakeCompiler().lastConfig.blockM, 64);
-    EXPECT_EQ(fakeCompiler().lastConfig.blockN, 64);
-    EXPECT_TRUE(fakeCompiler().lastConfig.tma);
-    EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
-  }
+  expectLastTiles(64, 64, /*producer=*/false);
   EXPECT_EQ(lastLaunch().grid[0], unsigned((1000 + 63) / 64));
   auto expectDefault = [&](const char *why) {
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
@@ -935,10 +932,7 @@ TEST_F(EngineCudaTest, ShortAndMidSequencesAtD64TakeOneWarpgroupTiles) {
   ForwardFixture midCall(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 4096, 3000,
                          64);
   ASSERT_TRUE(engine().forward(&midCall.args).ok());
-  std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
-  EXPECT_EQ(fakeCompiler().lastConfig.blockM, 64);
-  EXPECT_EQ(fakeCompiler().lastConfig.blockN, 128);
-  EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
+  expectLastTiles(64, 128, /*producer=*/false, "between the ends");
 }
 
 TEST(EngineOptionsTest, WarpSpecializeFromTheEnvironment) {

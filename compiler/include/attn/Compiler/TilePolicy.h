@@ -167,14 +167,14 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
 ///   0.760: with fewer, taller CTAs the short grids fill the SMs worse and
 ///   causal rows waste more of the diagonal's tile;
 /// * short causal sequences at D = 64 (MaskKind::Causal), queries and keys
-///   both at most kShortCausal: 64 x 64 tiles on one warpgroup (TMA, no
+///   both at most kShortSequence: 64 x 64 tiles on one warpgroup (TMA, no
 ///   producer), several CTAs an SM. Against the default 128 x 64 (version
 ///   32, runs 3-4): N = 256 1.087-1.089 x, 512 1.069, 1k 1.054, 2k
 ///   1.026-1.027; 4k 1.028 and 8k 0.932 (past the bound); without the mask
 ///   0.926-1.006 (not taken). Fewer masked scores in the diagonal's tiles
 ///   and twice the CTAs to fill the SMs are the likely reasons;
 /// * between them at D = 64 (no mask or MaskKind::Causal, queries and keys
-///   both above kShortCausal and below kLongSequence): 64 x 128 on one
+///   both above kShortSequence and below kLongSequence): 64 x 128 on one
 ///   warpgroup (TMA, no producer). Forced, against the runtime's tiles
 ///   (version 32, run 5, two runs): N = 4k 1.061 / 1.043 x without the
 ///   mask, 1.041 / 1.047 causal; 2k 1.039 / 0.955, 1k 0.964 / 0.897, 8k
@@ -185,12 +185,13 @@ struct LengthTiles {
   /// With a producer warpgroup (and TMA): the tiles were measured so.
   bool producer = false;
 };
+/// The one head dim whose tiles follow the lengths (the others are not
+/// measured), and the bounds of the bands.
+inline constexpr int64_t kLengthTilesHeadDim = 64;
+inline constexpr int64_t kShortSequence = 2048;
 inline constexpr int64_t kLongSequence = 8192;
-inline constexpr int64_t kLongSequenceHeadDim = 64;
 inline constexpr int64_t kLongSequenceBlockM = 192;
 inline constexpr int64_t kLongSequenceBlockN = 128;
-inline constexpr int64_t kShortCausal = 2048;
-inline constexpr int64_t kShortCausalHeadDim = 64;
 inline constexpr int64_t kShortCausalBlock = 64;
 inline constexpr int64_t kMidSequenceBlockM = 64;
 inline constexpr int64_t kMidSequenceBlockN = 128;
