@@ -653,7 +653,7 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
 }
 
 int64_t gridGroupCtas(bool nvidia, bool backward, bool split,
-                      bool tableSharedByHeads) {
+                      bool tableSharedByHeads, bool dataBoundRuns) {
   // Query tile fastest, every (batch, head) reads the whole (N, N) table:
   // with one CTA an SM the 132 running CTAs span ~4 pairs at N = 4k (32
   // tiles each), so the causal half of the table (32 MB f32) comes from
@@ -663,8 +663,17 @@ int64_t gridGroupCtas(bool nvidia, bool backward, bool split,
   // Nk ~ Nq) stays in the 50 MB L2. docs/design.md ("Grid order").
   // Not split-KV (its z runs over splits) nor the backward (its grids run
   // over keys too).
-  return nvidia && !backward && !split && tableSharedByHeads ? kGridGroupCtas
-                                                             : 0;
+  if (!nvidia || backward || split)
+    return 0;
+  if (tableSharedByHeads)
+    return kGridGroupCtas;
+  // Document runs: with the query tile fastest, head h's tiles start at
+  // h / H of the launch order, so the last heads' longest runs (the end of
+  // the longest document) started last and the grid's tail idled the SMs
+  // (ncu, document @ 16k: 18 % of the elapsed cycles; BENCHMARKS version
+  // 33). Every head of a query tile together (reversed, as causal grids
+  // are) starts them at the tile's place instead.
+  return dataBoundRuns ? kGridGroupAllPairs : 0;
 }
 
 KernelConfig KernelConfig::resolved(bool nvidia) const {

@@ -36,6 +36,17 @@ policy::MaskKind toPolicy(MaskKind kind) {
 /// Whether a mod (`leading` arguments, the last four (b, h, q_idx, kv_idx))
 /// loads a capture per score alike for every (batch, head): at indices that
 /// depend on q_idx and kv_idx and on neither b nor h (a bias table).
+/// The mask_mod loads ids that never decrease (kNonDecreasingAttr): its
+/// runs of keys per query, hence each query tile's work, come from data.
+bool boundsRunsByData(Region &maskMod) {
+  if (maskMod.empty())
+    return false;
+  return llvm::any_of(maskMod.front().getOps<memref::LoadOp>(),
+                      [](memref::LoadOp load) {
+                        return load->hasAttr(kNonDecreasingAttr);
+                      });
+}
+
 bool readsTableSharedByHeads(Region &region, unsigned leading) {
   if (region.empty())
     return false;
@@ -156,11 +167,13 @@ struct AttnConfigurePass
         }
       }
       // A per-score table alike for every (batch, head): its pairs run
-      // together (grid_group_ctas), so that they share it in L2.
+      // together (grid_group_ctas), so that they share it in L2; so do
+      // those of a mask whose runs of keys come from data (documents).
       plan.gridGroupCtas = policy::gridGroupCtas(
           nvidia, config.backward, config.split,
           readsTableSharedByHeads(op.getScoreMod(), kScoreModArgs) ||
-              readsTableSharedByHeads(op.getMaskMod(), kMaskModArgs));
+              readsTableSharedByHeads(op.getMaskMod(), kMaskModArgs),
+          boundsRunsByData(op.getMaskMod()));
       auto attr = ConfigAttr::get(
           &getContext(), plan.mapping, plan.chip, plan.blockM, plan.blockN,
           plan.warps, plan.minCtasPerSm, plan.stages, plan.qInRegisters,

@@ -105,3 +105,24 @@ func.func @document(%q: !d128, %k: !d128, %v: !d128, %o: !d128, %qd: !ids, %kd: 
   } : !d128, !d128, !d128 -> !d128
   return
 }
+
+// Document ids that never decrease (the named document mask's loads):
+// each query tile's keys are a run found in data, so its work varies by
+// tile; every (batch, head) of a query tile is launched together (one
+// group of all pairs), reversed as causal grids are.
+// CHECK-LABEL: func.func @document_runs(
+// CHECK-SAME: reverse_grid = true,
+// CHECK-SAME: grid_group_ctas = 1073741824>
+// HOST-LABEL: func.func @document_runs(
+// HOST-NOT: grid_group_ctas
+// HOST-SAME: mapping = "host"
+func.func @document_runs(%q: !d128, %k: !d128, %v: !d128, %o: !d128, %qd: !ids, %kd: !ids) {
+  attn.sdpa %q, %k, %v into %o mask <causal> captures(%qd, %kd : !ids, !ids) mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %mq: !ids, %mk: !ids):
+    %a = memref.load %mq[%i] {attn.non_decreasing} : !ids
+    %c = memref.load %mk[%j] {attn.non_decreasing} : !ids
+    %e = arith.cmpi eq, %a, %c : i32
+    attn.yield %e : i1
+  } : !d128, !d128, !d128 -> !d128
+  return
+}

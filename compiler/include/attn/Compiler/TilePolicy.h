@@ -248,11 +248,17 @@ struct KernelPlan {
 /// CTAs of a grid group (KernelPlan::gridGroupCtas) for a forward NVIDIA
 /// kernel (`nvidia`, not `backward`, not `split`) whose mods read a table
 /// per score that is the same for every (batch, head) (`tableSharedByHeads`:
-/// a bias indexed by (q_idx, kv_idx) alone); 0 otherwise, where the query
-/// tile stays the fastest grid index for K/V's reuse in L2.
+/// a bias indexed by (q_idx, kv_idx) alone): kGridGroupCtas; whose mask
+/// bounds each query tile's keys by data (`dataBoundRuns`: document ids,
+/// Mask.h's kNonDecreasingAttr): kGridGroupAllPairs, every (batch, head) of
+/// a query tile launched together, so that the tiles whose runs are long
+/// start with the others of their query tile instead of by head, late; 0
+/// otherwise, where the query tile stays the fastest grid index for K/V's
+/// reuse in L2.
 inline constexpr int64_t kGridGroupCtas = 256;
+inline constexpr int64_t kGridGroupAllPairs = int64_t(1) << 30;
 int64_t gridGroupCtas(bool nvidia, bool backward, bool split,
-                      bool tableSharedByHeads);
+                      bool tableSharedByHeads, bool dataBoundRuns);
 
 /// Plans `config` for NVIDIA (`nvidia`) or the host. Returns false with the
 /// reason in `error` when the configuration cannot be compiled: every bound
