@@ -33,9 +33,6 @@ policy::MaskKind toPolicy(MaskKind kind) {
   return policy::MaskKind::None;
 }
 
-/// Whether a mod (`leading` arguments, the last four (b, h, q_idx, kv_idx))
-/// loads a capture per score alike for every (batch, head): at indices that
-/// depend on q_idx and kv_idx and on neither b nor h (a bias table).
 /// The mask_mod loads ids that never decrease (kNonDecreasingAttr): its
 /// runs of keys per query, hence each query tile's work, come from data.
 bool boundsRunsByData(Region &maskMod) {
@@ -47,6 +44,9 @@ bool boundsRunsByData(Region &maskMod) {
                       });
 }
 
+/// Whether a mod (`leading` arguments, the last four (b, h, q_idx, kv_idx))
+/// loads a capture per score alike for every (batch, head): at indices that
+/// depend on q_idx and kv_idx and on neither b nor h (a bias table).
 bool readsTableSharedByHeads(Region &region, unsigned leading) {
   if (region.empty())
     return false;
