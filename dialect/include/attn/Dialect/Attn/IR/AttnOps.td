@@ -118,7 +118,9 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       (batch, head) pairs, each group query tile by query tile (reversed
       with `reverse_grid`), so that a captured table every (batch, head)
       reads alike (an (N, N) bias) is read by the pairs of a group at about
-      the same time, while the group's K/V stays in L2;
+      the same time, while the group's K/V stays in L2; a g past every CTA
+      (document masks) puts all pairs in one group, so that the long runs
+      of a query tile start together rather than head by head;
     * `narrow_compares`: signed comparisons of a map body's coordinates
       (masks: col <= row + w) run as one 32-bit compare per element against
       the bases' difference, saturated, computed once a thread (wgmma;
