@@ -33,17 +33,6 @@ policy::MaskKind toPolicy(MaskKind kind) {
   return policy::MaskKind::None;
 }
 
-/// The mask_mod loads ids that never decrease (kNonDecreasingAttr): its
-/// runs of keys per query, hence each query tile's work, come from data.
-bool boundsRunsByData(Region &maskMod) {
-  if (maskMod.empty())
-    return false;
-  return llvm::any_of(maskMod.front().getOps<memref::LoadOp>(),
-                      [](memref::LoadOp load) {
-                        return load->hasAttr(kNonDecreasingAttr);
-                      });
-}
-
 /// Whether a mod (`leading` arguments, the last four (b, h, q_idx, kv_idx))
 /// loads a capture per score alike for every (batch, head): at indices that
 /// depend on q_idx and kv_idx and on neither b nor h (a bias table).
@@ -173,7 +162,7 @@ struct AttnConfigurePass
           nvidia, config.backward, config.split,
           readsTableSharedByHeads(op.getScoreMod(), kScoreModArgs) ||
               readsTableSharedByHeads(op.getMaskMod(), kMaskModArgs),
-          boundsRunsByData(op.getMaskMod()));
+          MaskStructure(op.getMaskMod(), op.getCaptures()).hasDataRuns());
       auto attr = ConfigAttr::get(
           &getContext(), plan.mapping, plan.chip, plan.blockM, plan.blockN,
           plan.warps, plan.minCtasPerSm, plan.stages, plan.qInRegisters,

@@ -577,6 +577,15 @@ MaskStructure::MaskStructure(Region &maskMod, ValueRange captures)
 
 MaskStructure::~MaskStructure() = default;
 
+static bool hasRun(const MaskStructure::Cond &c) {
+  return c.kind == MaskStructure::Cond::Run ||
+         llvm::any_of(c.kids, [](const MaskStructure::Cond &k) {
+           return hasRun(k);
+         });
+}
+
+bool MaskStructure::hasDataRuns() const { return hasRun(*cond); }
+
 static Emitter emitterFor(OpBuilder &b, Location loc, Region *region,
                           ArrayRef<Value> captures) {
   Emitter e{b, loc, {}};

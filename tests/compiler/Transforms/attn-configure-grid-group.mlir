@@ -126,3 +126,19 @@ func.func @document_runs(%q: !d128, %k: !d128, %v: !d128, %o: !d128, %qd: !ids, 
   } : !d128, !d128, !d128 -> !d128
   return
 }
+
+// A non-decreasing load that forms no run (compared with a constant): the
+// keys do not come from a search of the ids; the query tile stays fastest.
+// CHECK-LABEL: func.func @sorted_ids_no_run(
+// CHECK-NOT: grid_group_ctas
+// CHECK: return
+func.func @sorted_ids_no_run(%q: !d128, %k: !d128, %v: !d128, %o: !d128, %kd: !ids) {
+  attn.sdpa %q, %k, %v into %o captures(%kd : !ids) mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %mk: !ids):
+    %c = memref.load %mk[%j] {attn.non_decreasing} : !ids
+    %z = arith.constant 3 : i32
+    %e = arith.cmpi slt, %c, %z : i32
+    attn.yield %e : i1
+  } : !d128, !d128, !d128 -> !d128
+  return
+}

@@ -179,7 +179,8 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
 ///   (version 32, run 5, two runs): N = 4k 1.061 / 1.043 x without the
 ///   mask, 1.041 / 1.047 causal; 2k 1.039 / 0.955, 1k 0.964 / 0.897, 8k
 ///   0.923 / 0.986 (against the tall tile) -- the band between the
-///   measured ends (3k and 6k are not measured).
+///   measured ends; by the runtime's own choice 1.042 / 1.029 x main
+///   before it at 4k (version 33; 3k and 6k not measured).
 struct LengthTiles {
   int64_t blockM = 0, blockN = 0;
   /// With a producer warpgroup (and TMA): the tiles were measured so.
@@ -250,7 +251,7 @@ struct KernelPlan {
 /// per score that is the same for every (batch, head) (`tableSharedByHeads`:
 /// a bias indexed by (q_idx, kv_idx) alone): kGridGroupCtas; whose mask
 /// bounds each query tile's keys by data (`dataBoundRuns`: document ids,
-/// Mask.h's kNonDecreasingAttr): kGridGroupAllPairs, every (batch, head) of
+/// Mask.h's MaskStructure::hasDataRuns): kGridGroupAllPairs, every (batch, head) of
 /// a query tile launched together, so that the tiles whose runs are long
 /// start with the others of their query tile instead of by head, late; 0
 /// otherwise, where the query tile stays the fastest grid index for K/V's

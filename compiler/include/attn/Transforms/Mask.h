@@ -96,6 +96,11 @@ public:
   Value tileAllSeen(OpBuilder &b, Location loc, Value firstQuery,
                     Value lastQuery, Value firstKey, Value lastKey) const;
 
+  /// Whether a part of the mod is a run of equal non-decreasing ids
+  /// (documents): the keys of a query tile, hence its work, then come from
+  /// data, found by a search.
+  bool hasDataRuns() const;
+
   struct Cond;
 
 private:
