@@ -14,12 +14,13 @@ namespace {
 auto fieldsOf(const CallKey &key) {
   const auto &[target, context, dtype, mask, headDim, blockM, blockN,
                positiveScale, variants, userMods, backward, varlen, pageSize,
-               tma, deterministic, warpSpecialize, pagedDecode, hash] = key;
+               tma, deterministic, warpSpecialize, persistent, pagedDecode,
+               hash] = key;
   (void)hash;
   return std::make_tuple(target, context, dtype, mask, headDim, blockM, blockN,
                          positiveScale, variants, userMods, backward, varlen,
                          pageSize, tma, deterministic, warpSpecialize,
-                         pagedDecode);
+                         persistent, pagedDecode);
 }
 
 } // namespace
@@ -28,7 +29,8 @@ CallKey CallKey::make(Target target, uint64_t context,
                       const attn_fwd_args &args, const void *userMods,
                       bool backward, bool varlen, int64_t pageSize,
                       bool tma, bool deterministic,
-                      bool warpSpecialize, bool pagedDecode) {
+                      bool warpSpecialize, bool pagedDecode,
+                      bool persistent) {
   CallKey key;
   key.target = target;
   key.context = context;
@@ -48,6 +50,7 @@ CallKey CallKey::make(Target target, uint64_t context,
   key.tma = tma;
   key.deterministic = !backward || deterministic;
   key.warpSpecialize = warpSpecialize;
+  key.persistent = persistent;
   key.pagedDecode = pagedDecode;
   key.hash = std::apply(
       [](const auto &...field) {

@@ -49,6 +49,9 @@ struct CallKey {
   /// With tma: a producer warpgroup issues the copies (an engine option,
   /// KernelConfig::warpSpecialize).
   bool warpSpecialize = false;
+  /// With warpSpecialize: persistent CTAs over the grid's work tiles (an
+  /// engine option, KernelConfig::persistent; the resolved config decides).
+  bool persistent = false;
   /// A paged call that decodes (TilePolicy's pagedDecodes): its tiles, when
   /// the call leaves them open, are pagedDecodeTiles.
   bool pagedDecode = false;
@@ -61,7 +64,8 @@ struct CallKey {
                       bool backward, bool varlen = false,
                       int64_t pageSize = 0, bool tma = false,
                       bool deterministic = true,
-                      bool warpSpecialize = false, bool pagedDecode = false);
+                      bool warpSpecialize = false, bool pagedDecode = false,
+                      bool persistent = false);
 
   bool operator==(const CallKey &other) const;
   bool operator!=(const CallKey &other) const { return !(*this == other); }

@@ -366,10 +366,13 @@ namespace {
 /// Launches one kernel of a call: its grid runs over query tiles (of H
 /// heads, or packed over Hkv; of each sequence of a variable-length call,
 /// up to its longest; `splits` times per batch row for split-KV's first
-/// kernel) or over K/V tiles.
+/// kernel) or over K/V tiles. With `persistentCtas` > 0 (a persistent
+/// forward kernel), that grid's tiles run on min(tiles, persistentCtas)
+/// CTAs along x, each looping over tiles x, x + gridDim.x, ...
 Status launch(const CudaDriver &driver, const LoadedFunction &fn,
               const attn_fwd_args &args, KernelParams &params,
-              const VarlenCall *varlen = nullptr, int64_t splits = 1) {
+              const VarlenCall *varlen = nullptr, int64_t splits = 1,
+              int64_t persistentCtas = 0) {
   const compiler::KernelLaunch &k = fn.launch;
   int64_t kvHeads = kvHeadsOf(args);
   int64_t queries = varlen ? varlen->maxSeqlenQ : args.seqlen_q;
@@ -386,6 +389,14 @@ Status launch(const CudaDriver &driver, const LoadedFunction &fn,
                      rows, blocks, INT_MAX);
   if (blocks == 0)
     return Status();
+  if (persistentCtas > 0 && !k.overKeys && !k.overSplits) {
+    // min(blocks · heads · batch, ctas), capped at each step (no overflow).
+    int64_t ctas = std::min(blocks, persistentCtas);
+    ctas = std::min(ctas * gridHeads, persistentCtas);
+    ctas = std::min(ctas * batch, persistentCtas);
+    blocks = ctas;
+    gridHeads = batch = 1;
+  }
   CUresult result = driver.cuLaunchKernel(
       fn.function, static_cast<unsigned>(blocks),
       static_cast<unsigned>(gridHeads), static_cast<unsigned>(batch),
@@ -473,7 +484,8 @@ Status launchForward(const CudaDriver &driver, const LoadedKernel &kernel,
   // One stream: the merge reads the partials the splits wrote.
   for (const LoadedFunction &fn : kernel.functions)
     if (Status status = launch(driver, fn, args, params, varlen,
-                               split ? split->numSplits : 1);
+                               split ? split->numSplits : 1,
+                               kernel.persistentCtas);
         !status.ok())
       return status;
   return Status();

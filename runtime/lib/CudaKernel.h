@@ -48,6 +48,11 @@ struct LoadedKernel {
   /// The backward's atomic form (KernelConfig::deterministic false): its
   /// kernels take dQ's zeroed f32 accumulator (abi::kAtomicBackwardArgs).
   bool dqAccumulator = false;
+  /// A persistent forward kernel (KernelConfig::persistent): the device's
+  /// SMs, so that its grid is (min(tiles, persistentCtas), 1, 1) instead
+  /// of (query tiles, heads, batch); its CTAs find their work tiles from
+  /// their arguments. 0: the usual grid.
+  int64_t persistentCtas = 0;
 };
 
 /// Dynamic shared memory above this needs an explicit opt-in per function.

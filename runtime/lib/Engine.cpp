@@ -49,6 +49,14 @@ EngineOptions EngineOptions::fromEnvironment() {
     options.tma = llvm::StringRef(tma) == "1";
   if (const char *ws = std::getenv("ATTN_JIT_WARPSPEC"); ws && *ws)
     options.warpSpecialize = llvm::StringRef(ws) == "1";
+  if (const char *persistent = std::getenv("ATTN_JIT_PERSISTENT");
+      persistent && *persistent)
+    options.persistent = llvm::StringRef(persistent) == "1";
+  if (const char *ctas = std::getenv("ATTN_JIT_PERSISTENT_CTAS"); ctas && *ctas) {
+    int64_t count = 0;
+    if (!llvm::StringRef(ctas).getAsInteger(10, count) && count > 0)
+      options.persistentCtas = count;
+  }
   if (const char *atomic = std::getenv("ATTN_JIT_GPU_ATOMIC_BACKWARD");
       atomic && *atomic)
     options.gpuAtomicBackward = llvm::StringRef(atomic) == "1";
@@ -393,6 +401,9 @@ CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
   key.config.tma = call.tma;
   key.config.deterministic = call.deterministic;
   key.config.warpSpecialize = call.warpSpecialize;
+  // Kept by resolved() only where the kernel can be persistent (and
+  // cleared by the second resolution of a packed or split call).
+  key.config.persistent = call.persistent;
   if (user)
     key.config.userMods = user->canonical;
   if (call.target == Target::Cuda) {
@@ -489,7 +500,8 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
                                varlen && compiler::pagedDecodes(
                                              varlen->pageSize,
                                              args.heads / kvHeadsOf(args) *
-                                                 varlen->maxSeqlenQ));
+                                                 varlen->maxSeqlenQ),
+                               options_.persistent.value_or(false));
 
   // A configuration this thread launched: no key text, no lock, no
   // allocation (HotCache.h). The device was checked when it was loaded.
@@ -696,6 +708,20 @@ Engine::loadCudaKernel(const CudaDriver &driver, const ContextInfo &context,
     loaded->tmaBoxRows = {key.config.blockN, key.config.blockM};
   loaded->tmaForm = abi::tensorMapForm(key.config.varlen);
   loaded->dqAccumulator = key.config.backward && !key.config.deterministic;
+  // A persistent kernel runs a CTA per SM at most (the device's count,
+  // queried once per context with its other attributes).
+  if (key.config.persistent) {
+    if (context.device->multiprocessors <= 0)
+      return makeError(ATTN_ERROR_CUDA,
+                       "device {} reports {} multiprocessors: cannot size the "
+                       "persistent grid of {}",
+                       int(context.device->device),
+                       context.device->multiprocessors, keyText);
+    loaded->persistentCtas = context.device->multiprocessors;
+    if (options_.persistentCtas > 0)
+      loaded->persistentCtas =
+          std::min<int64_t>(loaded->persistentCtas, options_.persistentCtas);
+  }
   if (logging(LogLevel::Info)) {
     const compiler::PtxKernel &kernel = entry.kernel;
     std::string launch;

@@ -75,6 +75,15 @@ struct EngineOptions {
   /// takes TMA, =0 never; unset, where compiler::producerByDefault says it
   /// pays (D = 160-256, plain attention; it then takes TMA too).
   std::optional<bool> warpSpecialize;
+  /// With a producer warpgroup, persistent forward CTAs, each running
+  /// several work tiles of the grid (KernelConfig::persistent; the launch
+  /// has min(tiles, SMs) CTAs): ATTN_JIT_PERSISTENT=1 wherever the resolved
+  /// config allows it, =0 or unset never.
+  std::optional<bool> persistent;
+  /// ATTN_JIT_PERSISTENT_CTAS=n (n >= 1): a persistent kernel's launch has at
+  /// most n CTAs (default: the device's SMs), so that small test shapes run
+  /// several work tiles a CTA; 0: unset.
+  int64_t persistentCtas = 0;
   /// The driver's PTX JIT optimisation level (ATTN_JIT_PTX_OPT_LEVEL, 0 to
   /// JitSettings::kMaxJitOptLevel; JitSettings::kDriverDefault: unset);
   /// kBadJitOptLevel when the variable is not one.
@@ -93,7 +102,7 @@ struct EngineOptions {
   /// ATTN_JIT_CACHE_MAX_MB, ATTN_JIT_LIBCUDA, ATTN_JIT_TENSOR_CORES,
   /// ATTN_JIT_NUM_THREADS, ATTN_JIT_NUM_SPLITS, ATTN_JIT_TMA,
   /// ATTN_JIT_DETERMINISTIC, ATTN_JIT_GPU_ATOMIC_BACKWARD, ATTN_JIT_WARPSPEC,
-  /// ATTN_JIT_PTX_OPT_LEVEL, ATTN_JIT_CUBIN_CACHE.
+  /// ATTN_JIT_PERSISTENT, ATTN_JIT_PTX_OPT_LEVEL, ATTN_JIT_CUBIN_CACHE.
   static EngineOptions fromEnvironment();
 };
 

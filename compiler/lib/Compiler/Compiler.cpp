@@ -64,9 +64,10 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
   if (nvidia && pagedDecode)
     opts += " paged-decode=1";
   if (nvidia)
-    opts += fmt::format(" arch={} warps={} stages={} tensor-core={}{}{}",
+    opts += fmt::format(" arch={} warps={} stages={} tensor-core={}{}{}{}",
                         arch, warps, stages, tensorCore, tma ? " tma=1" : "",
-                        warpSpecialize ? " warp-specialize=1" : "");
+                        warpSpecialize ? " warp-specialize=1" : "",
+                        persistent ? " persistent=1" : "");
   return opts;
 }
 
@@ -214,6 +215,7 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
   options.tensorCore = config.tensorCore;
   options.tma = config.tma;
   options.warpSpecialize = config.warpSpecialize;
+  options.persistent = config.persistent;
   options.pagedDecode = config.pagedDecode;
   mlir::attn::buildAttnToNVVMPipeline(pm, options);
   if (failed(runPipeline(pm, s))) {

@@ -63,6 +63,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   configure.stages = options.stages;
   configure.tma = options.tma;
   configure.warpSpecialize = options.warpSpecialize;
+  configure.persistent = options.persistent;
   configure.pagedDecode = options.pagedDecode;
   buildTiledAttention(pm, options, configure);
   // The NVIDIA tile program, then its schedule, one pass per decision.
@@ -76,6 +77,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   pm.addPass(nv::createAttnNVSkipRescale());
   pm.addPass(nv::createAttnNVStoreOutputTma());
   pm.addPass(nv::createAttnNVWarpSpecialize());
+  pm.addPass(nv::createAttnNVPersist());
   pm.addPass(nv::createAttnNVAllocateShared());
   pm.addPass(createConvertAttnNVToNVVM());
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();

@@ -636,6 +636,7 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   plan.packGqa = r.packGqa;
   plan.tma = r.tma;
   plan.warpSpecialize = r.warpSpecialize;
+  plan.persistent = r.persistent;
   // Per-warp empty barriers let the warpgroups run apart: +0-6% at D = 128
   // (one CTA an SM), but -3-8% at D = 64, where two CTAs share an SM and
   // the other CTA covers a barrier's wait (docs/BENCHMARKS.md version 20),
@@ -653,7 +654,8 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
 }
 
 int64_t gridGroupCtas(bool nvidia, bool backward, bool split,
-                      bool tableSharedByHeads, bool dataBoundRuns) {
+                      bool tableSharedByHeads, bool dataBoundRuns,
+                      bool persistentLongestFirst) {
   // Query tile fastest, every (batch, head) reads the whole (N, N) table:
   // with one CTA an SM the 132 running CTAs span ~4 pairs at N = 4k (32
   // tiles each), so the causal half of the table (32 MB f32) comes from
@@ -673,7 +675,12 @@ int64_t gridGroupCtas(bool nvidia, bool backward, bool split,
   // (ncu, document @ 16k: 18 % of the elapsed cycles; BENCHMARKS version
   // 33). Every head of a query tile together (reversed, as causal grids
   // are) starts them at the tile's place instead.
-  return dataBoundRuns ? kGridGroupAllPairs : 0;
+  // A persistent causal grid (attn-nv-persist) hands its work tiles out
+  // in a fixed order: every head of a query tile together sorts the grid
+  // longest first across heads, which the rounds' mirrored order balances
+  // (head by head, a round spans one head's lengths: 1.5x the greedy
+  // launch's time at 16k in BENCHMARKS version 34's simulation).
+  return dataBoundRuns || persistentLongestFirst ? kGridGroupAllPairs : 0;
 }
 
 KernelConfig KernelConfig::resolved(bool nvidia) const {
@@ -746,6 +753,7 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     r.arch.clear();
     r.tma = false;
     r.warpSpecialize = false;
+    r.persistent = false;
     return r;
   }
   // Any other name (mma.sync, wgmma, or one the plan rejects) is kept.
@@ -767,6 +775,11 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   // FP8 reads Vᵀ through a transposed map: always TMA.
   r.tma = (tma || fp8) && r.tensorCore == "wgmma" && keepsTma;
   r.warpSpecialize = (warpSpecialize || fp8Wide) && r.tma;
+  // Persistent CTAs (attn-nv-persist) walk the forward's (query tile, head,
+  // batch) grid of contiguous K/V with a producer warpgroup; not FP8, whose
+  // 256-key kernel spills 28 bytes with the loop's values (ptxas 13.0).
+  r.persistent = persistent && r.warpSpecialize && !backward && !varlen &&
+                 pageSize == 0 && !split && !packGqa && !fp8;
   return r;
 }
 

@@ -112,6 +112,7 @@ struct AttnConfigurePass
       config.packGqa = packGqa;
       config.tma = tma;
       config.warpSpecialize = warpSpecialize;
+      config.persistent = persistent;
       config.pagedDecode = pagedDecode;
       // A paged kernel keeps its sequence's key count and the block table
       // live as a packed batch keeps its offsets.
@@ -162,14 +163,16 @@ struct AttnConfigurePass
           nvidia, config.backward, config.split,
           readsTableSharedByHeads(op.getScoreMod(), kScoreModArgs) ||
               readsTableSharedByHeads(op.getMaskMod(), kMaskModArgs),
-          MaskStructure(op.getMaskMod(), op.getCaptures()).hasDataRuns());
+          MaskStructure(op.getMaskMod(), op.getCaptures()).hasDataRuns(),
+          plan.persistent && plan.reverseGrid);
       auto attr = ConfigAttr::get(
           &getContext(), plan.mapping, plan.chip, plan.blockM, plan.blockN,
           plan.warps, plan.minCtasPerSm, plan.stages, plan.qInRegisters,
           plan.schedule,
           plan.orderedIssue, plan.reverseGrid, plan.packGqa,
           plan.conditionalRescale, plan.tma, plan.warpSpecialize,
-          plan.barrierPerTile, plan.gridGroupCtas, plan.narrowCompares);
+          plan.barrierPerTile, plan.gridGroupCtas, plan.narrowCompares,
+          plan.persistent);
       if (auto old = fn->template getAttrOfType<ConfigAttr>(ConfigAttr::getAttrName());
           old && old != attr) {
         op->emitOpError("its function holds attention of two configurations: ")

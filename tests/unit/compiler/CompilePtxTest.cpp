@@ -490,6 +490,55 @@ TEST(CompilePtxTest, VarlenKernelsTakeTmaPagedAndSplitOnesDoNot) {
   EXPECT_FALSE(split.resolved(/*nvidia=*/true).tma);
 }
 
+// KernelConfig::persistent: kept for the wgmma forward over contiguous K/V
+// with a producer warpgroup (TMA), in the plan and the pipeline options;
+// cleared for the backward, a packed batch, a paged cache, split-KV,
+// packed GQA heads, without the producer, and on the host.
+TEST(CompilePtxTest, PersistentOnlyForWarpSpecialisedForwards) {
+  KernelConfig config;
+  config.headDim = 128;
+  config.arch = "sm_90a";
+  config.tensorCore = "wgmma";
+  config.tma = config.warpSpecialize = config.persistent = true;
+  KernelConfig r = config.resolved(/*nvidia=*/true);
+  EXPECT_TRUE(r.tma && r.warpSpecialize && r.persistent);
+  EXPECT_NE(r.pipelineOptions(true).find(" persistent=1"), std::string::npos)
+      << r.pipelineOptions(true);
+  EXPECT_EQ(r.resolved(/*nvidia=*/true).persistent, true); // idempotent
+  KernelPlan plan;
+  std::string error;
+  ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
+  EXPECT_TRUE(plan.persistent && plan.warpSpecialize);
+
+  std::vector<std::pair<const char *, KernelConfig>> cleared;
+  auto with = [&](const char *why, auto change) {
+    KernelConfig c = config;
+    change(c);
+    cleared.emplace_back(why, c);
+  };
+  with("backward", [](KernelConfig &c) { c.backward = true; });
+  with("varlen", [](KernelConfig &c) { c.varlen = true; });
+  with("paged", [](KernelConfig &c) {
+    c.varlen = true;
+    c.pageSize = 16;
+  });
+  with("split", [](KernelConfig &c) { c.split = true; });
+  with("packGqa", [](KernelConfig &c) { c.packGqa = true; });
+  with("no producer", [](KernelConfig &c) { c.warpSpecialize = false; });
+  with("no tma", [](KernelConfig &c) { c.tma = false; });
+  with("mma.sync", [](KernelConfig &c) { c.tensorCore = "mma.sync"; });
+  with("fp8", [](KernelConfig &c) { c.dtype = DType::E4M3; });
+  for (const auto &[why, c] : cleared) {
+    KernelConfig cr = c.resolved(/*nvidia=*/true);
+    EXPECT_FALSE(cr.persistent) << why;
+    EXPECT_EQ(cr.pipelineOptions(true).find("persistent"), std::string::npos)
+        << why;
+  }
+  EXPECT_FALSE(config.resolved(/*nvidia=*/false).persistent);
+  EXPECT_EQ(config.pipelineOptions(/*nvidia=*/false).find("persistent"),
+            std::string::npos);
+}
+
 // A bias table's score tiles are staged with K and V (attn-nv-stage-tables)
 // in the cp.async kernel, and the policy counts their stages: at D = 128
 // (128 x 64 tiles) Q 32 KB + 3 x (K, V 16 KB each + the f32 table's 32 KB)

@@ -89,6 +89,13 @@ TEST(CallKeyTest, EveryFieldThatDecidesTheKernelChangesTheKey) {
       {"tma", keyOf(base, Target::Cuda, 1, nullptr, false, false, 0, true)},
       {"backward form", keyOf(base, Target::Cuda, 1, nullptr, true, false, 0,
                               false, /*deterministic=*/false)},
+      {"warp specialize",
+       CallKey::make(Target::Cuda, 1, base, nullptr, false, false, 0,
+                     /*tma=*/true, true, /*warpSpecialize=*/true)},
+      {"persistent",
+       CallKey::make(Target::Cuda, 1, base, nullptr, false, false, 0,
+                     /*tma=*/true, true, /*warpSpecialize=*/true,
+                     /*pagedDecode=*/false, /*persistent=*/true)},
   };
   CallKey reference = keyOf(base);
   for (const auto &[field, key] : changed) {

@@ -935,6 +935,72 @@ TEST_F(EngineCudaTest, ShortAndMidSequencesAtD64TakeOneWarpgroupTiles) {
   expectLastTiles(64, 128, /*producer=*/false, "between the ends");
 }
 
+TEST_F(EngineCudaTest, PersistentKernelsRunAtMostACtaPerSm) {
+  // ATTN_JIT_PERSISTENT=1: a call with the producer warpgroup (D = 128 by
+  // default) gets the persistent kernel, a compile of its own, launched on
+  // min(tiles, SMs) CTAs along x; without the producer the key (and the
+  // grid) stay the usual ones.
+  ForwardFixture big(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 4, 8, 1024, 256, 128);
+  ForwardFixture small(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 200, 256,
+                       128);
+  ASSERT_TRUE(engine().forward(&big.args).ok());
+  FakeLaunch usual = lastLaunch();
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.warpSpecialize);
+    EXPECT_FALSE(fakeCompiler().lastConfig.persistent);
+  }
+  unsigned tiles = usual.grid[0] * usual.grid[1] * usual.grid[2];
+  ASSERT_GT(tiles, unsigned(fakeCuda().multiprocessors));
+  engine_.reset();
+  options.persistent = true;
+  int compiles = fakeCompiler().ptxCompiles;
+  ASSERT_TRUE(engine().forward(&big.args).ok());
+  EXPECT_EQ(fakeCompiler().ptxCompiles, compiles + 1);
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.persistent);
+  }
+  FakeLaunch launch = lastLaunch();
+  EXPECT_EQ(launch.grid[0], unsigned(fakeCuda().multiprocessors));
+  EXPECT_EQ(launch.grid[1], 1u);
+  EXPECT_EQ(launch.grid[2], 1u);
+  EXPECT_EQ(launch.block[0], usual.block[0]);
+  // Fewer tiles than SMs: a CTA each. Same kernel.
+  ASSERT_TRUE(engine().forward(&small.args).ok());
+  EXPECT_EQ(fakeCompiler().ptxCompiles, compiles + 1);
+  launch = lastLaunch();
+  EXPECT_EQ(launch.grid[0], 2u * 2u); // ceil(200 / 128) tiles x 2 heads
+  EXPECT_EQ(launch.grid[1], 1u);
+  EXPECT_EQ(launch.grid[2], 1u);
+  // No producer (ATTN_JIT_WARPSPEC=0): not persistent, the usual grid.
+  engine_.reset();
+  options.warpSpecialize = false;
+  ASSERT_TRUE(engine().forward(&big.args).ok());
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
+    EXPECT_FALSE(fakeCompiler().lastConfig.persistent);
+  }
+  launch = lastLaunch();
+  EXPECT_GT(launch.grid[1] * launch.grid[2], 1u);
+}
+
+TEST(EngineOptionsTest, PersistentFromTheEnvironment) {
+  {
+    ScopedEnv p("ATTN_JIT_PERSISTENT", std::nullopt);
+    EXPECT_EQ(EngineOptions::fromEnvironment().persistent, std::nullopt);
+  }
+  {
+    ScopedEnv p("ATTN_JIT_PERSISTENT", "1");
+    EXPECT_EQ(EngineOptions::fromEnvironment().persistent, true);
+  }
+  {
+    ScopedEnv p("ATTN_JIT_PERSISTENT", "0");
+    EXPECT_EQ(EngineOptions::fromEnvironment().persistent, false);
+  }
+}
+
 TEST(EngineOptionsTest, WarpSpecializeFromTheEnvironment) {
   {
     ScopedEnv ws("ATTN_JIT_WARPSPEC", std::nullopt);

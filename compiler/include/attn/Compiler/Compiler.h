@@ -112,6 +112,12 @@ struct KernelConfig {
   /// registers to the consumers (attn-nv-warp-specialize; resolved()
   /// clears it without tma).
   bool warpSpecialize = false;
+  /// NVIDIA only, with warpSpecialize: each CTA runs several work tiles of
+  /// the grid (blockIdx.x, blockIdx.x + gridDim.x, ...), and the launch has
+  /// min(tiles, SMs) CTAs (attn-nv-persist). resolved() keeps it for the
+  /// forward over contiguous K/V only (not varlen, paged, split nor
+  /// packGqa) and clears it elsewhere.
+  bool persistent = false;
   /// NVIDIA only, a paged call that decodes (TilePolicy.h's pagedDecodes):
   /// resolved() gives tiles the call leaves open pagedDecodeTiles' instead of
   /// the defaults, then clears it (the tiles are then explicit, and keyed).

@@ -240,6 +240,9 @@ struct KernelPlan {
   int64_t gridGroupCtas = 0;
   /// narrow_compares: masks compare 32-bit gaps (AffineCoords.h).
   bool narrowCompares = false;
+  /// persistent: each CTA loops over work tiles (KernelConfig::persistent,
+  /// as resolved; attn-nv-persist).
+  bool persistent = false;
   /// Dynamic shared memory the kernel's buffers take (NVIDIA).
   int64_t sharedBytes = 0;
 
@@ -253,13 +256,16 @@ struct KernelPlan {
 /// bounds each query tile's keys by data (`dataBoundRuns`: document ids,
 /// Mask.h's MaskStructure::hasDataRuns): kGridGroupAllPairs, every (batch, head) of
 /// a query tile launched together, so that the tiles whose runs are long
-/// start with the others of their query tile instead of by head, late; 0
-/// otherwise, where the query tile stays the fastest grid index for K/V's
-/// reuse in L2.
+/// start with the others of their query tile instead of by head, late; so
+/// does a persistent causal grid (`persistentLongestFirst`: its CTAs take
+/// work tiles in a fixed order, which must then run longest first across
+/// heads); 0 otherwise, where the query tile stays the fastest grid index
+/// for K/V's reuse in L2.
 inline constexpr int64_t kGridGroupCtas = 256;
 inline constexpr int64_t kGridGroupAllPairs = int64_t(1) << 30;
 int64_t gridGroupCtas(bool nvidia, bool backward, bool split,
-                      bool tableSharedByHeads, bool dataBoundRuns);
+                      bool tableSharedByHeads, bool dataBoundRuns,
+                      bool persistentLongestFirst = false);
 
 /// Plans `config` for NVIDIA (`nvidia`) or the host. Returns false with the
 /// reason in `error` when the configuration cannot be compiled: every bound

@@ -256,6 +256,34 @@ def AttnNVWarpSpecialize : Pass<"attn-nv-warp-specialize", "ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def AttnNVPersist : Pass<"attn-nv-persist", "ModuleOp"> {
+  let summary = "Makes a warp-specialized CTA loop over the grid's work tiles";
+  let description = [{
+    With `persistent` (and `warp_specialize`): the launch has min(tiles,
+    SMs) CTAs and each runs the work tiles blockIdx.x, blockIdx.x +
+    gridDim.x, ... (`attn_nv.work_tile`: the order a one-CTA-a-tile launch
+    would start them in, longest first for causal grids). Both sides of
+    `attn_nv.warp_specialize` loop over the same work tiles. The producer
+    issues, per work tile, K/V tile 0, then Q (after the consumers released
+    Q's buffer, which the output's TMA store reuses: a one-stage "empty"
+    barrier of one arrival per consumer warp), then tiles 1 ... n - 1. The
+    consumers wait for Q, run the K/V loop and the epilogue, and release
+    Q's buffer. The stage uses (barrier phases, slots, warpgroup turns) of
+    the K/V tiles are numbered on across work tiles: each side carries the
+    tiles it has passed.
+
+    Why: a CTA's fixed costs -- its launch, the barriers' initialization,
+    the wait for Q and the first K/V tile, the epilogue's stores -- are
+    ~5 us at D = 128 against ~1.55 us a K/V tile on the H200
+    (docs/BENCHMARKS.md version 29), which decides short sequences, sliding
+    windows and document masks. Persistent, the next work tile's first K/V
+    tile is loaded while this one's epilogue runs, and a CTA's setup is paid
+    once.
+  }];
+  let dependentDialects = ["::mlir::attn::nv::AttnNVDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::NVVM::NVVMDialect"];
+}
+
 def AttnNVAllocateShared : Pass<"attn-nv-allocate-shared", "ModuleOp"> {
   let summary = "Places each shared-memory buffer of a kernel";
   let description = [{

@@ -124,6 +124,12 @@ struct AttnToPTXOptions : public KernelPipelineOptions<AttnToPTXOptions> {
                      "while the other warpgroups compute (setmaxnreg moves "
                      "its registers to them); without tma, ignored"),
       llvm::cl::init(false)};
+  ::mlir::detail::PassOptions::Option<bool> persistent{
+      *this, "persistent",
+      llvm::cl::desc("With warp-specialize: each forward CTA loops over the "
+                     "grid's work tiles (attn-nv-persist), launched with "
+                     "min(tiles, SMs) CTAs"),
+      llvm::cl::init(false)};
   ::mlir::detail::PassOptions::Option<bool> pagedDecode{
       *this, "paged-decode",
       llvm::cl::desc("With page-size: the kernel decodes (each K/V head's "

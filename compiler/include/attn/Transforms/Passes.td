@@ -89,6 +89,9 @@ def AttnConfigure : Pass<"attn-configure", "ModuleOp"> {
     Option<"warpSpecialize", "warp-specialize", "bool", "false",
            "With tma, a producer warpgroup issues the K/V copies "
            "(attn-nv-warp-specialize)">,
+    Option<"persistent", "persistent", "bool", "false",
+           "With warp-specialize, a forward CTA loops over the grid's work "
+           "tiles (attn-nv-persist; the launch has min(tiles, SMs) CTAs)">,
     Option<"pagedDecode", "paged-decode", "bool", "false",
            "A paged kernel that decodes (each K/V head's queries fit one "
            "64-row tile): tiles left at 0 take the runtime's decode tiles "

@@ -118,21 +118,13 @@ struct KernelReturn : OpConversionPattern<func::ReturnOp> {
   }
 };
 
-/// #attn.config's grid_group_ctas: the CTA's place in launch order
-/// (x fastest) renumbered so that groups of `pairs` = max(1, ctas / tiles)
-/// (batch, head) pairs run query tile by query tile (the last group may
-/// hold fewer): (tile, head, batch) from blockIdx.x (`tile`), .y and .z.
-void groupPairs(OpBuilder &b, Location loc, int64_t ctas, Value &tile,
-                Value &head, Value &batch) {
-  Type i32 = b.getI32Type(), index = b.getIndexType();
-  auto cast = [&](Value v) {
-    return arith::IndexCastUIOp::create(b, loc, index, v).getResult();
-  };
-  head = cast(NVVM::BlockIdYOp::create(b, loc, i32));
-  batch = cast(NVVM::BlockIdZOp::create(b, loc, i32));
-  Value tiles = cast(NVVM::GridDimXOp::create(b, loc, i32));
-  Value heads = cast(NVVM::GridDimYOp::create(b, loc, i32));
-  Value batches = cast(NVVM::GridDimZOp::create(b, loc, i32));
+/// #attn.config's grid_group_ctas: launch position (tile, head, batch) of a
+/// grid of (tiles, heads, batches) renumbered so that groups of `pairs` =
+/// max(1, ctas / tiles) (batch, head) pairs run query tile by query tile
+/// (the last group may hold fewer).
+void groupPairs(OpBuilder &b, Location loc, int64_t ctas, Value tiles,
+                Value heads, Value batches, Value &tile, Value &head,
+                Value &batch) {
   Value one = constIndex(b, loc, 1);
   // linear = x + tiles · (y + heads · z); all pairs = heads · batches
   Value pair = arith::MulIOp::create(b, loc, heads, batch);
@@ -157,6 +149,13 @@ void groupPairs(OpBuilder &b, Location loc, int64_t ctas, Value &tile,
   batch = arith::DivUIOp::create(b, loc, pair, heads);
 }
 
+/// #attn.config's reverse_grid: causal grids start with their last query
+/// tiles, which visit the most K/V tiles, so the short ones fill the tail.
+Value reversed(OpBuilder &b, Location loc, Value tiles, Value tile) {
+  Value last = arith::SubIOp::create(b, loc, tiles, constIndex(b, loc, 1));
+  return arith::SubIOp::create(b, loc, last, tile);
+}
+
 /// The grid: each CTA runs the body once for its (batch, head, tile).
 struct TileGrid : OpConversionPattern<TileGridOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -172,16 +171,18 @@ struct TileGrid : OpConversionPattern<TileGridOp> {
     Value tile = cast(NVVM::BlockIdXOp::create(rewriter, loc, i32));
     Value head, batch;
     ConfigAttr config = configOf(op);
-    if (config && config.getGridGroupCtas() > 0)
-      groupPairs(rewriter, loc, config.getGridGroupCtas(), tile, head, batch);
-    if (config && config.getReverseGrid()) {
-      // Causal: the last query tiles visit the most K/V tiles; starting
-      // them first lets the short ones fill the tail of the grid.
+    if (config && config.getGridGroupCtas() > 0) {
+      head = cast(NVVM::BlockIdYOp::create(rewriter, loc, i32));
+      batch = cast(NVVM::BlockIdZOp::create(rewriter, loc, i32));
       Value tiles = cast(NVVM::GridDimXOp::create(rewriter, loc, i32));
-      Value last = arith::SubIOp::create(rewriter, loc, tiles,
-                                         constIndex(rewriter, loc, 1));
-      tile = arith::SubIOp::create(rewriter, loc, last, tile);
+      Value heads = cast(NVVM::GridDimYOp::create(rewriter, loc, i32));
+      Value batches = cast(NVVM::GridDimZOp::create(rewriter, loc, i32));
+      groupPairs(rewriter, loc, config.getGridGroupCtas(), tiles, heads,
+                 batches, tile, head, batch);
     }
+    if (config && config.getReverseGrid())
+      tile = reversed(rewriter, loc,
+                      cast(NVVM::GridDimXOp::create(rewriter, loc, i32)), tile);
     if (!head) {
       head = cast(NVVM::BlockIdYOp::create(rewriter, loc, i32));
       batch = cast(NVVM::BlockIdZOp::create(rewriter, loc, i32));
@@ -189,6 +190,55 @@ struct TileGrid : OpConversionPattern<TileGridOp> {
     rewriter.inlineBlockBefore(&op.getBodyBlock(), op,
                                ValueRange{batch, head, tile});
     rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// A persistent grid below this many query tiles keeps the query tile
+/// fastest rather than its grid group's order. On the H200 (BENCHMARKS
+/// version 34) causal D = 128 with every head of a query tile together ran
+/// 0.885 / 0.923 x the one-CTA-a-tile grid at 8 / 16 tiles (1k / 2k: the
+/// running CTAs read as many heads' K/V, past L2) and 1.045 at 32; with the
+/// query tile fastest 1.024 / 1.043 / 1.038, but 0.729 at 64 tiles of 16
+/// heads (D = 256, 8k: rounds that drift through the heads' lengths).
+constexpr int64_t kGroupedMinTiles = 32;
+
+/// A persistent CTA's work tile: launch position `index` (x fastest) of the
+/// grid, renumbered as TileGrid renumbers blockIdx.
+struct WorkTile : OpConversionPattern<WorkTileOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(WorkTileOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ConfigAttr config = configOf(op);
+    if (!config || !config.getPersistent())
+      return op.emitOpError("needs a kernel whose attn.config is persistent "
+                            "(its launch covers the grid's work tiles)");
+    auto &b = rewriter;
+    Location loc = op.getLoc();
+    Value tiles = adaptor.getTiles(), heads = adaptor.getHeads();
+    Value batches = adaptor.getBatches();
+    Value tile = arith::RemUIOp::create(b, loc, adaptor.getIndex(), tiles);
+    Value pair = arith::DivUIOp::create(b, loc, adaptor.getIndex(), tiles);
+    Value head = arith::RemUIOp::create(b, loc, pair, heads);
+    Value batch = arith::DivUIOp::create(b, loc, pair, heads);
+    if (config.getGridGroupCtas() > 0) {
+      Value gTile = tile, gHead = head, gBatch = batch;
+      groupPairs(b, loc, config.getGridGroupCtas(), tiles, heads, batches,
+                 gTile, gHead, gBatch);
+      // Fewer query tiles than kGroupedMinTiles: the query tile stays
+      // fastest (attn_nv.work_tile's description).
+      Value few = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ult, tiles,
+          constIndex(b, loc, kGroupedMinTiles));
+      tile = arith::SelectOp::create(b, loc, few, tile, gTile);
+      head = arith::SelectOp::create(b, loc, few, head, gHead);
+      batch = arith::SelectOp::create(b, loc, few, batch, gBatch);
+    }
+    if (config.getReverseGrid())
+      tile = reversed(b, loc, tiles, tile);
+    rewriter.replaceOp(op, ValueRange{batch, head, tile});
     return success();
   }
 };
@@ -254,6 +304,7 @@ struct MemRefLoad : OpConversionPattern<memref::LoadOp> {
 
 void mlir::attn::nv::populateKernelPatterns(TileTypeConverter &converter,
                                             RewritePatternSet &patterns) {
-  patterns.add<KernelFunc, KernelReturn, TileGrid, MemRefDim, MemRefLoad>(
+  patterns.add<KernelFunc, KernelReturn, TileGrid, WorkTile, MemRefDim,
+               MemRefLoad>(
       converter, patterns.getContext());
 }

@@ -168,7 +168,8 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    bool qInRegisters, StringRef schedule, bool orderedIssue,
                    bool reverseGrid, bool packGqa, bool conditionalRescale,
                    bool tma, bool warpSpecialize, bool barrierPerTile,
-                   int64_t gridGroupCtas, bool narrowCompares) {
+                   int64_t gridGroupCtas, bool narrowCompares,
+                   bool persistent) {
   if (mapping != "host" && mapping != "mma.sync" && mapping != "wgmma")
     return emitError() << "mapping must be host, mma.sync or wgmma, got '"
                        << mapping << "'";
@@ -229,6 +230,10 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "grid_group_ctas must be 0 on the host and "
                           "non-negative on a GPU, got "
                        << gridGroupCtas;
+  if (persistent && !warpSpecialize)
+    return emitError() << "persistent needs warp_specialize (the producer "
+                          "loads the next work tile while the consumers "
+                          "finish this one)";
   if (warpSpecialize && 32 * warps + kProducerThreads > kMaxThreadsPerCta)
     return emitError() << "warp_specialize: " << warps << " warps and the "
                        << kProducerThreads << " producer threads exceed "

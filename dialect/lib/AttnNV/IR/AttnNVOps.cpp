@@ -261,6 +261,34 @@ LogicalResult StoreTmaOp::verify() {
   return success();
 }
 
+LogicalResult WorkTileOp::verify() {
+  // What is known here: constant extents, and a constant index inside
+  // their product (the launch's CTAs never take an index past it).
+  int64_t product = 1;
+  bool known = true;
+  for (auto [name, extent] :
+       {std::pair<StringRef, Value>{"batches", getBatches()},
+        {"heads", getHeads()},
+        {"tiles", getTiles()}}) {
+    APInt value;
+    if (!matchPattern(extent, m_ConstantInt(&value))) {
+      known = false;
+      continue;
+    }
+    if (value.getSExtValue() <= 0)
+      return emitOpError() << name << " must be positive, got "
+                           << value.getSExtValue();
+    product *= value.getSExtValue();
+  }
+  APInt index;
+  if (known && matchPattern(getIndex(), m_ConstantInt(&index)) &&
+      (index.getSExtValue() < 0 || index.getSExtValue() >= product))
+    return emitOpError() << "index " << index.getSExtValue()
+                         << " is outside the grid's " << product
+                         << " work tiles";
+  return success();
+}
+
 LogicalResult WarpSpecializeOp::verify() {
   int64_t consumers = getConsumerThreads();
   if (consumers <= 0 || consumers % kWarpgroupThreads != 0)

@@ -279,3 +279,14 @@ func.func @mismatch() attributes {attn.config = #ws} {
   }
   return
 }
+
+// -----
+
+// A kernel that is not persistent launches one CTA a tile: no work tiles.
+func.func @work_tile_not_persistent(%w: index, %n: index) attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = true, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true>} {
+  // expected-error @+2 {{'attn_nv.work_tile' op needs a kernel whose attn.config is persistent (its launch covers the grid's work tiles)}}
+  // expected-error @+1 {{failed to legalize operation 'attn_nv.work_tile' that was explicitly marked illegal}}
+  %b, %h, %t = attn_nv.work_tile %w of (%n, %n, %n)
+  "test.sink"(%b, %h, %t) : (index, index, index) -> ()
+  return
+}

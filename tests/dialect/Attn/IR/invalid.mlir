@@ -1586,6 +1586,13 @@ func.func @config_warp_specialize_without_tma() attributes {attn.config = #attn.
 
 // -----
 
+// expected-error @+1 {{persistent needs warp_specialize (the producer loads the next work tile while the consumers finish this one)}}
+func.func @config_persistent_without_producer() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, persistent = true>} {
+  return
+}
+
+// -----
+
 // ... shaped as Q.
 !t = memref<2x4x8x64xbf16>
 !a = memref<2x4x16x64xf32>

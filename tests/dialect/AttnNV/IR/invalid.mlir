@@ -1177,3 +1177,25 @@ func.func @reduce_bulk_dest(%t: tensor<64x128xf32, #attn_nv.acc<warps = 8, col_g
   attn_nv.reduce_bulk %t, %s into %d[%i, %i, %i] bounds %i : tensor<64x128xf32, #attn_nv.acc<warps = 8, col_groups = 2>>, !attn_nv.smem<64x128xf32, padded>, memref<?x?x?x64xf32>
   return
 }
+
+// -----
+
+// A work tile's grid has positive extents ...
+func.func @work_tile_extent(%w: index, %n: index) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'attn_nv.work_tile' op heads must be positive, got 0}}
+  %b, %h, %t = attn_nv.work_tile %w of (%n, %c0, %n)
+  return
+}
+
+// -----
+
+// ... and its index lies inside them.
+func.func @work_tile_index() {
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c12 = arith.constant 12 : index
+  // expected-error @+1 {{'attn_nv.work_tile' op index 12 is outside the grid's 12 work tiles}}
+  %b, %h, %t = attn_nv.work_tile %c12 of (%c2, %c2, %c3)
+  return
+}

@@ -292,3 +292,10 @@ func.func @staged_table(%t: memref<?x?xf32, strided<[?, ?], offset: ?>>, %r: ind
   %v = attn_nv.load_shared %s : !attn_nv.smem<128x64xf32, swizzle_128b> -> tensor<128x64xf32, #attn_nv.acc<warps = 8>>
   return %v : tensor<128x64xf32, #attn_nv.acc<warps = 8>>
 }
+
+// CHECK-LABEL: func.func @work_tile
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}} = attn_nv.work_tile %{{.*}} of (%{{.*}}, %{{.*}}, %{{.*}})
+func.func @work_tile(%w: index, %b: index, %h: index, %t: index) -> (index, index, index) {
+  %0, %1, %2 = attn_nv.work_tile %w of (%b, %h, %t)
+  return %0, %1, %2 : index, index, index
+}

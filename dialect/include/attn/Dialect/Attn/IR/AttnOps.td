@@ -125,7 +125,12 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       (masks: col <= row + w) run as one 32-bit compare per element against
       the bases' difference, saturated, computed once a thread (wgmma;
       absent: false, 64-bit index compares per element), where the kernel
-      has registers for the differences.
+      has registers for the differences;
+    * `persistent`: with `warp_specialize`, each CTA runs the work tiles
+      blockIdx.x, blockIdx.x + gridDim.x, ... of the grid's (batch, head,
+      tile) space in its launch order (`attn-nv-persist`), so that the
+      producer loads the next work tile's K/V and Q while the consumers
+      finish this one (absent: false, one CTA a work tile).
 
     Example:
     ```mlir
@@ -148,7 +153,8 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       DefaultValuedParameter<"bool", "false">:$warp_specialize,
       DefaultValuedParameter<"bool", "false">:$barrier_per_tile,
       DefaultValuedParameter<"int64_t", "0">:$grid_group_ctas,
-      DefaultValuedParameter<"bool", "false">:$narrow_compares);
+      DefaultValuedParameter<"bool", "false">:$narrow_compares,
+      DefaultValuedParameter<"bool", "false">:$persistent);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

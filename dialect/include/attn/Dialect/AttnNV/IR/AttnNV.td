@@ -837,6 +837,35 @@ def AttnNV_WarpSpecializeOp : AttnNV_Op<"warp_specialize", [
   let hasVerifier = 1;
 }
 
+def AttnNV_WorkTileOp : AttnNV_Op<"work_tile", [Pure]> {
+  let summary = "the (batch, head, tile) of a persistent CTA's work tile";
+  let description = [{
+    The coordinates of work tile `index` of the grid `(batches, heads,
+    tiles)` of the enclosing `attn.tile_grid`, in the order a non-persistent
+    launch would start its CTAs: `index` stands for the CTA's place in that
+    launch (x fastest, then y, z), renumbered as the kernel's `attn.config`
+    renumbers blockIdx (`grid_group_ctas`, `reverse_grid`), except that
+    below 32 query tiles the group order gives way to the query tile
+    fastest: a persistent causal grid is grouped so that its order runs
+    longest first across heads, which rounds of mirrored order
+    (`attn-nv-persist`) balance; with few query tiles a round spans whole
+    heads and balances without it, while a head's K/V stays in L2.
+    `index` must be below batches · heads · tiles.
+
+    Example:
+    ```mlir
+    %b, %h, %t = attn_nv.work_tile %w of (%B, %H, %T)
+    ```
+  }];
+  let arguments = (ins Index:$index, Index:$batches, Index:$heads,
+                       Index:$tiles);
+  let results = (outs Index:$batch, Index:$head, Index:$tile);
+  let assemblyFormat = [{
+    $index `of` ` ` `(` $batches `,` $heads `,` $tiles `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def AttnNV_YieldOp : AttnNV_Op<"yield", [
     Pure, Terminator, ReturnLike,
     ParentOneOf<["WarpgroupTurnOp", "WarpSpecializeOp"]>]> {

@@ -1,0 +1,101 @@
+// RUN: attn-opt %s --split-input-file --attn-nv-persist -verify-diagnostics
+
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+!b1 = !attn_nv.barriers<1>
+
+// The loops go on the two sides of attn-nv-warp-specialize's split.
+func.func @no_split(%n: index) attributes {attn.config = #cfg} {
+  // expected-error @+1 {{attn-nv-persist: no attn_nv.warp_specialize (persistent needs warp_specialize)}}
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    nvvm.barrier0
+  }
+  return
+}
+
+// -----
+
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+!b1 = !attn_nv.barriers<1>
+
+// Q's copy is the prologue's only one outside tile 0's branch.
+func.func @two_copies(%n: index, %qmap: !llvm.ptr) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %q = attn_nv.alloc_shared : !s
+    %qf = attn_nv.alloc_barriers : !b1
+    attn_nv.init_barriers %qf : !b1
+    attn_nv.copy_tma %qmap[%b, %h, %t] into %q, %qf[%c0] : !llvm.ptr, !s, !b1
+    // expected-error @+1 {{attn-nv-persist: a second copy in the prologue (expected Q's alone)}}
+    attn_nv.copy_tma %qmap[%b, %h, %t] into %q, %qf[%c0] : !llvm.ptr, !s, !b1
+    nvvm.barrier0
+    attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+    } producer(40 registers) {
+    }
+  }
+  return
+}
+
+// -----
+
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+!b1 = !attn_nv.barriers<1>
+
+// The prologue's wait is Q's (the one that moves to the consumers).
+func.func @other_wait(%n: index, %qmap: !llvm.ptr) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %q = attn_nv.alloc_shared : !s
+    %qf = attn_nv.alloc_barriers : !b1
+    %xf = attn_nv.alloc_barriers : !b1
+    attn_nv.init_barriers %qf : !b1
+    attn_nv.copy_tma %qmap[%b, %h, %t] into %q, %qf[%c0] : !llvm.ptr, !s, !b1
+    nvvm.barrier0
+    // expected-error @+1 {{attn-nv-persist: the prologue's wait must be Q's}}
+    attn_nv.wait_barrier %xf[%c0] : !b1
+    attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+    } producer(40 registers) {
+    }
+  }
+  return
+}
+
+// -----
+
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+!b1 = !attn_nv.barriers<1>
+
+// A work tile's value computed by an op with effects cannot be computed
+// again in each loop.
+func.func @impure_value(%n: index, %ids: memref<?xindex>) attributes {attn.config = #cfg} {
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    // expected-error @+1 {{attn-nv-persist: a value of the work tile must be computed by pure ops}}
+    %x = memref.load %ids[%t] : memref<?xindex>
+    nvvm.barrier0
+    attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+    } producer(40 registers) {
+    }
+  }
+  return
+}
+
+// -----
+
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+!b1 = !attn_nv.barriers<1>
+
+// Q's copy, tile 0's branch and Q's wait are what the loops take over.
+func.func @no_q(%n: index) attributes {attn.config = #cfg} {
+  // expected-error @+1 {{attn-nv-persist: expected Q's copy_tma, tile 0's copies and Q's wait in the prologue}}
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    nvvm.barrier0
+    attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+    } producer(40 registers) {
+    }
+  }
+  return
+}
