@@ -11,14 +11,17 @@
 //
 // Output: the body keeps the allocations, the inits (with a one-stage
 // %qempty of one arrival per consumer warp) and the CTA barrier; each side
-// loops over the work tiles w = blockIdx.x, blockIdx.x + gridDim.x, ...
-// carrying (base, k): the K/V tiles and work tiles it has passed.
+// loops over rounds r of G = gridDim.x work tiles, taking w = r·G + c
+// (r even) or r·G + G - 1 - c (r odd) for CTA c while w < B·H·T, carrying
+// (base, k): the K/V tiles and work tiles it has passed.
 //
-//   consumers: for w { (%b, %h, %t) = work_tile w; the tile's values;
-//                      wait_barrier %qfull[k]; K/V loop and epilogue with
-//                      every stage use u as base + u; arrive_barrier %qempty[k] }
-//   producer:  for w { ...; tile 0's copies (use base); copy_tma Q into %q,
-//                      %qfull[k] after %qempty; tiles 1 .. n - 1 (base + u) }
+//   consumers: for r { if (w < B·H·T) { (%b, %h, %t) = work_tile w; the
+//                      tile's values; wait_barrier %qfull[k]; K/V loop and
+//                      epilogue with every stage use u as base + u;
+//                      arrive_barrier %qempty[k] } }
+//   producer:  for r { if (...) { ...; tile 0's copies (use base);
+//                      copy_tma Q into %q, %qfull[k] after %qempty;
+//                      tiles 1 .. n - 1 (base + u) } }
 //
 // Q's buffer holds the output for its TMA store (attn-nv-store-output-tma),
 // which waits until the copy engine has read it: the consumers release Q's

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --split-input-file --attn-nv-persist -verify-diagnostics
+// RUN: attn-opt %s --split-input-file --attn-nv-persist --allow-unregistered-dialect -verify-diagnostics
 
 #cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true>
 !s = !attn_nv.smem<128x128xbf16, swizzle_128b>
@@ -96,6 +96,132 @@ func.func @no_q(%n: index) attributes {attn.config = #cfg} {
     attn_nv.warp_specialize consumers(256 threads, 232 registers) {
     } producer(40 registers) {
     }
+  }
+  return
+}
+
+// -----
+
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+!b1 = !attn_nv.barriers<1>
+
+// Tile 0's copies are one branch.
+func.func @two_branches(%n: index, %p: i1, %qmap: !llvm.ptr) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %q = attn_nv.alloc_shared : !s
+    %qf = attn_nv.alloc_barriers : !b1
+    %kf = attn_nv.alloc_barriers : !b1
+    attn_nv.init_barriers %qf : !b1
+    attn_nv.copy_tma %qmap[%b, %h, %t] into %q, %qf[%c0] : !llvm.ptr, !s, !b1
+    nvvm.barrier0
+    scf.if %p {
+      attn_nv.copy_tma %qmap[%b, %h, %c0] into %q, %kf[%c0] : !llvm.ptr, !s, !b1
+    }
+    // expected-error @+1 {{attn-nv-persist: a second branch of copies in the prologue}}
+    scf.if %p {
+      attn_nv.copy_tma %qmap[%b, %h, %c1] into %q, %kf[%c0] : !llvm.ptr, !s, !b1
+    }
+    attn_nv.wait_barrier %qf[%c0] : !b1
+    attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+    } producer(40 registers) {
+      scf.for %u = %c1 to %n step %c1 {}
+    }
+  }
+  return
+}
+
+// -----
+
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+!b1 = !attn_nv.barriers<1>
+
+// Both sides loop to the producer's K/V loop bound.
+func.func @no_producer_loop(%n: index, %p: i1, %qmap: !llvm.ptr) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %q = attn_nv.alloc_shared : !s
+    %qf = attn_nv.alloc_barriers : !b1
+    %kf = attn_nv.alloc_barriers : !b1
+    attn_nv.init_barriers %qf : !b1
+    attn_nv.copy_tma %qmap[%b, %h, %t] into %q, %qf[%c0] : !llvm.ptr, !s, !b1
+    nvvm.barrier0
+    scf.if %p {
+      attn_nv.copy_tma %qmap[%b, %h, %c0] into %q, %kf[%c0] : !llvm.ptr, !s, !b1
+    }
+    attn_nv.wait_barrier %qf[%c0] : !b1
+    // expected-error @+1 {{attn-nv-persist: no K/V loop in the producer region}}
+    attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+    } producer(40 registers) {
+
+    }
+  }
+  return
+}
+
+// -----
+
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+!b1 = !attn_nv.barriers<1>
+
+// Q's "empty" barrier is initialized next to Q's.
+func.func @q_not_initialized(%n: index, %p: i1, %qmap: !llvm.ptr) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %q = attn_nv.alloc_shared : !s
+    %qf = attn_nv.alloc_barriers : !b1
+    %kf = attn_nv.alloc_barriers : !b1
+
+    // expected-error @+1 {{attn-nv-persist: Q's barrier is never initialized}}
+    attn_nv.copy_tma %qmap[%b, %h, %t] into %q, %qf[%c0] : !llvm.ptr, !s, !b1
+    nvvm.barrier0
+    scf.if %p {
+      attn_nv.copy_tma %qmap[%b, %h, %c0] into %q, %kf[%c0] : !llvm.ptr, !s, !b1
+    }
+    attn_nv.wait_barrier %qf[%c0] : !b1
+    attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+    } producer(40 registers) {
+      scf.for %u = %c1 to %n step %c1 {}
+    }
+  }
+  return
+}
+
+// -----
+
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+!b1 = !attn_nv.barriers<1>
+
+// A work tile's value is computed again on both sides: nothing after the
+// split may read it.
+func.func @read_after_split(%n: index, %p: i1, %qmap: !llvm.ptr) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %q = attn_nv.alloc_shared : !s
+    %qf = attn_nv.alloc_barriers : !b1
+    %kf = attn_nv.alloc_barriers : !b1
+    attn_nv.init_barriers %qf : !b1
+    attn_nv.copy_tma %qmap[%b, %h, %t] into %q, %qf[%c0] : !llvm.ptr, !s, !b1
+    nvvm.barrier0
+    scf.if %p {
+      attn_nv.copy_tma %qmap[%b, %h, %c0] into %q, %kf[%c0] : !llvm.ptr, !s, !b1
+    }
+    // expected-error @+1 {{attn-nv-persist: a value of the work tile is read outside the two sides}}
+    %row = arith.muli %t, %c1 : index
+    attn_nv.wait_barrier %qf[%c0] : !b1
+    attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+    } producer(40 registers) {
+      scf.for %u = %c1 to %n step %c1 {}
+    }
+    "test.sink"(%row) : (index) -> ()
   }
   return
 }

@@ -973,6 +973,15 @@ TEST_F(EngineCudaTest, PersistentKernelsRunAtMostACtaPerSm) {
   EXPECT_EQ(launch.grid[0], 2u * 2u); // ceil(200 / 128) tiles x 2 heads
   EXPECT_EQ(launch.grid[1], 1u);
   EXPECT_EQ(launch.grid[2], 1u);
+  // ATTN_JIT_PERSISTENT_CTAS caps the launch (tests: many work tiles a
+  // CTA); the same kernel.
+  engine_.reset();
+  options.persistentCtas = 5;
+  ASSERT_TRUE(engine().forward(&big.args).ok());
+  launch = lastLaunch();
+  EXPECT_EQ(launch.grid[0], 5u);
+  EXPECT_EQ(launch.grid[1] * launch.grid[2], 1u);
+  options.persistentCtas = 0;
   // No producer (ATTN_JIT_WARPSPEC=0): not persistent, the usual grid.
   engine_.reset();
   options.warpSpecialize = false;
@@ -998,6 +1007,14 @@ TEST(EngineOptionsTest, PersistentFromTheEnvironment) {
   {
     ScopedEnv p("ATTN_JIT_PERSISTENT", "0");
     EXPECT_EQ(EngineOptions::fromEnvironment().persistent, false);
+  }
+  // The CTA cap: a count >= 1, anything else leaves it unset (0).
+  for (auto [text, count] : {std::pair<const char *, int64_t>{"7", 7},
+                             {"0", 0},
+                             {"-3", 0},
+                             {"many", 0}}) {
+    ScopedEnv c("ATTN_JIT_PERSISTENT_CTAS", text);
+    EXPECT_EQ(EngineOptions::fromEnvironment().persistentCtas, count) << text;
   }
 }
 
