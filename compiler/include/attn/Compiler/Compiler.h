@@ -113,10 +113,10 @@ struct KernelConfig {
   /// clears it without tma).
   bool warpSpecialize = false;
   /// NVIDIA only, with warpSpecialize: each CTA runs several work tiles of
-  /// the grid (blockIdx.x, blockIdx.x + gridDim.x, ...), and the launch has
-  /// min(tiles, SMs) CTAs (attn-nv-persist). resolved() keeps it for the
-  /// forward over contiguous K/V only (not varlen, paged, split nor
-  /// packGqa) and clears it elsewhere.
+  /// the grid, in rounds of the launch's min(tiles, SMs) CTAs
+  /// (attn-nv-persist). resolved() keeps it for the forward over
+  /// contiguous K/V only (not varlen, paged, split, packGqa nor FP8) and
+  /// clears it elsewhere.
   bool persistent = false;
   /// NVIDIA only, a paged call that decodes (TilePolicy.h's pagedDecodes):
   /// resolved() gives tiles the call leaves open pagedDecodeTiles' instead of

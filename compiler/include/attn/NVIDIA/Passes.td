@@ -260,9 +260,11 @@ def AttnNVPersist : Pass<"attn-nv-persist", "ModuleOp"> {
   let summary = "Makes a warp-specialized CTA loop over the grid's work tiles";
   let description = [{
     With `persistent` (and `warp_specialize`): the launch has min(tiles,
-    SMs) CTAs and each runs the work tiles blockIdx.x, blockIdx.x +
-    gridDim.x, ... (`attn_nv.work_tile`: the order a one-CTA-a-tile launch
-    would start them in, longest first for causal grids). Both sides of
+    SMs) CTAs and each runs work tiles in rounds of G = gridDim.x, taking
+    w = r·G + blockIdx.x in even rounds and r·G + G - 1 - blockIdx.x in odd
+    ones (`attn_nv.work_tile`: the order a one-CTA-a-tile launch would
+    start them in, longest first for causal grids, whose long and short
+    tiles the mirrored rounds pair). Both sides of
     `attn_nv.warp_specialize` loop over the same work tiles. The producer
     issues, per work tile, K/V tile 0, then Q (after the consumers released
     Q's buffer, which the output's TMA store reuses: a one-stage "empty"

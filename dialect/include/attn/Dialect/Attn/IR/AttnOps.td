@@ -126,11 +126,11 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       the bases' difference, saturated, computed once a thread (wgmma;
       absent: false, 64-bit index compares per element), where the kernel
       has registers for the differences;
-    * `persistent`: with `warp_specialize`, each CTA runs the work tiles
-      blockIdx.x, blockIdx.x + gridDim.x, ... of the grid's (batch, head,
-      tile) space in its launch order (`attn-nv-persist`), so that the
-      producer loads the next work tile's K/V and Q while the consumers
-      finish this one (absent: false, one CTA a work tile).
+    * `persistent`: with `warp_specialize`, each CTA runs several work
+      tiles of the grid's (batch, head, tile) space, in rounds of the
+      launch's CTAs (`attn-nv-persist`), so that the producer loads the
+      next work tile's first K/V tile while the consumers finish this one
+      (absent: false, one CTA a work tile).
 
     Example:
     ```mlir
