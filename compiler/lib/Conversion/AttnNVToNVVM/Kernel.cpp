@@ -118,19 +118,25 @@ struct KernelReturn : OpConversionPattern<func::ReturnOp> {
   }
 };
 
-/// #attn.config's grid_group_ctas: launch position (tile, head, batch) of a
-/// grid of (tiles, heads, batches) renumbered so that groups of `pairs` =
-/// max(1, ctas / tiles) (batch, head) pairs run query tile by query tile
-/// (the last group may hold fewer).
-void groupPairs(OpBuilder &b, Location loc, int64_t ctas, Value tiles,
-                Value heads, Value batches, Value &tile, Value &head,
-                Value &batch) {
-  Value one = constIndex(b, loc, 1);
-  // linear = x + tiles · (y + heads · z); all pairs = heads · batches
+/// The launch position of (tile, head, batch) in a grid of (tiles, heads,
+/// ...), x fastest: tile + tiles · (head + heads · batch).
+Value launchPosition(OpBuilder &b, Location loc, Value tiles, Value heads,
+                     Value tile, Value head, Value batch) {
   Value pair = arith::MulIOp::create(b, loc, heads, batch);
   pair = arith::AddIOp::create(b, loc, head, pair);
   Value linear = arith::MulIOp::create(b, loc, tiles, pair);
-  linear = arith::AddIOp::create(b, loc, tile, linear);
+  return arith::AddIOp::create(b, loc, tile, linear);
+}
+
+/// #attn.config's grid_group_ctas: launch position `linear` of a grid of
+/// (tiles, heads, batches) as the (tile, head, batch) of a grid whose groups
+/// of `pairs` = max(1, ctas / tiles) (batch, head) pairs run query tile by
+/// query tile (the last group may hold fewer).
+void groupPairs(OpBuilder &b, Location loc, int64_t ctas, Value linear,
+                Value tiles, Value heads, Value batches, Value &tile,
+                Value &head, Value &batch) {
+  Value one = constIndex(b, loc, 1);
+  // all pairs = heads · batches
   Value allPairs = arith::MulIOp::create(b, loc, heads, batches);
   Value perGroup = arith::DivUIOp::create(b, loc, constIndex(b, loc, ctas),
                                           tiles);
@@ -144,7 +150,7 @@ void groupPairs(OpBuilder &b, Location loc, int64_t ctas, Value tiles,
   Value rank = arith::SubIOp::create(b, loc, linear, start);
   tile = arith::DivUIOp::create(b, loc, rank, inGroup);
   Value offset = arith::RemUIOp::create(b, loc, rank, inGroup);
-  pair = arith::AddIOp::create(b, loc, first, offset);
+  Value pair = arith::AddIOp::create(b, loc, first, offset);
   head = arith::RemUIOp::create(b, loc, pair, heads);
   batch = arith::DivUIOp::create(b, loc, pair, heads);
 }
@@ -177,8 +183,10 @@ struct TileGrid : OpConversionPattern<TileGridOp> {
       Value tiles = cast(NVVM::GridDimXOp::create(rewriter, loc, i32));
       Value heads = cast(NVVM::GridDimYOp::create(rewriter, loc, i32));
       Value batches = cast(NVVM::GridDimZOp::create(rewriter, loc, i32));
-      groupPairs(rewriter, loc, config.getGridGroupCtas(), tiles, heads,
-                 batches, tile, head, batch);
+      Value linear =
+          launchPosition(rewriter, loc, tiles, heads, tile, head, batch);
+      groupPairs(rewriter, loc, config.getGridGroupCtas(), linear, tiles,
+                 heads, batches, tile, head, batch);
     }
     if (config && config.getReverseGrid())
       tile = reversed(rewriter, loc,
@@ -224,9 +232,9 @@ struct WorkTile : OpConversionPattern<WorkTileOp> {
     Value head = arith::RemUIOp::create(b, loc, pair, heads);
     Value batch = arith::DivUIOp::create(b, loc, pair, heads);
     if (config.getGridGroupCtas() > 0) {
-      Value gTile = tile, gHead = head, gBatch = batch;
-      groupPairs(b, loc, config.getGridGroupCtas(), tiles, heads, batches,
-                 gTile, gHead, gBatch);
+      Value gTile, gHead, gBatch;
+      groupPairs(b, loc, config.getGridGroupCtas(), adaptor.getIndex(),
+                 tiles, heads, batches, gTile, gHead, gBatch);
       // Fewer query tiles than kGroupedMinTiles: the query tile stays
       // fastest (attn_nv.work_tile's description).
       Value few = arith::CmpIOp::create(

@@ -24,15 +24,18 @@ func.func @work_tile(%w: index, %nb: index, %nh: index, %nt: index) attributes {
 
 // A grouped persistent grid (grid_group_ctas: causal, every head of a query
 // tile together) takes the group order only from 32 query tiles on; with
-// fewer, w's plain (tile, head, batch).
+// fewer, w's plain (tile, head, batch). The groups are cut from w itself.
 // CHECK-LABEL: gpu.func @grouped(
 // CHECK-SAME: %[[W:[^:]*]]: index, %[[NB:[^:]*]]: index, %[[NH:[^:]*]]: index, %[[NT:[^:]*]]: index
 // CHECK: %[[T:.*]] = arith.remui %[[W]], %[[NT]] : index
 // CHECK: %[[P:.*]] = arith.divui %[[W]], %[[NT]] : index
 // CHECK: %[[H:.*]] = arith.remui %[[P]], %[[NH]] : index
 // CHECK: %[[B:.*]] = arith.divui %[[P]], %[[NH]] : index
+// CHECK: %[[GCTAS:.*]] = arith.muli %{{.*}}, %[[NT]] : index
+// CHECK-NEXT: %[[GROUP:.*]] = arith.divui %[[W]], %[[GCTAS]] : index
 // CHECK: arith.minui
-// CHECK: %[[RANK:.*]] = arith.subi
+// CHECK: %[[START:.*]] = arith.muli %[[GROUP]], %[[GCTAS]] : index
+// CHECK-NEXT: %[[RANK:.*]] = arith.subi %[[W]], %[[START]] : index
 // CHECK-NEXT: %[[GT:.*]] = arith.divui %[[RANK]]
 // CHECK-NEXT: arith.remui %[[RANK]]
 // CHECK-NEXT: %[[GP:.*]] = arith.addi
