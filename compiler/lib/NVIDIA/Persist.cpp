@@ -7,7 +7,8 @@
 //   nvvm.barrier0
 //   scf.if (tiles) { copy_tma K/V tile 0 ... }  (thread 0)
 //   wait_barrier %qfull[0]
-//   attn_nv.warp_specialize consumers { K/V loop, epilogue } producer { tiles 1 .. n - 1 }
+//   attn_nv.warp_specialize consumers { K/V loop, epilogue }
+//                           producer { tiles 1 .. n - 1 }
 //
 // Output: the body keeps the allocations, the inits (with a one-stage
 // %qempty of one arrival per consumer warp) and the CTA barrier; each side
@@ -124,19 +125,21 @@ void offsetStageUses(Operation *root, Value base, Value qFull, Value qEmpty) {
     OpBuilder b(op);
     use.set(arith::AddIOp::create(b, op->getLoc(), use.get(), base));
   };
+  auto ofStages = [&](Value barriers) {
+    return barriers != qFull && barriers != qEmpty;
+  };
   root->walk([&](Operation *op) {
     if (auto o = dyn_cast<SlotOp>(op))
       offset(op, o.getIndexMutable());
-    else if (auto o = dyn_cast<WaitBarrierOp>(op)) {
-      if (o.getBarriers() != qFull && o.getBarriers() != qEmpty)
-        offset(op, o.getUseMutable());
-    } else if (auto o = dyn_cast<ArriveBarrierOp>(op)) {
-      if (o.getBarriers() != qFull && o.getBarriers() != qEmpty)
-        offset(op, o.getUseMutable());
-    } else if (auto o = dyn_cast<CopyTmaOp>(op)) {
-      if (o.getBarriers() != qFull)
-        offset(op, o.getUseMutable());
-    } else if (auto o = dyn_cast<WarpgroupTurnOp>(op)) {
+    else if (auto o = dyn_cast<WaitBarrierOp>(op);
+             o && ofStages(o.getBarriers()))
+      offset(op, o.getUseMutable());
+    else if (auto o = dyn_cast<ArriveBarrierOp>(op);
+             o && ofStages(o.getBarriers()))
+      offset(op, o.getUseMutable());
+    else if (auto o = dyn_cast<CopyTmaOp>(op); o && ofStages(o.getBarriers()))
+      offset(op, o.getUseMutable());
+    else if (auto o = dyn_cast<WarpgroupTurnOp>(op)) {
       if (o.getTurn())
         offset(op, o.getTurnMutable()[0]);
     }
@@ -194,32 +197,32 @@ LogicalResult persist(TileGridOp grid, ConfigAttr config) {
     Block &block = region.front();
     Operation *terminator = block.getTerminator();
     OpBuilder lb(&block, block.begin());
-    auto loop = scf::ForOp::create(lb, loc, zero, rounds, one,
-                                   ValueRange{zero, zero});
+    auto loop =
+        scf::ForOp::create(lb, loc, zero, rounds, one, ValueRange{zero, zero});
     Value base = loop.getRegionIterArg(0), k = loop.getRegionIterArg(1);
     OpBuilder rb = OpBuilder::atBlockBegin(loop.getBody());
     Value round = loop.getInductionVar();
     Value parity = arith::AndIOp::create(rb, loc, round, one);
-    Value odd = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ne,
-                                      parity, zero);
+    Value odd =
+        arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ne, parity, zero);
     Value place = arith::SelectOp::create(rb, loc, odd, mirrored, cta);
     Value w = arith::MulIOp::create(rb, loc, round, ctas);
     w = arith::AddIOp::create(rb, loc, w, place);
-    Value inGrid = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ult,
-                                         w, works);
+    Value inGrid =
+        arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ult, w, works);
     auto work = scf::IfOp::create(rb, loc, TypeRange{index, index}, inGrid,
                                   /*withElseRegion=*/true);
     scf::YieldOp::create(rb, loc, work.getResults());
     OpBuilder skip = work.getElseBodyBuilder();
     scf::YieldOp::create(skip, loc, ValueRange{base, k});
     Block *iteration = work.thenBlock();
-    iteration->getOperations().splice(
-        iteration->end(), block.getOperations(),
-        std::next(loop->getIterator()), terminator->getIterator());
+    iteration->getOperations().splice(iteration->end(), block.getOperations(),
+                                      std::next(loop->getIterator()),
+                                      terminator->getIterator());
     OpBuilder ib(iteration, iteration->begin());
-    auto tile = WorkTileOp::create(ib, loc, index, index, index, w,
-                                   grid.getBatch(), grid.getHeads(),
-                                   grid.getQueryTiles());
+    auto tile =
+        WorkTileOp::create(ib, loc, index, index, index, w, grid.getBatch(),
+                           grid.getHeads(), grid.getQueryTiles());
     IRMapping mapping;
     mapping.map(grid.getBatchIndex(), tile.getBatch());
     mapping.map(grid.getHeadIndex(), tile.getHead());
