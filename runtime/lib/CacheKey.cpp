@@ -19,7 +19,7 @@ std::string CacheKey::str() const {
   const auto &[headDim, dtype, mask, configArch, blockM, blockN, warps, stages,
                tensorCore, positiveScale, packGqa, variants, userMods,
                backward, varlen, pageSize, split, tma, deterministic,
-               warpSpecialize, persistent, pagedDecode] = config;
+               warpSpecialize, persistent, qStages, pagedDecode] = config;
   (void)pagedDecode;
   // The arch only matters for CUDA: the host kernel targets this machine and
   // is never stored on disk.
@@ -30,7 +30,7 @@ std::string CacheKey::str() const {
                      "stages={};tensor_core={};positive_scale={};pack_gqa={};"
                      "variants={};backward={};varlen={};page_size={};"
                      "split={};tma={};deterministic={};warp_specialize={};"
-                     "persistent={};user_mods={}",
+                     "persistent={};q_stages={};user_mods={}",
                      compilerVersion, toString(target), arch,
                      compiler::toString(dtype), headDim,
                      compiler::toString(mask), blockM, blockN, warps, stages,
@@ -38,7 +38,7 @@ std::string CacheKey::str() const {
                      compiler::variantNames(variants), backward ? 1 : 0,
                      varlen ? 1 : 0, pageSize, split ? 1 : 0, tma ? 1 : 0,
                      deterministic ? 1 : 0, warpSpecialize ? 1 : 0,
-                     persistent ? 1 : 0, userMods);
+                     persistent ? 1 : 0, qStages, userMods);
 }
 
 uint64_t CacheKey::hash() const { return keyHash(str()); }

@@ -52,6 +52,13 @@ EngineOptions EngineOptions::fromEnvironment() {
   if (const char *persistent = std::getenv("ATTN_JIT_PERSISTENT");
       persistent && *persistent)
     options.persistent = llvm::StringRef(persistent) == "1";
+  if (const char *stages = std::getenv("ATTN_JIT_Q_STAGES");
+      stages && *stages) {
+    int64_t count = 0;
+    if (!llvm::StringRef(stages).getAsInteger(10, count) && count >= 1 &&
+        count <= 2)
+      options.qStages = count;
+  }
   if (const char *ctas = std::getenv("ATTN_JIT_PERSISTENT_CTAS"); ctas && *ctas) {
     int64_t count = 0;
     if (!llvm::StringRef(ctas).getAsInteger(10, count) && count > 0)
@@ -404,6 +411,7 @@ CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
   // Kept by resolved() only where the kernel can be persistent (and
   // cleared by the second resolution of a packed or split call).
   key.config.persistent = call.persistent;
+  key.config.qStages = options_.qStages;
   if (user)
     key.config.userMods = user->canonical;
   if (call.target == Target::Cuda) {
@@ -460,7 +468,8 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   // measured slower there.
   // D = 64 calls take their tiles by their lengths (compiler::lengthTiles:
   // taller ones with a producer when long, one warpgroup's when short and
-  // causal or in between), where the caller left the tiles open.
+  // causal or in between), and short D = 128 and causal D = 256 calls
+  // persistent CTAs, where the caller left the tiles open.
   compiler::LengthTiles lengthTiles;
   if (!backward && args.block_m == 0 && args.block_n == 0)
     lengthTiles = compiler::lengthTiles(
@@ -501,7 +510,8 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
                                              varlen->pageSize,
                                              args.heads / kvHeadsOf(args) *
                                                  varlen->maxSeqlenQ),
-                               options_.persistent.value_or(false));
+                               options_.persistent.value_or(
+                                   lengthTiles.persistent));
 
   // A configuration this thread launched: no key text, no lock, no
   // allocation (HotCache.h). The device was checked when it was loaded.

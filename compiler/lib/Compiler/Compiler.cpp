@@ -68,6 +68,8 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
                         arch, warps, stages, tensorCore, tma ? " tma=1" : "",
                         warpSpecialize ? " warp-specialize=1" : "",
                         persistent ? " persistent=1" : "");
+  if (nvidia && qStages)
+    opts += fmt::format(" q-stages={}", qStages);
   return opts;
 }
 
@@ -216,6 +218,7 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
   options.tma = config.tma;
   options.warpSpecialize = config.warpSpecialize;
   options.persistent = config.persistent;
+  options.qStages = config.qStages;
   options.pagedDecode = config.pagedDecode;
   mlir::attn::buildAttnToNVVMPipeline(pm, options);
   if (failed(runPipeline(pm, s))) {

@@ -26,8 +26,11 @@
 //
 // Q's buffer holds the output for its TMA store (attn-nv-store-output-tma),
 // which waits until the copy engine has read it: the consumers release Q's
-// buffer after it. Tile 0's copy comes before Q's, so it overlaps the
-// epilogue of the work tile before.
+// buffer after it. With one buffer (q_stages = 1) tile 0's copy comes before
+// Q's, so it overlaps the epilogue of the work tile before. With two
+// (q_stages = 2) Q's buffer, %qfull and %qempty get a stage dim, each side
+// reads slot k of it, and the producer copies Q first: work tile k's Q waits
+// only for work tile k - 2's store, so it loads while k - 1 computes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -153,6 +156,16 @@ LogicalResult persist(TileGridOp grid, ConfigAttr config) {
   Prologue &p = *found;
   Location loc = grid.getLoc();
   Value qFull = p.qCopy.getBarriers();
+  int64_t qStages = config.getQStages();
+  Value qSingle = p.qCopy.getDest();
+  auto qAlloc = qSingle.getDefiningOp<AllocSharedOp>();
+  auto qTile = cast<SmemType>(qSingle.getType());
+  if (qStages > 1) {
+    if (!qAlloc || qTile.getRank() != 2)
+      return p.qCopy.emitOpError("attn-nv-persist: q_stages = ")
+             << qStages << " needs Q's buffer to be one tile's alloc_shared";
+    qFull.setType(BarriersType::get(qFull.getContext(), qStages));
+  }
 
   // Q's release: one arrival per consumer warp, initialized with Q's.
   auto qInit = llvm::find_if(qFull.getUsers(), [](Operation *user) {
@@ -167,6 +180,18 @@ LogicalResult persist(TileGridOp grid, ConfigAttr config) {
                                          /*offset=*/IntegerAttr());
   b.setInsertionPointAfter(*qInit);
   InitBarriersOp::create(b, loc, qEmpty, config.getWarps());
+  // Q's stages: each work tile k reads slot k (set up in loopOver).
+  Value qStaged;
+  if (qStages > 1) {
+    OpBuilder ab(qAlloc);
+    SmallVector<int64_t> shape{qStages};
+    llvm::append_range(shape, qTile.getShape());
+    qStaged = AllocSharedOp::create(
+        ab, qAlloc.getLoc(),
+        SmemType::get(qAlloc.getContext(), shape, qTile.getElementType(),
+                      qTile.getLayout()),
+        /*offset=*/IntegerAttr());
+  }
 
   // The work tiles, in rounds of G = gridDim.x: CTA c takes w = r·G + c in
   // even rounds and r·G + G - 1 - c in odd ones, so that along a grid
@@ -239,6 +264,13 @@ LogicalResult persist(TileGridOp grid, ConfigAttr config) {
     }
     head(ib, mapping, k);
     offsetStageUses(work, base, qFull, qEmpty);
+    if (qStaged) {
+      OpBuilder sb(iteration, iteration->begin());
+      Value slot = SlotOp::create(sb, loc, qTile, qStaged, k);
+      qSingle.replaceUsesWithIf(slot, [workOp](OpOperand &use) {
+        return workOp->isProperAncestor(use.getOwner());
+      });
+    }
     OpBuilder eb = OpBuilder::atBlockEnd(iteration);
     tail(eb, k);
     Value n = mapping.lookupOrDefault(p.count);
@@ -256,17 +288,24 @@ LogicalResult persist(TileGridOp grid, ConfigAttr config) {
       [&](OpBuilder &eb, Value k) {
         ArriveBarrierOp::create(eb, loc, qEmpty, k);
       });
-  // Producer: tile 0 (its use offset with the rest), then Q after its
-  // release, then the loop of tiles 1 .. n - 1.
+  // Producer: tile 0 (its use offset with the rest) and Q after its
+  // release -- Q first when it has two buffers, whose release is a work tile
+  // older -- then the loop of tiles 1 .. n - 1.
   loopOver(
       p.split.getProducer(),
       [&](OpBuilder &ib, IRMapping &mapping, Value k) {
+        auto copyQ = [&] {
+          auto q = cast<CopyTmaOp>(ib.clone(*p.qCopy, mapping));
+          q.getUseMutable().assign(k);
+          q.getEmptyMutable().assign(qEmpty);
+          q.setSingleThread(true);
+        };
+        if (qStages > 1)
+          copyQ();
         Operation *tile0 = ib.clone(*p.firstTile, mapping);
         tile0->walk([](CopyTmaOp copy) { copy.setSingleThread(true); });
-        auto q = cast<CopyTmaOp>(ib.clone(*p.qCopy, mapping));
-        q.getUseMutable().assign(k);
-        q.getEmptyMutable().assign(qEmpty);
-        q.setSingleThread(true);
+        if (qStages == 1)
+          copyQ();
       },
       [](OpBuilder &, Value) {});
 
@@ -279,6 +318,12 @@ LogicalResult persist(TileGridOp grid, ConfigAttr config) {
       return op->emitOpError("attn-nv-persist: a value of the work tile is "
                              "read outside the two sides");
     op->erase();
+  }
+  if (qStaged) {
+    if (!qSingle.use_empty())
+      return qAlloc.emitOpError("attn-nv-persist: Q's buffer is read "
+                                "outside the two sides");
+    qAlloc->erase();
   }
   return success();
 }

@@ -64,6 +64,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   configure.tma = options.tma;
   configure.warpSpecialize = options.warpSpecialize;
   configure.persistent = options.persistent;
+  configure.qStages = options.qStages;
   configure.pagedDecode = options.pagedDecode;
   buildTiledAttention(pm, options, configure);
   // The NVIDIA tile program, then its schedule, one pass per decision.

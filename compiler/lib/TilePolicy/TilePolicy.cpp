@@ -321,17 +321,23 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
 LengthTiles lengthTiles(int64_t headDim, DType dtype, MaskKind mask,
                         unsigned variants, bool varlen, bool userMods,
                         int64_t queries, int64_t keys) {
-  if (headDim != kLengthTilesHeadDim ||
-      (dtype != DType::BF16 && dtype != DType::F16) || variants != 0 ||
+  if ((dtype != DType::BF16 && dtype != DType::F16) || variants != 0 ||
       varlen || userMods)
     return {};
   int64_t shorter = std::min(queries, keys), longer = std::max(queries, keys);
+  bool noneOrCausal = mask == MaskKind::None || mask == MaskKind::Causal;
+  if ((headDim == kPersistentHeadDim && noneOrCausal &&
+       longer <= kPersistentMaxSequence) ||
+      (headDim == kPersistentCausalHeadDim && mask == MaskKind::Causal &&
+       longer <= kPersistentCausalMaxSequence))
+    return {0, 0, /*producer=*/true, /*persistent=*/true};
+  if (headDim != kLengthTilesHeadDim)
+    return {};
   if (shorter >= kLongSequence)
     return {kLongSequenceBlockM, kLongSequenceBlockN, /*producer=*/true};
   if (mask == MaskKind::Causal && longer <= kShortSequence)
     return {kShortCausalBlock, kShortCausalBlock, /*producer=*/false};
-  if ((mask == MaskKind::None || mask == MaskKind::Causal) &&
-      shorter > kShortSequence && longer < kLongSequence)
+  if (noneOrCausal && shorter > kShortSequence && longer < kLongSequence)
     return {kMidSequenceBlockM, kMidSequenceBlockN, /*producer=*/false};
   return {};
 }
@@ -527,8 +533,28 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
                       ? mlir::attn::nv::sharedTileBytes(
                             wgmma, r.blockM, r.blockN, /*elementBytes=*/4)
                       : 0;
+  // A persistent CTA (attn-nv-persist) takes a second Q buffer where two
+  // K/V stages still fit beside it, so that the producer loads the next
+  // work tile's Q while this one's computes and its output leaves through
+  // its own buffer: with one, each work tile waited for its Q's copy after
+  // the last one's store (short batch: 0.72 x cuDNN; docs/BENCHMARKS.md
+  // version 34). At D = 128 that costs the third stage (and with it P·V
+  // in flight).
+  // (A persistent kernel loads K/V by TMA: no table joins its stages.)
+  plan.qStages = r.qStages ? r.qStages
+                 : r.persistent && wgmma && !fp8 &&
+                         2 * q + 2 * (kTile + vTile) + align <=
+                             maxSharedBytesPerBlock(r.arch)
+                     ? 2
+                     : 1;
+  if (plan.qStages != 1 && plan.qStages != 2) {
+    error = "q_stages must be 1, 2 or 0 (automatic), got " +
+            std::to_string(plan.qStages);
+    return false;
+  }
+
   auto bytes = [&](int64_t stages) {
-    return q + stages * (kTile + vTile + table) + align;
+    return plan.qStages * q + stages * (kTile + vTile + table) + align;
   };
   // Without room for two stages of it the table keeps its per-element
   // gather, and the K/V stages their room.
@@ -754,6 +780,7 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     r.tma = false;
     r.warpSpecialize = false;
     r.persistent = false;
+    r.qStages = 0;
     return r;
   }
   // Any other name (mma.sync, wgmma, or one the plan rejects) is kept.
@@ -780,6 +807,8 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   // 256-key kernel spills 28 bytes with the loop's values (ptxas 13.0).
   r.persistent = persistent && r.warpSpecialize && !backward && !varlen &&
                  pageSize == 0 && !split && !packGqa && !fp8;
+  if (!r.persistent)
+    r.qStages = 0;
   return r;
 }
 

@@ -113,6 +113,7 @@ struct AttnConfigurePass
       config.tma = tma;
       config.warpSpecialize = warpSpecialize;
       config.persistent = persistent;
+      config.qStages = qStages;
       config.pagedDecode = pagedDecode;
       // A paged kernel keeps its sequence's key count and the block table
       // live as a packed batch keeps its offsets.
@@ -172,7 +173,7 @@ struct AttnConfigurePass
           plan.orderedIssue, plan.reverseGrid, plan.packGqa,
           plan.conditionalRescale, plan.tma, plan.warpSpecialize,
           plan.barrierPerTile, plan.gridGroupCtas, plan.narrowCompares,
-          plan.persistent);
+          plan.persistent, plan.qStages);
       if (auto old = fn->template getAttrOfType<ConfigAttr>(ConfigAttr::getAttrName());
           old && old != attr) {
         op->emitOpError("its function holds attention of two configurations: ")

@@ -225,3 +225,66 @@ func.func @read_after_split(%n: index, %p: i1, %qmap: !llvm.ptr) attributes {att
   }
   return
 }
+
+// -----
+
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true, q_stages = 2>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+!s2 = !attn_nv.smem<2x128x128xbf16, swizzle_128b>
+!b1 = !attn_nv.barriers<1>
+
+// Two Q buffers replace Q's one-tile allocation.
+func.func @q_in_a_slot(%n: index, %qmap: !llvm.ptr) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %qs = attn_nv.alloc_shared : !s2
+    %q = attn_nv.slot %qs[%c0] : !s2 -> !s
+    %qf = attn_nv.alloc_barriers : !b1
+    attn_nv.init_barriers %qf : !b1
+    // expected-error @+1 {{attn-nv-persist: q_stages = 2 needs Q's buffer to be one tile's alloc_shared}}
+    attn_nv.copy_tma %qmap[%b, %h, %t] into %q, %qf[%c0] : !llvm.ptr, !s, !b1
+    nvvm.barrier0
+    %any = arith.cmpi slt, %c0, %n : index
+    scf.if %any {
+      attn_nv.copy_tma %qmap[%b, %h, %c0] into %q, %qf[%c0] : !llvm.ptr, !s, !b1
+    }
+    attn_nv.wait_barrier %qf[%c0] : !b1
+    attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+    } producer(40 registers) {
+      scf.for %u = %c0 to %n step %c0 {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true, q_stages = 2>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+!b1 = !attn_nv.barriers<1>
+
+// Each work tile reads its own Q buffer: none may be read after the split.
+func.func @q_read_after_split(%n: index, %qmap: !llvm.ptr) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    // expected-error @+1 {{attn-nv-persist: Q's buffer is read outside the two sides}}
+    %q = attn_nv.alloc_shared : !s
+    %qf = attn_nv.alloc_barriers : !b1
+    attn_nv.init_barriers %qf : !b1
+    attn_nv.copy_tma %qmap[%b, %h, %t] into %q, %qf[%c0] : !llvm.ptr, !s, !b1
+    nvvm.barrier0
+    %any = arith.cmpi slt, %c0, %n : index
+    scf.if %any {
+      attn_nv.copy_tma %qmap[%b, %h, %c0] into %q, %qf[%c0] : !llvm.ptr, !s, !b1
+    }
+    attn_nv.wait_barrier %qf[%c0] : !b1
+    attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+    } producer(40 registers) {
+      scf.for %u = %c0 to %n step %c0 {
+      }
+    }
+    "test.use"(%q) : (!s) -> ()
+  }
+  return
+}

@@ -144,6 +144,87 @@ func.func @persist(%B: index, %H: index, %T: index, %nk: index, %kmap: !llvm.ptr
 
 // -----
 
+// q_stages = 2: Q's buffer and its barriers get a stage dim, each side reads
+// slot k of the buffer in work tile k (the output's store included), and the
+// producer copies Q before tile 0 (its copy waits for work tile k - 2's
+// release).
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = true, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true, q_stages = 2>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+!s2 = !attn_nv.smem<2x128x128xbf16, swizzle_128b>
+!b1 = !attn_nv.barriers<1>
+!b2 = !attn_nv.barriers<2>
+
+// CHECK-LABEL: func.func @persist_two_q(
+// CHECK-SAME: %[[KMAP:[^:]*]]: !llvm.ptr, %[[QMAP:[^:]*]]: !llvm.ptr, %[[OMAP:[^:]*]]: !llvm.ptr)
+// CHECK: %[[QS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<2x128x128xbf16
+// CHECK-NOT: attn_nv.alloc_shared : !attn_nv.smem<128x128xbf16
+// CHECK: %[[KS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<2x128x128xbf16
+// CHECK-NEXT: attn_nv.alloc_barriers : !attn_nv.barriers<2>
+// CHECK-NEXT: attn_nv.alloc_barriers : !attn_nv.barriers<2>
+// CHECK-NEXT: %[[QF:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<2>
+// CHECK-NEXT: %[[QE:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<2>
+// CHECK: attn_nv.warp_specialize consumers
+// CHECK-NEXT: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[K:.*]] = %{{.*}})
+// CHECK: scf.if
+// CHECK-NEXT: %[[Q:.*]] = attn_nv.slot %[[QS]][%[[K]]]
+// CHECK-NEXT: attn_nv.work_tile
+// CHECK: attn_nv.wait_barrier %[[QF]][%[[K]]]
+// CHECK: attn_nv.store_tma %[[Q]] into %[[OMAP]]
+// CHECK-NEXT: attn_nv.arrive_barrier %[[QE]][%[[K]]]
+// CHECK: } producer
+// CHECK-NEXT: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[PK:.*]] = %{{.*}})
+// CHECK: scf.if
+// CHECK-NEXT: %[[PQ:.*]] = attn_nv.slot %[[QS]][%[[PK]]]
+// CHECK-NEXT: attn_nv.work_tile
+// CHECK: attn_nv.copy_tma %[[QMAP]][{{.*}}] into %[[PQ]], %[[QF]][%[[PK]]] after %[[QE]] {single_thread}
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: attn_nv.slot %[[KS]]
+// CHECK: attn_nv.copy_tma %[[KMAP]]
+func.func @persist_two_q(%B: index, %H: index, %T: index, %nk: index, %kmap: !llvm.ptr, %qmap: !llvm.ptr, %omap: !llvm.ptr) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  attn.tile_grid (%b, %h, %t) in (%B, %H, %T) {
+    %q = attn_nv.alloc_shared : !s
+    %ks = attn_nv.alloc_shared : !s2
+    %kf = attn_nv.alloc_barriers : !b2
+    %ke = attn_nv.alloc_barriers : !b2
+    %qf = attn_nv.alloc_barriers : !b1
+    %row = arith.muli %t, %c128 : index
+    %end = arith.addi %row, %c128 : index
+    %hi = arith.minsi %end, %nk : index
+    attn_nv.init_barriers %kf : !b2
+    attn_nv.init_barriers %ke arrivals 8 : !b2
+    attn_nv.init_barriers %qf : !b1
+    attn_nv.copy_tma %qmap[%b, %h, %row] into %q, %qf[%c0] : !llvm.ptr, !s, !b1
+    nvvm.barrier0
+    %any = arith.cmpi slt, %c0, %hi : index
+    scf.if %any {
+      %k0 = attn_nv.slot %ks[%c0] : !s2 -> !s
+      attn_nv.copy_tma %kmap[%b, %h, %c0] into %k0, %kf[%c0] after %ke : !llvm.ptr, !s, !b2, !b2
+    }
+    attn_nv.wait_barrier %qf[%c0] : !b1
+    %n = arith.ceildivsi %hi, %c128 : index
+    attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+      scf.for %it = %c0 to %n step %c1 {
+        attn_nv.wait_barrier %kf[%it] : !b2
+        %k = attn_nv.slot %ks[%it] : !s2 -> !s
+        attn_nv.arrive_barrier %ke[%it] : !b2
+      }
+      attn_nv.store_tma %q into %omap[%b, %h, %row] : !s, !llvm.ptr
+    } producer(40 registers) {
+      scf.for %u = %c1 to %n step %c1 {
+        %kn = attn_nv.slot %ks[%u] : !s2 -> !s
+        attn_nv.copy_tma %kmap[%b, %h, %u] into %kn, %kf[%u] after %ke {single_thread} : !llvm.ptr, !s, !b2, !b2
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // Without persistent nothing changes.
 #cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = true, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true>
 !s = !attn_nv.smem<128x128xbf16, swizzle_128b>

@@ -245,6 +245,45 @@ TEST(CompilePtxTest, ProducerByDefaultFromD128) {
   EXPECT_TRUE(r.tma && r.warpSpecialize);
 }
 
+// Short sequences at D = 128 (both sides <= 1k), bf16 or f16, plain, no mask
+// or top-left causal, and causal ones at D = 256 (both sides <= 8k): the
+// default tiles in persistent CTAs with the producer; not past the bound,
+// at another D, FP8, with a variant, another mask, a packed batch or user
+// mods.
+TEST(CompilePtxTest, LengthTilesPersistentAtD128) {
+  using attn::compiler::DType;
+  using attn::compiler::MaskKind;
+  auto persistent = [](int64_t d, DType dtype, MaskKind mask, int64_t queries,
+                       int64_t keys, unsigned variants = 0,
+                       bool varlen = false, bool userMods = false) {
+    LengthTiles t = lengthTiles(d, dtype, mask, variants, varlen, userMods,
+                                queries, keys);
+    if (t.persistent)
+      EXPECT_TRUE(t.producer && t.blockM == 0 && t.blockN == 0);
+    return t.persistent;
+  };
+  EXPECT_TRUE(persistent(128, DType::BF16, MaskKind::Causal, 256, 256));
+  EXPECT_TRUE(persistent(128, DType::F16, MaskKind::None, 1024, 1024));
+  EXPECT_TRUE(persistent(128, DType::BF16, MaskKind::None, 1, 1000));
+  EXPECT_FALSE(persistent(128, DType::BF16, MaskKind::None, 1024, 1025));
+  EXPECT_FALSE(persistent(128, DType::BF16, MaskKind::Causal, 1025, 512));
+  EXPECT_FALSE(persistent(64, DType::BF16, MaskKind::None, 1024, 1024));
+  EXPECT_FALSE(persistent(256, DType::BF16, MaskKind::None, 1024, 1024));
+  EXPECT_TRUE(persistent(256, DType::BF16, MaskKind::Causal, 8192, 8192));
+  EXPECT_TRUE(persistent(256, DType::F16, MaskKind::Causal, 1, 300));
+  EXPECT_FALSE(persistent(256, DType::BF16, MaskKind::Causal, 8192, 8193));
+  EXPECT_FALSE(persistent(192, DType::BF16, MaskKind::Causal, 1024, 1024));
+  EXPECT_FALSE(persistent(128, DType::E4M3, MaskKind::None, 1024, 1024));
+  EXPECT_FALSE(persistent(128, DType::BF16, MaskKind::CausalBottomRight, 512,
+                          512));
+  EXPECT_FALSE(persistent(128, DType::BF16, MaskKind::Causal, 512, 512,
+                          attn::abi::kSoftcap));
+  EXPECT_FALSE(persistent(128, DType::BF16, MaskKind::None, 512, 512, 0,
+                          /*varlen=*/true));
+  EXPECT_FALSE(persistent(128, DType::BF16, MaskKind::None, 512, 512, 0,
+                          false, /*userMods=*/true));
+}
+
 // Long sequences at D = 64 (both sides >= 8k), bf16 or f16, plain: the
 // tall tiles with the producer; short causal ones (both sides <= 2k) 64 x 64
 // without it; between (both above 2k, below 8k; none or causal) 64 x 128; not a side past the bound, another D, FP8, a variant, a
@@ -292,7 +331,6 @@ TEST(CompilePtxTest, LengthTilesAtD64) {
   EXPECT_EQ(tiles(128, DType::BF16, MaskKind::None, 4096, 4096), none);
   EXPECT_EQ(tiles(64, DType::BF16, MaskKind::CausalBottomRight, 1024, 1024),
             none);
-  EXPECT_EQ(tiles(128, DType::BF16, MaskKind::Causal, 1024, 1024), none);
   EXPECT_EQ(tiles(64, DType::E4M3, MaskKind::Causal, 1024, 1024), none);
   EXPECT_EQ(tiles(64, DType::BF16, MaskKind::Causal, 1024, 1024,
                   attn::abi::kSoftcap),
@@ -537,6 +575,52 @@ TEST(CompilePtxTest, PersistentOnlyForWarpSpecialisedForwards) {
   EXPECT_FALSE(config.resolved(/*nvidia=*/false).persistent);
   EXPECT_EQ(config.pipelineOptions(/*nvidia=*/false).find("persistent"),
             std::string::npos);
+}
+
+// KernelConfig::qStages: a persistent CTA takes two Q buffers where two K/V
+// stages fit beside them (D = 128: 2 x 32 KB + 2 x 64 KB, the plain
+// schedule), one at D = 256; an explicit 1 keeps the three stages; the
+// request is kept only with persistent, and only 0, 1 and 2 plan.
+TEST(CompilePtxTest, PersistentQStages) {
+  KernelConfig config;
+  config.headDim = 128;
+  config.arch = "sm_90a";
+  config.tensorCore = "wgmma";
+  config.tma = config.warpSpecialize = config.persistent = true;
+  KernelPlan plan;
+  std::string error;
+  ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
+  EXPECT_EQ(plan.qStages, 2);
+  EXPECT_EQ(plan.stages, 2);
+  EXPECT_EQ(plan.schedule, "plain");
+  EXPECT_EQ(plan.sharedBytes, 2 * 32768 + 2 * 65536 + 1024);
+
+  KernelConfig one = config;
+  one.qStages = 1;
+  ASSERT_TRUE(planKernel(one, /*nvidia=*/true, plan, error)) << error;
+  EXPECT_EQ(plan.qStages, 1);
+  EXPECT_EQ(plan.stages, 3);
+  EXPECT_NE(one.resolved(true).pipelineOptions(true).find(" q-stages=1"),
+            std::string::npos);
+
+  KernelConfig wide = config;
+  wide.headDim = 256;
+  ASSERT_TRUE(planKernel(wide, /*nvidia=*/true, plan, error)) << error;
+  EXPECT_EQ(plan.qStages, 1);
+
+  KernelConfig notPersistent = config;
+  notPersistent.persistent = false;
+  notPersistent.qStages = 2;
+  EXPECT_EQ(notPersistent.resolved(true).qStages, 0);
+  ASSERT_TRUE(planKernel(notPersistent, /*nvidia=*/true, plan, error))
+      << error;
+  EXPECT_EQ(plan.qStages, 1);
+
+  KernelConfig three = config;
+  three.qStages = 3;
+  EXPECT_FALSE(planKernel(three, /*nvidia=*/true, plan, error));
+  EXPECT_NE(error.find("q_stages must be 1, 2 or 0"), std::string::npos)
+      << error;
 }
 
 // A bias table's score tiles are staged with K and V (attn-nv-stage-tables)

@@ -98,6 +98,10 @@ protected:
 };
 
 TEST_F(EngineCudaTest, SequenceLengthsBatchAndHeadsNeverRecompile) {
+  // One kernel for every length: with ATTN_JIT_PERSISTENT=0, since short
+  // D = 128 calls take a persistent kernel of their own by default (one
+  // more compile for the band, ShortSequencesAtD128RunPersistent).
+  options.persistent = false;
   int64_t shapes[][4] = {{1, 1, 64, 64},   {2, 8, 1000, 1000},
                          {1, 2, 1, 4096},  {3, 4, 4097, 17},
                          {1, 1, 8192, 64}, {7, 3, 129, 0}};
@@ -599,9 +603,11 @@ TEST_F(EngineCudaTest, LargeSharedMemoryIsOptedInOnce) {
 
 TEST_F(EngineCudaTest, ExplicitDefaultsShareTheDefaultKernel) {
   // On sm_90a, D = 128 defaults to wgmma with 128x128 tiles: asking for those
-  // tiles, or for wgmma by name, is the same kernel.
+  // tiles, or for wgmma by name, is the same kernel (at 2k: shorter calls
+  // that leave the tiles open run persistent CTAs, lengthTiles).
   auto run = [&](int64_t blockM, int64_t blockN) {
-    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 128);
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 2048, 2048,
+                        128);
     call.args.block_m = blockM;
     call.args.block_n = blockN;
     ASSERT_TRUE(engine().forward(&call.args).ok());
@@ -940,9 +946,13 @@ TEST_F(EngineCudaTest, PersistentKernelsRunAtMostACtaPerSm) {
   // default) gets the persistent kernel, a compile of its own, launched on
   // min(tiles, SMs) CTAs along x; without the producer the key (and the
   // grid) stay the usual ones.
+  // (ATTN_JIT_PERSISTENT=0 first: these short calls are persistent by
+  // default, ShortSequencesAtD128RunPersistent below.)
   ForwardFixture big(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 4, 8, 1024, 256, 128);
   ForwardFixture small(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 200, 256,
                        128);
+  engine_.reset();
+  options.persistent = false;
   ASSERT_TRUE(engine().forward(&big.args).ok());
   FakeLaunch usual = lastLaunch();
   {
@@ -993,6 +1003,47 @@ TEST_F(EngineCudaTest, PersistentKernelsRunAtMostACtaPerSm) {
   }
   launch = lastLaunch();
   EXPECT_GT(launch.grid[1] * launch.grid[2], 1u);
+}
+
+TEST_F(EngineCudaTest, ShortSequencesAtD128RunPersistent) {
+  // TilePolicy.h's lengthTiles: plain D = 128 calls whose queries and keys
+  // are both at most 1k, tiles left open, run persistent CTAs (their own
+  // kernel, with two Q buffers by the policy); a longer call, explicit
+  // tiles or ATTN_JIT_PERSISTENT=0 keep the usual kernel.
+  auto persistent = [&] {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    return fakeCompiler().lastConfig.persistent;
+  };
+  ForwardFixture shortCall(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 64, 4, 256, 256,
+                           128);
+  shortCall.args.mask = ATTN_MASK_CAUSAL;
+  ASSERT_TRUE(engine().forward(&shortCall.args).ok());
+  EXPECT_TRUE(persistent());
+  EXPECT_EQ(lastLaunch().grid[0], unsigned(fakeCuda().multiprocessors));
+  ForwardFixture longer(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 1024, 1025,
+                        128);
+  ASSERT_TRUE(engine().forward(&longer.args).ok());
+  EXPECT_FALSE(persistent()) << "1025 keys";
+  shortCall.args.block_m = 128;
+  shortCall.args.block_n = 128;
+  ASSERT_TRUE(engine().forward(&shortCall.args).ok());
+  EXPECT_FALSE(persistent()) << "explicit tiles";
+  engine_.reset();
+  options.persistent = false;
+  shortCall.args.block_m = shortCall.args.block_n = 0;
+  ASSERT_TRUE(engine().forward(&shortCall.args).ok());
+  EXPECT_FALSE(persistent()) << "ATTN_JIT_PERSISTENT=0";
+}
+
+TEST(EngineOptionsTest, QStagesFromTheEnvironment) {
+  for (auto [text, count] : {std::pair<const char *, int64_t>{"1", 1},
+                             {"2", 2},
+                             {"0", 0},
+                             {"3", 0},
+                             {"two", 0}}) {
+    ScopedEnv q("ATTN_JIT_Q_STAGES", text);
+    EXPECT_EQ(EngineOptions::fromEnvironment().qStages, count) << text;
+  }
 }
 
 TEST(EngineOptionsTest, PersistentFromTheEnvironment) {

@@ -118,6 +118,10 @@ struct KernelConfig {
   /// contiguous K/V only (not varlen, paged, split, packGqa nor FP8) and
   /// clears it elsewhere.
   bool persistent = false;
+  /// With persistent: Q's shared buffers, 1 or 2 (0: the tile policy's
+  /// choice, two where two K/V stages fit beside them). resolved() clears
+  /// it without persistent.
+  int64_t qStages = 0;
   /// NVIDIA only, a paged call that decodes (TilePolicy.h's pagedDecodes):
   /// resolved() gives tiles the call leaves open pagedDecodeTiles' instead of
   /// the defaults, then clears it (the tiles are then explicit, and keyed).

@@ -180,11 +180,29 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
 ///   mask, 1.041 / 1.047 causal; 2k 1.039 / 0.955, 1k 0.964 / 0.897, 8k
 ///   0.923 / 0.986 (against the tall tile) -- the band between the
 ///   measured ends; by the runtime's own choice 1.042 / 1.029 x main
-///   before it at 4k (version 33; 3k and 6k not measured).
+///   before it at 4k (version 33; 3k and 6k not measured);
+/// * short sequences at D = 128 (kPersistentHeadDim; no mask or
+///   MaskKind::Causal, queries and keys both at most
+///   kPersistentMaxSequence): the default tiles in persistent CTAs
+///   (KernelConfig::persistent), whose two Q buffers load the next work
+///   tile's Q while this one computes. Against the default kernel in one
+///   process (docs/BENCHMARKS.md version 35, run 2): the short batch (B 64,
+///   H 16, N 256 causal) 1.210 x, N = 1k 1.040 / 1.048 x (none / causal),
+///   2k 0.992 / 1.010, 4k-16k 0.87-1.03 (two K/V stages instead of three);
+/// * causal sequences at D = 256 (kPersistentCausalHeadDim; MaskKind::Causal,
+///   queries and keys both at most kPersistentCausalMaxSequence): the
+///   default tiles in persistent CTAs (one Q buffer: two do not fit),
+///   whose mirrored rounds balance the causal tiles' lengths. Against the
+///   default kernel (versions 34-35, three runs): N = 256 1.014 x, 512
+///   1.033, 1k 1.025-1.034, 2k 1.087-1.091, 4k 1.086-1.089, 8k 1.118 (one
+///   run with the grouped order of 32 query tiles and more), 16k
+///   0.974-1.009; without the mask 0.94-1.01 (not taken).
 struct LengthTiles {
   int64_t blockM = 0, blockN = 0;
   /// With a producer warpgroup (and TMA): the tiles were measured so.
   bool producer = false;
+  /// Persistent CTAs (with the producer).
+  bool persistent = false;
 };
 /// The one head dim whose tiles follow the lengths (the others are not
 /// measured), and the bounds of the bands.
@@ -196,6 +214,10 @@ inline constexpr int64_t kLongSequenceBlockN = 128;
 inline constexpr int64_t kShortCausalBlock = 64;
 inline constexpr int64_t kMidSequenceBlockM = 64;
 inline constexpr int64_t kMidSequenceBlockN = 128;
+inline constexpr int64_t kPersistentHeadDim = 128;
+inline constexpr int64_t kPersistentMaxSequence = 1024;
+inline constexpr int64_t kPersistentCausalHeadDim = 256;
+inline constexpr int64_t kPersistentCausalMaxSequence = 8192;
 LengthTiles lengthTiles(int64_t headDim, DType dtype, MaskKind mask,
                         unsigned variants, bool varlen, bool userMods,
                         int64_t queries, int64_t keys);
@@ -243,6 +265,9 @@ struct KernelPlan {
   /// persistent: each CTA loops over work tiles (KernelConfig::persistent,
   /// as resolved; attn-nv-persist).
   bool persistent = false;
+  /// q_stages: Q's shared buffers of a persistent CTA (2: the next work
+  /// tile's Q loads while this one's computes; attn-nv-persist).
+  int64_t qStages = 1;
   /// Dynamic shared memory the kernel's buffers take (NVIDIA).
   int64_t sharedBytes = 0;
 

@@ -270,7 +270,10 @@ def AttnNVPersist : Pass<"attn-nv-persist", "ModuleOp"> {
     Q's buffer, which the output's TMA store reuses: a one-stage "empty"
     barrier of one arrival per consumer warp), then tiles 1 ... n - 1. The
     consumers wait for Q, run the K/V loop and the epilogue, and release
-    Q's buffer. The stage uses (barrier phases, slots, warpgroup turns) of
+    Q's buffer. With `q_stages = 2` Q's buffer and barriers get a stage
+    dim (work tile k reads slot k) and the producer copies Q before tile 0:
+    Q's copy then waits for the store of work tile k - 2, not k - 1. The
+    stage uses (barrier phases, slots, warpgroup turns) of
     the K/V tiles are numbered on across work tiles: each side carries the
     tiles it has passed.
 
@@ -280,7 +283,8 @@ def AttnNVPersist : Pass<"attn-nv-persist", "ModuleOp"> {
     (docs/BENCHMARKS.md version 29), which decides short sequences, sliding
     windows and document masks. Persistent, the next work tile's first K/V
     tile is loaded while this one's epilogue runs, and a CTA's setup is paid
-    once.
+    once; with two Q buffers the next work tile's Q is loaded while this one
+    computes.
   }];
   let dependentDialects = ["::mlir::attn::nv::AttnNVDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect", "::mlir::NVVM::NVVMDialect"];

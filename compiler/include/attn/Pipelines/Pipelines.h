@@ -130,6 +130,11 @@ struct AttnToPTXOptions : public KernelPipelineOptions<AttnToPTXOptions> {
                      "grid's work tiles (attn-nv-persist), launched with "
                      "min(tiles, SMs) CTAs"),
       llvm::cl::init(false)};
+  ::mlir::detail::PassOptions::Option<int64_t> qStages{
+      *this, "q-stages",
+      llvm::cl::desc("With persistent: Q's shared buffers, 1 or 2 (0: two "
+                     "where two K/V stages fit beside them)"),
+      llvm::cl::init(0)};
   ::mlir::detail::PassOptions::Option<bool> pagedDecode{
       *this, "paged-decode",
       llvm::cl::desc("With page-size: the kernel decodes (each K/V head's "

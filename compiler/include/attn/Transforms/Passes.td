@@ -92,6 +92,9 @@ def AttnConfigure : Pass<"attn-configure", "ModuleOp"> {
     Option<"persistent", "persistent", "bool", "false",
            "With warp-specialize, a forward CTA loops over the grid's work "
            "tiles (attn-nv-persist; the launch has min(tiles, SMs) CTAs)">,
+    Option<"qStages", "q-stages", "int64_t", "0",
+           "With persistent: Q's shared buffers, 1 or 2 (0: two where two "
+           "K/V stages fit beside them)">,
     Option<"pagedDecode", "paged-decode", "bool", "false",
            "A paged kernel that decodes (each K/V head's queries fit one "
            "64-row tile): tiles left at 0 take the runtime's decode tiles "

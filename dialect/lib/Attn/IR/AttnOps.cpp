@@ -169,7 +169,7 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    bool reverseGrid, bool packGqa, bool conditionalRescale,
                    bool tma, bool warpSpecialize, bool barrierPerTile,
                    int64_t gridGroupCtas, bool narrowCompares,
-                   bool persistent) {
+                   bool persistent, int64_t qStages) {
   if (mapping != "host" && mapping != "mma.sync" && mapping != "wgmma")
     return emitError() << "mapping must be host, mma.sync or wgmma, got '"
                        << mapping << "'";
@@ -234,6 +234,11 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "persistent needs warp_specialize (the producer "
                           "loads the next work tile while the consumers "
                           "finish this one)";
+  if (qStages != 1 && qStages != 2)
+    return emitError() << "q_stages must be 1 or 2, got " << qStages;
+  if (qStages == 2 && !persistent)
+    return emitError() << "q_stages = 2 needs persistent (a CTA of one work "
+                          "tile loads one Q)";
   if (warpSpecialize && 32 * warps + kProducerThreads > kMaxThreadsPerCta)
     return emitError() << "warp_specialize: " << warps << " warps and the "
                        << kProducerThreads << " producer threads exceed "

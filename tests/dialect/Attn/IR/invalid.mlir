@@ -1593,6 +1593,20 @@ func.func @config_persistent_without_producer() attributes {attn.config = #attn.
 
 // -----
 
+// expected-error @+1 {{q_stages must be 1 or 2, got 3}}
+func.func @config_three_q_stages() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true, q_stages = 3>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{q_stages = 2 needs persistent (a CTA of one work tile loads one Q)}}
+func.func @config_two_q_stages_without_persistent() attributes {attn.config = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, q_stages = 2>} {
+  return
+}
+
+// -----
+
 // ... shaped as Q.
 !t = memref<2x4x8x64xbf16>
 !a = memref<2x4x16x64xf32>

@@ -130,7 +130,11 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       tiles of the grid's (batch, head, tile) space, in rounds of the
       launch's CTAs (`attn-nv-persist`), so that the producer loads the
       next work tile's first K/V tile while the consumers finish this one
-      (absent: false, one CTA a work tile).
+      (absent: false, one CTA a work tile);
+    * `q_stages`: with `persistent`, Q's shared buffers: 2 lets the
+      producer load the next work tile's Q while the consumers compute
+      with this one's and store its output through it (absent: 1, Q's copy
+      waits for the output's store).
 
     Example:
     ```mlir
@@ -154,7 +158,8 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       DefaultValuedParameter<"bool", "false">:$barrier_per_tile,
       DefaultValuedParameter<"int64_t", "0">:$grid_group_ctas,
       DefaultValuedParameter<"bool", "false">:$narrow_compares,
-      DefaultValuedParameter<"bool", "false">:$persistent);
+      DefaultValuedParameter<"bool", "false">:$persistent,
+      DefaultValuedParameter<"int64_t", "1">:$q_stages);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
