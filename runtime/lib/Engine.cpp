@@ -10,6 +10,7 @@
 #include "Variant.h"
 
 #include "attn/Compiler/TilePolicy.h"
+#include "attn/Dialect/Attn/IR/Limits.h"
 
 #include <cstdlib>
 #include <optional>
@@ -56,7 +57,7 @@ EngineOptions EngineOptions::fromEnvironment() {
       stages && *stages) {
     int64_t count = 0;
     if (!llvm::StringRef(stages).getAsInteger(10, count) && count >= 1 &&
-        count <= 2)
+        count <= mlir::attn::kMaxQStages)
       options.qStages = count;
   }
   if (const char *ctas = std::getenv("ATTN_JIT_PERSISTENT_CTAS"); ctas && *ctas) {

@@ -543,11 +543,12 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // (A persistent kernel loads K/V by TMA: no table joins its stages.)
   plan.qStages = r.qStages ? r.qStages
                  : r.persistent && wgmma && !fp8 &&
-                         2 * q + 2 * (kTile + vTile) + align <=
+                         mlir::attn::kMaxQStages * q + 2 * (kTile + vTile) +
+                                 align <=
                              maxSharedBytesPerBlock(r.arch)
-                     ? 2
+                     ? mlir::attn::kMaxQStages
                      : 1;
-  if (plan.qStages != 1 && plan.qStages != 2) {
+  if (plan.qStages < 1 || plan.qStages > mlir::attn::kMaxQStages) {
     error = "q_stages must be 1, 2 or 0 (automatic), got " +
             std::to_string(plan.qStages);
     return false;

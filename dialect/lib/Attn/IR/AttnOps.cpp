@@ -234,9 +234,9 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "persistent needs warp_specialize (the producer "
                           "loads the next work tile while the consumers "
                           "finish this one)";
-  if (qStages != 1 && qStages != 2)
+  if (qStages < 1 || qStages > kMaxQStages)
     return emitError() << "q_stages must be 1 or 2, got " << qStages;
-  if (qStages == 2 && !persistent)
+  if (qStages > 1 && !persistent)
     return emitError() << "q_stages = 2 needs persistent (a CTA of one work "
                           "tile loads one Q)";
   if (warpSpecialize && 32 * warps + kProducerThreads > kMaxThreadsPerCta)

@@ -37,6 +37,10 @@ inline constexpr int64_t kMaxThreadsPerCta = 1024;
 /// whole warpgroups), after the consumers' threads.
 inline constexpr int64_t kProducerThreads = 128;
 
+/// Q's shared buffers in a persistent CTA (#attn.config's q_stages): one, or
+/// two so that the next work tile's Q loads while this one computes.
+inline constexpr int64_t kMaxQStages = 2;
+
 /// The oldest NVIDIA chip the kernels run on: sm_80 has the bf16 mma.sync,
 /// cp.async and ldmatrix they are made of (LLVM aborts selecting them for
 /// older chips).
