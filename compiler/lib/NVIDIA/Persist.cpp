@@ -36,6 +36,8 @@
 
 #include "attn/NVIDIA/Passes.h"
 
+#include "RegisterSplit.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -59,11 +61,22 @@ struct Prologue {
   CopyTmaOp qCopy;
   scf::IfOp firstTile;
   WaitBarrierOp qWait;
-  /// Pure ops computing values of the work tile, in order.
+  /// Ops computing values of the work tile, in order (at most reading).
   SmallVector<Operation *> tileValues;
   /// The K/V tile count both sides loop to (the producer's loop bound).
   Value count;
 };
+
+/// Whether `op` and the ops in its regions at most read memory: then each
+/// side can compute it again per work tile. Such reads are of captures (a
+/// document mask's ids, kernel arguments the kernel never writes).
+bool readsOnly(Operation *op) {
+  std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+      getEffectsRecursively(op);
+  return effects && llvm::all_of(*effects, [](const auto &effect) {
+           return isa<MemoryEffects::Read>(effect.getEffect());
+         });
+}
 
 FailureOr<Prologue> findPrologue(TileGridOp grid) {
   Prologue p;
@@ -101,13 +114,20 @@ FailureOr<Prologue> findPrologue(TileGridOp grid) {
       p.qWait = wait;
       continue;
     }
-    bool dependsOnTile = llvm::any_of(
-        op.getOperands(), [&](Value v) { return ofTile.contains(v); });
+    // An op depends on the work tile through its operands or through a
+    // value its regions read (a document's key search is an scf.while).
+    bool dependsOnTile =
+        op.walk([&](Operation *inner) {
+            return llvm::any_of(inner->getOperands(),
+                                [&](Value v) { return ofTile.contains(v); })
+                       ? WalkResult::interrupt()
+                       : WalkResult::advance();
+          }).wasInterrupted();
     if (!dependsOnTile)
       continue;
-    if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op))
+    if (!readsOnly(&op))
       return op.emitOpError("attn-nv-persist: a value of the work tile must "
-                            "be computed by pure ops");
+                            "be computed by ops that at most read memory");
     p.tileValues.push_back(&op);
     ofTile.insert(op.result_begin(), op.result_end());
   }
@@ -186,11 +206,11 @@ LogicalResult persist(TileGridOp grid, ConfigAttr config) {
     OpBuilder ab(qAlloc);
     SmallVector<int64_t> shape{qStages};
     llvm::append_range(shape, qTile.getShape());
-    qStaged = AllocSharedOp::create(
-        ab, qAlloc.getLoc(),
-        SmemType::get(qAlloc.getContext(), shape, qTile.getElementType(),
-                      qTile.getLayout()),
-        /*offset=*/IntegerAttr());
+    qStaged = AllocSharedOp::create(ab, qAlloc.getLoc(),
+                                    SmemType::get(qAlloc.getContext(), shape,
+                                                  qTile.getElementType(),
+                                                  qTile.getLayout()),
+                                    /*offset=*/IntegerAttr());
   }
 
   // The work tiles, in rounds of G = gridDim.x: CTA c takes w = r·G + c in
@@ -308,6 +328,17 @@ LogicalResult persist(TileGridOp grid, ConfigAttr config) {
           copyQ();
       },
       [](OpBuilder &, Value) {});
+
+  // A search per work tile (an op with regions: a document mask's key
+  // range) now runs in the producer too: give it the registers for it.
+  if (llvm::any_of(p.tileValues,
+                   [](Operation *op) { return op->getNumRegions() != 0; })) {
+    int64_t groups = (p.split.getConsumerThreads() + kWarpgroupThreads - 1) /
+                     kWarpgroupThreads;
+    RegisterSplit registers = registerSplit(groups, /*producerSearches=*/true);
+    p.split.setConsumerRegisters(registers.consumer);
+    p.split.setProducerRegisters(registers.producer);
+  }
 
   // The prologue keeps what runs once a CTA.
   p.qWait->erase();

@@ -26,6 +26,8 @@
 
 #include "attn/NVIDIA/Passes.h"
 
+#include "RegisterSplit.h"
+
 #include "attn/Dialect/Attn/IR/Limits.h"
 #include "attn/Dialect/AttnNV/IR/WarpSpecialize.h"
 
@@ -46,33 +48,6 @@ using namespace mlir::attn;
 using namespace mlir::attn::nv;
 
 namespace {
-
-/// The register split of `consumerGroups` consumer warpgroups and the
-/// producer: the producer's loop needs few registers (addresses, the tile
-/// index), the consumers' accumulators all they can get. Two consumer
-/// warpgroups take CUTLASS's 232 / 40 (2 · 128 · 232 + 128 · 40 = 64512 of
-/// the SM's 65536; 232 measured on the H200, docs/BENCHMARKS.md versions
-/// 26-28); three take FlashAttention-3's 160 / 32 (3 · 128 · 160 + 128 · 32
-/// = 65536): what is left, in setmaxnreg's steps.
-struct RegisterSplit {
-  int64_t consumer, producer;
-};
-constexpr int64_t kConsumerRegisters = 232;
-constexpr int64_t kProducerRegisters = 40;
-constexpr int64_t kProducerRegistersBesideThree = 32;
-constexpr RegisterSplit registerSplit(int64_t consumerGroups) {
-  int64_t producer = consumerGroups > 2 ? kProducerRegistersBesideThree
-                                        : kProducerRegisters;
-  int64_t left = (kRegistersPerSm / kWarpgroupThreads - producer) /
-                 consumerGroups / kSetMaxRegistersStep * kSetMaxRegistersStep;
-  return {left < kConsumerRegisters ? left : kConsumerRegisters, producer};
-}
-static_assert(registerSplit(2).consumer == 232 &&
-                  registerSplit(2).producer == 40,
-              "two consumer warpgroups keep the measured split");
-static_assert(registerSplit(3).consumer == 160 &&
-                  registerSplit(3).producer == 32,
-              "three consumer warpgroups fill the SM");
 
 /// The copy of the tile after the loop's own: `use` = iv + 1.
 bool prefetchesNext(CopyTmaOp copy, scf::ForOp loop) {
@@ -113,9 +88,9 @@ LogicalResult specialize(TileGridOp grid, ConfigAttr config) {
     return loop.emitOpError("attn-nv-warp-specialize: the K/V loop must "
                             "follow the prologue's CTA barriers");
   Value count = loop.getUpperBound();
-  Operation *countAt =
-      count.getDefiningOp() ? body.findAncestorOpInBlock(*count.getDefiningOp())
-                            : nullptr;
+  Operation *countAt = count.getDefiningOp()
+                           ? body.findAncestorOpInBlock(*count.getDefiningOp())
+                           : nullptr;
   if (countAt && !countAt->isBeforeInBlock(start))
     return loop.emitOpError("attn-nv-warp-specialize: the tile count must be "
                             "computed before the loop (both sides read it)");
@@ -128,13 +103,12 @@ LogicalResult specialize(TileGridOp grid, ConfigAttr config) {
   Location loc = grid.getLoc();
   OpBuilder b(start);
   int64_t consumerThreads = 32 * config.getWarps();
-  RegisterSplit registers =
-      registerSplit((consumerThreads + kWarpgroupThreads - 1) /
-                    kWarpgroupThreads);
-  auto split = WarpSpecializeOp::create(
-      b, loc, b.getI64IntegerAttr(consumerThreads),
-      b.getI64IntegerAttr(registers.consumer),
-      b.getI64IntegerAttr(registers.producer));
+  RegisterSplit registers = registerSplit(
+      (consumerThreads + kWarpgroupThreads - 1) / kWarpgroupThreads);
+  auto split =
+      WarpSpecializeOp::create(b, loc, b.getI64IntegerAttr(consumerThreads),
+                               b.getI64IntegerAttr(registers.consumer),
+                               b.getI64IntegerAttr(registers.producer));
   Block *consumers = new Block();
   split.getConsumers().push_back(consumers);
   Block *producer = new Block();
@@ -207,8 +181,7 @@ LogicalResult specialize(TileGridOp grid, ConfigAttr config) {
 }
 
 struct AttnNVWarpSpecializePass
-    : mlir::attn::nv::impl::AttnNVWarpSpecializeBase<
-          AttnNVWarpSpecializePass> {
+    : mlir::attn::nv::impl::AttnNVWarpSpecializeBase<AttnNVWarpSpecializePass> {
   void runOnOperation() override {
     SmallVector<TileGridOp> grids;
     getOperation()->walk([&](TileGridOp grid) { grids.push_back(grid); });

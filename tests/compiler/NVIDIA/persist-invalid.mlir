@@ -68,12 +68,13 @@ func.func @other_wait(%n: index, %qmap: !llvm.ptr) attributes {attn.config = #cf
 !s = !attn_nv.smem<128x128xbf16, swizzle_128b>
 !b1 = !attn_nv.barriers<1>
 
-// A work tile's value computed by an op with effects cannot be computed
-// again in each loop.
-func.func @impure_value(%n: index, %ids: memref<?xindex>) attributes {attn.config = #cfg} {
+// A work tile's value computed by an op that writes memory cannot be
+// computed again in each loop (one that reads, like a document mask's key
+// search, can: persist.mlir).
+func.func @impure_value(%n: index, %ids: memref<?xi32>, %one: i32) attributes {attn.config = #cfg} {
   attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
-    // expected-error @+1 {{attn-nv-persist: a value of the work tile must be computed by pure ops}}
-    %x = memref.load %ids[%t] : memref<?xindex>
+    // expected-error @+1 {{attn-nv-persist: a value of the work tile must be computed by ops that at most read memory}}
+    %x = memref.atomic_rmw addi %one, %ids[%t] : (i32, memref<?xi32>) -> i32
     nvvm.barrier0
     attn_nv.warp_specialize consumers(256 threads, 232 registers) {
     } producer(40 registers) {

@@ -225,6 +225,84 @@ func.func @persist_two_q(%B: index, %H: index, %T: index, %nk: index, %kmap: !ll
 
 // -----
 
+// A work tile's values may read memory the kernel never writes (a document
+// mask's ids): the load and the key search (an scf.while reading a value of
+// the tile only inside its region) are computed again on both sides, and the
+// producer, which now searches per work tile, gets 56 registers (the
+// consumers 224).
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = true, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+!s3 = !attn_nv.smem<3x128x128xbf16, swizzle_128b>
+!b1 = !attn_nv.barriers<1>
+!b3 = !attn_nv.barriers<3>
+
+// CHECK-LABEL: func.func @persist_search(
+// CHECK-NOT: memref.load
+// CHECK-NOT: scf.while
+// CHECK: attn_nv.warp_specialize consumers(256 threads, 224 registers) {
+// CHECK: attn_nv.work_tile
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: scf.while
+// CHECK: } producer(56 registers) {
+// CHECK: attn_nv.work_tile
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: scf.while
+func.func @persist_search(%B: index, %H: index, %T: index, %ids: memref<?xi32>, %kmap: !llvm.ptr, %qmap: !llvm.ptr, %omap: !llvm.ptr) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  attn.tile_grid (%b, %h, %t) in (%B, %H, %T) {
+    %q = attn_nv.alloc_shared : !s
+    %ks = attn_nv.alloc_shared : !s3
+    %kf = attn_nv.alloc_barriers : !b3
+    %ke = attn_nv.alloc_barriers : !b3
+    %qf = attn_nv.alloc_barriers : !b1
+    %row = arith.muli %t, %c128 : index
+    %id = memref.load %ids[%row] : memref<?xi32>
+    // The first key of the row's document: a search that reads %id inside.
+    %lo = scf.while (%j = %row) : (index) -> index {
+      %jid = memref.load %ids[%j] : memref<?xi32>
+      %same = arith.cmpi eq, %jid, %id : i32
+      %pos = arith.cmpi ugt, %j, %c0 : index
+      %go = arith.andi %same, %pos : i1
+      scf.condition(%go) %j : index
+    } do {
+    ^bb0(%j: index):
+      %prev = arith.subi %j, %c1 : index
+      scf.yield %prev : index
+    }
+    attn_nv.init_barriers %kf : !b3
+    attn_nv.init_barriers %ke arrivals 8 : !b3
+    attn_nv.init_barriers %qf : !b1
+    attn_nv.copy_tma %qmap[%b, %h, %row] into %q, %qf[%c0] : !llvm.ptr, !s, !b1
+    nvvm.barrier0
+    %any = arith.cmpi slt, %lo, %row : index
+    scf.if %any {
+      %k0 = attn_nv.slot %ks[%c0] : !s3 -> !s
+      attn_nv.copy_tma %kmap[%b, %h, %lo] into %k0, %kf[%c0] after %ke : !llvm.ptr, !s, !b3, !b3
+    }
+    attn_nv.wait_barrier %qf[%c0] : !b1
+    %n = arith.ceildivsi %lo, %c128 : index
+    attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+      scf.for %it = %c0 to %n step %c1 {
+        attn_nv.wait_barrier %kf[%it] : !b3
+        attn_nv.arrive_barrier %ke[%it] : !b3
+      }
+      attn_nv.store_tma %q into %omap[%b, %h, %row] : !s, !llvm.ptr
+    } producer(40 registers) {
+      scf.for %u = %c1 to %n step %c1 {
+        %kn = attn_nv.slot %ks[%u] : !s3 -> !s
+        attn_nv.copy_tma %kmap[%b, %h, %u] into %kn, %kf[%u] after %ke {single_thread} : !llvm.ptr, !s, !b3, !b3
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // Without persistent nothing changes.
 #cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = true, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true>
 !s = !attn_nv.smem<128x128xbf16, swizzle_128b>

@@ -275,7 +275,10 @@ def AttnNVPersist : Pass<"attn-nv-persist", "ModuleOp"> {
     Q's copy then waits for the store of work tile k - 2, not k - 1. The
     stage uses (barrier phases, slots, warpgroup turns) of
     the K/V tiles are numbered on across work tiles: each side carries the
-    tiles it has passed.
+    tiles it has passed. The work tile's values are computed again on both
+    sides from `attn_nv.work_tile`; they may read memory the kernel never
+    writes (a document mask's ids and key search), and a producer that
+    searches so gets more registers (RegisterSplit.h).
 
     Why: a CTA's fixed costs -- its launch, the barriers' initialization,
     the wait for Q and the first K/V tile, the epilogue's stores -- are
