@@ -169,6 +169,62 @@ void offsetStageUses(Operation *root, Value base, Value qFull, Value qEmpty) {
   });
 }
 
+/// Two Q buffers: work tile k's consumers release Q's buffer of work tile
+/// k - 1 once their first QKᵀ retired (after the K/V loop's first release of
+/// a K stage; after the loop when it ran no tile), waiting then for that
+/// tile's output store to have read it -- not right after issuing the store,
+/// where each warp stalled on it (ncu, the short batch: 5 % of the warps'
+/// samples). Q's copy of work tile k + 1 still starts while k computes.
+bool deferQRelease(Block &iteration, Value k, Value qFull, Value qEmpty,
+                   Location loc) {
+  StoreTmaOp store;
+  scf::ForOp kvLoop;
+  ArriveBarrierOp kRelease;
+  for (Operation &op : iteration) {
+    if (auto s = dyn_cast<StoreTmaOp>(op))
+      store = s;
+    auto loop = dyn_cast<scf::ForOp>(op);
+    if (!loop || kvLoop)
+      continue;
+    for (auto arrive : loop.getBody()->getOps<ArriveBarrierOp>()) {
+      if (arrive.getBarriers() == qFull || arrive.getBarriers() == qEmpty)
+        continue;
+      kvLoop = loop;
+      kRelease = arrive;
+      break;
+    }
+  }
+  // Another shape (the loop's releases nested deeper, or no TMA store):
+  // the caller releases right after the epilogue.
+  if (!store || !kvLoop)
+    return false;
+  store.setNoWait(true);
+  auto release = [&](OpBuilder &b, Location at) {
+    Value one = arith::ConstantIndexOp::create(b, at, 1);
+    Value previous = arith::SubIOp::create(b, at, k, one);
+    WaitStoresReadOp::create(b, at);
+    ArriveBarrierOp::create(b, at, qEmpty, previous);
+    scf::YieldOp::create(b, at);
+  };
+  auto afterFirst = [&](OpBuilder &b, Value cond) {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value notFirst =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, k, zero);
+    cond = arith::AndIOp::create(b, loc, cond, notFirst);
+    scf::IfOp::create(b, loc, cond, release);
+  };
+  OpBuilder b(kRelease);
+  b.setInsertionPointAfter(kRelease);
+  afterFirst(b, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      kvLoop.getInductionVar(),
+                                      kvLoop.getLowerBound()));
+  b.setInsertionPointAfter(kvLoop);
+  afterFirst(b, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                      kvLoop.getLowerBound(),
+                                      kvLoop.getUpperBound()));
+  return true;
+}
+
 LogicalResult persist(TileGridOp grid, ConfigAttr config) {
   FailureOr<Prologue> found = findPrologue(grid);
   if (failed(found))
@@ -299,15 +355,26 @@ LogicalResult persist(TileGridOp grid, ConfigAttr config) {
     scf::YieldOp::create(eb, loc, ValueRange{nextBase, nextK});
   };
 
-  // Consumers: wait for Q; at the end release its buffer.
+  // Consumers: wait for Q; at the end release its buffer (with two, in the
+  // next work tile: deferQRelease).
+  bool deferred = false;
   loopOver(
       p.split.getConsumers(),
       [&](OpBuilder &ib, IRMapping &, Value k) {
         WaitBarrierOp::create(ib, loc, qFull, k);
       },
       [&](OpBuilder &eb, Value k) {
-        ArriveBarrierOp::create(eb, loc, qEmpty, k);
+        deferred =
+            qStages > 1 && deferQRelease(*eb.getBlock(), k, qFull, qEmpty, loc);
+        if (!deferred)
+          ArriveBarrierOp::create(eb, loc, qEmpty, k);
       });
+  if (deferred) {
+    // The last work tile's store reads its buffer before the CTA ends.
+    Block &consumers = p.split.getConsumers().front();
+    OpBuilder eb(&consumers, std::next(consumers.begin()));
+    WaitStoresReadOp::create(eb, loc);
+  }
   // Producer: tile 0 (its use offset with the rest) and Q after its
   // release -- Q first when it has two buffers, whose release is a work tile
   // older -- then the loop of tiles 1 .. n - 1.

@@ -147,7 +147,10 @@ func.func @persist(%B: index, %H: index, %T: index, %nk: index, %kmap: !llvm.ptr
 // q_stages = 2: Q's buffer and its barriers get a stage dim, each side reads
 // slot k of the buffer in work tile k (the output's store included), and the
 // producer copies Q before tile 0 (its copy waits for work tile k - 2's
-// release).
+// release). The consumers do not wait for the output's store to have read
+// the buffer (no_wait): work tile k releases k - 1's buffer after its first
+// K/V stage release (or after its loop, when it has no K/V tile), and the
+// last store is waited for after the work-tile loop.
 #cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = true, reverse_grid = true, pack_gqa = false, conditional_rescale = false, tma = true, warp_specialize = true, persistent = true, q_stages = 2>
 !s = !attn_nv.smem<128x128xbf16, swizzle_128b>
 !s2 = !attn_nv.smem<2x128x128xbf16, swizzle_128b>
@@ -160,7 +163,7 @@ func.func @persist(%B: index, %H: index, %T: index, %nk: index, %kmap: !llvm.ptr
 // CHECK-NOT: attn_nv.alloc_shared : !attn_nv.smem<128x128xbf16
 // CHECK: %[[KS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<2x128x128xbf16
 // CHECK-NEXT: attn_nv.alloc_barriers : !attn_nv.barriers<2>
-// CHECK-NEXT: attn_nv.alloc_barriers : !attn_nv.barriers<2>
+// CHECK-NEXT: %[[KE:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<2>
 // CHECK-NEXT: %[[QF:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<2>
 // CHECK-NEXT: %[[QE:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<2>
 // CHECK: attn_nv.warp_specialize consumers
@@ -169,9 +172,25 @@ func.func @persist(%B: index, %H: index, %T: index, %nk: index, %kmap: !llvm.ptr
 // CHECK-NEXT: %[[Q:.*]] = attn_nv.slot %[[QS]][%[[K]]]
 // CHECK-NEXT: attn_nv.work_tile
 // CHECK: attn_nv.wait_barrier %[[QF]][%[[K]]]
-// CHECK: attn_nv.store_tma %[[Q]] into %[[OMAP]]
-// CHECK-NEXT: attn_nv.arrive_barrier %[[QE]][%[[K]]]
-// CHECK: } producer
+// CHECK-NEXT: scf.for %[[IT:.*]] = %[[LB:.*]] to %[[N:.*]] step
+// CHECK: attn_nv.arrive_barrier %[[KE]]
+// CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[IT]], %[[LB]]
+// CHECK: %[[LATER:.*]] = arith.cmpi ne, %[[K]]
+// CHECK-NEXT: %[[AFTER:.*]] = arith.andi %[[FIRST]], %[[LATER]]
+// CHECK-NEXT: scf.if %[[AFTER]] {
+// CHECK: %[[PREV:.*]] = arith.subi %[[K]]
+// CHECK-NEXT: attn_nv.wait_stores_read
+// CHECK-NEXT: attn_nv.arrive_barrier %[[QE]][%[[PREV]]]
+// CHECK: %[[EMPTY:.*]] = arith.cmpi sge, %[[LB]], %[[N]]
+// CHECK: scf.if
+// CHECK: %[[PREV2:.*]] = arith.subi %[[K]]
+// CHECK-NEXT: attn_nv.wait_stores_read
+// CHECK-NEXT: attn_nv.arrive_barrier %[[QE]][%[[PREV2]]]
+// CHECK: attn_nv.store_tma %[[Q]] into %[[OMAP]]{{.*}} no_wait
+// CHECK-NOT: attn_nv.arrive_barrier %[[QE]]
+// CHECK: scf.yield
+// CHECK: attn_nv.wait_stores_read
+// CHECK-NEXT: } producer
 // CHECK-NEXT: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[PK:.*]] = %{{.*}})
 // CHECK: scf.if
 // CHECK-NEXT: %[[PQ:.*]] = attn_nv.slot %[[QS]][%[[PK]]]

@@ -272,7 +272,9 @@ def AttnNVPersist : Pass<"attn-nv-persist", "ModuleOp"> {
     consumers wait for Q, run the K/V loop and the epilogue, and release
     Q's buffer. With `q_stages = 2` Q's buffer and barriers get a stage
     dim (work tile k reads slot k) and the producer copies Q before tile 0:
-    Q's copy then waits for the store of work tile k - 2, not k - 1. The
+    Q's copy then waits for the store of work tile k - 2, not k - 1, and
+    the consumers release k - 1's buffer early in work tile k (after its
+    first K/V stage release), not waiting for the store right after it. The
     stage uses (barrier phases, slots, warpgroup turns) of
     the K/V tiles are numbered on across work tiles: each side carries the
     tiles it has passed. The work tile's values are computed again on both

@@ -241,9 +241,24 @@ struct StoreTma : OpConversionPattern<StoreTmaOp> {
           NVVM::TMAStoreMode::TILE, /*predicate=*/leader);
     }
     NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
-    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, /*group=*/0,
-                                         /*read=*/b.getUnitAttr());
+    if (!op.getNoWait())
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, /*group=*/0,
+                                           /*read=*/b.getUnitAttr());
     rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// cp.async.bulk.wait_group.read 0 in every thread (those that committed no
+/// store pass at once).
+struct WaitStoresRead : OpConversionPattern<WaitStoresReadOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(WaitStoresReadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::CpAsyncBulkWaitGroupOp>(
+        op, /*group=*/0, /*read=*/rewriter.getUnitAttr());
     return success();
   }
 };
@@ -380,6 +395,7 @@ struct ArriveBarrier : OpConversionPattern<ArriveBarrierOp> {
 void mlir::attn::nv::populateTmaPatterns(TileTypeConverter &converter,
                                          RewritePatternSet &patterns) {
   patterns.add<AllocatedOffset<AllocBarriersOp>, InitBarriers, CopyTma,
-               StoreTma, ReduceBulk, WaitBarrier, ArriveBarrier>(
+               StoreTma, WaitStoresRead, ReduceBulk, WaitBarrier,
+               ArriveBarrier>(
       converter, patterns.getContext());
 }

@@ -261,6 +261,15 @@ LogicalResult StoreTmaOp::verify() {
   return success();
 }
 
+LogicalResult WaitStoresReadOp::verify() {
+  // The stores it waits for are the consumers' (attn_nv.store_tma).
+  auto split = (*this)->getParentOfType<WarpSpecializeOp>();
+  if (split && split.getProducer().isAncestor((*this)->getParentRegion()))
+    return emitOpError() << "waits for the consumers' stores; it cannot be in "
+                            "the producer region of attn_nv.warp_specialize";
+  return success();
+}
+
 LogicalResult WorkTileOp::verify() {
   // What is known here: constant extents, and a constant index inside
   // their product (the launch's CTAs never take an index past it).

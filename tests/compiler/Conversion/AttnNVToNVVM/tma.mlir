@@ -172,6 +172,21 @@ func.func @store_output(%b: index, %h: index, %row: index, %omap: !llvm.ptr) att
   return
 }
 
+// With no_wait the store ends at the commit; attn_nv.wait_stores_read is
+// the wait alone, in every thread.
+// CHECK-LABEL: gpu.func @store_output_no_wait(
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: gpu.return
+func.func @store_output_no_wait(%b: index, %h: index, %row: index, %omap: !llvm.ptr) attributes {attn.config = #wg} {
+  %o = attn_nv.alloc_shared {offset = 32768 : i64} : !s
+  attn_nv.store_tma %o into %omap[%b, %h, %row] no_wait : !s, !llvm.ptr
+  nvvm.barrier0
+  attn_nv.wait_stores_read
+  return
+}
+
 // attn_nv.reduce_bulk (the atomic backward's dQ part, split over the head dim
 // by two warpgroups): after the warp's previous reads (bar.warp.sync), each
 // thread writes its 16 pairs into the padded f32 staging buffer (at 2048;

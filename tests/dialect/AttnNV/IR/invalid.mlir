@@ -1199,3 +1199,14 @@ func.func @work_tile_index() {
   %b, %h, %t = attn_nv.work_tile %c12 of (%c2, %c2, %c3)
   return
 }
+
+// -----
+
+func.func @wait_stores_read_in_producer() {
+  attn_nv.warp_specialize consumers(256 threads, 232 registers) {
+  } producer(40 registers) {
+    // expected-error @+1 {{waits for the consumers' stores; it cannot be in the producer region of attn_nv.warp_specialize}}
+    attn_nv.wait_stores_read
+  }
+  return
+}

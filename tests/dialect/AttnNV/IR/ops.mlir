@@ -232,6 +232,17 @@ func.func @store_tma(%map: !llvm.ptr, %b: index, %h: index, %row: index) {
   return
 }
 
+// Without waiting for the stores' reads, then waiting for them apart.
+// CHECK-LABEL: func.func @store_tma_no_wait
+// CHECK: attn_nv.store_tma %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] no_wait : !attn_nv.smem<128x128xbf16, swizzle_128b>, !llvm.ptr
+// CHECK-NEXT: attn_nv.wait_stores_read
+func.func @store_tma_no_wait(%map: !llvm.ptr, %b: index, %h: index, %row: index) {
+  %o = attn_nv.alloc_shared : !attn_nv.smem<128x128xbf16, swizzle_128b>
+  attn_nv.store_tma %o into %map[%b, %h, %row] no_wait : !attn_nv.smem<128x128xbf16, swizzle_128b>, !llvm.ptr
+  attn_nv.wait_stores_read
+  return
+}
+
 // -----
 
 // dQ's part added by bulk reductions through a padded f32 staging tile.

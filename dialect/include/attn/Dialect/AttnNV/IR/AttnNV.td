@@ -484,12 +484,17 @@ def AttnNV_StoreTmaOp : AttnNV_Op<"store_tma"> {
     block), then waits until they have read `source`
     (`cp.async.bulk.wait_group.read 0`), so that the shared memory may be
     reused or released. Rows at or past N are not written. No barrier
-    between warps: each reads only what it wrote.
+    between warps: each reads only what it wrote. With `no_wait` it returns
+    once the stores are issued: an `attn_nv.wait_stores_read` must come
+    before `source` is written again or released, and before the kernel
+    ends.
 
     Example:
     ```mlir
     attn_nv.store_shared %out, %q : tensor<128x128xbf16, #attn_nv.acc<warps = 8>>, !attn_nv.smem<128x128xbf16, swizzle_128b>
     attn_nv.store_tma %q into %omap[%b, %h, %row]
+        : !attn_nv.smem<128x128xbf16, swizzle_128b>, !llvm.ptr
+    attn_nv.store_tma %q into %omap[%b, %h, %row] no_wait
         : !attn_nv.smem<128x128xbf16, swizzle_128b>, !llvm.ptr
     ```
   }];
@@ -497,11 +502,43 @@ def AttnNV_StoreTmaOp : AttnNV_Op<"store_tma"> {
   let arguments = (ins Arg<AttnNV_AnySmem, "source", [MemRead]>:$source,
                        Arg<AttnNV_TensorMapPtr, "the tensor map of the destination",
                            [MemWrite]>:$map,
-                       Index:$batch, Index:$head, Index:$row);
+                       Index:$batch, Index:$head, Index:$row,
+                       UnitAttr:$no_wait);
   let assemblyFormat = [{
-    $source `into` $map `[` $batch `,` $head `,` $row `]`
+    $source `into` $map `[` $batch `,` $head `,` $row `]` (`no_wait` $no_wait^)?
     attr-dict `:` qualified(type($source)) `,` type($map)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$source, "::mlir::Value":$map,
+                   "::mlir::Value":$batch, "::mlir::Value":$head,
+                   "::mlir::Value":$row), [{
+      build($_builder, $_state, source, map, batch, head, row,
+            /*no_wait=*/false);
+    }]>
+  ];
+  let hasVerifier = 1;
+}
+
+def AttnNV_WaitStoresReadOp : AttnNV_Op<"wait_stores_read"> {
+  let summary = "waits until this thread's bulk stores have read shared memory";
+  let description = [{
+    `cp.async.bulk.wait_group.read 0`: the stores that this thread issued
+    and committed (`attn_nv.store_tma ... no_wait`) have read their source
+    tiles, which may then be written again or released. A thread that
+    issued none passes at once.
+
+    Example:
+    ```mlir
+    attn_nv.store_tma %q into %omap[%b, %h, %row] no_wait
+        : !attn_nv.smem<128x128xbf16, swizzle_128b>, !llvm.ptr
+    ...
+    attn_nv.wait_stores_read
+    attn_nv.arrive_barrier %qempty[%k] : !attn_nv.barriers<2>
+    ```
+  }];
+  // Orders the stores' reads of shared memory before what follows.
+  let arguments = (ins);
+  let assemblyFormat = "attr-dict";
   let hasVerifier = 1;
 }
 
