@@ -469,14 +469,15 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   // measured slower there.
   // D = 64 calls take their tiles by their lengths (compiler::lengthTiles:
   // taller ones with a producer when long, one warpgroup's when short and
-  // causal or in between), and short D = 128 and causal D = 256 calls
-  // persistent CTAs, where the caller left the tiles open.
+  // causal or in between), and short D = 128 calls (or short windows
+  // there) and causal D = 256 calls persistent CTAs, where the caller left
+  // the tiles open.
   compiler::LengthTiles lengthTiles;
   if (!backward && args.block_m == 0 && args.block_n == 0)
     lengthTiles = compiler::lengthTiles(
         args.head_dim, toCompilerDType(args.dtype), toCompilerMask(args.mask),
         args.variant.flags, varlen != nullptr, user != nullptr, args.seqlen_q,
-        args.seqlen_k);
+        args.seqlen_k, windowKeys(args));
   bool producerDefault =
       lengthTiles.producer || compiler::producerByDefault(args.head_dim,
                                                args.variant.flags,

@@ -4,6 +4,7 @@
 #include "Error.h"
 #include "Validate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -31,6 +32,20 @@ Status checkArray(const void *data, const char *name, const char *flag) {
 }
 
 } // namespace
+
+int64_t windowKeys(const attn_fwd_args &args) {
+  const attn_variant &v = args.variant;
+  if (!(v.flags & ATTN_VARIANT_WINDOW) || v.window_left < 0)
+    return 0;
+  // Keys j - (i + shift) in [-left, right]; a causal mask caps right at 0.
+  bool causal = args.mask != ATTN_MASK_NONE;
+  if (!causal && v.window_right < 0)
+    return 0;
+  int64_t right = v.window_right < 0 ? 0 : v.window_right;
+  if (causal)
+    right = std::min<int64_t>(right, 0);
+  return v.window_left + right + 1;
+}
 
 Status validateVariant(const attn_fwd_args &args) {
   const attn_variant &v = args.variant;

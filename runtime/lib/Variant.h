@@ -23,6 +23,11 @@ namespace attn::rt {
 /// than any sequence a call may have, so the window compares stay exact.
 inline constexpr int64_t kUnboundedWindow = int64_t(1) << 40;
 
+/// The most keys one query sees through args' sliding window, the causal
+/// masks' bound included (a key past the diagonal is never seen); 0 without
+/// ATTN_VARIANT_WINDOW or when a side stays unbounded.
+int64_t windowKeys(const attn_fwd_args &args);
+
 /// Checks args.variant against the rest of the call (flags known, causal
 /// mask for prefix-LM, a finite positive softcap, pointers present and
 /// aligned for non-empty calls).

@@ -9,7 +9,7 @@
 Shapes: D = 128 (--d), bf16, H = 16 heads, (B, H, N, D) contiguous, batch so that
 B * N = 16k tokens (N = 4k: B = 4, 8k: B = 2, 16k: B = 1). Configurations:
   causal@4k/8k/16k       plain causal, the reference of each N;
-  window{256,1024}@{8k,16k}  causal + window (W - 1, 0), Mistral's sliding
+  window{256,512,1024}@{8k,16k}  causal + window (W - 1, 0), Mistral's sliding
                          window (Flex mask_mod (q - kv >= 0) & (q - kv < W));
   softcap30@8k           causal, softcap 30;
   alibi@8k               causal, ALiBi slopes 2^(-8 (h + 1) / H);
@@ -100,7 +100,7 @@ def configs(d=D):
     for n in (4096, 8192, 16384):
         out[f"causal@{n // 1024}k"] = dict(N=n, kind="causal")
     for n in (8192, 16384):
-        for w in (256, 1024):
+        for w in (256, 512, 1024):
             out[f"window{w}@{n // 1024}k"] = dict(N=n, kind="window", W=w)
     out["softcap30@8k"] = dict(N=8192, kind="softcap", cap=30.0)
     out["alibi@8k"] = dict(N=8192, kind="alibi")

@@ -320,12 +320,19 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
 
 LengthTiles lengthTiles(int64_t headDim, DType dtype, MaskKind mask,
                         unsigned variants, bool varlen, bool userMods,
-                        int64_t queries, int64_t keys) {
-  if ((dtype != DType::BF16 && dtype != DType::F16) || variants != 0 ||
-      varlen || userMods)
+                        int64_t queries, int64_t keys, int64_t windowKeys) {
+  if ((dtype != DType::BF16 && dtype != DType::F16) || varlen || userMods)
+    return {};
+  bool noneOrCausal = mask == MaskKind::None || mask == MaskKind::Causal;
+  if (variants == abi::kWindow) {
+    if (headDim == kPersistentHeadDim && noneOrCausal && windowKeys > 0 &&
+        windowKeys <= kPersistentMaxWindowKeys)
+      return {0, 0, /*producer=*/true, /*persistent=*/true};
+    return {};
+  }
+  if (variants != 0)
     return {};
   int64_t shorter = std::min(queries, keys), longer = std::max(queries, keys);
-  bool noneOrCausal = mask == MaskKind::None || mask == MaskKind::Causal;
   if ((headDim == kPersistentHeadDim && noneOrCausal &&
        longer <= kPersistentMaxSequence) ||
       (headDim == kPersistentCausalHeadDim && mask == MaskKind::Causal &&

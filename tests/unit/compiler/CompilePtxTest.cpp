@@ -249,15 +249,15 @@ TEST(CompilePtxTest, ProducerByDefaultFromD128) {
 // or top-left causal, and causal ones at D = 256 (both sides <= 8k): the
 // default tiles in persistent CTAs with the producer; not past the bound,
 // at another D, FP8, with a variant, another mask, a packed batch or user
-// mods.
+// mods. A sliding window alone of at most 512 keys too, at any length.
 TEST(CompilePtxTest, LengthTilesPersistentAtD128) {
   using attn::compiler::DType;
   using attn::compiler::MaskKind;
   auto persistent = [](int64_t d, DType dtype, MaskKind mask, int64_t queries,
-                       int64_t keys, unsigned variants = 0,
-                       bool varlen = false, bool userMods = false) {
+                       int64_t keys, unsigned variants = 0, bool varlen = false,
+                       bool userMods = false, int64_t windowKeys = 0) {
     LengthTiles t = lengthTiles(d, dtype, mask, variants, varlen, userMods,
-                                queries, keys);
+                                queries, keys, windowKeys);
     if (t.persistent)
       EXPECT_TRUE(t.producer && t.blockM == 0 && t.blockN == 0);
     return t.persistent;
@@ -282,6 +282,24 @@ TEST(CompilePtxTest, LengthTilesPersistentAtD128) {
                           /*varlen=*/true));
   EXPECT_FALSE(persistent(128, DType::BF16, MaskKind::None, 512, 512, 0,
                           false, /*userMods=*/true));
+  // A sliding window alone of at most 512 keys, at any length.
+  using attn::abi::kWindow;
+  EXPECT_TRUE(persistent(128, DType::BF16, MaskKind::Causal, 16384, 16384,
+                         kWindow, false, false, /*windowKeys=*/256));
+  EXPECT_TRUE(persistent(128, DType::F16, MaskKind::None, 8192, 8192, kWindow,
+                         false, false, 512));
+  EXPECT_FALSE(persistent(128, DType::BF16, MaskKind::Causal, 8192, 8192,
+                          kWindow, false, false, 513));
+  EXPECT_FALSE(persistent(128, DType::BF16, MaskKind::Causal, 512, 512, kWindow,
+                          false, false, /*unbounded=*/0));
+  EXPECT_FALSE(persistent(128, DType::BF16, MaskKind::Causal, 8192, 8192,
+                          kWindow | attn::abi::kSoftcap, false, false, 256));
+  EXPECT_FALSE(persistent(256, DType::BF16, MaskKind::Causal, 8192, 8192,
+                          kWindow, false, false, 256));
+  EXPECT_FALSE(persistent(128, DType::BF16, MaskKind::CausalBottomRight, 8192,
+                          8192, kWindow, false, false, 256));
+  EXPECT_FALSE(persistent(128, DType::BF16, MaskKind::Causal, 8192, 8192,
+                          kWindow, /*varlen=*/true, false, 256));
 }
 
 // Long sequences at D = 64 (both sides >= 8k), bf16 or f16, plain: the

@@ -1035,6 +1035,36 @@ TEST_F(EngineCudaTest, ShortSequencesAtD128RunPersistent) {
   EXPECT_FALSE(persistent()) << "ATTN_JIT_PERSISTENT=0";
 }
 
+TEST_F(EngineCudaTest, ShortWindowsAtD128RunPersistent) {
+  // TilePolicy.h's lengthTiles: a sliding window alone at D = 128 through
+  // which a query sees at most 512 keys runs persistent CTAs, however long
+  // the sequences; a wider window, an unbounded side or another variant
+  // with it keep the usual kernel.
+  auto persistent = [&](int64_t left, int64_t right, attn_mask mask,
+                        unsigned extra = 0) {
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 4096, 4096,
+                        128);
+    call.args.mask = mask;
+    call.args.variant.flags = ATTN_VARIANT_WINDOW | extra;
+    call.args.variant.window_left = left;
+    call.args.variant.window_right = right;
+    call.args.variant.softcap = 30.0f;
+    Status status = engine().forward(&call.args);
+    EXPECT_TRUE(status.ok()) << status.toString();
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    return fakeCompiler().lastConfig.persistent;
+  };
+  EXPECT_TRUE(persistent(255, 0, ATTN_MASK_CAUSAL));
+  EXPECT_TRUE(persistent(511, 0, ATTN_MASK_CAUSAL)) << "512 keys";
+  EXPECT_TRUE(persistent(511, -1, ATTN_MASK_CAUSAL)) << "causal bounds it";
+  EXPECT_TRUE(persistent(200, 311, ATTN_MASK_NONE)) << "512 keys";
+  EXPECT_FALSE(persistent(512, 0, ATTN_MASK_CAUSAL)) << "513 keys";
+  EXPECT_FALSE(persistent(1023, 0, ATTN_MASK_CAUSAL)) << "1024 keys";
+  EXPECT_FALSE(persistent(-1, 0, ATTN_MASK_CAUSAL)) << "unbounded left";
+  EXPECT_FALSE(persistent(255, -1, ATTN_MASK_NONE)) << "unbounded right";
+  EXPECT_FALSE(persistent(255, 0, ATTN_MASK_CAUSAL, ATTN_VARIANT_SOFTCAP));
+}
+
 TEST(EngineOptionsTest, QStagesFromTheEnvironment) {
   for (auto [text, count] : {std::pair<const char *, int64_t>{"1", 1},
                              {"2", 2},

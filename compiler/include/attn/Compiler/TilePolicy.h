@@ -196,7 +196,16 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
 ///   default kernel (versions 34-35, three runs): N = 256 1.014 x, 512
 ///   1.033, 1k 1.025-1.034, 2k 1.087-1.091, 4k 1.086-1.089, 8k 1.118 (one
 ///   run with the grouped order of 32 query tiles and more), 16k
-///   0.974-1.009; without the mask 0.94-1.01 (not taken).
+///   0.974-1.009; without the mask 0.94-1.01 (not taken);
+/// * a sliding window alone at D = 128 (variants == kWindow, no mask or
+///   MaskKind::Causal) through which a query sees at most
+///   kPersistentMaxWindowKeys keys (`windowKeys`, > 0): its work tiles are
+///   as short as a short sequence's, whatever the lengths, so the same
+///   persistent CTAs. Against the default kernel in one process
+///   (docs/BENCHMARKS.md version 36, runs 4-7): window 256 at 8k
+///   1.07-1.09 x, at 16k 1.07-1.11 x; window 512 1.04 / 1.04 x at 8k,
+///   1.02 / 1.03 x at 16k; window 1024 0.96-1.02 x (not taken); softcap
+///   and ALiBi with two Q buffers lost 9-11 % (not taken).
 struct LengthTiles {
   int64_t blockM = 0, blockN = 0;
   /// With a producer warpgroup (and TMA): the tiles were measured so.
@@ -218,9 +227,12 @@ inline constexpr int64_t kPersistentHeadDim = 128;
 inline constexpr int64_t kPersistentMaxSequence = 1024;
 inline constexpr int64_t kPersistentCausalHeadDim = 256;
 inline constexpr int64_t kPersistentCausalMaxSequence = 8192;
+inline constexpr int64_t kPersistentMaxWindowKeys = 512;
+/// `windowKeys`: the most keys a query sees through a sliding window
+/// (kWindow), 0 without one or when a side is unbounded.
 LengthTiles lengthTiles(int64_t headDim, DType dtype, MaskKind mask,
                         unsigned variants, bool varlen, bool userMods,
-                        int64_t queries, int64_t keys);
+                        int64_t queries, int64_t keys, int64_t windowKeys = 0);
 
 /// Bytes of one tile of `rows` x `headDim` elements (16-bit, or 8-bit for
 /// FP8) in shared memory: padded rows (mma.sync) or 128-byte-swizzled
