@@ -15,22 +15,21 @@ auto fieldsOf(const CallKey &key) {
   const auto &[target, context, dtype, mask, headDim, blockM, blockN,
                positiveScale, variants, userMods, backward, varlen, pageSize,
                tma, deterministic, warpSpecialize, persistent, pagedDecode,
-               hash] = key;
+               qStages, hash] = key;
   (void)hash;
   return std::make_tuple(target, context, dtype, mask, headDim, blockM, blockN,
                          positiveScale, variants, userMods, backward, varlen,
                          pageSize, tma, deterministic, warpSpecialize,
-                         persistent, pagedDecode);
+                         persistent, pagedDecode, qStages);
 }
 
 } // namespace
 
 CallKey CallKey::make(Target target, uint64_t context,
                       const attn_fwd_args &args, const void *userMods,
-                      bool backward, bool varlen, int64_t pageSize,
-                      bool tma, bool deterministic,
-                      bool warpSpecialize, bool pagedDecode,
-                      bool persistent) {
+                      bool backward, bool varlen, int64_t pageSize, bool tma,
+                      bool deterministic, bool warpSpecialize, bool pagedDecode,
+                      bool persistent, int64_t qStages) {
   CallKey key;
   key.target = target;
   key.context = context;
@@ -52,6 +51,7 @@ CallKey CallKey::make(Target target, uint64_t context,
   key.warpSpecialize = warpSpecialize;
   key.persistent = persistent;
   key.pagedDecode = pagedDecode;
+  key.qStages = qStages;
   key.hash = std::apply(
       [](const auto &...field) {
         return static_cast<uint64_t>(llvm::hash_combine(field...));

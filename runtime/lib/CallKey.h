@@ -55,17 +55,19 @@ struct CallKey {
   /// A paged call that decodes (TilePolicy's pagedDecodes): its tiles, when
   /// the call leaves them open, are pagedDecodeTiles.
   bool pagedDecode = false;
+  /// With persistent: Q's buffers (KernelConfig::qStages; 0: the tile
+  /// policy's choice).
+  int64_t qStages = 0;
   /// Of every field above; set by make().
   uint64_t hash = 0;
 
   /// The key of a validated call.
   static CallKey make(Target target, uint64_t context,
                       const attn_fwd_args &args, const void *userMods,
-                      bool backward, bool varlen = false,
-                      int64_t pageSize = 0, bool tma = false,
-                      bool deterministic = true,
+                      bool backward, bool varlen = false, int64_t pageSize = 0,
+                      bool tma = false, bool deterministic = true,
                       bool warpSpecialize = false, bool pagedDecode = false,
-                      bool persistent = false);
+                      bool persistent = false, int64_t qStages = 0);
 
   bool operator==(const CallKey &other) const;
   bool operator!=(const CallKey &other) const { return !(*this == other); }

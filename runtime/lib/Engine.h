@@ -79,10 +79,12 @@ struct EngineOptions {
   /// several work tiles of the grid (KernelConfig::persistent; the launch
   /// has min(tiles, SMs) CTAs): ATTN_JIT_PERSISTENT=1 wherever the resolved
   /// config allows it, =0 never, unset where compiler::lengthTiles gives
-  /// it (short plain calls at D = 128, causal ones up to 8k at D = 256).
+  /// it (short plain calls and short windows at D = 128, causal ones up to
+  /// 8k at D = 256).
   std::optional<bool> persistent;
   /// ATTN_JIT_Q_STAGES=1 or 2: a persistent kernel's Q buffers
-  /// (KernelConfig::qStages; 0: unset, the tile policy's choice).
+  /// (KernelConfig::qStages; 0: unset, the tile policy's choice where
+  /// lengthTiles made the call persistent, one elsewhere).
   int64_t qStages = 0;
   /// ATTN_JIT_PERSISTENT_CTAS=n (n >= 1): a persistent kernel's launch has at
   /// most n CTAs (default: the device's SMs), so that small test shapes run

@@ -96,6 +96,11 @@ TEST(CallKeyTest, EveryFieldThatDecidesTheKernelChangesTheKey) {
        CallKey::make(Target::Cuda, 1, base, nullptr, false, false, 0,
                      /*tma=*/true, true, /*warpSpecialize=*/true,
                      /*pagedDecode=*/false, /*persistent=*/true)},
+      {"q stages",
+       CallKey::make(Target::Cuda, 1, base, nullptr, false, false, 0,
+                     /*tma=*/true, true, /*warpSpecialize=*/true,
+                     /*pagedDecode=*/false, /*persistent=*/true,
+                     /*qStages=*/1)},
   };
   CallKey reference = keyOf(base);
   for (const auto &[field, key] : changed) {

@@ -1035,6 +1035,28 @@ TEST_F(EngineCudaTest, ShortSequencesAtD128RunPersistent) {
   EXPECT_FALSE(persistent()) << "ATTN_JIT_PERSISTENT=0";
 }
 
+TEST_F(EngineCudaTest, PersistenceOutsideTheBandTakesOneQBuffer) {
+  // Engine.cpp's qStagesOf: the tile policy chooses Q's buffers (0) where
+  // lengthTiles made the call persistent; ATTN_JIT_PERSISTENT=1 elsewhere
+  // gets one; ATTN_JIT_Q_STAGES decides wherever it is set.
+  auto qStages = [&](int64_t n) {
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, n, n, 128);
+    call.args.mask = ATTN_MASK_CAUSAL;
+    Status status = engine().forward(&call.args);
+    EXPECT_TRUE(status.ok()) << status.toString();
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.persistent) << n;
+    return fakeCompiler().lastConfig.qStages;
+  };
+  engine_.reset();
+  options.persistent = true;
+  EXPECT_EQ(qStages(512), 0) << "the band: the policy's two";
+  EXPECT_EQ(qStages(4096), 1) << "asked outside the band";
+  engine_.reset();
+  options.qStages = 2;
+  EXPECT_EQ(qStages(4096), 2) << "ATTN_JIT_Q_STAGES=2";
+}
+
 TEST_F(EngineCudaTest, ShortWindowsAtD128RunPersistent) {
   // TilePolicy.h's lengthTiles: a sliding window alone at D = 128 through
   // which a query sees at most 512 keys runs persistent CTAs, however long
