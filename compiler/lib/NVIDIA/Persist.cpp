@@ -30,7 +30,11 @@
 // Q's, so it overlaps the epilogue of the work tile before. With two
 // (q_stages = 2) Q's buffer, %qfull and %qempty get a stage dim, each side
 // reads slot k of it, and the producer copies Q first: work tile k's Q waits
-// only for work tile k - 2's store, so it loads while k - 1 computes.
+// only for work tile k - 2's store, so it loads while k - 1 computes. Then
+// the store does not wait for its read either (no_wait): work tile k
+// releases k - 1's buffer after its first K/V stage release
+// (wait_stores_read, arrive_barrier %qempty[k - 1]), and the consumers wait
+// for the last store after their loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -171,7 +175,7 @@ void offsetStageUses(Operation *root, Value base, Value qFull, Value qEmpty) {
 
 /// Two Q buffers: work tile k's consumers release Q's buffer of work tile
 /// k - 1 once their first QKᵀ retired (after the K/V loop's first release of
-/// a K stage; after the loop when it ran no tile), waiting then for that
+/// a K/V stage; after the loop when it ran no tile), waiting then for that
 /// tile's output store to have read it -- not right after issuing the store,
 /// where each warp stalled on it (ncu, the short batch: 5 % of the warps'
 /// samples). Q's copy of work tile k + 1 still starts while k computes.
@@ -396,10 +400,11 @@ LogicalResult persist(TileGridOp grid, ConfigAttr config) {
       },
       [](OpBuilder &, Value) {});
 
-  // A search per work tile (an op with regions: a document mask's key
+  // A search per work tile (a loop that reads memory: a document mask's key
   // range) now runs in the producer too: give it the registers for it.
-  if (llvm::any_of(p.tileValues,
-                   [](Operation *op) { return op->getNumRegions() != 0; })) {
+  if (llvm::any_of(p.tileValues, [](Operation *op) {
+        return op->getNumRegions() != 0 && !isMemoryEffectFree(op);
+      })) {
     int64_t groups = (p.split.getConsumerThreads() + kWarpgroupThreads - 1) /
                      kWarpgroupThreads;
     RegisterSplit registers = registerSplit(groups, /*producerSearches=*/true);
