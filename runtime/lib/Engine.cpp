@@ -70,9 +70,10 @@ EngineOptions EngineOptions::fromEnvironment() {
   if (const char *stages = std::getenv("ATTN_JIT_Q_STAGES");
       stages && *stages) {
     int64_t count = 0;
-    if (!llvm::StringRef(stages).getAsInteger(10, count) && count >= 1 &&
-        count <= mlir::attn::kMaxQStages)
-      options.qStages = count;
+    options.qStages = llvm::StringRef(stages).getAsInteger(10, count) ||
+                              count < 0 || count > mlir::attn::kMaxQStages
+                          ? EngineOptions::kBadQStages
+                          : count;
   }
   if (const char *ctas = std::getenv("ATTN_JIT_PERSISTENT_CTAS"); ctas && *ctas) {
     int64_t count = 0;
@@ -575,6 +576,11 @@ Engine::cudaKernelMiss(const attn_fwd_args &args,
     return makeError(ATTN_ERROR_INVALID_ARGUMENT,
                      "ATTN_JIT_PTX_OPT_LEVEL: expected a level from 0 to {}",
                      JitSettings::kMaxJitOptLevel);
+  if (options_.qStages == EngineOptions::kBadQStages)
+    return makeError(ATTN_ERROR_INVALID_ARGUMENT,
+                     "ATTN_JIT_Q_STAGES: expected 1 or 2 Q buffers (at most "
+                     "{}), or 0 for the runtime's choice",
+                     mlir::attn::kMaxQStages);
 
   CacheKey key = makeKey(call, args, varlen, device.arch, user);
   int64_t slots =

@@ -84,8 +84,10 @@ struct EngineOptions {
   std::optional<bool> persistent;
   /// ATTN_JIT_Q_STAGES=1 or 2: a persistent kernel's Q buffers
   /// (KernelConfig::qStages; 0: unset, the tile policy's choice where
-  /// lengthTiles made the call persistent, one elsewhere).
+  /// lengthTiles made the call persistent, one elsewhere); kBadQStages when
+  /// the variable is neither (a CUDA call then fails with its name).
   int64_t qStages = 0;
+  static constexpr int64_t kBadQStages = -1;
   /// ATTN_JIT_PERSISTENT_CTAS=n (n >= 1): a persistent kernel's launch has at
   /// most n CTAs (default: the device's SMs), so that small test shapes run
   /// several work tiles a CTA; 0: unset.

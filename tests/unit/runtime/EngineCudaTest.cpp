@@ -1091,11 +1091,24 @@ TEST(EngineOptionsTest, QStagesFromTheEnvironment) {
   for (auto [text, count] : {std::pair<const char *, int64_t>{"1", 1},
                              {"2", 2},
                              {"0", 0},
-                             {"3", 0},
-                             {"two", 0}}) {
+                             {"3", EngineOptions::kBadQStages},
+                             {"-1", EngineOptions::kBadQStages},
+                             {"two", EngineOptions::kBadQStages}}) {
     ScopedEnv q("ATTN_JIT_Q_STAGES", text);
     EXPECT_EQ(EngineOptions::fromEnvironment().qStages, count) << text;
   }
+}
+
+TEST_F(EngineCudaTest, BadQStagesFailTheCallWithTheVariablesName) {
+  // Like the other numeric variables: a value that is not one is an error
+  // status naming it, not silently the default.
+  engine_.reset();
+  options.qStages = EngineOptions::kBadQStages;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 8, 8, 64);
+  Status status = engine().forward(&call.args);
+  EXPECT_EQ(status.code(), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(status.message().find("ATTN_JIT_Q_STAGES"), std::string::npos)
+      << status.toString();
 }
 
 TEST(EngineOptionsTest, PersistentFromTheEnvironment) {
