@@ -26,20 +26,6 @@ double millisecondsSince(Clock::time_point start) {
       .count();
 }
 
-/// Q's buffers of a persistent call: the caller's (ATTN_JIT_Q_STAGES); else
-/// the tile policy's choice (two where two K/V stages fit beside them) where
-/// lengthTiles made the call persistent, the band two were measured in;
-/// else one. Persistence asked outside that band (ATTN_JIT_PERSISTENT=1)
-/// would otherwise get two at D = 128 and lose the third K/V stage: 0.90-0.98
-/// x one buffer at 2k-16k (docs/BENCHMARKS.md version 35), causal @ 16k 0.84
-/// x the usual kernel (version 36, run 1).
-int64_t qStagesOf(const EngineOptions &options,
-                  const compiler::LengthTiles &lengthTiles) {
-  if (options.qStages > 0)
-    return options.qStages;
-  return lengthTiles.persistent ? 0 : 1;
-}
-
 } // namespace
 
 EngineOptions EngineOptions::fromEnvironment() {
@@ -527,7 +513,7 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
                                        args.heads / kvHeadsOf(args) *
                                            varlen->maxSeqlenQ),
       options_.persistent.value_or(lengthTiles.persistent),
-      qStagesOf(options_, lengthTiles));
+      options_.qStages > 0 ? options_.qStages : lengthTiles.qStages);
 
   // A configuration this thread launched: no key text, no lock, no
   // allocation (HotCache.h). The device was checked when it was loaded.

@@ -327,7 +327,7 @@ LengthTiles lengthTiles(int64_t headDim, DType dtype, MaskKind mask,
   if (variants == abi::kWindow) {
     if (headDim == kPersistentHeadDim && noneOrCausal && windowKeys > 0 &&
         windowKeys <= kPersistentMaxWindowKeys)
-      return {0, 0, /*producer=*/true, /*persistent=*/true};
+      return {0, 0, /*producer=*/true, /*persistent=*/true, /*qStages=*/0};
     return {};
   }
   if (variants != 0)
@@ -337,7 +337,7 @@ LengthTiles lengthTiles(int64_t headDim, DType dtype, MaskKind mask,
        longer <= kPersistentMaxSequence) ||
       (headDim == kPersistentCausalHeadDim && mask == MaskKind::Causal &&
        longer <= kPersistentCausalMaxSequence))
-    return {0, 0, /*producer=*/true, /*persistent=*/true};
+    return {0, 0, /*producer=*/true, /*persistent=*/true, /*qStages=*/0};
   if (headDim != kLengthTilesHeadDim)
     return {};
   if (shorter >= kLongSequence)

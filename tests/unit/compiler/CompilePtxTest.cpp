@@ -258,6 +258,8 @@ TEST(CompilePtxTest, LengthTilesPersistentAtD128) {
                        bool userMods = false, int64_t windowKeys = 0) {
     LengthTiles t = lengthTiles(d, dtype, mask, variants, varlen, userMods,
                                 queries, keys, windowKeys);
+    // Q's buffers: the policy's choice in the band, one outside it.
+    EXPECT_EQ(t.qStages, t.persistent ? 0 : 1);
     if (t.persistent)
       EXPECT_TRUE(t.producer && t.blockM == 0 && t.blockN == 0);
     return t.persistent;

@@ -1036,23 +1036,25 @@ TEST_F(EngineCudaTest, ShortSequencesAtD128RunPersistent) {
 }
 
 TEST_F(EngineCudaTest, PersistenceOutsideTheBandTakesOneQBuffer) {
-  // Engine.cpp's qStagesOf: the tile policy chooses Q's buffers (0) where
+  // LengthTiles::qStages: the tile policy chooses Q's buffers (0) where
   // lengthTiles made the call persistent; ATTN_JIT_PERSISTENT=1 elsewhere
-  // gets one; ATTN_JIT_Q_STAGES decides wherever it is set.
+  // gets one; ATTN_JIT_Q_STAGES decides wherever it is set. Each call runs
+  // in a fresh engine, so that it compiles and lastConfig is its own.
   auto qStages = [&](int64_t n) {
+    engine_.reset();
+    int compiles = fakeCompiler().ptxCompiles;
     ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, n, n, 128);
     call.args.mask = ATTN_MASK_CAUSAL;
     Status status = engine().forward(&call.args);
     EXPECT_TRUE(status.ok()) << status.toString();
+    EXPECT_GT(fakeCompiler().ptxCompiles, compiles) << n;
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
     EXPECT_TRUE(fakeCompiler().lastConfig.persistent) << n;
     return fakeCompiler().lastConfig.qStages;
   };
-  engine_.reset();
   options.persistent = true;
   EXPECT_EQ(qStages(512), 0) << "the band: the policy's two";
   EXPECT_EQ(qStages(4096), 1) << "asked outside the band";
-  engine_.reset();
   options.qStages = 2;
   EXPECT_EQ(qStages(4096), 2) << "ATTN_JIT_Q_STAGES=2";
 }
@@ -1061,9 +1063,13 @@ TEST_F(EngineCudaTest, ShortWindowsAtD128RunPersistent) {
   // TilePolicy.h's lengthTiles: a sliding window alone at D = 128 through
   // which a query sees at most 512 keys runs persistent CTAs, however long
   // the sequences; a wider window, an unbounded side or another variant
-  // with it keep the usual kernel.
+  // with it keep the usual kernel. Each call runs in a fresh engine, so
+  // that it compiles (calls of one key would hit the first's kernel) and
+  // lastConfig is its own.
   auto persistent = [&](int64_t left, int64_t right, attn_mask mask,
                         unsigned extra = 0) {
+    engine_.reset();
+    int compiles = fakeCompiler().ptxCompiles;
     ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 4096, 4096,
                         128);
     call.args.mask = mask;
@@ -1073,6 +1079,7 @@ TEST_F(EngineCudaTest, ShortWindowsAtD128RunPersistent) {
     call.args.variant.softcap = 30.0f;
     Status status = engine().forward(&call.args);
     EXPECT_TRUE(status.ok()) << status.toString();
+    EXPECT_GT(fakeCompiler().ptxCompiles, compiles);
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
     return fakeCompiler().lastConfig.persistent;
   };

@@ -212,6 +212,14 @@ struct LengthTiles {
   bool producer = false;
   /// Persistent CTAs (with the producer).
   bool persistent = false;
+  /// Q's buffers should the call be persistent (KernelConfig::qStages): 0,
+  /// the tile policy's choice (two where two K/V stages fit beside them),
+  /// in the bands above, where two were measured; 1 elsewhere, for
+  /// persistence asked outside them (ATTN_JIT_PERSISTENT=1): two would cost
+  /// D = 128 its third K/V stage, 0.90-0.98 x one buffer at 2k-16k
+  /// (docs/BENCHMARKS.md version 35), causal @ 16k 0.84 x the usual kernel
+  /// (version 36, run 1).
+  int64_t qStages = 1;
 };
 /// The one head dim whose tiles follow the lengths (the others are not
 /// measured), and the bounds of the bands.
