@@ -17,28 +17,29 @@ std::string CacheKey::str() const {
   // the key names it too. pagedDecode is not: resolved() turns it into
   // explicit tiles and clears it.
   const auto &[headDim, dtype, mask, configArch, blockM, blockN, warps, stages,
-               tensorCore, positiveScale, packGqa, variants, userMods,
-               backward, varlen, pageSize, split, tma, deterministic,
-               warpSpecialize, persistent, qStages, pagedDecode] = config;
+               tensorCore, positiveScale, packGqa, variants, userMods, backward,
+               varlen, pageSize, split, tma, deterministic, warpSpecialize,
+               persistent, qStages, shortWorkTiles, pagedDecode] = config;
   (void)pagedDecode;
   // The arch only matters for CUDA: the host kernel targets this machine and
   // is never stored on disk.
   std::string_view arch =
       target == Target::Cuda ? std::string_view(configArch) : "host";
-  return fmt::format("attn-jit-kernel;compiler={};target={};arch={};dtype={};"
-                     "head_dim={};mask={};block_m={};block_n={};warps={};"
-                     "stages={};tensor_core={};positive_scale={};pack_gqa={};"
-                     "variants={};backward={};varlen={};page_size={};"
-                     "split={};tma={};deterministic={};warp_specialize={};"
-                     "persistent={};q_stages={};user_mods={}",
-                     compilerVersion, toString(target), arch,
-                     compiler::toString(dtype), headDim,
-                     compiler::toString(mask), blockM, blockN, warps, stages,
-                     tensorCore, positiveScale ? 1 : 0, packGqa ? 1 : 0,
-                     compiler::variantNames(variants), backward ? 1 : 0,
-                     varlen ? 1 : 0, pageSize, split ? 1 : 0, tma ? 1 : 0,
-                     deterministic ? 1 : 0, warpSpecialize ? 1 : 0,
-                     persistent ? 1 : 0, qStages, userMods);
+  return fmt::format(
+      "attn-jit-kernel;compiler={};target={};arch={};dtype={};"
+      "head_dim={};mask={};block_m={};block_n={};warps={};"
+      "stages={};tensor_core={};positive_scale={};pack_gqa={};"
+      "variants={};backward={};varlen={};page_size={};"
+      "split={};tma={};deterministic={};warp_specialize={};"
+      "persistent={};q_stages={};short_work_tiles={};"
+      "user_mods={}",
+      compilerVersion, toString(target), arch, compiler::toString(dtype),
+      headDim, compiler::toString(mask), blockM, blockN, warps, stages,
+      tensorCore, positiveScale ? 1 : 0, packGqa ? 1 : 0,
+      compiler::variantNames(variants), backward ? 1 : 0, varlen ? 1 : 0,
+      pageSize, split ? 1 : 0, tma ? 1 : 0, deterministic ? 1 : 0,
+      warpSpecialize ? 1 : 0, persistent ? 1 : 0, qStages,
+      shortWorkTiles ? 1 : 0, userMods);
 }
 
 uint64_t CacheKey::hash() const { return keyHash(str()); }

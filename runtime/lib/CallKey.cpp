@@ -15,12 +15,12 @@ auto fieldsOf(const CallKey &key) {
   const auto &[target, context, dtype, mask, headDim, blockM, blockN,
                positiveScale, variants, userMods, backward, varlen, pageSize,
                tma, deterministic, warpSpecialize, persistent, pagedDecode,
-               qStages, hash] = key;
+               qStages, shortWorkTiles, hash] = key;
   (void)hash;
   return std::make_tuple(target, context, dtype, mask, headDim, blockM, blockN,
                          positiveScale, variants, userMods, backward, varlen,
                          pageSize, tma, deterministic, warpSpecialize,
-                         persistent, pagedDecode, qStages);
+                         persistent, pagedDecode, qStages, shortWorkTiles);
 }
 
 } // namespace
@@ -29,7 +29,7 @@ CallKey CallKey::make(Target target, uint64_t context,
                       const attn_fwd_args &args, const void *userMods,
                       bool backward, bool varlen, int64_t pageSize, bool tma,
                       bool deterministic, bool warpSpecialize, bool pagedDecode,
-                      bool persistent, int64_t qStages) {
+                      bool persistent, int64_t qStages, bool shortWorkTiles) {
   CallKey key;
   key.target = target;
   key.context = context;
@@ -52,6 +52,7 @@ CallKey CallKey::make(Target target, uint64_t context,
   key.persistent = persistent;
   key.pagedDecode = pagedDecode;
   key.qStages = qStages;
+  key.shortWorkTiles = shortWorkTiles;
   key.hash = std::apply(
       [](const auto &...field) {
         return static_cast<uint64_t>(llvm::hash_combine(field...));

@@ -58,6 +58,9 @@ struct CallKey {
   /// With persistent: Q's buffers (KernelConfig::qStages; 0: the tile
   /// policy's choice).
   int64_t qStages = 0;
+  /// With persistent: the work tiles are short (KernelConfig::
+  /// shortWorkTiles, LengthTiles' choice).
+  bool shortWorkTiles = false;
   /// Of every field above; set by make().
   uint64_t hash = 0;
 
@@ -67,7 +70,8 @@ struct CallKey {
                       bool backward, bool varlen = false, int64_t pageSize = 0,
                       bool tma = false, bool deterministic = true,
                       bool warpSpecialize = false, bool pagedDecode = false,
-                      bool persistent = false, int64_t qStages = 0);
+                      bool persistent = false, int64_t qStages = 0,
+                      bool shortWorkTiles = false);
 
   bool operator==(const CallKey &other) const;
   bool operator!=(const CallKey &other) const { return !(*this == other); }

@@ -414,6 +414,7 @@ CacheKey Engine::makeKey(const CallKey &call, const attn_fwd_args &args,
   // cleared by the second resolution of a packed or split call).
   key.config.persistent = call.persistent;
   key.config.qStages = call.qStages;
+  key.config.shortWorkTiles = call.shortWorkTiles;
   if (user)
     key.config.userMods = user->canonical;
   if (call.target == Target::Cuda) {
@@ -513,7 +514,8 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
                                        args.heads / kvHeadsOf(args) *
                                            varlen->maxSeqlenQ),
       options_.persistent.value_or(lengthTiles.persistent),
-      options_.qStages > 0 ? options_.qStages : lengthTiles.qStages);
+      options_.qStages > 0 ? options_.qStages : lengthTiles.qStages,
+      lengthTiles.shortWorkTiles);
 
   // A configuration this thread launched: no key text, no lock, no
   // allocation (HotCache.h). The device was checked when it was loaded.

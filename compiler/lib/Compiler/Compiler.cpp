@@ -70,6 +70,8 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
                         persistent ? " persistent=1" : "");
   if (nvidia && qStages)
     opts += fmt::format(" q-stages={}", qStages);
+  if (nvidia && shortWorkTiles)
+    opts += " short-work-tiles=1";
   return opts;
 }
 
@@ -219,6 +221,7 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
   options.warpSpecialize = config.warpSpecialize;
   options.persistent = config.persistent;
   options.qStages = config.qStages;
+  options.shortWorkTiles = config.shortWorkTiles;
   options.pagedDecode = config.pagedDecode;
   mlir::attn::buildAttnToNVVMPipeline(pm, options);
   if (failed(runPipeline(pm, s))) {

@@ -65,6 +65,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   configure.warpSpecialize = options.warpSpecialize;
   configure.persistent = options.persistent;
   configure.qStages = options.qStages;
+  configure.shortWorkTiles = options.shortWorkTiles;
   configure.pagedDecode = options.pagedDecode;
   buildTiledAttention(pm, options, configure);
   // The NVIDIA tile program, then its schedule, one pass per decision.

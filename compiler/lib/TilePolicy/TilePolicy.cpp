@@ -318,6 +318,16 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
          (variants & ~kProducerVariants) == 0;
 }
 
+/// A persistent band's tiles: the defaults, with the producer, Q's buffers
+/// the policy's choice.
+static LengthTiles persistentTiles(bool shortWorkTiles) {
+  LengthTiles tiles;
+  tiles.producer = tiles.persistent = true;
+  tiles.qStages = 0;
+  tiles.shortWorkTiles = shortWorkTiles;
+  return tiles;
+}
+
 LengthTiles lengthTiles(int64_t headDim, DType dtype, MaskKind mask,
                         unsigned variants, bool varlen, bool userMods,
                         int64_t queries, int64_t keys, int64_t windowKeys) {
@@ -327,17 +337,18 @@ LengthTiles lengthTiles(int64_t headDim, DType dtype, MaskKind mask,
   if (variants == abi::kWindow) {
     if (headDim == kPersistentHeadDim && noneOrCausal && windowKeys > 0 &&
         windowKeys <= kPersistentMaxWindowKeys)
-      return {0, 0, /*producer=*/true, /*persistent=*/true, /*qStages=*/0};
+      return persistentTiles(/*shortWorkTiles=*/true);
     return {};
   }
   if (variants != 0)
     return {};
   int64_t shorter = std::min(queries, keys), longer = std::max(queries, keys);
-  if ((headDim == kPersistentHeadDim && noneOrCausal &&
-       longer <= kPersistentMaxSequence) ||
-      (headDim == kPersistentCausalHeadDim && mask == MaskKind::Causal &&
-       longer <= kPersistentCausalMaxSequence))
-    return {0, 0, /*producer=*/true, /*persistent=*/true, /*qStages=*/0};
+  if (headDim == kPersistentHeadDim && noneOrCausal &&
+      longer <= kPersistentMaxSequence)
+    return persistentTiles(/*shortWorkTiles=*/true);
+  if (headDim == kPersistentCausalHeadDim && mask == MaskKind::Causal &&
+      longer <= kPersistentCausalMaxSequence)
+    return persistentTiles(/*shortWorkTiles=*/false);
   if (headDim != kLengthTilesHeadDim)
     return {};
   if (shorter >= kLongSequence)
@@ -713,7 +724,11 @@ int64_t gridGroupCtas(bool nvidia, bool backward, bool split,
   // in a fixed order: every head of a query tile together sorts the grid
   // longest first across heads, which the rounds' mirrored order balances
   // (head by head, a round spans one head's lengths: 1.5x the greedy
-  // launch's time at 16k in BENCHMARKS version 34's simulation).
+  // launch's time at 16k in BENCHMARKS version 34's simulation). Short
+  // work tiles (KernelConfig::shortWorkTiles, the caller's
+  // persistentLongestFirst false) balance as well head by head -- a round
+  // spans 16 or more pairs -- keep a pair's K/V in L2, and skip the
+  // grouping's divisions per work tile (version 37).
   return dataBoundRuns || persistentLongestFirst ? kGridGroupAllPairs : 0;
 }
 
@@ -789,6 +804,7 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     r.warpSpecialize = false;
     r.persistent = false;
     r.qStages = 0;
+    r.shortWorkTiles = false;
     return r;
   }
   // Any other name (mma.sync, wgmma, or one the plan rejects) is kept.
@@ -815,8 +831,10 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   // 256-key kernel spills 28 bytes with the loop's values (ptxas 13.0).
   r.persistent = persistent && r.warpSpecialize && !backward && !varlen &&
                  pageSize == 0 && !split && !packGqa && !fp8;
-  if (!r.persistent)
+  if (!r.persistent) {
     r.qStages = 0;
+    r.shortWorkTiles = false;
+  }
   return r;
 }
 

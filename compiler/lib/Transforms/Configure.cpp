@@ -114,6 +114,7 @@ struct AttnConfigurePass
       config.warpSpecialize = warpSpecialize;
       config.persistent = persistent;
       config.qStages = qStages;
+      config.shortWorkTiles = shortWorkTiles;
       config.pagedDecode = pagedDecode;
       // A paged kernel keeps its sequence's key count and the block table
       // live as a packed batch keeps its offsets.
@@ -165,7 +166,7 @@ struct AttnConfigurePass
           readsTableSharedByHeads(op.getScoreMod(), kScoreModArgs) ||
               readsTableSharedByHeads(op.getMaskMod(), kMaskModArgs),
           MaskStructure(op.getMaskMod(), op.getCaptures()).hasDataRuns(),
-          plan.persistent && plan.reverseGrid);
+          plan.persistent && plan.reverseGrid && !config.shortWorkTiles);
       auto attr = ConfigAttr::get(
           &getContext(), plan.mapping, plan.chip, plan.blockM, plan.blockN,
           plan.warps, plan.minCtasPerSm, plan.stages, plan.qInRegisters,

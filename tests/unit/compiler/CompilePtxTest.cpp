@@ -258,10 +258,13 @@ TEST(CompilePtxTest, LengthTilesPersistentAtD128) {
                        bool userMods = false, int64_t windowKeys = 0) {
     LengthTiles t = lengthTiles(d, dtype, mask, variants, varlen, userMods,
                                 queries, keys, windowKeys);
-    // Q's buffers: the policy's choice in the band, one outside it.
+    // Q's buffers: the policy's choice in the band, one outside it. Short
+    // work tiles: the D = 128 bands, not D = 256's long causal one.
     EXPECT_EQ(t.qStages, t.persistent ? 0 : 1);
-    if (t.persistent)
+    EXPECT_EQ(t.shortWorkTiles, t.persistent && d == 128);
+    if (t.persistent) {
       EXPECT_TRUE(t.producer && t.blockM == 0 && t.blockN == 0);
+    }
     return t.persistent;
   };
   EXPECT_TRUE(persistent(128, DType::BF16, MaskKind::Causal, 256, 256));
@@ -622,6 +625,19 @@ TEST(CompilePtxTest, PersistentQStages) {
   EXPECT_EQ(plan.stages, 3);
   EXPECT_NE(one.resolved(true).pipelineOptions(true).find(" q-stages=1"),
             std::string::npos);
+
+  // Short work tiles reach the pipeline (attn-configure's grid order) only
+  // with persistent CTAs.
+  KernelConfig shortTiles = config;
+  shortTiles.shortWorkTiles = true;
+  EXPECT_NE(shortTiles.resolved(true).pipelineOptions(true).find(
+                " short-work-tiles=1"),
+            std::string::npos);
+  shortTiles.persistent = false;
+  EXPECT_FALSE(shortTiles.resolved(true).shortWorkTiles);
+  EXPECT_EQ(
+      shortTiles.resolved(true).pipelineOptions(true).find("short-work-tiles"),
+      std::string::npos);
 
   KernelConfig wide = config;
   wide.headDim = 256;

@@ -101,6 +101,11 @@ TEST(CallKeyTest, EveryFieldThatDecidesTheKernelChangesTheKey) {
                      /*tma=*/true, true, /*warpSpecialize=*/true,
                      /*pagedDecode=*/false, /*persistent=*/true,
                      /*qStages=*/1)},
+      {"short work tiles",
+       CallKey::make(Target::Cuda, 1, base, nullptr, false, false, 0,
+                     /*tma=*/true, true, /*warpSpecialize=*/true,
+                     /*pagedDecode=*/false, /*persistent=*/true,
+                     /*qStages=*/0, /*shortWorkTiles=*/true)},
   };
   CallKey reference = keyOf(base);
   for (const auto &[field, key] : changed) {

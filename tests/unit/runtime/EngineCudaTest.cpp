@@ -1050,6 +1050,9 @@ TEST_F(EngineCudaTest, PersistenceOutsideTheBandTakesOneQBuffer) {
     EXPECT_GT(fakeCompiler().ptxCompiles, compiles) << n;
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
     EXPECT_TRUE(fakeCompiler().lastConfig.persistent) << n;
+    // Short work tiles (the query tile the grid's fastest index) in the
+    // band only: forced persistence at 4k keeps the sort across heads.
+    EXPECT_EQ(fakeCompiler().lastConfig.shortWorkTiles, n <= 1024) << n;
     return fakeCompiler().lastConfig.qStages;
   };
   options.persistent = true;

@@ -122,6 +122,15 @@ struct KernelConfig {
   /// choice, two where two K/V stages fit beside them). resolved() clears
   /// it without persistent.
   int64_t qStages = 0;
+  /// With persistent: each work tile visits a few K/V tiles (LengthTiles'
+  /// D = 128 bands: short sequences, short windows), so one round of the
+  /// CTAs spans many (batch, head) pairs and its mirrored order balances
+  /// their lengths with the query tile the grid's fastest index, a pair's
+  /// K/V shared in L2 by its tiles running together. Without it a
+  /// persistent causal grid sorts its work tiles longest first across heads
+  /// (TilePolicy.h's gridGroupCtas). resolved() clears it without
+  /// persistent.
+  bool shortWorkTiles = false;
   /// NVIDIA only, a paged call that decodes (TilePolicy.h's pagedDecodes):
   /// resolved() gives tiles the call leaves open pagedDecodeTiles' instead of
   /// the defaults, then clears it (the tiles are then explicit, and keyed).

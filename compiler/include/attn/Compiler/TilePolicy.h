@@ -220,6 +220,16 @@ struct LengthTiles {
   /// (docs/BENCHMARKS.md version 35), causal @ 16k 0.84 x the usual kernel
   /// (version 36, run 1).
   int64_t qStages = 1;
+  /// Should the call be persistent (KernelConfig::shortWorkTiles): true in
+  /// the D = 128 bands above, whose work tiles visit a few K/V tiles each,
+  /// so a causal grid keeps the query tile fastest (a (batch, head)'s tiles
+  /// run together, sharing its K/V in L2) rather than sorting across heads,
+  /// which the long D = 256 band's balance needs, and its work tiles skip
+  /// that order's arithmetic. Against the sorted order in one process
+  /// (docs/BENCHMARKS.md version 37, run 1): the short batch 1.066 x,
+  /// N = 512 / 1k causal 1.055 / 1.040 x (none 1.000 / 1.001), window 256
+  /// 1.08-1.09 x, window 512 1.03-1.04 x.
+  bool shortWorkTiles = false;
 };
 /// The one head dim whose tiles follow the lengths (the others are not
 /// measured), and the bounds of the bands.
@@ -299,13 +309,13 @@ struct KernelPlan {
 /// per score that is the same for every (batch, head) (`tableSharedByHeads`:
 /// a bias indexed by (q_idx, kv_idx) alone): kGridGroupCtas; whose mask
 /// bounds each query tile's keys by data (`dataBoundRuns`: document ids,
-/// Mask.h's MaskStructure::hasDataRuns): kGridGroupAllPairs, every (batch, head) of
-/// a query tile launched together, so that the tiles whose runs are long
-/// start with the others of their query tile instead of by head, late; so
-/// does a persistent causal grid (`persistentLongestFirst`: its CTAs take
-/// work tiles in a fixed order, which must then run longest first across
-/// heads); 0 otherwise, where the query tile stays the fastest grid index
-/// for K/V's reuse in L2.
+/// Mask.h's MaskStructure::hasDataRuns): kGridGroupAllPairs, every (batch,
+/// head) of a query tile launched together, so that the tiles whose runs are
+/// long start with the others of their query tile instead of by head, late; so
+/// does a persistent causal grid of long work tiles (`persistentLongestFirst`:
+/// its CTAs take work tiles in a fixed order, which must then run longest
+/// first across heads; not KernelConfig::shortWorkTiles); 0 otherwise, where
+/// the query tile stays the fastest grid index for K/V's reuse in L2.
 inline constexpr int64_t kGridGroupCtas = 256;
 inline constexpr int64_t kGridGroupAllPairs = int64_t(1) << 30;
 int64_t gridGroupCtas(bool nvidia, bool backward, bool split,

@@ -135,6 +135,12 @@ struct AttnToPTXOptions : public KernelPipelineOptions<AttnToPTXOptions> {
       llvm::cl::desc("With persistent: Q's shared buffers, 1 or 2 (0: two "
                      "where two K/V stages fit beside them)"),
       llvm::cl::init(0)};
+  ::mlir::detail::PassOptions::Option<bool> shortWorkTiles{
+      *this, "short-work-tiles",
+      llvm::cl::desc("With persistent: each work tile visits a few K/V "
+                     "tiles, so a causal grid keeps the query tile its "
+                     "fastest index instead of sorting across heads"),
+      llvm::cl::init(false)};
   ::mlir::detail::PassOptions::Option<bool> pagedDecode{
       *this, "paged-decode",
       llvm::cl::desc("With page-size: the kernel decodes (each K/V head's "

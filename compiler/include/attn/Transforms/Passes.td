@@ -95,6 +95,10 @@ def AttnConfigure : Pass<"attn-configure", "ModuleOp"> {
     Option<"qStages", "q-stages", "int64_t", "0",
            "With persistent: Q's shared buffers, 1 or 2 (0: two where two "
            "K/V stages fit beside them)">,
+    Option<"shortWorkTiles", "short-work-tiles", "bool", "false",
+           "With persistent: each work tile visits a few K/V tiles, so a "
+           "causal grid keeps the query tile its fastest index (grid_group_"
+           "ctas = 0) instead of sorting across heads">,
     Option<"pagedDecode", "paged-decode", "bool", "false",
            "A paged kernel that decodes (each K/V head's queries fit one "
            "64-row tile): tiles left at 0 take the runtime's decode tiles "
