@@ -245,7 +245,7 @@ TEST(CompilePtxTest, ProducerByDefaultFromD128) {
   EXPECT_TRUE(r.tma && r.warpSpecialize);
 }
 
-// Short sequences at D = 128 (both sides <= 1k), bf16 or f16, plain, no mask
+// Short sequences at D = 128 (both sides <= 2k), bf16 or f16, plain, no mask
 // or top-left causal, and causal ones at D = 256 (both sides <= 8k): the
 // default tiles in persistent CTAs with the producer; not past the bound,
 // at another D, FP8, with a variant, another mask, a packed batch or user
@@ -270,8 +270,9 @@ TEST(CompilePtxTest, LengthTilesPersistentAtD128) {
   EXPECT_TRUE(persistent(128, DType::BF16, MaskKind::Causal, 256, 256));
   EXPECT_TRUE(persistent(128, DType::F16, MaskKind::None, 1024, 1024));
   EXPECT_TRUE(persistent(128, DType::BF16, MaskKind::None, 1, 1000));
-  EXPECT_FALSE(persistent(128, DType::BF16, MaskKind::None, 1024, 1025));
-  EXPECT_FALSE(persistent(128, DType::BF16, MaskKind::Causal, 1025, 512));
+  EXPECT_TRUE(persistent(128, DType::BF16, MaskKind::Causal, 2048, 2048));
+  EXPECT_FALSE(persistent(128, DType::BF16, MaskKind::None, 2048, 2049));
+  EXPECT_FALSE(persistent(128, DType::BF16, MaskKind::Causal, 2049, 512));
   EXPECT_FALSE(persistent(64, DType::BF16, MaskKind::None, 1024, 1024));
   EXPECT_FALSE(persistent(256, DType::BF16, MaskKind::None, 1024, 1024));
   EXPECT_TRUE(persistent(256, DType::BF16, MaskKind::Causal, 8192, 8192));

@@ -603,10 +603,10 @@ TEST_F(EngineCudaTest, LargeSharedMemoryIsOptedInOnce) {
 
 TEST_F(EngineCudaTest, ExplicitDefaultsShareTheDefaultKernel) {
   // On sm_90a, D = 128 defaults to wgmma with 128x128 tiles: asking for those
-  // tiles, or for wgmma by name, is the same kernel (at 2k: shorter calls
+  // tiles, or for wgmma by name, is the same kernel (at 4k: calls up to 2k
   // that leave the tiles open run persistent CTAs, lengthTiles).
   auto run = [&](int64_t blockM, int64_t blockN) {
-    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 2048, 2048,
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 4096, 4096,
                         128);
     call.args.block_m = blockM;
     call.args.block_n = blockN;
@@ -1007,7 +1007,7 @@ TEST_F(EngineCudaTest, PersistentKernelsRunAtMostACtaPerSm) {
 
 TEST_F(EngineCudaTest, ShortSequencesAtD128RunPersistent) {
   // TilePolicy.h's lengthTiles: plain D = 128 calls whose queries and keys
-  // are both at most 1k, tiles left open, run persistent CTAs (their own
+  // are both at most 2k, tiles left open, run persistent CTAs (their own
   // kernel, with two Q buffers by the policy); a longer call, explicit
   // tiles or ATTN_JIT_PERSISTENT=0 keep the usual kernel.
   auto persistent = [&] {
@@ -1020,10 +1020,10 @@ TEST_F(EngineCudaTest, ShortSequencesAtD128RunPersistent) {
   ASSERT_TRUE(engine().forward(&shortCall.args).ok());
   EXPECT_TRUE(persistent());
   EXPECT_EQ(lastLaunch().grid[0], unsigned(fakeCuda().multiprocessors));
-  ForwardFixture longer(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 1024, 1025,
+  ForwardFixture longer(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 2048, 2049,
                         128);
   ASSERT_TRUE(engine().forward(&longer.args).ok());
-  EXPECT_FALSE(persistent()) << "1025 keys";
+  EXPECT_FALSE(persistent()) << "2049 keys";
   shortCall.args.block_m = 128;
   shortCall.args.block_n = 128;
   ASSERT_TRUE(engine().forward(&shortCall.args).ok());
@@ -1052,7 +1052,9 @@ TEST_F(EngineCudaTest, PersistenceOutsideTheBandTakesOneQBuffer) {
     EXPECT_TRUE(fakeCompiler().lastConfig.persistent) << n;
     // Short work tiles (the query tile the grid's fastest index) in the
     // band only: forced persistence at 4k keeps the sort across heads.
-    EXPECT_EQ(fakeCompiler().lastConfig.shortWorkTiles, n <= 1024) << n;
+    EXPECT_EQ(fakeCompiler().lastConfig.shortWorkTiles,
+              n <= compiler::kPersistentMaxSequence)
+        << n;
     return fakeCompiler().lastConfig.qStages;
   };
   options.persistent = true;

@@ -189,6 +189,9 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
 ///   process (docs/BENCHMARKS.md version 35, run 2): the short batch (B 64,
 ///   H 16, N 256 causal) 1.210 x, N = 1k 1.040 / 1.048 x (none / causal),
 ///   2k 0.992 / 1.010, 4k-16k 0.87-1.03 (two K/V stages instead of three);
+///   with short work tiles (below) the band reached 2k: 2k causal 1.040 /
+///   1.055 x, none 1.002 / 1.004, and 4k none 0.928, causal 1.002 (version
+///   37, run 5, against the 1k band);
 /// * causal sequences at D = 256 (kPersistentCausalHeadDim; MaskKind::Causal,
 ///   queries and keys both at most kPersistentCausalMaxSequence): the
 ///   default tiles in persistent CTAs (one Q buffer: two do not fit),
@@ -242,7 +245,7 @@ inline constexpr int64_t kShortCausalBlock = 64;
 inline constexpr int64_t kMidSequenceBlockM = 64;
 inline constexpr int64_t kMidSequenceBlockN = 128;
 inline constexpr int64_t kPersistentHeadDim = 128;
-inline constexpr int64_t kPersistentMaxSequence = 1024;
+inline constexpr int64_t kPersistentMaxSequence = 2048;
 inline constexpr int64_t kPersistentCausalHeadDim = 256;
 inline constexpr int64_t kPersistentCausalMaxSequence = 8192;
 inline constexpr int64_t kPersistentMaxWindowKeys = 512;
