@@ -727,8 +727,8 @@ int64_t gridGroupCtas(bool nvidia, bool backward, bool split,
   // launch's time at 16k in BENCHMARKS version 34's simulation). Short
   // work tiles (KernelConfig::shortWorkTiles, the caller's
   // persistentLongestFirst false) balance as well head by head -- a round
-  // spans 16 or more pairs -- keep a pair's K/V in L2, and skip the
-  // grouping's divisions per work tile (version 37).
+  // spans 16 or more pairs -- keep a pair's K/V in L2, and run none of
+  // the grouping's code per work tile (version 37).
   return dataBoundRuns || persistentLongestFirst ? kGridGroupAllPairs : 0;
 }
 

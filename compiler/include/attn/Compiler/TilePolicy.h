@@ -219,19 +219,21 @@ struct LengthTiles {
   /// the tile policy's choice (two where two K/V stages fit beside them),
   /// in the bands above, where two were measured; 1 elsewhere, for
   /// persistence asked outside them (ATTN_JIT_PERSISTENT=1): two would cost
-  /// D = 128 its third K/V stage, 0.90-0.98 x one buffer at 2k-16k
+  /// D = 128 its third K/V stage, 0.90-0.98 x one buffer at 4k-16k
   /// (docs/BENCHMARKS.md version 35), causal @ 16k 0.84 x the usual kernel
-  /// (version 36, run 1).
+  /// (version 36, run 1); at 2k, in the band, 1.004-1.008 x causal and
+  /// 0.977-0.981 x without a mask (version 37, run 8).
   int64_t qStages = 1;
-  /// Should the call be persistent (KernelConfig::shortWorkTiles): true in
-  /// the D = 128 bands above, whose work tiles visit a few K/V tiles each,
-  /// so a causal grid keeps the query tile fastest (a (batch, head)'s tiles
-  /// run together, sharing its K/V in L2) rather than sorting across heads,
-  /// which the long D = 256 band's balance needs, and its work tiles skip
-  /// that order's arithmetic. Against the sorted order in one process
-  /// (docs/BENCHMARKS.md version 37, run 1): the short batch 1.066 x,
-  /// N = 512 / 1k causal 1.055 / 1.040 x (none 1.000 / 1.001), window 256
-  /// 1.08-1.09 x, window 512 1.03-1.04 x.
+  /// Whether the work tiles are short, should the call be persistent
+  /// (KernelConfig::shortWorkTiles): true in the D = 128 bands above, whose
+  /// work tiles visit a few K/V tiles each, so a causal grid keeps the query
+  /// tile fastest (a (batch, head)'s tiles run together, sharing its K/V in
+  /// L2) rather than sorting across heads, which the long D = 256 band's
+  /// balance needs, and its work tiles run none of that order's code.
+  /// Against main before it in one process (docs/BENCHMARKS.md version 37,
+  /// run 1): the short batch 1.066 x, N = 512 / 1k causal 1.055 / 1.040 x
+  /// (none 1.000 / 1.001), window 256 1.08-1.09 x, window 512 1.03-1.04 x;
+  /// at D = 256 up to 2k 0.96-1.00 x (run 7: not taken).
   bool shortWorkTiles = false;
 };
 /// The one head dim whose tiles follow the lengths (the others are not
