@@ -726,9 +726,10 @@ int64_t gridGroupCtas(bool nvidia, bool backward, bool split,
   // (head by head, a round spans one head's lengths: 1.5x the greedy
   // launch's time at 16k in BENCHMARKS version 34's simulation). Short
   // work tiles (KernelConfig::shortWorkTiles, the caller's
-  // persistentLongestFirst false) balance as well head by head -- a round
-  // spans 16 or more pairs -- keep a pair's K/V in L2, and run none of
-  // the grouping's code per work tile (version 37).
+  // persistentLongestFirst false) balance as well head by head -- a short
+  // sequence's round spans 8 pairs or more, a window's tiles are of one
+  // length -- keep a pair's K/V in L2, and run none of the grouping's code
+  // per work tile (version 37).
   return dataBoundRuns || persistentLongestFirst ? kGridGroupAllPairs : 0;
 }
 

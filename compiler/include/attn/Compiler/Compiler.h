@@ -123,10 +123,11 @@ struct KernelConfig {
   /// it without persistent.
   int64_t qStages = 0;
   /// With persistent: each work tile visits a few K/V tiles (LengthTiles'
-  /// D = 128 bands: short sequences, short windows), so one round of the
-  /// CTAs spans many (batch, head) pairs and its mirrored order balances
-  /// their lengths with the query tile the grid's fastest index, a pair's
-  /// K/V shared in L2 by its tiles running together. Without it a
+  /// D = 128 bands: short sequences, short windows), so the mirrored rounds
+  /// balance them with the query tile the grid's fastest index (a short
+  /// sequence's round spans several (batch, head) pairs, a window's tiles
+  /// are of one length), a pair's K/V shared in L2 by its tiles running
+  /// together. Without it a
   /// persistent causal grid sorts its work tiles longest first across heads
   /// (TilePolicy.h's gridGroupCtas). resolved() clears it without
   /// persistent.
