@@ -581,8 +581,8 @@ Engine::cudaKernelMiss(const attn_fwd_args &args,
   key.config.split = count > 1;
   // Split-KV keeps cp.async (KernelConfig::resolved; the count is known
   // only now): keys the call left open take the cp.async kernel's tiles,
-  // not a producer warpgroup's (D = 192's 112).
-  if (key.config.split && key.config.warpSpecialize && call.blockN == 0)
+  // not TMA's (D = 192's 112 with a producer, a document mask's 128).
+  if (key.config.split && key.config.tma && call.blockN == 0)
     key.config.blockN = 0;
   key.config = key.config.resolved(/*nvidia=*/true);
   std::string keyText = key.str();

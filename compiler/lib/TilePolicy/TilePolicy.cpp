@@ -198,17 +198,24 @@ bool scoresHeavy(unsigned variants) {
 
 std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
                                              unsigned variants,
-                                             bool plainForward,
-                                             bool producer) {
+                                             bool plainForward, bool producer,
+                                             bool tma) {
   // A variant loading per score (a bias table, document ids) adds live
   // values and load latency to the softmax: at D = 128 the 128-key tile
-  // spills and 64 keys measured faster (bias 1.51 vs 2.14 ms, document 0.96
-  // vs 1.02 on an H200); ALiBi and softcap measured faster with 128 keys
-  // (1.47 vs 1.54, 1.74 vs 1.98 ms), ALiBi's 236 spilled bytes included.
-  // D = 80-112 have D = 128's tiles and score tile: the same rule, not yet
-  // measured there.
+  // spills and 64 keys measured faster with cp.async copies (bias 1.51 vs
+  // 2.14 ms, document 0.96 vs 1.02 on an H200); ALiBi and softcap measured
+  // faster with 128 keys (1.47 vs 1.54, 1.74 vs 1.98 ms), ALiBi's 236
+  // spilled bytes included. With TMA copies and no producer (the document
+  // mask's default; a bias table has no TMA by default) the document mask's
+  // 128-key tiles ran 1.11x the 64-key ones (0.713 vs 0.794 ms at 16k,
+  // docs/BENCHMARKS.md version 38), its 24 spilled bytes included: the ids
+  // are loaded only on the tiles that need the mask, and the copies take no
+  // registers. With a producer the two tied (0.797 vs 0.798 ms, 16 bytes
+  // spilled at 128 keys). D = 80-112 have D = 128's tiles and score tile:
+  // the same rule, not yet measured there.
+  bool documentWide = (variants & abi::kDocument) && tma && !producer;
   if (wgmma && headDim > 64 && headDim <= 128 && headDim % kWgmmaK == 0 &&
-      (variants & (abi::kBias | abi::kDocument)))
+      (variants & (abi::kBias | abi::kDocument)) && !documentWide)
     return {128, 64};
   // wgmma (sm_90a): two warpgroups of 64 rows, one CTA per SM. S takes
   // block-n / 2 registers a thread and O head-dim / 2: 128 keys fit at
@@ -743,10 +750,9 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   // TMA (and so a producer warpgroup) only for forwards over contiguous or
   // packed K/V, not split.
   bool keepsTma = !backward && pageSize == 0 && !split;
-  auto [defM, defN] =
-      defaultTileSizes(headDim, nvidia && tilesForWgmma(tensorCore, arch),
-                       variants, plainForward,
-                       tma && warpSpecialize && keepsTma);
+  auto [defM, defN] = defaultTileSizes(
+      headDim, nvidia && tilesForWgmma(tensorCore, arch), variants,
+      plainForward, tma && warpSpecialize && keepsTma, tma && keepsTma);
   // FP8 (wgmma only): two warpgroups of 64 rows, 256 or 128 keys (rows of
   // Vᵀ in whole 128-byte swizzle blocks).
   bool fp8 = dtype == DType::E4M3;

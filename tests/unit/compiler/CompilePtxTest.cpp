@@ -245,6 +245,29 @@ TEST(CompilePtxTest, ProducerByDefaultFromD128) {
   EXPECT_TRUE(r.tma && r.warpSpecialize);
 }
 
+// A document mask at D = 128 takes 128-key tiles only with TMA copies and no
+// producer (its default kernel); with cp.async or a producer 64, as a bias
+// table always does. resolved() passes the TMA it keeps: not split-KV's.
+TEST(CompilePtxTest, DocumentTilesFollowTheCopies) {
+  using namespace attn::abi;
+  using Tiles = std::pair<int64_t, int64_t>;
+  EXPECT_EQ(defaultTileSizes(128, true, kDocument, false, false, /*tma=*/true),
+            (Tiles{128, 128}));
+  EXPECT_EQ(defaultTileSizes(128, true, kDocument), (Tiles{128, 64}));
+  EXPECT_EQ(defaultTileSizes(128, true, kDocument, false, /*producer=*/true,
+                             /*tma=*/true),
+            (Tiles{128, 64}));
+  EXPECT_EQ(defaultTileSizes(128, true, kBias, false, false, /*tma=*/true),
+            (Tiles{128, 64}));
+  KernelConfig config;
+  config.headDim = 128;
+  config.variants = kDocument;
+  config.tma = true;
+  EXPECT_EQ(config.resolved(/*nvidia=*/true).blockN, 128);
+  config.split = true;
+  EXPECT_EQ(config.resolved(/*nvidia=*/true).blockN, 64);
+}
+
 // Short sequences at D = 128 (both sides <= 2k), bf16 or f16, plain, no mask
 // or top-left causal, and causal ones at D = 256 (both sides <= 8k): the
 // default tiles in persistent CTAs with the producer; not past the bound,

@@ -47,11 +47,13 @@ int64_t defaultWarps(bool wgmma, int64_t blockM);
 /// the wgmma (sm_90a) mapping. plainForward: a forward without a mask,
 /// variant, user mod, packed or paged batch, split-KV, TMA or packed heads.
 /// producer: a forward whose TMA copies a producer warpgroup issues
-/// (KernelConfig::warpSpecialize with tma).
+/// (KernelConfig::warpSpecialize with tma). tma: a forward whose K/V tiles
+/// TMA copies (KernelConfig::tma), with or without a producer.
 std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
                                              unsigned variants = 0,
                                              bool plainForward = false,
-                                             bool producer = false);
+                                             bool producer = false,
+                                             bool tma = false);
 
 /// Whether the atomic backward's dQ part on wgmma, block_n = 64 query rows
 /// over `warps` (more than one warpgroup), splits its head dim over the
