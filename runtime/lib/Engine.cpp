@@ -465,8 +465,8 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   // TMA is decided per call: the pointers and strides of K and V must be
   // ones a tensor map describes, and the driver must encode them (a packed
   // batch's in the ragged form; a paged cache's pages never).
-  // ATTN_JIT_TMA=1 asks for it where the policy would not (a bias table:
-  // TMA and the table's per-element gather). Where the policy gives a call
+  // ATTN_JIT_TMA=1 asks for it where the policy would not (D = 96, a bias
+  // table at D = 64). Where the policy gives a call
   // a producer warpgroup (D = 160-256), TMA comes with it: without one TMA
   // measured slower there.
   // D = 64 calls take their tiles by their lengths (compiler::lengthTiles:

@@ -56,7 +56,7 @@ struct EngineOptions {
   /// K/V tiles by TMA in the kernels that allow it (sm_90a wgmma forward
   /// over contiguous K/V whose layout a tensor map describes, else
   /// cp.async): unset, where compiler::tmaByDefault says it pays (D = 64
-  /// and 128) and no bias table is staged by cp.async; ATTN_JIT_TMA=1
+  /// and 128; with a bias table D = 128 only); ATTN_JIT_TMA=1
   /// wherever allowed, =0 never.
   std::optional<bool> tma;
   /// The backward's form (ATTN_JIT_DETERMINISTIC; KernelConfig::

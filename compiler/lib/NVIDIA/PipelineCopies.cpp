@@ -229,10 +229,13 @@ LogicalResult Pipeliner::run() {
   // With TMA, stages released by per-warp empty barriers; otherwise by a
   // CTA barrier per tile, as cp.async's are.
   bool emptyBarriers = tma && !config.getBarrierPerTile();
-  if (tma && !tableCopies.empty())
+  // A table's copies stay cp.async: with a CTA barrier per tile they join
+  // it (their group waited for before it, their stage refilled after it);
+  // per-warp empty mbarriers would not cover them.
+  if (emptyBarriers && !tableCopies.empty())
     return tableCopies.front().emitOpError(
         "attn-nv-pipeline-copies: a table's copies (cp.async) do not join the "
-        "mbarriers of a TMA kernel's stages");
+        "empty mbarriers of a TMA kernel's stages (no barrier_per_tile)");
   // Tiles the copies run ahead (the header above).
   int64_t ahead = config.isWgmma() && !pipelined && !tma ? stages - 1 : 1;
   llvm::DenseMap<Value, Value> tensorMaps; // source argument -> its map
@@ -268,10 +271,12 @@ LogicalResult Pipeliner::run() {
         b, alloc.getLoc(),
         SmemType::get(ctx, shape, type.getElementType(), type.getLayout()),
         IntegerAttr());
-    if (tma)
+    // TMA's tiles complete on mbarriers; a table's cp.async on its group.
+    bool bulk = tma && isa<CopyAsyncOp>(copy);
+    if (bulk)
       barriers[alloc] = AllocBarriersOp::create(
           b, alloc.getLoc(), BarriersType::get(ctx, stages), IntegerAttr());
-    if (emptyBarriers)
+    if (emptyBarriers && bulk)
       empties[alloc] = AllocBarriersOp::create(
           b, alloc.getLoc(), BarriersType::get(ctx, stages), IntegerAttr());
   }
@@ -385,7 +390,8 @@ LogicalResult Pipeliner::run() {
     NVVM::Barrier0Op::create(b, loc);
   }
   // The copies of tile `at` into `stage` when it is a tile (< hi), then
-  // (cp.async) their group, empty or not: the waits count groups.
+  // (cp.async, a table's with TMA) their group, empty or not: the waits
+  // count groups.
   auto issueGroup = [&](OpBuilder &gb, Value at, Value stage) {
     Value any =
         arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::slt, at, hi);
@@ -393,7 +399,7 @@ LogicalResult Pipeliner::run() {
       issue(ib, at, stage);
       scf::YieldOp::create(ib, il);
     });
-    if (!tma)
+    if (!tma || !tableCopies.empty())
       NVVM::CpAsyncCommitGroupOp::create(gb, loc);
   };
   Value at = lo;

@@ -195,15 +195,18 @@ void Stager::run() {
       keepGather(map, "the tile is not read in the K/V loop");
       continue;
     }
-    if (config.getTma()) {
-      keepGather(map, "TMA kernels release their stages by mbarriers, which "
-                      "the table's copies do not join");
+    if (config.getTma() && !config.getBarrierPerTile()) {
+      keepGather(map, "TMA kernels without barrier_per_tile release their "
+                      "stages by per-warp mbarriers, which the table's "
+                      "copies do not join");
       continue;
     }
+    // The wgmma accumulator's pairs read conflict-free from swizzle_pairs
+    // (its description); mma.sync's from padded rows.
     auto type = cast<RankedTensorType>(map.getType());
     SmemType smem = SmemType::get(
         grid.getContext(), type.getShape(), type.getElementType(),
-        config.isWgmma() ? SharedLayout::Swizzle128B : SharedLayout::Padded);
+        config.isWgmma() ? SharedLayout::SwizzlePairs : SharedLayout::Padded);
     int64_t needed = sharedBytes(loop, smem, tiles.size() + 1);
     int64_t limit = ::attn::compiler::maxSharedBytesPerBlock(config.getChip());
     if (needed > limit) {

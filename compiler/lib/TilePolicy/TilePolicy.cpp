@@ -206,7 +206,7 @@ std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
   // 2.14 ms, document 0.96 vs 1.02 on an H200); ALiBi and softcap measured
   // faster with 128 keys (1.47 vs 1.54, 1.74 vs 1.98 ms), ALiBi's 236
   // spilled bytes included. With TMA copies and no producer (the document
-  // mask's default; a bias table has no TMA by default) the document mask's
+  // mask's default) the document mask's
   // 128-key tiles ran 1.11x the 64-key ones (0.713 vs 0.794 ms at 16k,
   // docs/BENCHMARKS.md version 38), its 24 spilled bytes included: the ids
   // are loaded only on the tiles that need the mask, and the copies take no
@@ -309,8 +309,8 @@ int64_t splitCtasPerSm(const KernelConfig &config) {
 }
 
 bool tmaByDefault(int64_t headDim, unsigned variants) {
-  return headDim > 0 && headDim % 64 == 0 &&
-         headDim <= kTmaDefaultMaxHeadDim && !(variants & abi::kBias);
+  return headDim > 0 && headDim % 64 == 0 && headDim <= kTmaDefaultMaxHeadDim &&
+         (!(variants & abi::kBias) || headDim == kTmaBiasHeadDim);
 }
 
 bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
@@ -551,10 +551,11 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   int64_t align = wgmma ? 1024 : 0; // swizzled tiles need a 1024-byte base
   bool alone = wgmma && plan.warps > 4;
   // The bias table's score tile, staged with K and V where it fits
-  // (attn-nv-stage-tables; f32; not with TMA, whose stages it does not
-  // join): 32 KB a stage at D = 128's 128 x 64 tiles, three stages in
-  // 225 of 227 KB.
-  int64_t table = (r.variants & abi::kBias) && !r.tma
+  // (attn-nv-stage-tables; f32; with TMA only without a producer, where a
+  // CTA barrier per tile orders the stages -- barrierPerTile below, which
+  // the bias takes as a variant that computes per score): 32 KB a stage at
+  // D = 128's 128 x 64 tiles, three stages in 225 of 227 KB.
+  int64_t table = (r.variants & abi::kBias) && !(r.tma && r.warpSpecialize)
                       ? mlir::attn::nv::sharedTileBytes(
                             wgmma, r.blockM, r.blockN, /*elementBytes=*/4)
                       : 0;
@@ -565,7 +566,7 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // the last one's store (short batch: 0.72 x cuDNN; docs/BENCHMARKS.md
   // version 34). At D = 128 that costs the third stage (and with it P·V
   // in flight).
-  // (A persistent kernel loads K/V by TMA: no table joins its stages.)
+  // (A persistent kernel has a producer: no table joins its stages.)
   plan.qStages = r.qStages ? r.qStages
                  : r.persistent && wgmma && !fp8 &&
                          mlir::attn::kMaxQStages * q + 2 * (kTile + vTile) +

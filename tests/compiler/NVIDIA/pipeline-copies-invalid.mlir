@@ -166,9 +166,9 @@ func.func @tma_product_without_wait(%Q: !t, %K: !t, %V: !t, %lo: index, %hi: ind
 
 // -----
 
-// A table's copies are cp.async: a TMA kernel's stages are released by
-// mbarriers, which they do not join (attn-nv-stage-tables keeps the
-// gather there).
+// A table's copies are cp.async: a TMA kernel's stages without
+// barrier_per_tile are released by per-warp mbarriers, which they do not
+// join (attn-nv-stage-tables keeps the gather there).
 #cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 64, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
 !t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !table = memref<?x?xf32, strided<[?, ?], offset: ?>>
@@ -183,7 +183,7 @@ func.func @table_with_tma(%K: !t, %bias: !table, %n: index) attributes {attn.con
     %bs = attn_nv.alloc_shared : !b
     scf.for %kv = %c0 to %n step %c64 {
       attn_nv.copy_async %K[%b, %h, %kv] bounds %n into %ks : !t, !k
-      // expected-error @+1 {{'attn_nv.copy_table_async' op attn-nv-pipeline-copies: a table's copies (cp.async) do not join the mbarriers of a TMA kernel's stages}}
+      // expected-error @+1 {{'attn_nv.copy_table_async' op attn-nv-pipeline-copies: a table's copies (cp.async) do not join the empty mbarriers of a TMA kernel's stages (no barrier_per_tile)}}
       attn_nv.copy_table_async %bias[%t, %kv] bounds %n, %n into %bs : !table, !b
     }
   }

@@ -871,3 +871,82 @@ func.func @tma_barrier_per_tile(%Q: !t, %K: !t, %V: !t, %lo: index, %hi: index, 
   }
   return
 }
+
+// -----
+
+// tma with barrier_per_tile and a captured table's tile: K's tiles are TMA
+// copies on full barriers, the table's stay cp.async (no barriers of their
+// own), their group committed after each issue; the loop's cp.async wait
+// before the CTA barrier is the table tile's, and its refill follows that
+// barrier behind QKᵀ, as in the cp.async kernel.
+// CHECK-LABEL: func.func @tma_barrier_per_tile_table(
+// CHECK-SAME: %[[BIAS:[^:]*]]: memref<?x?xf32, strided<[?, ?], offset: ?>>, %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index, %[[N:[^:]*]]: index,
+// CHECK: %[[BS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x128x64xf32, swizzle_128b>
+// CHECK: %[[KS:.*]] = attn_nv.alloc_shared : !attn_nv.smem<3x64x128xbf16, swizzle_128b>
+// CHECK-NEXT: %[[KB:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+// CHECK-NOT: attn_nv.alloc_barriers
+// CHECK: attn_nv.init_barriers %[[KB]] :
+// CHECK-NOT: attn_nv.init_barriers
+// CHECK: scf.if %{{.*}} {
+// CHECK:   attn_nv.copy_tma
+// CHECK:   attn_nv.copy_table_async %[[BIAS]][%{{.*}}, %[[LO]]] bounds %[[N]], %[[N]] into
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cp.async.commit.group
+// CHECK:      scf.for %[[IT:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
+// CHECK:        attn_nv.wait_barrier %[[KB]][%[[IT]]]
+// CHECK-NEXT:   nvvm.cp.async.wait.group 0
+// CHECK-NEXT:   nvvm.fence.proxy
+// CHECK-NEXT:   nvvm.barrier0
+// CHECK-DAG:    %[[B:.*]] = attn_nv.slot %[[BS]][%[[IT]]]
+// CHECK:        attn_nv.wgmma
+// CHECK:        scf.if %{{.*}} {
+// CHECK:          attn_nv.copy_tma
+// CHECK:          attn_nv.copy_table_async %[[BIAS]]
+// CHECK-NEXT:   }
+// CHECK-NEXT:   nvvm.cp.async.commit.group
+// CHECK-NEXT:   attn_nv.wgmma_wait
+// CHECK-NEXT:   attn_nv.load_shared %[[B]]
+// CHECK-NOT:    arrive_barrier
+// CHECK:        scf.yield
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 64, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true, barrier_per_tile = true>
+#acc = #attn_nv.acc<warps = 8>
+!t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!table = memref<?x?xf32, strided<[?, ?], offset: ?>>
+!q = !attn_nv.smem<128x128xbf16, swizzle_128b>
+!k = !attn_nv.smem<64x128xbf16, swizzle_128b>
+!b = !attn_nv.smem<128x64xf32, swizzle_128b>
+
+func.func @tma_barrier_per_tile_table(%Q: !t, %K: !t, %bias: !table, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %zs = arith.constant dense<0.0> : tensor<128x64xf32, #acc>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %nk = memref.dim %K, %c2 : !t
+    %bs = attn_nv.alloc_shared : !b
+    %qs = attn_nv.alloc_shared : !q
+    %ks = attn_nv.alloc_shared : !k
+    attn_nv.copy_async %Q[%b, %h, %t] bounds %n into %qs : !t, !q
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+    nvvm.barrier0
+    %r = scf.for %kv = %lo to %hi step %c64 iter_args(%acc = %zs) -> (tensor<128x64xf32, #acc>) {
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %nk into %ks : !t, !k
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      attn_nv.copy_table_async %bias[%t, %kv] bounds %n, %n into %bs : !table, !b
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.barrier0
+      %s0 = attn_nv.wgmma %qs, %ks, %zs transpose_rhs : !q, !k, tensor<128x64xf32, #acc>
+      %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<128x64xf32, #acc>
+      %g = attn_nv.load_shared %bs : !b -> tensor<128x64xf32, #acc>
+      %y = arith.addf %s, %g : tensor<128x64xf32, #acc>
+      nvvm.barrier0
+      scf.yield %y : tensor<128x64xf32, #acc>
+    }
+  }
+  return
+}

@@ -17,19 +17,19 @@
 
 // CHECK-LABEL: func.func @bias
 // CHECK: attn.tile_grid
-// CHECK-NEXT: %[[BUF:.*]] = attn_nv.alloc_shared : !attn_nv.smem<128x64xf32, swizzle_128b>
+// CHECK-NEXT: %[[BUF:.*]] = attn_nv.alloc_shared : !attn_nv.smem<128x64xf32, swizzle_pairs>
 // CHECK: scf.for %[[KV:[^ ]*]] =
 // CHECK: %[[LASTROW:.*]] = arith.subi %{{.*}}, %c1 : index
 // CHECK: %[[LASTCOL:.*]] = arith.subi %{{.*}}, %c1 : index
 // CHECK-NOT: attn.map
 // CHECK: %[[ROWS:.*]] = arith.addi %[[LASTROW]], %[[ONE:.*]] : index
 // CHECK: %[[COLS:.*]] = arith.addi %[[LASTCOL]], %[[ONE]] : index
-// CHECK: attn_nv.copy_table_async %arg3[%[[ROW:.*]], %[[KV]]] bounds %[[ROWS]], %[[COLS]] into %[[BUF]] : memref<?x?xf32, strided<[?, ?], offset: ?>>, !attn_nv.smem<128x64xf32, swizzle_128b>
+// CHECK: attn_nv.copy_table_async %arg3[%[[ROW:.*]], %[[KV]]] bounds %[[ROWS]], %[[COLS]] into %[[BUF]] : memref<?x?xf32, strided<[?, ?], offset: ?>>, !attn_nv.smem<128x64xf32, swizzle_pairs>
 // CHECK-NEXT: nvvm.cp.async.commit.group
 // CHECK-NEXT: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: nvvm.barrier0
 // CHECK: attn_nv.wgmma_wait
-// CHECK-NEXT: %[[B:.*]] = attn_nv.load_shared %[[BUF]] : !attn_nv.smem<128x64xf32, swizzle_128b> -> tensor<128x64xf32, #attn_nv.acc<warps = 8>>
+// CHECK-NEXT: %[[B:.*]] = attn_nv.load_shared %[[BUF]] : !attn_nv.smem<128x64xf32, swizzle_pairs> -> tensor<128x64xf32, #attn_nv.acc<warps = 8>>
 // CHECK-NEXT: attn.map(%{{.*}}, %[[B]] : {{.*}}) at [%[[ROW]], %[[KV]]]
 // CHECK-NOT: memref.load
 func.func @bias(%Q: !t, %K: !t, %n: index, %bias: !table, %lo: index, %hi: index) attributes {attn.config = #cfg} {
@@ -139,7 +139,8 @@ func.func @own_clamp(%K: !t, %n: index, %bias: !table, %lo: index, %hi: index) a
 
 // -----
 
-// A TMA kernel: its stages are released by mbarriers.
+// A TMA kernel without barrier_per_tile: its stages are released by
+// per-warp mbarriers.
 #cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 64, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "pv_in_flight", ordered_issue = true, reverse_grid = true, pack_gqa = false, conditional_rescale = false, tma = true>
 #acc = #attn_nv.acc<warps = 8>
 !t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
@@ -157,7 +158,7 @@ func.func @tma(%K: !t, %n: index, %bias: !table, %lo: index, %hi: index) attribu
     %r = scf.for %kv = %lo to %hi step %c64 iter_args(%acc = %zs) -> (tensor<128x64xf32, #acc>) {
       attn_nv.copy_async %K[%b, %h, %kv] bounds %n into %ks : !t, !k
       %last = arith.subi %n, %c1 : index
-      // expected-remark @+1 {{TMA kernels release their stages by mbarriers, which the table's copies do not join}}
+      // expected-remark @+1 {{TMA kernels without barrier_per_tile release their stages by per-warp mbarriers, which the table's copies do not join}}
       %g = attn.map at [%t, %kv] -> tensor<128x64xf32, #acc> {
       ^bb0(%i: index, %j: index):
         %qi = arith.minsi %i, %last {attn.bounds_clamp} : index

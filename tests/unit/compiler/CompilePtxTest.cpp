@@ -458,15 +458,16 @@ TEST(CompilePtxTest, AtomicBackwardSplitsDqOverTwoWarpgroups) {
       << error;
 }
 
-// TMA by default at D = 64 and 128, and not with a bias table, whose tiles
-// the cp.async stages carry (the policy's one rule; the runtime asks it).
-TEST(CompilePtxTest, TmaByDefaultLeavesBiasTablesToCpAsync) {
+// TMA by default at D = 64 and 128, with a bias table only at D = 128 (the
+// policy's one rule; the runtime asks it).
+TEST(CompilePtxTest, TmaByDefaultTakesBiasTablesOnlyAtD128) {
   EXPECT_TRUE(tmaByDefault(64));
   EXPECT_TRUE(tmaByDefault(128, attn::abi::kAlibi | attn::abi::kSoftcap));
   EXPECT_FALSE(tmaByDefault(96));
   EXPECT_FALSE(tmaByDefault(256));
-  EXPECT_FALSE(tmaByDefault(128, attn::abi::kBias));
+  EXPECT_TRUE(tmaByDefault(128, attn::abi::kBias));
   EXPECT_FALSE(tmaByDefault(64, attn::abi::kBias | attn::abi::kAlibi));
+  EXPECT_FALSE(tmaByDefault(96, attn::abi::kBias));
 }
 
 /// A D = 128 sm_90a forward over a paged cache of 16-row pages.
@@ -684,31 +685,46 @@ TEST(CompilePtxTest, PersistentQStages) {
 }
 
 // A bias table's score tiles are staged with K and V (attn-nv-stage-tables)
-// in the cp.async kernel, and the policy counts their stages: at D = 128
-// (128 x 64 tiles) Q 32 KB + 3 x (K, V 16 KB each + the f32 table's 32 KB)
-// + the 1 KB swizzle slack, the allocation's own sum; read back as 8-byte
-// pairs. A TMA kernel keeps the gather, and the policy no table stages.
+// in the cp.async kernel and in the TMA kernel without a producer (its CTA
+// barrier per tile orders them), and the policy counts their stages: at
+// D = 128 (128 x 64 tiles) Q 32 KB + 3 x (K, V 16 KB each + the f32 table's
+// 32 KB) + the 1 KB swizzle slack, the cp.async kernel's own sum (the TMA
+// kernel adds its mbarriers and their alignment, within the CTA's limit);
+// read back as 8-byte pairs. A producer's kernel keeps the gather, and the
+// policy no table stages.
 TEST(CompilePtxTest, BiasTableStagesAgreeWithThePolicy) {
-  for (bool tma : {false, true}) {
-    KernelConfig config;
-    config.headDim = 128;
-    config.mask = MaskKind::Causal;
-    config.arch = "sm_90a";
-    config.variants = attn::abi::kBias;
-    config.tma = tma;
-    KernelPlan plan;
-    std::string error;
-    ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
-    EXPECT_EQ(plan.stages, 3);
-    PtxKernel kernel;
-    ASSERT_TRUE(compilePtx(config, kernel, error)) << error;
-    if (!tma) {
+  for (bool producer : {false, true}) {
+    for (bool tma : {false, true}) {
+      if (producer && !tma)
+        continue;
+      KernelConfig config;
+      config.headDim = 128;
+      config.mask = MaskKind::Causal;
+      config.arch = "sm_90a";
+      config.variants = attn::abi::kBias;
+      config.tma = tma;
+      config.warpSpecialize = producer;
+      KernelPlan plan;
+      std::string error;
+      ASSERT_TRUE(planKernel(config.resolved(/*nvidia=*/true),
+                             /*nvidia=*/true, plan, error))
+          << error;
+      PtxKernel kernel;
+      ASSERT_TRUE(compilePtx(config, kernel, error)) << error;
+      bool staged = !producer;
+      EXPECT_EQ(kernel.ptx.find("ld.shared.v2.b32") != std::string::npos,
+                staged)
+          << "tma " << tma << " producer " << producer;
+      if (!staged) {
+        EXPECT_LT(plan.sharedBytes, 230400 - 3 * 32768 + 1);
+        continue;
+      }
+      EXPECT_EQ(plan.stages, 3);
       EXPECT_EQ(plan.sharedBytes, 230400);
-      EXPECT_EQ(kernel.kernels[0].sharedBytes, plan.sharedBytes);
-    } else {
-      EXPECT_LT(plan.sharedBytes, 230400 - 3 * 32768 + 1);
+      if (!tma)
+        EXPECT_EQ(kernel.kernels[0].sharedBytes, plan.sharedBytes);
+      EXPECT_LE(kernel.kernels[0].sharedBytes,
+                maxSharedBytesPerBlock(config.arch));
     }
-    EXPECT_EQ(kernel.ptx.find("ld.shared.v2.b32") != std::string::npos, !tma)
-        << "tma " << tma;
   }
 }

@@ -630,8 +630,9 @@ TEST_F(EngineCudaTest, ExplicitDefaultsShareTheDefaultKernel) {
 
 TEST_F(EngineCudaTest, VariantsAreKeyedByFlagsAndSizeTheirTiles) {
   // A variant loading per score (a bias table) gets 64-key tiles at D = 128
-  // (TilePolicy); a window keeps the default. A new bias (pointer, strides)
-  // reuses the kernel.
+  // (TilePolicy) and TMA for K and V; a window keeps the default; document
+  // ids 128-key tiles with TMA. A new bias (pointer, strides) reuses the
+  // kernel.
   float tables[2][256] = {};
   for (float *table : tables) {
     ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 128);
@@ -646,13 +647,25 @@ TEST_F(EngineCudaTest, VariantsAreKeyedByFlagsAndSizeTheirTiles) {
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
     EXPECT_EQ(fakeCompiler().lastConfig.variants, unsigned(ATTN_VARIANT_BIAS));
     EXPECT_EQ(fakeCompiler().lastConfig.blockN, 64);
+    EXPECT_TRUE(fakeCompiler().lastConfig.tma);
   }
   ForwardFixture window(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 128);
   window.args.variant.flags = ATTN_VARIANT_WINDOW;
   ASSERT_TRUE(engine().forward(&window.args).ok());
   EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_EQ(fakeCompiler().lastConfig.blockN, 128);
+  }
+  int32_t ids[16] = {};
+  ForwardFixture document(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16, 128);
+  document.args.variant.flags = ATTN_VARIANT_DOCUMENT;
+  document.args.variant.q_doc_ids = ids;
+  ASSERT_TRUE(engine().forward(&document.args).ok());
   std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
   EXPECT_EQ(fakeCompiler().lastConfig.blockN, 128);
+  EXPECT_TRUE(fakeCompiler().lastConfig.tma);
+  EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
 }
 
 TEST_F(EngineCudaTest, UserModsAreInspectedOnceAndKeyedByTheirText) {

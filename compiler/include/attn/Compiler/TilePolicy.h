@@ -120,12 +120,16 @@ int64_t splitCtasPerSm(const KernelConfig &config);
 /// cp.async in one process) measured D = 64 1.04-1.08x and D = 128
 /// 1.01-1.14x on every shape, D = 256 0.95-1.04x (neutral, cp.async kept);
 /// head dims that are not multiples of 64 are not measured yet.
-/// Not with a bias table (`variants` has KernelABI.h's kBias): its score
-/// tiles are staged with K and V through cp.async (attn-nv-stage-tables),
-/// which a TMA kernel's mbarrier stages do not take; TMA with the table's
-/// per-element gather measured 1.151 ms against 0.881 at 4k on the H200
-/// (docs/BENCHMARKS.md version 21).
+/// A bias table (`variants` has KernelABI.h's kBias) only at D = 128: its
+/// score tiles stay cp.async copies (attn-nv-stage-tables), which join the
+/// TMA kernel's CTA barrier per tile (barrier_per_tile, as the variants
+/// that compute per score take it); at 4k on the H200 that kernel ran
+/// 1.07-1.10x the cp.async one (docs/BENCHMARKS.md version 38). Before the
+/// table's copies joined it, TMA with the table's per-element gather ran
+/// 1.151 ms against 0.881 (version 21). D = 64 (two CTAs an SM, which the
+/// table's stages would not leave room for) is not measured.
 inline constexpr int64_t kTmaDefaultMaxHeadDim = 128;
+inline constexpr int64_t kTmaBiasHeadDim = 128;
 bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 
 /// Whether a forward call at `headDim` takes TMA with a producer warpgroup
@@ -146,8 +150,9 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 /// 1.02x, decode 1.00-1.02x, the short batch 0.99x (runs 3-4); and the
 /// variants whose flags are all in kProducerVariants (KernelABI.h: sliding
 /// window, softcap, ALiBi) window 1024 1.09-1.12x, softcap 1.07x, ALiBi
-/// 1.04x, window 256 0.99-1.01x (run 1); the document mask lost (0.96x)
-/// and a bias table has no TMA.
+/// 1.04x, window 256 0.99-1.01x (run 1); the document mask lost (0.96x).
+/// A bias table's cp.async copies do not join a producer's mbarriers
+/// (attn-nv-stage-tables keeps their gather there).
 inline constexpr int64_t kProducerHeadDims[] = {128, 160, 192, 224, 256};
 inline constexpr int64_t kProducerVariantHeadDim = 128;
 inline constexpr unsigned kProducerVariants =

@@ -66,12 +66,16 @@ def AttnNVStageTables : Pass<"attn-nv-stage-tables", "ModuleOp"> {
     the K/V copies), read by `attn_nv.load_shared` right before the first
     use, each thread its own elements (Layouts.h). Elements past the
     queries or keys are zero-filled instead of clamped: their scores are
-    dropped or masked.
+    dropped or masked. On wgmma the buffer is `swizzle_pairs`, whose XOR
+    key puts a half-warp's four rows of 8-byte pairs in distinct bank
+    groups (with `swizzle_128b`'s, two rows shared one).
 
     Anything else keeps the per-element gather: a table at positions that
     are not the tile's own (a bucketed relative position, a per-head
-    table), other element types, TMA kernels (their stages are released by
-    mbarriers, which these copies do not join yet), or a table whose stages
+    table), other element types, TMA kernels without `barrier_per_tile`
+    (their stages are released by per-warp mbarriers, which these copies
+    do not join; with a CTA barrier per tile they are ordered by it, as
+    cp.async's are), or a table whose stages
     would not fit in the chip's shared memory beside the K/V stages
     (TilePolicy accounts for them where it knows of the table: the bias
     variant). With `report-fallbacks` each such map gets a remark saying
@@ -123,7 +127,10 @@ def AttnNVPipelineCopies : Pass<"attn-nv-pipeline-copies", "ModuleOp"> {
     copy into it waits for that) instead of a CTA barrier per tile, which
     made every warp wait for the slowest one each tile -- unless the config
     says `barrier_per_tile` (two CTAs an SM, where the other CTA covers the
-    barrier's wait and the empty barriers measured 3-8% slower).
+    barrier's wait and the empty barriers measured 3-8% slower). A
+    captured table's tile (attn-nv-stage-tables) stays a cp.async copy:
+    with TMA it is staged only under `barrier_per_tile`, its group
+    committed after each issue and waited for before that barrier.
   }];
   let dependentDialects = ["::mlir::attn::nv::AttnNVDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];

@@ -179,12 +179,20 @@ Value SharedGeometry::chunkOffset(OpBuilder &b, Location loc, Value row,
     Value rowBytes = arith::MulIOp::create(b, loc, row, c(pitch()));
     return arith::AddIOp::create(b, loc, rowBytes, chunkBytes);
   }
-  // Block chunk / 8 of 64 columns; in it, row r at 128·r and 16-byte chunk c
-  // at 16·(c ^ (r % 8)).
+  // Block chunk / 8 of 128 bytes; in it, row r at 128·r and 16-byte chunk c
+  // at 16·(c ^ key), key = r % 8 or, for pairs, (r % 4)·2 + (r / 4) % 2
+  // (the SmemType's description).
   Value block = arith::DivUIOp::create(b, loc, chunk, c(8));
   Value inBlock = arith::RemUIOp::create(b, loc, chunk, c(8));
-  Value swizzled = arith::XOrIOp::create(
-      b, loc, inBlock, arith::AndIOp::create(b, loc, row, c(7)));
+  Value key = arith::AndIOp::create(b, loc, row, c(7));
+  if (layout == SharedLayout::SwizzlePairs)
+    key = arith::OrIOp::create(
+        b, loc,
+        arith::ShLIOp::create(b, loc, arith::AndIOp::create(b, loc, row, c(3)),
+                              c(1)),
+        arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, row, c(2)),
+                              c(1)));
+  Value swizzled = arith::XOrIOp::create(b, loc, inBlock, key);
   Value off = arith::MulIOp::create(b, loc, block, c(rows * 128));
   off = arith::AddIOp::create(b, loc, off,
                               arith::MulIOp::create(b, loc, row, c(128)));

@@ -36,3 +36,27 @@ func.func @table(%T: !table, %O: !o, %row: index, %col: index, %rows: index, %co
   attn.store_tile %v, %O[%row, %row, %row] bounds %rows : tensor<128x64xf32, #attn_nv.acc<warps = 8>>, !o
   return
 }
+
+// swizzle_pairs: the same chunks and loads; the chunk's XOR key is
+// (r % 4) · 2 | (r / 4) % 2 of the row, on both sides.
+// CHECK-LABEL: gpu.func @pairs
+// CHECK: scf.if %{{.*}} {
+// CHECK: arith.shli
+// CHECK: arith.shrui
+// CHECK: arith.ori
+// CHECK: arith.xori
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg
+// CHECK: } else {
+// CHECK: arith.shrui
+// CHECK: arith.xori
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache =  ca
+// CHECK: arith.shrui
+// CHECK: arith.xori
+// CHECK-COUNT-16: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<2xf32>
+func.func @pairs(%T: !table, %O: !o, %row: index, %col: index, %rows: index, %cols: index) attributes {attn.config = #wg} {
+  %buf = attn_nv.alloc_shared {offset = 0} : !attn_nv.smem<128x64xf32, swizzle_pairs>
+  attn_nv.copy_table_async %T[%row, %col] bounds %rows, %cols into %buf : !table, !attn_nv.smem<128x64xf32, swizzle_pairs>
+  %v = attn_nv.load_shared %buf : !attn_nv.smem<128x64xf32, swizzle_pairs> -> tensor<128x64xf32, #attn_nv.acc<warps = 8>>
+  attn.store_tile %v, %O[%row, %row, %row] bounds %rows : tensor<128x64xf32, #attn_nv.acc<warps = 8>>, !o
+  return
+}

@@ -146,6 +146,13 @@ func.func @smem_element_type(%x: !attn_nv.smem<64x64xf64, padded>) {
 
 // -----
 
+// expected-error @+1 {{!attn_nv.smem swizzle_pairs is the layout of f32 tables read in pairs, got 'bf16'}}
+func.func @smem_pairs_element_type(%x: !attn_nv.smem<64x64xbf16, swizzle_pairs>) {
+  return
+}
+
+// -----
+
 // An f32 shared tile (a staged table) is no tensor-core operand.
 func.func @product_f32_operand(%l: !attn_nv.smem<64x64xf32, swizzle_128b>, %r: !attn_nv.smem<64x64xf32, swizzle_128b>, %a: tensor<64x64xf32, #attn_nv.acc<warps = 4>>) {
   // expected-error @+1 {{'attn_nv.wgmma' op multiplies 16-bit tiles (or, on wgmma, f8E4M3FN ones), got '!attn_nv.smem<64x64xf32, swizzle_128b>'}}

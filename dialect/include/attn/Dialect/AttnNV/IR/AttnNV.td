@@ -142,7 +142,8 @@ def AttnNV_OperandALayout : AttrDef<AttnNV_Dialect, "OperandALayout", [
 def AttnNV_SharedLayout : I32EnumAttr<"SharedLayout",
     "how a tile's rows are laid out in shared memory", [
     I32EnumAttrCase<"Padded", 0, "padded">,
-    I32EnumAttrCase<"Swizzle128B", 1, "swizzle_128b">]> {
+    I32EnumAttrCase<"Swizzle128B", 1, "swizzle_128b">,
+    I32EnumAttrCase<"SwizzlePairs", 2, "swizzle_pairs">]> {
   let cppNamespace = "::mlir::attn::nv";
 }
 
@@ -162,8 +163,15 @@ def AttnNV_SmemType : TypeDef<AttnNV_Dialect, "Smem"> {
     them, 16-byte chunk c of row r at chunk c ^ (r mod 8), each block
     1024-byte aligned (what wgmma's matrix descriptors read); when the
     block does not divide C (16-bit C = 96: 1.5 blocks), the last block's
-    rest is never written or read. The value is the buffer's place in the CTA's shared
-    memory, assigned by `attn-nv-allocate-shared`.
+    rest is never written or read. `swizzle_pairs` (f32 only): the blocks
+    of `swizzle_128b`, chunk c of row r at c ^ k(r mod 8) with k(r) =
+    (r mod 4) · 2 + r / 4, for a captured table's score tiles, which
+    cp.async writes and threads read in 8-byte pairs in the accumulator's
+    order: a half-warp's four rows then fall in distinct 32-byte bank
+    groups (with c ^ (r mod 8), rows r and r ^ 1 share one); no wgmma or
+    TMA reads it, so no alignment beyond 16 bytes. The value is the
+    buffer's place in the CTA's shared memory, assigned by
+    `attn-nv-allocate-shared`.
 
     Example: `!attn_nv.smem<3x128x128xbf16, swizzle_128b>`
   }];
