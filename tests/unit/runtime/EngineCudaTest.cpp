@@ -744,12 +744,12 @@ TEST_F(EngineCudaTest, TmaKernelsTakeKVOAndQTensorMapsAfterTheirArguments) {
 }
 
 TEST_F(EngineCudaTest, TmaByDefaultUpToD128AndPerCallWhereLayoutsAllow) {
-  // Unset: D = 64 and 128 take TMA (TilePolicy.h's tmaByDefault), D = 256
-  // with its producer warpgroup (producerByDefault), D = 96 keeps
-  // cp.async; ATTN_JIT_TMA=0 never.
-  for (auto [headDim, expected] : {std::pair{64, true}, std::pair{128, true},
-                                   std::pair{96, false},
-                                   std::pair{256, true}}) {
+  // Unset: D = 64 and 128 take TMA (TilePolicy.h's tmaByDefault), D = 96
+  // and 256 with their producer warpgroup (producerByDefault), D = 112
+  // keeps cp.async; ATTN_JIT_TMA=0 never.
+  for (auto [headDim, expected] :
+       {std::pair{64, true}, std::pair{128, true}, std::pair{96, true},
+        std::pair{112, false}, std::pair{256, true}}) {
     ForwardFixture byDefault(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64,
                              headDim);
     ASSERT_TRUE(engine().forward(&byDefault.args).ok());
@@ -780,10 +780,10 @@ TEST_F(EngineCudaTest, TmaByDefaultUpToD128AndPerCallWhereLayoutsAllow) {
     EXPECT_FALSE(fakeCompiler().lastConfig.tma);
   }
   std::lock_guard<std::mutex> lock(fakeCuda().mutex);
-  // K's, V's, O's and Q's maps of the calls at D = 64, 128 and 256 by
-  // default and of the forced call; none for D = 96, ATTN_JIT_TMA=0 or the
+  // K's, V's, O's and Q's maps of the calls at D = 64, 96, 128 and 256 by
+  // default and of the forced call; none for D = 112, ATTN_JIT_TMA=0 or the
   // expanded heads.
-  EXPECT_EQ(fakeCuda().tensorMapLog.size(), 16u);
+  EXPECT_EQ(fakeCuda().tensorMapLog.size(), 20u);
 }
 
 TEST_F(EngineCudaTest, WarpSpecializedKernelsOnlyWithTmaUnderTheirOwnKey) {
@@ -830,23 +830,22 @@ TEST_F(EngineCudaTest, WarpSpecializedKernelsOnlyWithTmaUnderTheirOwnKey) {
 }
 
 TEST_F(EngineCudaTest, ProducerByDefaultFromD128) {
-  // Unset: D = 128-256 plain calls take TMA with the producer warpgroup
-  // (TilePolicy.h's producerByDefault), D = 128 with 128-key tiles, 192
-  // with 112, 256 with 80; a named variant past D = 128 keeps the cp.async
-  // kernel, but at D = 128 a window takes TMA with the producer;
-  // ATTN_JIT_WARPSPEC=0 turns both off.
-  for (int headDim : {128, 160, 192, 224, 256}) {
+  // Unset: D = 96 and 128-256 plain calls take TMA with the producer
+  // warpgroup (TilePolicy.h's producerByDefault), D = 96 and 128 with
+  // 128-key tiles, 192 with 112, 256 with 80; a named variant past D = 128
+  // keeps the cp.async kernel, but at D = 128 a window takes TMA with the
+  // producer; ATTN_JIT_WARPSPEC=0 turns both off.
+  for (int headDim : {96, 128, 160, 192, 224, 256}) {
     ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64,
                         headDim);
     ASSERT_TRUE(engine().forward(&call.args).ok());
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
     EXPECT_TRUE(fakeCompiler().lastConfig.tma) << "D = " << headDim;
     EXPECT_TRUE(fakeCompiler().lastConfig.warpSpecialize) << "D = " << headDim;
-    EXPECT_EQ(fakeCompiler().lastConfig.blockN,
-              headDim == 128   ? 128
-              : headDim == 192 ? 112
-              : headDim == 256 ? 80
-                               : 64);
+    EXPECT_EQ(fakeCompiler().lastConfig.blockN, headDim <= 128   ? 128
+                                                : headDim == 192 ? 112
+                                                : headDim == 256 ? 80
+                                                                 : 64);
   }
   // (head dim, variant, producer): a softcap at D = 192 keeps cp.async, a
   // window at D = 128 takes TMA with the producer.

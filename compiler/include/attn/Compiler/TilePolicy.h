@@ -134,8 +134,8 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 
 /// Whether a forward call at `headDim` takes TMA with a producer warpgroup
 /// issuing the copies (KernelConfig::tma and warpSpecialize) when the
-/// runtime is not told (ATTN_JIT_TMA and ATTN_JIT_WARPSPEC unset): D = 128,
-/// 160, 192, 224 and 256 (kProducerHeadDims), plain attention (no named
+/// runtime is not told (ATTN_JIT_TMA and ATTN_JIT_WARPSPEC unset): D = 96,
+/// 128, 160, 192, 224 and 256 (kProducerHeadDims), plain attention (no named
 /// variant, no user mods) over a (B, H, N, D) batch (not `varlen`). On the
 /// H200, in
 /// one process each (docs/BENCHMARKS.md version 27, runs 7 and 9), against
@@ -143,8 +143,12 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 /// keys) D = 160 1.01-1.08x, 192 1.01-1.08x, 224 1.16-1.21x, 256
 /// 1.05-1.13x; TMA without it 0.83-1.00x. The consumers' 232 registers
 /// (setmaxnreg) leave room for wider tiles at D = 192 and 256
-/// (defaultTileSizes). D = 176, 208 and 240, the variants there and packed
-/// batches are not measured with it.
+/// (defaultTileSizes). D = 96 (two 128-byte blocks, the second half
+/// used; 128 x 128 tiles), against the cp.async kernel in one process
+/// (version 38, run G, N 1k-16k, none and causal): with the producer
+/// 1.08-1.22x, TMA alone 1.02-1.18x; at N = 4k 1.08-1.10x cuDNN.
+/// D = 80, 112, 176, 208 and 240, the variants there and packed batches
+/// are not measured with it.
 /// At D = 128, against TMA alone in one process (docs/BENCHMARKS.md version
 /// 28): plain attention 1.002-1.033x on the convention shapes, GQA prefill
 /// 1.02x, decode 1.00-1.02x, the short batch 0.99x (runs 3-4); and the
@@ -153,7 +157,7 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 /// 1.04x, window 256 0.99-1.01x (run 1); the document mask lost (0.96x).
 /// A bias table's cp.async copies do not join a producer's mbarriers
 /// (attn-nv-stage-tables keeps their gather there).
-inline constexpr int64_t kProducerHeadDims[] = {128, 160, 192, 224, 256};
+inline constexpr int64_t kProducerHeadDims[] = {96, 128, 160, 192, 224, 256};
 inline constexpr int64_t kProducerVariantHeadDim = 128;
 inline constexpr unsigned kProducerVariants =
     abi::kWindow | abi::kAlibi | abi::kSoftcap;
