@@ -206,13 +206,12 @@ std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
   // 2.14 ms, document 0.96 vs 1.02 on an H200); ALiBi and softcap measured
   // faster with 128 keys (1.47 vs 1.54, 1.74 vs 1.98 ms), ALiBi's 236
   // spilled bytes included. With TMA copies and no producer (the document
-  // mask's default) the document mask's
-  // 128-key tiles ran 1.11x the 64-key ones (0.713 vs 0.794 ms at 16k,
-  // docs/BENCHMARKS.md version 38), its 24 spilled bytes included: the ids
-  // are loaded only on the tiles that need the mask, and the copies take no
-  // registers. With a producer the two tied (0.797 vs 0.798 ms, 16 bytes
-  // spilled at 128 keys). D = 80-112 have D = 128's tiles and score tile:
-  // the same rule, not yet measured there.
+  // mask's default) its 128-key tiles ran 1.11x the 64-key ones (0.713 vs
+  // 0.794 ms at 16k, docs/BENCHMARKS.md version 38), 24 spilled bytes
+  // included: the ids are loaded only on the tiles that need the mask, and
+  // the copies take no registers. With a producer the two tied (0.797 vs
+  // 0.798 ms, 16 bytes spilled at 128 keys). D = 80-112 have D = 128's
+  // tiles and score tile: the same rule, not yet measured there.
   bool documentWide = (variants & abi::kDocument) && tma && !producer;
   if (wgmma && headDim > 64 && headDim <= 128 && headDim % kWgmmaK == 0 &&
       (variants & (abi::kBias | abi::kDocument)) && !documentWide)

@@ -119,7 +119,8 @@ int64_t splitCtasPerSm(const KernelConfig &config);
 /// the H200, two runs of the convention shapes (ab_bench, TMA against
 /// cp.async in one process) measured D = 64 1.04-1.08x and D = 128
 /// 1.01-1.14x on every shape, D = 256 0.95-1.04x (neutral, cp.async kept);
-/// head dims that are not multiples of 64 are not measured yet.
+/// D = 96 1.02-1.18x (version 38), where the producer gains more and brings
+/// TMA with it (producerByDefault); D = 80 and 112 are not measured.
 /// A bias table (`variants` has KernelABI.h's kBias) only at D = 128: its
 /// score tiles stay cp.async copies (attn-nv-stage-tables), which join the
 /// TMA kernel's CTA barrier per tile (barrier_per_tile, as the variants

@@ -163,12 +163,12 @@ LogicalResult SmemType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "!attn_nv.smem holds bf16, f16, f32 or f8E4M3FN "
                           "tiles, got "
                        << elementType;
-  // 8 columns at least (an 8-column block of the accumulator), 16 of
-  // 8-bit elements.
   if (layout == SharedLayout::SwizzlePairs && !elementType.isF32())
     return emitError() << "!attn_nv.smem swizzle_pairs is the layout of f32 "
                           "tables read in pairs, got "
                        << elementType;
+  // 8 columns at least (an 8-column block of the accumulator), 16 of
+  // 8-bit elements.
   int64_t cols = shape.back();
   int64_t multiple = elementType.getIntOrFloatBitWidth() == 8 ? 16 : 8;
   if (cols % multiple != 0)
