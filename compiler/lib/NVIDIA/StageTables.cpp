@@ -195,7 +195,8 @@ void Stager::run() {
       keepGather(map, "the tile is not read in the K/V loop");
       continue;
     }
-    if (config.getTma() && !config.getBarrierPerTile()) {
+    if (!::attn::compiler::stagesTables(config.getTma(),
+                                        config.getBarrierPerTile())) {
       keepGather(map, "TMA kernels without barrier_per_tile release their "
                       "stages by per-warp mbarriers, which the table's "
                       "copies do not join");

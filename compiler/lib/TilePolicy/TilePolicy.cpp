@@ -196,6 +196,15 @@ bool scoresHeavy(unsigned variants) {
   return variants & (abi::kAlibi | abi::kBias | abi::kSoftcap | abi::kDocument);
 }
 
+bool takesBarrierPerTile(bool tma, bool warpSpecialize, bool twoCtasPerSm,
+                         unsigned variants) {
+  return tma && !warpSpecialize && (twoCtasPerSm || scoresHeavy(variants));
+}
+
+bool stagesTables(bool tma, bool barrierPerTile) {
+  return !tma || barrierPerTile;
+}
+
 std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
                                              unsigned variants,
                                              bool plainForward, bool producer,
@@ -317,9 +326,8 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
   if (varlen || userMods)
     return false;
   if (variants == 0)
-    return std::find(std::begin(kProducerHeadDims),
-                     std::end(kProducerHeadDims),
-                     headDim) != std::end(kProducerHeadDims);
+    return headDim >= kProducerMinHeadDim && headDim <= kProducerMaxHeadDim &&
+           headDim % kWgmmaK == 0;
   return headDim == kProducerVariantHeadDim &&
          (variants & ~kProducerVariants) == 0;
 }
@@ -550,14 +558,17 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   int64_t align = wgmma ? 1024 : 0; // swizzled tiles need a 1024-byte base
   bool alone = wgmma && plan.warps > 4;
   // The bias table's score tile, staged with K and V where it fits
-  // (attn-nv-stage-tables; f32; with TMA only without a producer, where a
-  // CTA barrier per tile orders the stages -- barrierPerTile below, which
-  // the bias takes as a variant that computes per score): 32 KB a stage at
-  // D = 128's 128 x 64 tiles, three stages in 225 of 227 KB.
-  int64_t table = (r.variants & abi::kBias) && !(r.tma && r.warpSpecialize)
-                      ? mlir::attn::nv::sharedTileBytes(
-                            wgmma, r.blockM, r.blockN, /*elementBytes=*/4)
-                      : 0;
+  // (attn-nv-stage-tables; f32): 32 KB a stage at D = 128's 128 x 64 tiles,
+  // three stages in 225 of 227 KB. The bias computes per score, so its CTA
+  // barrier per tile does not depend on the CTA count decided below.
+  bool bias = r.variants & abi::kBias;
+  int64_t table =
+      bias && stagesTables(r.tma, takesBarrierPerTile(r.tma, r.warpSpecialize,
+                                                      /*twoCtasPerSm=*/false,
+                                                      r.variants))
+          ? mlir::attn::nv::sharedTileBytes(wgmma, r.blockM, r.blockN,
+                                            /*elementBytes=*/4)
+          : 0;
   // A persistent CTA (attn-nv-persist) takes a second Q buffer where two
   // K/V stages still fit beside it, so that the producer loads the next
   // work tile's Q while this one's computes and its output leaves through
@@ -694,8 +705,9 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   // the other CTA covers a barrier's wait (docs/BENCHMARKS.md version 20),
   // and -2-6% for the variants that compute per score (ALiBi, softcap,
   // document; version 21, run 9: a CTA barrier per tile 1.02-1.07x).
-  plan.barrierPerTile = plan.tma && !plan.warpSpecialize &&
-                        (plan.minCtasPerSm > 1 || scoresHeavy(r.variants));
+  plan.barrierPerTile =
+      takesBarrierPerTile(plan.tma, plan.warpSpecialize,
+                          /*twoCtasPerSm=*/plan.minCtasPerSm > 1, r.variants);
   // Masks compare 32-bit gaps where registers allow: the TMA kernels (16-bit)
   // with them, 1.21 x window 256 and 1.05 x causal at 16k on the H200
   // (docs/BENCHMARKS.md v29). At 255 registers the cp.async kernels

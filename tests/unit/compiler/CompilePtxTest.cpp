@@ -205,20 +205,20 @@ TEST(CompilePtxTest, PagedDecodeKeepsTwoTilesInFlight) {
   }
 }
 
-// A producer warpgroup by default for plain attention at D = 96 and
-// 128-256 and for the window, softcap and ALiBi variants at D = 128, with
-// the tiles its registers allow (the policy's one rule; the runtime asks
-// it): not D = 80 or 112 (not measured), nor a variant at D = 96.
-TEST(CompilePtxTest, ProducerByDefaultAtD96AndFromD128) {
-  for (int64_t d : {96, 128, 160, 192, 224, 256})
+// A producer warpgroup by default for plain attention at every wgmma head
+// dim from 80 to 256 and for the window, softcap and ALiBi variants at
+// D = 128, with the tiles its registers allow (the policy's one rule; the
+// runtime asks it): not D = 48 or 64 (one warpgroup, two CTAs an SM), nor
+// a head dim that is not a multiple of 16, nor a variant at D = 96.
+TEST(CompilePtxTest, ProducerByDefaultFromD80) {
+  for (int64_t d = 80; d <= 256; d += 16)
     EXPECT_TRUE(producerByDefault(d, 0, false, false)) << d;
+  EXPECT_FALSE(producerByDefault(48, 0, false, false));
   EXPECT_FALSE(producerByDefault(64, 0, false, false));
-  EXPECT_FALSE(producerByDefault(80, 0, false, false));
-  EXPECT_FALSE(producerByDefault(112, 0, false, false));
+  EXPECT_FALSE(producerByDefault(136, 0, false, false));
   EXPECT_FALSE(producerByDefault(96, attn::abi::kWindow, false, false));
   EXPECT_EQ(defaultTileSizes(96, true, 0, false, /*producer=*/true, true),
             (std::pair<int64_t, int64_t>{128, 128}));
-  EXPECT_FALSE(producerByDefault(176, 0, false, false));
   EXPECT_FALSE(producerByDefault(192, attn::abi::kSoftcap, false, false));
   EXPECT_FALSE(producerByDefault(256, 0, /*varlen=*/true, false));
   EXPECT_FALSE(producerByDefault(192, 0, false, /*userMods=*/true));

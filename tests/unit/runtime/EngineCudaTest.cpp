@@ -744,12 +744,12 @@ TEST_F(EngineCudaTest, TmaKernelsTakeKVOAndQTensorMapsAfterTheirArguments) {
 }
 
 TEST_F(EngineCudaTest, TmaByDefaultUpToD128AndPerCallWhereLayoutsAllow) {
-  // Unset: D = 64 and 128 take TMA (TilePolicy.h's tmaByDefault), D = 96
-  // and 256 with their producer warpgroup (producerByDefault), D = 112
+  // Unset: D = 64 and 128 take TMA (TilePolicy.h's tmaByDefault), D = 96,
+  // 112 and 256 with their producer warpgroup (producerByDefault), D = 48
   // keeps cp.async; ATTN_JIT_TMA=0 never.
   for (auto [headDim, expected] :
        {std::pair{64, true}, std::pair{128, true}, std::pair{96, true},
-        std::pair{112, false}, std::pair{256, true}}) {
+        std::pair{112, true}, std::pair{48, false}, std::pair{256, true}}) {
     ForwardFixture byDefault(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64,
                              headDim);
     ASSERT_TRUE(engine().forward(&byDefault.args).ok());
@@ -780,10 +780,10 @@ TEST_F(EngineCudaTest, TmaByDefaultUpToD128AndPerCallWhereLayoutsAllow) {
     EXPECT_FALSE(fakeCompiler().lastConfig.tma);
   }
   std::lock_guard<std::mutex> lock(fakeCuda().mutex);
-  // K's, V's, O's and Q's maps of the calls at D = 64, 96, 128 and 256 by
-  // default and of the forced call; none for D = 112, ATTN_JIT_TMA=0 or the
-  // expanded heads.
-  EXPECT_EQ(fakeCuda().tensorMapLog.size(), 20u);
+  // K's, V's, O's and Q's maps of the calls at D = 64, 96, 112, 128 and 256
+  // by default and of the forced call; none for D = 48, ATTN_JIT_TMA=0 or
+  // the expanded heads.
+  EXPECT_EQ(fakeCuda().tensorMapLog.size(), 24u);
 }
 
 TEST_F(EngineCudaTest, WarpSpecializedKernelsOnlyWithTmaUnderTheirOwnKey) {

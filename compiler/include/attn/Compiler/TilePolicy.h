@@ -77,6 +77,20 @@ bool mapsAtomicBackward(bool nvidia, std::string_view tensorCore);
 /// two-CTA register cap (the capped D = 64 kernels spill).
 bool scoresHeavy(unsigned variants);
 
+/// Whether a TMA kernel releases its K/V stages by a CTA barrier per tile
+/// (#attn.config's barrier_per_tile) instead of per-warp empty mbarriers:
+/// without a producer, where two CTAs share an SM or a variant computes per
+/// score (docs/BENCHMARKS.md versions 20-21).
+bool takesBarrierPerTile(bool tma, bool warpSpecialize, bool twoCtasPerSm,
+                         unsigned variants);
+
+/// Whether a captured table's score tiles are staged in shared memory with
+/// the K/V stages (attn-nv-stage-tables): where a CTA barrier per tile
+/// orders the stages, in cp.async kernels and in TMA kernels with
+/// barrier_per_tile. Per-warp mbarriers release a stage without waiting for
+/// the table's cp.async copies, so there the table keeps its gather.
+bool stagesTables(bool tma, bool barrierPerTile);
+
 /// Why the wgmma mapping cannot run tiles of block-m x block-n with this head
 /// dim and `warps` warps (0: automatic) on `chip`; empty when it can.
 /// `tensor-core=auto` takes wgmma exactly when it is empty.
@@ -120,7 +134,7 @@ int64_t splitCtasPerSm(const KernelConfig &config);
 /// cp.async in one process) measured D = 64 1.04-1.08x and D = 128
 /// 1.01-1.14x on every shape, D = 256 0.95-1.04x (neutral, cp.async kept);
 /// D = 96 1.02-1.18x (version 38), where the producer gains more and brings
-/// TMA with it (producerByDefault); D = 80 and 112 are not measured.
+/// TMA with it (producerByDefault), as at D = 80 and 112 (version 39).
 /// A bias table (`variants` has KernelABI.h's kBias) only at D = 128: its
 /// score tiles stay cp.async copies (attn-nv-stage-tables), which join the
 /// TMA kernel's CTA barrier per tile (barrier_per_tile, as the variants
@@ -135,10 +149,10 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 
 /// Whether a forward call at `headDim` takes TMA with a producer warpgroup
 /// issuing the copies (KernelConfig::tma and warpSpecialize) when the
-/// runtime is not told (ATTN_JIT_TMA and ATTN_JIT_WARPSPEC unset): D = 96,
-/// 128, 160, 192, 224 and 256 (kProducerHeadDims), plain attention (no named
-/// variant, no user mods) over a (B, H, N, D) batch (not `varlen`). On the
-/// H200, in
+/// runtime is not told (ATTN_JIT_TMA and ATTN_JIT_WARPSPEC unset): every
+/// wgmma head dim (a multiple of 16) from kProducerMinHeadDim to
+/// kProducerMaxHeadDim, plain attention (no named variant, no user mods)
+/// over a (B, H, N, D) batch (not `varlen`). On the H200, in
 /// one process each (docs/BENCHMARKS.md version 27, runs 7 and 9), against
 /// the cp.async kernels, none and causal, N 2k-8k: with the producer (64
 /// keys) D = 160 1.01-1.08x, 192 1.01-1.08x, 224 1.16-1.21x, 256
@@ -147,9 +161,12 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 /// (defaultTileSizes). D = 96 (two 128-byte blocks, the second half
 /// used; 128 x 128 tiles), against the cp.async kernel in one process
 /// (version 38, run G, N 1k-16k, none and causal): with the producer
-/// 1.08-1.22x, TMA alone 1.02-1.18x; at N = 4k 1.08-1.10x cuDNN.
-/// D = 80, 112, 176, 208 and 240, the variants there and packed batches
-/// are not measured with it.
+/// 1.08-1.22x, TMA alone 1.02-1.18x; at N = 4k 1.08-1.10x cuDNN. The
+/// other head dims likewise (version 39, runs A-B, N 1k-16k, none and
+/// causal): D = 80 1.12-1.21x, 112 1.12-1.26x, 144 1.06-1.27x, 176
+/// 1.04-1.25x, 208 1.17-1.39x, 240 1.14-1.34x. D = 64 lost with it
+/// (version 20, 0.91-0.95x: two CTAs of one warpgroup share its SM); below
+/// 64 and the variants there and packed batches are not measured with it.
 /// At D = 128, against TMA alone in one process (docs/BENCHMARKS.md version
 /// 28): plain attention 1.002-1.033x on the convention shapes, GQA prefill
 /// 1.02x, decode 1.00-1.02x, the short batch 0.99x (runs 3-4); and the
@@ -158,7 +175,8 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 /// 1.04x, window 256 0.99-1.01x (run 1); the document mask lost (0.96x).
 /// A bias table's cp.async copies do not join a producer's mbarriers
 /// (attn-nv-stage-tables keeps their gather there).
-inline constexpr int64_t kProducerHeadDims[] = {96, 128, 160, 192, 224, 256};
+inline constexpr int64_t kProducerMinHeadDim = 80;
+inline constexpr int64_t kProducerMaxHeadDim = 256;
 inline constexpr int64_t kProducerVariantHeadDim = 128;
 inline constexpr unsigned kProducerVariants =
     abi::kWindow | abi::kAlibi | abi::kSoftcap;
@@ -219,8 +237,10 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
 ///   persistent CTAs. Against the default kernel in one process
 ///   (docs/BENCHMARKS.md version 36, runs 4-7): window 256 at 8k
 ///   1.07-1.09 x, at 16k 1.07-1.11 x; window 512 1.04 / 1.04 x at 8k,
-///   1.02 / 1.03 x at 16k; window 1024 0.96-1.02 x (not taken); softcap
-///   and ALiBi with two Q buffers lost 9-11 % (not taken).
+///   1.02 / 1.03 x at 16k; window 1024 0.96-1.02 x with two Q buffers and
+///   1.01-1.02 x with one (version 39, runs A-B; between processes the
+///   window kernel's time moves 10 %), so not taken; softcap and ALiBi with
+///   two Q buffers lost 9-11 % (not taken).
 struct LengthTiles {
   int64_t blockM = 0, blockN = 0;
   /// With a producer warpgroup (and TMA): the tiles were measured so.
