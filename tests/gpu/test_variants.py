@@ -15,7 +15,8 @@ bias+softcap, all together, and bottom-right causal with a window (alone,
 with ALiBi, and with Nq > Nk: rows that see no key). Each gets four cases
 whose (dtype, layout, D) are the four of a half fraction of {bf16, fp16} x
 {(B, H, N, D), (B, N, H, D) seen through transposed strides} x {64, 128}
-(each pair of factors meets once); shapes rotate over N not a multiple of
+(each pair of factors meets once; --head-dims D1,D2 replaces 64 and 128,
+e.g. 96,112 for the producer kernels of the other head dims); shapes rotate over N not a multiple of
 any tile and Nq != Nk both ways, K/V heads over H (MHA), H / 4 and 1 (GQA,
 MQA). --full runs the whole product (x2 the shapes), --quick one case per
 variant. Inputs are fresh random numbers per case (the base seed is printed;
@@ -61,7 +62,8 @@ import attn_jit_ctypes as aj  # noqa: E402
 
 ABS_FLOOR = 1e-6
 FACTOR = 1.25
-DESIGN = [("bf16", "bhnd", 64), ("bf16", "bnhd", 128), ("f16", "bhnd", 128), ("f16", "bnhd", 64)]
+DESIGN = [("bf16", "bhnd", 0), ("bf16", "bnhd", 1), ("f16", "bhnd", 1), ("f16", "bnhd", 0)]   # D: an index
+HEAD_DIMS = (64, 128)
 # (B, Nq, Nk): N no multiple of 64 or 128, Nq != Nk both ways
 SHAPES = [(2, 1000, 1000), (1, 777, 1333), (2, 1333, 777), (1, 333, 333)]
 HEADS = [(8, 8), (8, 2), (16, 4), (8, 1)]     # (H, Hkv)
@@ -98,18 +100,21 @@ def parse_args():
     ap.add_argument("--filter", default="", help="run cases whose name contains this")
     ap.add_argument("--time-limit", type=float, default=0, help="seconds; later cases are skipped")
     ap.add_argument("--no-extras", action="store_true", help="leave out opcheck and torch.compile")
+    ap.add_argument("--head-dims", default=",".join(map(str, HEAD_DIMS)),
+                    help="the design's two head dims (one: both the same)")
     ap.add_argument("--list", action="store_true")
     return ap.parse_args()
 
 
-def make_cases(quick, full):
+def make_cases(quick, full, head_dims=HEAD_DIMS):
+    dims = (tuple(head_dims) * 2)[:2]
     cases = []
     for vi, (name, (mask, params)) in enumerate(VARIANTS.items()):
         if full:
-            combos = [(dt, lay, d) for dt in ("bf16", "f16") for lay in ("bhnd", "bnhd") for d in (64, 128)
+            combos = [(dt, lay, d) for dt in ("bf16", "f16") for lay in ("bhnd", "bnhd") for d in dims
                       for _ in range(2)]
         else:
-            combos = [DESIGN[(vi + r) % 4] for r in range(1 if quick else 4)]
+            combos = [(dt, lay, dims[i]) for dt, lay, i in (DESIGN[(vi + r) % 4] for r in range(1 if quick else 4))]
         for r, (dt, lay, d) in enumerate(combos):
             B, Nq, Nk = SHAPES[(vi + r) % len(SHAPES)]
             if mask == "bottom_right":   # Nq < Nk (a cache), Nq > Nk (rows that see nothing)
@@ -476,7 +481,7 @@ def fmt(x, spec=".2e"):
 
 def main():
     args = parse_args()
-    cases = make_cases(args.quick, args.full)
+    cases = make_cases(args.quick, args.full, [int(d) for d in args.head_dims.split(",") if d])
     cases = aj.select_cases(cases, args, case_name)
     if cases is None:
         return 0

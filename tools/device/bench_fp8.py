@@ -4,7 +4,7 @@ forward and torch SDPA's cuDNN and FlashAttention-2 (bf16) backends, one GPU run
 
     ATTN_JIT_LIB=<bundle>/lib/libattn-jit.so python3 tools/device/bench_fp8.py
         [--reps 20] [--warmup 5] [--shapes D:N,...] [--tiles M,N] [--json FILE]
-        [--other-lib OTHER/libattn-jit.so] [--other-env VAR=VALUE,...]
+        [--other-lib OTHER/libattn-jit.so] [--other-env VAR=VALUE,...] [--other-tiles M,N]
 
 Shapes (FlashAttention convention): B * N = 16k tokens, H = 2048 / D heads,
 (B, H, N, D) contiguous; V of the FP8 call stored with its keys contiguous
@@ -18,7 +18,8 @@ printed; > 6e-2 marks the row WRONG).
 two versions: column "other ms", and this build's time over it);
 --other-env sets variables while the other library's engine starts, so that a
 copy of this library at another path compares one setting with another
-(e.g. --other-env ATTN_JIT_EXP2_FMA=4).
+(e.g. --other-env ATTN_JIT_EXP2_FMA=4); --other-tiles gives the other
+library's calls tiles of their own (default: --tiles), to A/B a tile choice.
 Exit 0 done, 1 a call failed or WRONG, 77 no torch / GPU.
 """
 import argparse
@@ -45,6 +46,7 @@ def main():
     ap.add_argument("--json", default="")
     ap.add_argument("--other-lib", default="", help="a second libattn-jit.so whose FP8 call is timed too")
     ap.add_argument("--other-env", default="", help="VAR=VALUE,... while --other-lib's engine starts")
+    ap.add_argument("--other-tiles", default="", help="block_m,block_n of --other-lib's calls (default: --tiles)")
     args = ap.parse_args()
     torch = aj.torch_on_cuda()
     if torch is None:
@@ -54,6 +56,7 @@ def main():
     lib = aj.start_library(args.lib, {})
     other = aj.start_library(args.other_lib, aj.parse_env(args.other_env)) if args.other_lib else None
     tiles = tuple(int(x) for x in args.tiles.split(","))
+    other_tiles = tuple(int(x) for x in args.other_tiles.split(",")) if args.other_tiles else tiles
     bad = 0
     print(f"{'shape':28} {'fp8 ms':>8} {'TF/s':>6} {'bf16 ms':>8} {'TF/s':>6} {'cuDNN TF/s':>10} "
           f"{'FA2 TF/s':>9} {'fp8/bf16':>8} {'fp8/cuDNN':>9} {'err fp8':>8}"
@@ -103,7 +106,7 @@ def main():
             other_ms = float("nan")
             if other:
                 other_ms = sdpa_anchors.time_events(
-                    torch, lambda i: other.forward_fp8(q8, k8, vt, o8, lse, (dq, dk, dv), mask, tiles=tiles)[0],
+                    torch, lambda i: other.forward_fp8(q8, k8, vt, o8, lse, (dq, dk, dv), mask, tiles=other_tiles)[0],
                     args.warmup, args.reps)[0]
             tf = lambda ms: flops / ms / 1e9  # noqa: E731
             print(f"{f'D={D} N={N} B={B} H={H} {mask}':28} {fp8:8.3f} {tf(fp8):6.0f} {bf16:8.3f} "

@@ -668,6 +668,45 @@ TEST_F(EngineCudaTest, VariantsAreKeyedByFlagsAndSizeTheirTiles) {
   EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
 }
 
+TEST_F(EngineCudaTest, VariantsAtD80To112TakeTheProducerOrTma) {
+  // TilePolicy.h: the window, softcap and ALiBi variants take TMA with the
+  // producer from D = 80 as at 128 (producerByDefault), the document mask
+  // TMA alone (tmaByDefault), a bias table cp.async (only D = 128's kernel
+  // stages it with TMA).
+  int32_t ids[16] = {};
+  float table[256] = {};
+  float slopes[1] = {0.5f};
+  struct Case {
+    unsigned flags;
+    bool tma, producer;
+  };
+  for (int64_t headDim : {80, 96, 112}) {
+    for (Case c : {Case{ATTN_VARIANT_WINDOW, true, true},
+                   Case{ATTN_VARIANT_SOFTCAP | ATTN_VARIANT_ALIBI, true, true},
+                   Case{ATTN_VARIANT_DOCUMENT, true, false},
+                   Case{ATTN_VARIANT_BIAS, false, false}}) {
+      ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 1, 16, 16,
+                          headDim);
+      call.args.variant.flags = c.flags;
+      call.args.variant.window_left = 4;
+      call.args.variant.window_right = 0;
+      call.args.variant.softcap = 30.0f;
+      call.args.variant.alibi_slopes = slopes;
+      call.args.variant.q_doc_ids = ids;
+      call.args.variant.bias = table;
+      call.args.variant.bias_strides[0] = 16;
+      call.args.variant.bias_strides[1] = 1;
+      Status status = engine().forward(&call.args);
+      ASSERT_TRUE(status.ok()) << status.toString();
+      std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+      EXPECT_EQ(fakeCompiler().lastConfig.tma, c.tma)
+          << "D = " << headDim << ", flags " << c.flags;
+      EXPECT_EQ(fakeCompiler().lastConfig.warpSpecialize, c.producer)
+          << "D = " << headDim << ", flags " << c.flags;
+    }
+  }
+}
+
 TEST_F(EngineCudaTest, UserModsAreInspectedOnceAndKeyedByTheirText) {
   // The fake compiler accepts kFakeUserMods (one f32 capture). Capture
   // values are arguments: a new value reuses the kernel.

@@ -134,7 +134,11 @@ int64_t splitCtasPerSm(const KernelConfig &config);
 /// cp.async in one process) measured D = 64 1.04-1.08x and D = 128
 /// 1.01-1.14x on every shape, D = 256 0.95-1.04x (neutral, cp.async kept);
 /// D = 96 1.02-1.18x (version 38), where the producer gains more and brings
-/// TMA with it (producerByDefault), as at D = 80 and 112 (version 39).
+/// TMA with it (producerByDefault), as at D = 80 and 112 (version 39); so
+/// TMA alone is the default there for what takes no producer: the document
+/// mask ran 1.22-1.28x cp.async at D = 80-112 (version 39, runs D-E;
+/// 128 x 128 tiles, as at D = 128); prefix-LM by the same rule, not
+/// measured.
 /// A bias table (`variants` has KernelABI.h's kBias) only at D = 128: its
 /// score tiles stay cp.async copies (attn-nv-stage-tables), which join the
 /// TMA kernel's CTA barrier per tile (barrier_per_tile, as the variants
@@ -143,6 +147,7 @@ int64_t splitCtasPerSm(const KernelConfig &config);
 /// table's copies joined it, TMA with the table's per-element gather ran
 /// 1.151 ms against 0.881 (version 21). D = 64 (two CTAs an SM, which the
 /// table's stages would not leave room for) is not measured.
+inline constexpr int64_t kTmaDefaultMinHeadDim = 64;
 inline constexpr int64_t kTmaDefaultMaxHeadDim = 128;
 inline constexpr int64_t kTmaBiasHeadDim = 128;
 bool tmaByDefault(int64_t headDim, unsigned variants = 0);
@@ -173,11 +178,17 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 /// variants whose flags are all in kProducerVariants (KernelABI.h: sliding
 /// window, softcap, ALiBi) window 1024 1.09-1.12x, softcap 1.07x, ALiBi
 /// 1.04x, window 256 0.99-1.01x (run 1); the document mask lost (0.96x).
+/// The same variants from D = 80 (kProducerVariantMinHeadDim; D = 128's
+/// 128 x 128 tiles), where they had kept cp.async, against it (version 39,
+/// run C, N = 8k causal): at D = 96 window 256 1.38x, window 1024 1.24x,
+/// softcap 1.19x, ALiBi 1.05x (TMA alone 1.10-1.23x). Past D = 128 the
+/// softcap and ALiBi lost with it (D = 256, version 28: 0.95x).
 /// A bias table's cp.async copies do not join a producer's mbarriers
 /// (attn-nv-stage-tables keeps their gather there).
 inline constexpr int64_t kProducerMinHeadDim = 80;
 inline constexpr int64_t kProducerMaxHeadDim = 256;
-inline constexpr int64_t kProducerVariantHeadDim = 128;
+inline constexpr int64_t kProducerVariantMinHeadDim = 80;
+inline constexpr int64_t kProducerVariantMaxHeadDim = 128;
 inline constexpr unsigned kProducerVariants =
     abi::kWindow | abi::kAlibi | abi::kSoftcap;
 bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
