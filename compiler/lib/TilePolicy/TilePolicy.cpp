@@ -319,9 +319,12 @@ int64_t splitCtasPerSm(const KernelConfig &config) {
 }
 
 bool tmaByDefault(int64_t headDim, unsigned variants) {
-  return headDim >= kTmaDefaultMinHeadDim && headDim <= kTmaDefaultMaxHeadDim &&
-         headDim % kWgmmaK == 0 &&
-         (!(variants & abi::kBias) || headDim == kTmaBiasHeadDim);
+  if (headDim < kTmaDefaultMinHeadDim || headDim % kWgmmaK != 0)
+    return false;
+  if (variants & abi::kBias)
+    return headDim == kTmaBiasHeadDim;
+  return headDim <= kTmaDefaultMaxHeadDim ||
+         ((variants & abi::kDocument) && headDim <= kTmaDocumentMaxHeadDim);
 }
 
 bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,

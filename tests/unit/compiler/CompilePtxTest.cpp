@@ -206,8 +206,8 @@ TEST(CompilePtxTest, PagedDecodeKeepsTwoTilesInFlight) {
 }
 
 // A producer warpgroup by default for plain attention at every wgmma head
-// dim from 80 to 256 and for the window, softcap and ALiBi variants at
-// D = 80-128, with the tiles its registers allow (the policy's one rule; the
+// dim from 80 to 256 and for the window, softcap and ALiBi variants there
+// too, with the tiles its registers allow (the policy's one rule; the
 // runtime asks it): not D = 48 or 64 (one warpgroup, two CTAs an SM), nor
 // a head dim that is not a multiple of 16.
 TEST(CompilePtxTest, ProducerByDefaultFromD80) {
@@ -218,13 +218,12 @@ TEST(CompilePtxTest, ProducerByDefaultFromD80) {
   EXPECT_FALSE(producerByDefault(136, 0, false, false));
   EXPECT_EQ(defaultTileSizes(96, true, 0, false, /*producer=*/true, true),
             (std::pair<int64_t, int64_t>{128, 128}));
-  EXPECT_FALSE(producerByDefault(192, attn::abi::kSoftcap, false, false));
   EXPECT_FALSE(producerByDefault(256, 0, /*varlen=*/true, false));
   EXPECT_FALSE(producerByDefault(192, 0, false, /*userMods=*/true));
-  // At D = 80-128 the window, softcap and ALiBi variants and their
+  // At D = 80-256 the window, softcap and ALiBi variants and their
   // combinations; not the document mask, a bias table, nor another D.
   using namespace attn::abi;
-  for (int64_t d : {80, 96, 112, 128}) {
+  for (int64_t d : {80, 96, 112, 128, 192, 256}) {
     for (unsigned v : {unsigned(kWindow), unsigned(kSoftcap), unsigned(kAlibi),
                        kWindow | kSoftcap})
       EXPECT_TRUE(producerByDefault(d, v, false, false)) << d << " " << v;
@@ -233,7 +232,6 @@ TEST(CompilePtxTest, ProducerByDefaultFromD80) {
       EXPECT_FALSE(producerByDefault(d, v, false, false)) << d << " " << v;
   }
   EXPECT_FALSE(producerByDefault(64, kWindow, false, false));
-  EXPECT_FALSE(producerByDefault(144, kWindow, false, false));
   EXPECT_FALSE(producerByDefault(104, kSoftcap, false, false));
   EXPECT_FALSE(producerByDefault(128, kWindow, /*varlen=*/true, false));
   // With the producer: D = 192 112 keys, D = 256 80, D = 224 64; without
@@ -466,16 +464,18 @@ TEST(CompilePtxTest, AtomicBackwardSplitsDqOverTwoWarpgroups) {
       << error;
 }
 
-// TMA by default at the wgmma head dims from 64 to 128, with a bias table
-// only at D = 128 (the policy's one rule; the runtime asks it).
+// TMA by default at the wgmma head dims from 64 to 128, for the document
+// mask up to 256, with a bias table only at D = 128 (the policy's one rule;
+// the runtime asks it).
 TEST(CompilePtxTest, TmaByDefaultTakesBiasTablesOnlyAtD128) {
   EXPECT_TRUE(tmaByDefault(64));
   EXPECT_TRUE(tmaByDefault(128, attn::abi::kAlibi | attn::abi::kSoftcap));
-  for (int64_t d : {80, 96, 112})
+  for (int64_t d : {80, 96, 112, 192, 256})
     EXPECT_TRUE(tmaByDefault(d, attn::abi::kDocument)) << d;
   EXPECT_FALSE(tmaByDefault(48));
   EXPECT_FALSE(tmaByDefault(104));
   EXPECT_FALSE(tmaByDefault(256));
+  EXPECT_FALSE(tmaByDefault(192, attn::abi::kPrefixLm));
   EXPECT_TRUE(tmaByDefault(128, attn::abi::kBias));
   EXPECT_FALSE(tmaByDefault(64, attn::abi::kBias | attn::abi::kAlibi));
   EXPECT_FALSE(tmaByDefault(96, attn::abi::kBias));

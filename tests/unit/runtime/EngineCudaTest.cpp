@@ -668,11 +668,11 @@ TEST_F(EngineCudaTest, VariantsAreKeyedByFlagsAndSizeTheirTiles) {
   EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
 }
 
-TEST_F(EngineCudaTest, VariantsAtD80To112TakeTheProducerOrTma) {
+TEST_F(EngineCudaTest, VariantsOffD128TakeTheProducerOrTma) {
   // TilePolicy.h: the window, softcap and ALiBi variants take TMA with the
-  // producer from D = 80 as at 128 (producerByDefault), the document mask
-  // TMA alone (tmaByDefault), a bias table cp.async (only D = 128's kernel
-  // stages it with TMA).
+  // producer from D = 80 to 256 as at 128 (producerByDefault), the document
+  // mask TMA alone (tmaByDefault), a bias table cp.async (only D = 128's
+  // kernel stages it with TMA).
   int32_t ids[16] = {};
   float table[256] = {};
   float slopes[1] = {0.5f};
@@ -680,7 +680,7 @@ TEST_F(EngineCudaTest, VariantsAtD80To112TakeTheProducerOrTma) {
     unsigned flags;
     bool tma, producer;
   };
-  for (int64_t headDim : {80, 96, 112}) {
+  for (int64_t headDim : {80, 96, 112, 192, 256}) {
     for (Case c : {Case{ATTN_VARIANT_WINDOW, true, true},
                    Case{ATTN_VARIANT_SOFTCAP | ATTN_VARIANT_ALIBI, true, true},
                    Case{ATTN_VARIANT_DOCUMENT, true, false},
@@ -868,13 +868,13 @@ TEST_F(EngineCudaTest, WarpSpecializedKernelsOnlyWithTmaUnderTheirOwnKey) {
   EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
 }
 
-TEST_F(EngineCudaTest, ProducerByDefaultFromD128) {
-  // Unset: D = 96 and 128-256 plain calls take TMA with the producer
-  // warpgroup (TilePolicy.h's producerByDefault), D = 96 and 128 with
-  // 128-key tiles, 192 with 112, 256 with 80; a named variant past D = 128
-  // keeps the cp.async kernel, but at D = 128 a window takes TMA with the
-  // producer; ATTN_JIT_WARPSPEC=0 turns both off.
-  for (int headDim : {96, 128, 160, 192, 224, 256}) {
+TEST_F(EngineCudaTest, ProducerByDefaultFromD80) {
+  // Unset: D = 80-256 plain calls take TMA with the producer warpgroup
+  // (TilePolicy.h's producerByDefault), D = 80-128 with 128-key tiles, 192
+  // with 112, 256 with 80; so do the softcap at D = 192 and a window at
+  // D = 128, but not a prefix-LM mask at D = 192; ATTN_JIT_WARPSPEC=0 turns
+  // both off.
+  for (int headDim : {80, 96, 112, 128, 160, 192, 224, 256}) {
     ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64,
                         headDim);
     ASSERT_TRUE(engine().forward(&call.args).ok());
@@ -886,17 +886,21 @@ TEST_F(EngineCudaTest, ProducerByDefaultFromD128) {
                                                 : headDim == 256 ? 80
                                                                  : 64);
   }
-  // (head dim, variant, producer): a softcap at D = 192 keeps cp.async, a
-  // window at D = 128 takes TMA with the producer.
+  // (head dim, variant, producer).
   for (auto [headDim, flags, producer] :
-       {std::tuple{192, ATTN_VARIANT_SOFTCAP, false},
-        std::tuple{128, ATTN_VARIANT_WINDOW, true}}) {
+       {std::tuple{192, ATTN_VARIANT_SOFTCAP, true},
+        std::tuple{128, ATTN_VARIANT_WINDOW, true},
+        std::tuple{192, ATTN_VARIANT_PREFIX_LM, false}}) {
     ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64,
                         headDim);
     call.args.variant.flags = flags;
     call.args.variant.softcap = 30.0f;
     call.args.variant.window_left = 16;
-    ASSERT_TRUE(engine().forward(&call.args).ok());
+    call.args.variant.prefix_len = 8;
+    if (flags == ATTN_VARIANT_PREFIX_LM)
+      call.args.mask = ATTN_MASK_CAUSAL;
+    Status status = engine().forward(&call.args);
+    ASSERT_TRUE(status.ok()) << status.toString();
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
     EXPECT_EQ(fakeCompiler().lastConfig.tma, producer) << headDim;
     EXPECT_EQ(fakeCompiler().lastConfig.warpSpecialize, producer) << headDim;

@@ -138,7 +138,10 @@ int64_t splitCtasPerSm(const KernelConfig &config);
 /// TMA alone is the default there for what takes no producer: the document
 /// mask ran 1.22-1.28x cp.async at D = 80-112 (version 39, runs D-E;
 /// 128 x 128 tiles, as at D = 128); prefix-LM by the same rule, not
-/// measured.
+/// measured. The document mask also up to kTmaDocumentMaxHeadDim: at
+/// D = 192 and 256 1.16 / 1.13x cp.async (version 39, run F; with the
+/// producer 1.13 / 1.18x, not taken: it spills more, 20 / 84 bytes against
+/// 0 / 24).
 /// A bias table (`variants` has KernelABI.h's kBias) only at D = 128: its
 /// score tiles stay cp.async copies (attn-nv-stage-tables), which join the
 /// TMA kernel's CTA barrier per tile (barrier_per_tile, as the variants
@@ -149,6 +152,7 @@ int64_t splitCtasPerSm(const KernelConfig &config);
 /// table's stages would not leave room for) is not measured.
 inline constexpr int64_t kTmaDefaultMinHeadDim = 64;
 inline constexpr int64_t kTmaDefaultMaxHeadDim = 128;
+inline constexpr int64_t kTmaDocumentMaxHeadDim = 256;
 inline constexpr int64_t kTmaBiasHeadDim = 128;
 bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 
@@ -178,17 +182,20 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 /// variants whose flags are all in kProducerVariants (KernelABI.h: sliding
 /// window, softcap, ALiBi) window 1024 1.09-1.12x, softcap 1.07x, ALiBi
 /// 1.04x, window 256 0.99-1.01x (run 1); the document mask lost (0.96x).
-/// The same variants from D = 80 (kProducerVariantMinHeadDim; D = 128's
-/// 128 x 128 tiles), where they had kept cp.async, against it (version 39,
-/// run C, N = 8k causal): at D = 96 window 256 1.38x, window 1024 1.24x,
-/// softcap 1.19x, ALiBi 1.05x (TMA alone 1.10-1.23x). Past D = 128 the
-/// softcap and ALiBi lost with it (D = 256, version 28: 0.95x).
+/// The same variants at the other head dims from D = 80 to 256
+/// (kProducerVariantMinHeadDim, kProducerVariantMaxHeadDim), where they had
+/// kept cp.async, against it (version 39, runs C-F, N = 8k causal): at
+/// D = 80-112 window 256 1.33-1.38x, window 1024 1.22-1.25x, softcap
+/// 1.01-1.19x, ALiBi 1.05-1.12x; at D = 192 and 256 windows 1.21-1.27x,
+/// softcap 1.18 / 1.10x, ALiBi 1.23 / 1.16x (TMA alone less: 1.0-1.2x).
+/// Version 28 had measured softcap and ALiBi at D = 256 0.95x with the
+/// producer's 64-key tiles of then.
 /// A bias table's cp.async copies do not join a producer's mbarriers
 /// (attn-nv-stage-tables keeps their gather there).
 inline constexpr int64_t kProducerMinHeadDim = 80;
 inline constexpr int64_t kProducerMaxHeadDim = 256;
 inline constexpr int64_t kProducerVariantMinHeadDim = 80;
-inline constexpr int64_t kProducerVariantMaxHeadDim = 128;
+inline constexpr int64_t kProducerVariantMaxHeadDim = 256;
 inline constexpr unsigned kProducerVariants =
     abi::kWindow | abi::kAlibi | abi::kSoftcap;
 bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
