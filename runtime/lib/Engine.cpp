@@ -467,8 +467,9 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   // batch's in the ragged form; a paged cache's pages never).
   // ATTN_JIT_TMA=1 asks for it where the policy would not (D = 48, a bias
   // table at D = 64). Where the policy gives a call a producer warpgroup
-  // (plain attention at D = 80-256 but 128), TMA comes with it: without one
-  // TMA measured slower at D = 160-256.
+  // (plain attention and the window, softcap and ALiBi variants from D = 80
+  // to 256), TMA comes with it: without one TMA measured slower at
+  // D = 160-256.
   // D = 64 calls take their tiles by their lengths (compiler::lengthTiles:
   // taller ones with a producer when long, one warpgroup's when short and
   // causal or in between), and short D = 128 calls (or short windows

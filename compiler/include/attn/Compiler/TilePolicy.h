@@ -174,8 +174,8 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 /// other head dims likewise (version 39, runs A-B, N 1k-16k, none and
 /// causal): D = 80 1.12-1.21x, 112 1.12-1.26x, 144 1.06-1.27x, 176
 /// 1.04-1.25x, 208 1.17-1.39x, 240 1.14-1.34x. D = 64 lost with it
-/// (version 20, 0.91-0.95x: two CTAs of one warpgroup share its SM); below
-/// 64 and the variants there and packed batches are not measured with it.
+/// (version 20, 0.91-0.95x: two CTAs of one warpgroup share its SM); head
+/// dims below 64 and packed batches are not measured with it.
 /// At D = 128, against TMA alone in one process (docs/BENCHMARKS.md version
 /// 28): plain attention 1.002-1.033x on the convention shapes, GQA prefill
 /// 1.02x, decode 1.00-1.02x, the short batch 0.99x (runs 3-4); and the
@@ -187,7 +187,7 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 /// kept cp.async, against it (version 39, runs C-F, N = 8k causal): at
 /// D = 80-112 window 256 1.33-1.38x, window 1024 1.22-1.25x, softcap
 /// 1.01-1.19x, ALiBi 1.05-1.12x; at D = 192 and 256 windows 1.21-1.27x,
-/// softcap 1.18 / 1.10x, ALiBi 1.23 / 1.16x (TMA alone less: 1.0-1.2x).
+/// softcap 1.18 / 1.10x, ALiBi 1.23 / 1.16x (TMA alone 0.97-1.32x).
 /// Version 28 had measured softcap and ALiBi at D = 256 0.95x with the
 /// producer's 64-key tiles of then.
 /// A bias table's cp.async copies do not join a producer's mbarriers
