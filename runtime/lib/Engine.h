@@ -56,8 +56,8 @@ struct EngineOptions {
   /// K/V tiles by TMA in the kernels that allow it (sm_90a wgmma forward
   /// over contiguous K/V whose layout a tensor map describes, else
   /// cp.async): unset, where compiler::tmaByDefault says it pays (D = 64
-  /// and 128; with a bias table D = 128 only); ATTN_JIT_TMA=1
-  /// wherever allowed, =0 never.
+  /// to 128, the document mask to 256; with a bias table D = 128 only) or
+  /// a producer comes with it; ATTN_JIT_TMA=1 wherever allowed, =0 never.
   std::optional<bool> tma;
   /// The backward's form (ATTN_JIT_DETERMINISTIC; KernelConfig::
   /// deterministic): 1 deterministic, 0 dQ added with atomics;
@@ -73,7 +73,8 @@ struct EngineOptions {
   /// With TMA, a producer warpgroup issues the K/V copies
   /// (KernelConfig::warpSpecialize): ATTN_JIT_WARPSPEC=1 wherever a call
   /// takes TMA, =0 never; unset, where compiler::producerByDefault says it
-  /// pays (D = 160-256, plain attention; it then takes TMA too).
+  /// pays (D = 80-256, plain attention and the window, softcap and ALiBi
+  /// variants; it then takes TMA too).
   std::optional<bool> warpSpecialize;
   /// With a producer warpgroup, persistent forward CTAs, each running
   /// several work tiles of the grid (KernelConfig::persistent; the launch
