@@ -331,12 +331,9 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
                        bool userMods) {
   if (varlen || userMods)
     return false;
-  if (variants == 0)
-    return headDim >= kProducerMinHeadDim && headDim <= kProducerMaxHeadDim &&
-           headDim % kWgmmaK == 0;
-  return headDim >= kProducerVariantMinHeadDim &&
-         headDim <= kProducerVariantMaxHeadDim && headDim % kWgmmaK == 0 &&
-         (variants & ~kProducerVariants) == 0;
+  // Plain attention (no flags) and the variants of kProducerVariants alone.
+  return headDim >= kProducerMinHeadDim && headDim <= kProducerMaxHeadDim &&
+         headDim % kWgmmaK == 0 && (variants & ~kProducerVariants) == 0;
 }
 
 /// A persistent band's tiles: the defaults, with the producer, Q's buffers

@@ -182,8 +182,8 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 /// variants whose flags are all in kProducerVariants (KernelABI.h: sliding
 /// window, softcap, ALiBi) window 1024 1.09-1.12x, softcap 1.07x, ALiBi
 /// 1.04x, window 256 0.99-1.01x (run 1); the document mask lost (0.96x).
-/// The same variants at the other head dims from D = 80 to 256
-/// (kProducerVariantMinHeadDim, kProducerVariantMaxHeadDim), where they had
+/// The same variants at the other head dims of plain attention's range,
+/// D = 80 to 256, where they had
 /// kept cp.async, against it (version 39, runs C-F, N = 8k causal): at
 /// D = 80-112 window 256 1.33-1.38x, window 1024 1.22-1.25x, softcap
 /// 1.01-1.19x, ALiBi 1.05-1.12x; at D = 192 and 256 windows 1.21-1.27x,
@@ -194,8 +194,6 @@ bool tmaByDefault(int64_t headDim, unsigned variants = 0);
 /// (attn-nv-stage-tables keeps their gather there).
 inline constexpr int64_t kProducerMinHeadDim = 80;
 inline constexpr int64_t kProducerMaxHeadDim = 256;
-inline constexpr int64_t kProducerVariantMinHeadDim = 80;
-inline constexpr int64_t kProducerVariantMaxHeadDim = 256;
 inline constexpr unsigned kProducerVariants =
     abi::kWindow | abi::kAlibi | abi::kSoftcap;
 bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
