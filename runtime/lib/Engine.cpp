@@ -462,14 +462,11 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   Expected<ContextInfo> context = contexts.currentContext();
   if (!context)
     return context.takeStatus();
-  // TMA is decided per call: the pointers and strides of K and V must be
-  // ones a tensor map describes, and the driver must encode them (a packed
-  // batch's in the ragged form; a paged cache's pages never).
-  // ATTN_JIT_TMA=1 asks for it where the policy would not (D = 48, a bias
-  // table at D = 64). Where the policy gives a call a producer warpgroup
-  // (plain attention and the window, softcap and ALiBi variants from D = 80
-  // to 256), TMA comes with it: without one TMA measured slower at
-  // D = 160-256.
+  // The copies are the policy's (compiler::chooseCopies, with
+  // ATTN_JIT_TMA and ATTN_JIT_WARPSPEC as the caller's settings); then TMA
+  // is checked per call: the pointers and strides of K and V must be ones a
+  // tensor map describes, and the driver must encode them (a packed batch's
+  // in the ragged form; a paged cache's pages never).
   // D = 64 calls take their tiles by their lengths (compiler::lengthTiles:
   // taller ones with a producer when long, one warpgroup's when short and
   // causal or in between), and short D = 128 calls (or short windows
@@ -481,20 +478,15 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
         args.head_dim, toCompilerDType(args.dtype), toCompilerMask(args.mask),
         args.variant.flags, varlen != nullptr, user != nullptr, args.seqlen_q,
         args.seqlen_k, windowKeys(args));
-  bool producerDefault =
-      lengthTiles.producer || compiler::producerByDefault(args.head_dim,
-                                               args.variant.flags,
-                                               varlen != nullptr,
-                                               user != nullptr);
-  bool producer = options_.warpSpecialize.value_or(producerDefault);
-  bool tmaDefault =
-      compiler::tmaByDefault(args.head_dim, args.variant.flags) ||
-      (producer && producerDefault);
-  bool tma = options_.tma.value_or(tmaDefault) && !backward &&
-             !(varlen && varlen->pageSize) && driver.cuTensorMapEncodeTiled &&
-             tensorMapUnsupportedReason(
-                 args, abi::tensorMapForm(varlen != nullptr))
-                 .empty();
+  compiler::Copies copies = compiler::chooseCopies(
+      args.head_dim, args.variant.flags, varlen != nullptr, user != nullptr,
+      lengthTiles.producer, options_.tma, options_.warpSpecialize);
+  bool producer = copies.producer;
+  bool tma =
+      copies.tma && !backward && !(varlen && varlen->pageSize) &&
+      driver.cuTensorMapEncodeTiled &&
+      tensorMapUnsupportedReason(args, abi::tensorMapForm(varlen != nullptr))
+          .empty();
   // Those tiles only with the copies they were measured with: TMA, and
   // the producer where they have one.
   attn_fwd_args tiled;

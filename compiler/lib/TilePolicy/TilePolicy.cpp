@@ -23,6 +23,19 @@ namespace {
 /// 1 KB reserved per CTA); half of it when two CTAs share the SM.
 constexpr int64_t kSharedPerSm = 227 * 1024;
 constexpr int64_t kSharedPerCtaPair = 113 * 1024;
+/// On wgmma, the head dims stored as D = 128's shared tiles: multiples of
+/// 16 whose rows take two 128-byte swizzle blocks of 16-bit elements (80 to
+/// 128; the second block partly used). They take D = 128's tiles too: the
+/// same shared memory, fewer O registers.
+bool tiledAsD128(int64_t headDim, bool wgmma) {
+  using mlir::attn::nv::storedSharedCols;
+  using mlir::attn::nv::swizzleBlockCols;
+  constexpr int64_t kElementBytes = 2;
+  return wgmma && headDim % kWgmmaK == 0 &&
+         storedSharedCols(/*swizzled=*/true, headDim, kElementBytes) ==
+             2 * swizzleBlockCols(kElementBytes);
+}
+
 /// The backward on wgmma takes head dims that are multiples of this (its
 /// products at other head dims have never run on a device).
 constexpr int64_t kBackwardWgmmaHeadDimMultiple = 64;
@@ -224,7 +237,7 @@ std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
   // document mask ran 1.23-1.28x its 64-key cp.async kernel at 16k
   // (version 39, run E; 8-20 bytes spilled with a causal mask).
   bool documentWide = (variants & abi::kDocument) && tma && !producer;
-  if (wgmma && headDim > 64 && headDim <= 128 && headDim % kWgmmaK == 0 &&
+  if (tiledAsD128(headDim, wgmma) &&
       (variants & (abi::kBias | abi::kDocument)) && !documentWide)
     return {128, 64};
   // wgmma (sm_90a): two warpgroups of 64 rows, one CTA per SM. S takes
@@ -252,7 +265,7 @@ std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
     if (wgmma && producer && headDim == keys.headDim)
       return {128, keys.blockN};
   if (wgmma && headDim % kWgmmaK == 0)
-    return {128, headDim > 64 && headDim <= 128 ? 128 : 64};
+    return {128, tiledAsD128(headDim, wgmma) ? 128 : 64};
   // On the NVIDIA mapping (4 warps) block-m = 128 gives each warp two 16-row
   // m tiles, so every K/V fragment read from shared memory feeds two mma:
   // with one m tile per warp, shared-memory bandwidth limits the tensor
@@ -303,7 +316,7 @@ bool pagedDecodes(int64_t pageSize, int64_t rowsPerGroup) {
 }
 
 std::pair<int64_t, int64_t> pagedDecodeTiles(int64_t headDim, bool wgmma) {
-  if (wgmma && headDim > 64 && headDim <= 128 && headDim % kWgmmaK == 0)
+  if (tiledAsD128(headDim, wgmma))
     return {kDecodeBlock, kDecodeBlock};
   return {0, 0};
 }
@@ -334,6 +347,18 @@ bool producerByDefault(int64_t headDim, unsigned variants, bool varlen,
   // Plain attention (no flags) and the variants of kProducerVariants alone.
   return headDim >= kProducerMinHeadDim && headDim <= kProducerMaxHeadDim &&
          headDim % kWgmmaK == 0 && (variants & ~kProducerVariants) == 0;
+}
+
+Copies chooseCopies(int64_t headDim, unsigned variants, bool varlen,
+                    bool userMods, bool lengthsProducer,
+                    std::optional<bool> tma, std::optional<bool> producer) {
+  bool producerDefault =
+      lengthsProducer || producerByDefault(headDim, variants, varlen, userMods);
+  Copies copies;
+  copies.producer = producer.value_or(producerDefault);
+  copies.tma = tma.value_or(tmaByDefault(headDim, variants) ||
+                            (copies.producer && producerDefault));
+  return copies;
 }
 
 /// A persistent band's tiles: the defaults, with the producer, Q's buffers

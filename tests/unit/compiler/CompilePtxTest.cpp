@@ -481,6 +481,39 @@ TEST(CompilePtxTest, TmaByDefaultTakesBiasTablesOnlyAtD128) {
   EXPECT_FALSE(tmaByDefault(96, attn::abi::kBias));
 }
 
+// A call's copies, decided once (chooseCopies): the policy's producer
+// brings TMA; TMA alone where tmaByDefault says; the caller's settings win.
+TEST(CompilePtxTest, ChooseCopiesTakesTmaWithThePolicysProducer) {
+  using attn::abi::kDocument;
+  using attn::abi::kWindow;
+  auto copies = [](int64_t d, unsigned variants, bool lengths,
+                   std::optional<bool> tma = std::nullopt,
+                   std::optional<bool> producer = std::nullopt) {
+    Copies c = chooseCopies(d, variants, /*varlen=*/false, /*userMods=*/false,
+                            lengths, tma, producer);
+    return std::pair<bool, bool>{c.tma, c.producer};
+  };
+  using TP = std::pair<bool, bool>; // (tma, producer)
+  EXPECT_EQ(copies(128, 0, false), TP(true, true));
+  EXPECT_EQ(copies(256, kWindow, false), TP(true, true));
+  // TMA alone: D = 64, the document mask up to 256.
+  EXPECT_EQ(copies(64, 0, false), TP(true, false));
+  EXPECT_EQ(copies(192, kDocument, false), TP(true, false));
+  // D = 64 by its lengths: lengthTiles' producer brings TMA.
+  EXPECT_EQ(copies(64, 0, true), TP(true, true));
+  // Neither: head dims off the wgmma multiples, D = 48.
+  EXPECT_EQ(copies(104, 0, false), TP(false, false));
+  EXPECT_EQ(copies(48, 0, false), TP(false, false));
+  // The caller's settings: no producer keeps TMA only where it is the
+  // default alone (not at D = 256); a producer asked for at D = 48 comes
+  // without TMA unless TMA is asked for too.
+  EXPECT_EQ(copies(256, 0, false, std::nullopt, false), TP(false, false));
+  EXPECT_EQ(copies(128, 0, false, std::nullopt, false), TP(true, false));
+  EXPECT_EQ(copies(48, 0, false, std::nullopt, true), TP(false, true));
+  EXPECT_EQ(copies(48, 0, false, true, true), TP(true, true));
+  EXPECT_EQ(copies(128, 0, false, false), TP(false, true));
+}
+
 /// A D = 128 sm_90a forward over a paged cache of 16-row pages.
 KernelConfig pagedConfig() {
   KernelConfig config;

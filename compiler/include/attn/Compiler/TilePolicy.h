@@ -15,6 +15,7 @@
 #include "attn/Compiler/KernelABI.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -304,6 +305,30 @@ inline constexpr int64_t kPersistentMaxWindowKeys = 512;
 LengthTiles lengthTiles(int64_t headDim, DType dtype, MaskKind mask,
                         unsigned variants, bool varlen, bool userMods,
                         int64_t queries, int64_t keys, int64_t windowKeys = 0);
+
+/// How a forward call's K/V tiles are copied (KernelConfig::tma and
+/// warpSpecialize), before the runtime's checks of the call's tensors and
+/// driver, which can only turn TMA off.
+struct Copies {
+  bool tma = false;
+  /// A producer warpgroup issues the copies (with TMA only:
+  /// KernelConfig::resolved drops it otherwise).
+  bool producer = false;
+};
+
+/// The one decision of a call's copies. `tma` and `producer` are the
+/// caller's settings (the runtime's ATTN_JIT_TMA and ATTN_JIT_WARPSPEC),
+/// unset to leave them to the policy: a producer by producerByDefault or
+/// by the call's lengths (`lengthsProducer`: lengthTiles' producer); TMA
+/// by tmaByDefault, and wherever the policy's producer is taken -- those
+/// kernels were measured with TMA only (without it TMA measured slower at
+/// D = 160-256, docs/BENCHMARKS.md version 27). A producer asked for where
+/// the policy has none takes TMA only where TMA alone is the default (or
+/// where asked for).
+Copies chooseCopies(int64_t headDim, unsigned variants, bool varlen,
+                    bool userMods, bool lengthsProducer,
+                    std::optional<bool> tma = std::nullopt,
+                    std::optional<bool> producer = std::nullopt);
 
 /// Bytes of one tile of `rows` x `headDim` elements (16-bit, or 8-bit for
 /// FP8) in shared memory: padded rows (mma.sync) or 128-byte-swizzled
