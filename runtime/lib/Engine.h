@@ -55,9 +55,8 @@ struct EngineOptions {
   static constexpr int64_t kBadSplitCount = -1;
   /// K/V tiles by TMA in the kernels that allow it (sm_90a wgmma forward
   /// over contiguous K/V whose layout a tensor map describes, else
-  /// cp.async): unset, where compiler::tmaByDefault says it pays (D = 64
-  /// to 128, the document mask to 256; with a bias table D = 128 only) or
-  /// a producer comes with it; ATTN_JIT_TMA=1 wherever allowed, =0 never.
+  /// cp.async): unset, as compiler::chooseCopies decides (the policy's
+  /// ranges live there); ATTN_JIT_TMA=1 wherever allowed, =0 never.
   std::optional<bool> tma;
   /// The backward's form (ATTN_JIT_DETERMINISTIC; KernelConfig::
   /// deterministic): 1 deterministic, 0 dQ added with atomics;
@@ -72,9 +71,8 @@ struct EngineOptions {
   bool gpuAtomicBackward = false;
   /// With TMA, a producer warpgroup issues the K/V copies
   /// (KernelConfig::warpSpecialize): ATTN_JIT_WARPSPEC=1 wherever a call
-  /// takes TMA, =0 never; unset, where compiler::producerByDefault says it
-  /// pays (D = 80-256, plain attention and the window, softcap and ALiBi
-  /// variants; it then takes TMA too).
+  /// takes TMA, =0 never; unset, as compiler::chooseCopies decides (a
+  /// producer it gives brings TMA).
   std::optional<bool> warpSpecialize;
   /// With a producer warpgroup, persistent forward CTAs, each running
   /// several work tiles of the grid (KernelConfig::persistent; the launch
