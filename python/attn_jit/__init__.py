@@ -33,7 +33,7 @@ _torch = None  # the submodule _torch once imported (importing it sets this)
 _ndarray = _numpy_attention = None
 
 __all__ = ["attention", "attention_varlen", "attention_backward", "attention_fp8", "version", "stats", "clear_memory_cache",
-           "set_deterministic",
+           "wait_for_compiles", "set_deterministic",
            "library_path",
            "AttnJitError", "InvalidArgumentError", "UnsupportedError", "DeviceError", "CompileError",
            "InternalError", "LibraryNotFoundError", "TraceError", "where", "exp", "exp2", "log", "log2",
@@ -280,6 +280,13 @@ def set_deterministic(deterministic):
 def clear_memory_cache():
     """Forgets the kernels held in memory (the disk cache stays)."""
     _capi.library().clear_memory_cache()
+
+
+def wait_for_compiles():
+    """Returns once no kernel builds in the background: with
+    ATTN_JIT_TIERED=1 a first call runs a quick kernel while its own
+    compiles; time calls after this."""
+    _capi.library().wait_for_compiles()
 
 
 def library_path():

@@ -152,6 +152,9 @@ class Library:
         lib.attn_get_stats.argtypes = [ctypes.POINTER(AttnStats)]
         lib.attn_get_stats.restype = ctypes.c_int
         lib.attn_clear_memory_cache.restype = None
+        # attn_wait_for_compiles: tiered first calls (absent before).
+        if hasattr(lib, "attn_wait_for_compiles"):
+            lib.attn_wait_for_compiles.restype = None
         # attn_set_num_splits: split-KV, issue 15 (absent before).
         if hasattr(lib, "attn_set_num_splits"):
             lib.attn_set_num_splits.argtypes = [ctypes.c_int64]
@@ -203,6 +206,13 @@ class Library:
 
     def clear_memory_cache(self):
         self.lib.attn_clear_memory_cache()
+
+    def wait_for_compiles(self):
+        """attn_wait_for_compiles: returns once no kernel builds in the
+        background (ATTN_JIT_TIERED=1's first calls); a no-op for a library
+        without it."""
+        if hasattr(self.lib, "attn_wait_for_compiles"):
+            self.lib.attn_wait_for_compiles()
 
     def set_num_splits(self, num_splits):
         """attn_set_num_splits: split-KV's count for forward calls from now on

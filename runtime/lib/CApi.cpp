@@ -187,6 +187,8 @@ attn_status attn_get_stats(attn_stats *out) {
 
 void attn_clear_memory_cache(void) { Engine::global().clearMemoryCache(); }
 
+void attn_wait_for_compiles(void) { Engine::waitForBackgroundBuilds(); }
+
 attn_status attn_set_num_splits(int64_t num_splits) {
   Status status = Engine::global().setNumSplits(num_splits);
   return status.ok() ? ATTN_OK : fail(status);

@@ -46,7 +46,10 @@ namespace attn::rt {
 // the atomic backward's dQ accumulator; cuTensorMapEncodeTiled, CUDA 12.0:
 // the TMA kernels' tensor maps, without it no TMA; the linker: the PTX JIT
 // that returns the cubin, which the disk cache keeps, without it the PTX is
-// loaded and JIT-compiled in every process).
+// loaded and JIT-compiled in every process; cuStreamIsCapturing, CUDA 10:
+// tiered first calls, without it none; cuThreadExchangeStreamCaptureMode,
+// CUDA 10.1: their background thread's module loads relaxed, so that they
+// never break another thread's graph capture).
 #define ATTN_CUDA_OPTIONAL_FUNCTIONS(X)                                        \
   X(cuCtxGetId)                                                                \
   X(cuMemAllocAsync)                                                           \
@@ -56,7 +59,9 @@ namespace attn::rt {
   X(cuLinkCreate)                                                              \
   X(cuLinkAddData)                                                             \
   X(cuLinkComplete)                                                            \
-  X(cuLinkDestroy)
+  X(cuLinkDestroy)                                                             \
+  X(cuStreamIsCapturing)                                                       \
+  X(cuThreadExchangeStreamCaptureMode)
 
 struct CudaDriver {
 #define ATTN_CUDA_DECLARE(name) decltype(&::name) name = nullptr;

@@ -12,6 +12,9 @@
 #include "attn/Compiler/TilePolicy.h"
 #include "attn/Dialect/Attn/IR/Limits.h"
 
+#include "llvm/Support/FileSystem.h"
+
+#include <condition_variable>
 #include <cstdlib>
 #include <optional>
 
@@ -24,6 +27,31 @@ using Clock = std::chrono::steady_clock;
 double millisecondsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start)
       .count();
+}
+
+/// The process's kernels building in the background (tiered first calls),
+/// so that attn_wait_for_compiles and the exit can wait for them.
+struct BackgroundBuilds {
+  std::mutex mutex;
+  std::condition_variable idle;
+  int pending = 0;
+  std::once_flag atExit;
+};
+
+BackgroundBuilds &backgroundBuilds() {
+  static BackgroundBuilds builds;
+  return builds;
+}
+
+/// Whether `stream` may be capturing into a CUDA graph: yes when the
+/// driver cannot say (cuStreamIsCapturing absent or failing, as on the
+/// legacy stream while another captures globally).
+bool mayBeCapturing(const CudaDriver &driver, CUstream stream) {
+  if (!driver.cuStreamIsCapturing)
+    return true;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return driver.cuStreamIsCapturing(stream, &status) != CUDA_SUCCESS ||
+         status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 } // namespace
@@ -89,6 +117,8 @@ EngineOptions EngineOptions::fromEnvironment() {
   if (const char *cubin = std::getenv("ATTN_JIT_CUBIN_CACHE");
       cubin && *cubin)
     options.cubinCache = llvm::StringRef(cubin) == "1";
+  if (const char *tiered = std::getenv("ATTN_JIT_TIERED"); tiered && *tiered)
+    options.tiered = llvm::StringRef(tiered) == "1";
   if (const char *mode = std::getenv("ATTN_JIT_DETERMINISTIC");
       mode && *mode) {
     llvm::StringRef text(mode);
@@ -124,6 +154,12 @@ Status Engine::setDeterministic(int deterministic) {
                      deterministic);
   deterministic_.store(deterministic, std::memory_order_relaxed);
   return Status();
+}
+
+void Engine::waitForBackgroundBuilds() {
+  BackgroundBuilds &builds = backgroundBuilds();
+  std::unique_lock<std::mutex> lock(builds.mutex);
+  builds.idle.wait(lock, [&] { return builds.pending == 0; });
 }
 
 Engine &Engine::global() {
@@ -581,6 +617,19 @@ Engine::cudaKernelMiss(const attn_fwd_args &args,
   std::string keyText = key.str();
   // Modules belong to a context: the same key loads once per context.
   std::string memoryKey = fmt::format("{}|{}", context->id, keyText);
+  if (options_.tiered && !call.backward) {
+    Expected<const LoadedKernel *> quick = quickKernel(
+        driver, *context, key, memoryKey, static_cast<CUstream>(args.stream));
+    if (!quick)
+      return quick.takeStatus();
+    // Not kept in this thread's hot cache: its next call looks for the
+    // full kernel again.
+    if (*quick) {
+      if (splits)
+        *splits = 1;
+      return *quick;
+    }
+  }
   SingleFlight<LoadedKernel>::Outcome outcome;
   Expected<std::shared_ptr<const LoadedKernel>> kernel = cudaKernels_.get(
       memoryKey, [&] { return loadCudaKernel(driver, *context, key); },
@@ -809,6 +858,106 @@ Engine::loadWithCubinCache(const CudaDriver &driver,
     std::string().swap(loaded->cubin);
   }
   return loaded;
+}
+
+Expected<const LoadedKernel *> Engine::quickKernel(const CudaDriver &driver,
+                                                   const ContextInfo &context,
+                                                   const CacheKey &key,
+                                                   const std::string &memoryKey,
+                                                   CUstream stream) {
+  if (cudaKernels_.ready(memoryKey))
+    return nullptr;
+  {
+    std::lock_guard<std::mutex> lock(tieredMutex_);
+    if (tieredFailures_.count(memoryKey))
+      return nullptr;
+    if (auto it = quickKernels_.find(memoryKey); it != quickKernels_.end())
+      return mayBeCapturing(driver, stream) ? nullptr : it->second.get();
+  }
+  // A graph would keep the quick kernel: the call waits for its own.
+  if (mayBeCapturing(driver, stream))
+    return nullptr;
+  CacheKey quickKey = key;
+  if (!compiler::quickKernelConfig(key.config, quickKey.config))
+    return nullptr;
+  // On disk: only a JIT away (none at all where the driver's cache has it).
+  if (DiskCache *cache = disk();
+      cache && llvm::sys::fs::exists(cache->entryPath(key.str())))
+    return nullptr;
+  std::string quickMemoryKey = fmt::format("{}|{}", context.id, quickKey.str());
+  Expected<std::shared_ptr<const LoadedKernel>> quick =
+      cudaKernels_.get(quickMemoryKey, [&] {
+        return loadCudaKernel(driver, context, quickKey);
+      });
+  if (!quick) {
+    if (logging(LogLevel::Info))
+      logLine("no quick kernel for {}: {}", key.str(),
+              quick.status().message());
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(tieredMutex_);
+  auto [it, first] = quickKernels_.emplace(memoryKey, *quick);
+  if (first) {
+    quickKept_.push_back(*quick);
+    if (logging(LogLevel::Info))
+      logLine("tiered: {} runs while {} builds in the background",
+              quickKey.str(), key.str());
+    buildInBackground(driver, context, key, memoryKey);
+  }
+  return it->second.get();
+}
+
+void Engine::buildInBackground(const CudaDriver &driver,
+                               const ContextInfo &context, const CacheKey &key,
+                               const std::string &memoryKey) {
+  BackgroundBuilds &builds = backgroundBuilds();
+  // At exit the driver's and LLVM's own handlers must find no build
+  // running: this one, registered after them, runs before them.
+  std::call_once(builds.atExit,
+                 [] { std::atexit(&Engine::waitForBackgroundBuilds); });
+  {
+    std::lock_guard<std::mutex> lock(builds.mutex);
+    ++builds.pending;
+  }
+  if (!background_)
+    background_ =
+        std::make_unique<llvm::StdThreadPool>(llvm::hardware_concurrency(1));
+  background_->async([this, &driver, context, key, memoryKey] {
+    // A module load while another thread captures a CUDA graph in the
+    // global mode would fail and invalidate that capture: this thread's
+    // calls are relaxed. The module loads into the caller's context.
+    if (driver.cuThreadExchangeStreamCaptureMode) {
+      CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+      driver.cuThreadExchangeStreamCaptureMode(&mode);
+    }
+    Status status;
+    if (CUresult result = driver.cuCtxSetCurrent(context.context);
+        result != CUDA_SUCCESS)
+      status = makeError(ATTN_ERROR_CUDA, "cuCtxSetCurrent failed: {}",
+                         driver.describe(result));
+    if (status.ok()) {
+      Expected<std::shared_ptr<const LoadedKernel>> full = cudaKernels_.get(
+          memoryKey, [&] { return loadCudaKernel(driver, context, key); });
+      if (!full)
+        status = full.takeStatus();
+    }
+    {
+      std::lock_guard<std::mutex> lock(tieredMutex_);
+      quickKernels_.erase(memoryKey);
+      if (!status.ok())
+        tieredFailures_.insert(memoryKey);
+    }
+    if (!status.ok() && logging(LogLevel::Info))
+      logLine("the background build of {} failed ({}); the next call builds "
+              "it",
+              key.str(), status.message());
+    BackgroundBuilds &builds = backgroundBuilds();
+    {
+      std::lock_guard<std::mutex> lock(builds.mutex);
+      --builds.pending;
+    }
+    builds.idle.notify_all();
+  });
 }
 
 Expected<std::shared_ptr<const Engine::PtxEntry>>

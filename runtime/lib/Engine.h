@@ -27,6 +27,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 namespace attn::rt {
 
@@ -102,6 +105,15 @@ struct EngineOptions {
   /// linker (cuLinkAddData) made ran at 0.62-0.83x those of
   /// cuModuleLoadDataEx from the same PTX (docs/BENCHMARKS.md version 21).
   bool cubinCache = false;
+  /// Tiered first calls (ATTN_JIT_TIERED=1): a forward call whose kernel
+  /// is neither in memory nor on disk runs the quick kernel of its
+  /// configuration (compiler::quickKernelConfig: mma.sync, small tiles,
+  /// compiled and JIT-compiled in about half the time) while its own
+  /// kernel compiles on a background thread; later calls take that one
+  /// once it is loaded. Not while the stream is captured into a CUDA graph
+  /// (the graph would keep the quick kernel). Off by default: not yet
+  /// measured on the device.
+  bool tiered = false;
   /// How long to wait for another process that builds the same kernel.
   std::chrono::milliseconds buildWait = std::chrono::minutes(2);
 
@@ -110,7 +122,7 @@ struct EngineOptions {
   /// ATTN_JIT_NUM_THREADS, ATTN_JIT_NUM_SPLITS, ATTN_JIT_TMA,
   /// ATTN_JIT_DETERMINISTIC, ATTN_JIT_GPU_ATOMIC_BACKWARD, ATTN_JIT_WARPSPEC,
   /// ATTN_JIT_PERSISTENT, ATTN_JIT_PERSISTENT_CTAS, ATTN_JIT_PTX_OPT_LEVEL,
-  /// ATTN_JIT_CUBIN_CACHE.
+  /// ATTN_JIT_CUBIN_CACHE, ATTN_JIT_TIERED.
   static EngineOptions fromEnvironment();
 };
 
@@ -143,6 +155,11 @@ public:
   /// The engine of the C API: options from the environment at first use;
   /// never destroyed (kernels may still run at exit).
   static Engine &global();
+
+  /// Waits until no engine of the process builds a kernel in the
+  /// background (EngineOptions::tiered): attn_wait_for_compiles, and at
+  /// exit, before the driver and LLVM go away.
+  static void waitForBackgroundBuilds();
 
 private:
   /// PTX from the disk cache or the compiler, for one key.
@@ -253,6 +270,20 @@ private:
                                             const ContextInfo &context,
                                             const CacheKey &key,
                                             const PtxEntry &entry);
+  /// A tiered first call (EngineOptions::tiered): while the kernel of
+  /// `key` (`memoryKey` in cudaKernels_) is neither loaded nor on disk, the
+  /// quick kernel of its configuration, the first such call starting the
+  /// build of its own in the background; null where the call takes the
+  /// usual path (no quick form, the stream captured, a background build
+  /// that failed: its error is then the call's).
+  Expected<const LoadedKernel *> quickKernel(const CudaDriver &driver,
+                                             const ContextInfo &context,
+                                             const CacheKey &key,
+                                             const std::string &memoryKey,
+                                             CUstream stream);
+  /// Loads `key`'s kernel into `context` on the background thread.
+  void buildInBackground(const CudaDriver &driver, const ContextInfo &context,
+                         const CacheKey &key, const std::string &memoryKey);
   bool logging(LogLevel level) const { return options_.log >= level; }
   void addCompileTime(std::chrono::steady_clock::duration time);
 
@@ -288,6 +319,19 @@ private:
 
   std::atomic<uint64_t> compiles_{0}, memoryHits_{0}, diskHits_{0},
       diskMisses_{0}, diskRejected_{0}, launches_{0}, compileNanos_{0};
+
+  /// Tiered first calls: the quick kernel of each full kernel that builds
+  /// in the background (by its memory key), the full kernels whose
+  /// background build failed, and every quick kernel handed out (callers
+  /// hold plain pointers to them: kept for the engine's life).
+  std::mutex tieredMutex_;
+  std::unordered_map<std::string, std::shared_ptr<const LoadedKernel>>
+      quickKernels_;
+  std::unordered_set<std::string> tieredFailures_;
+  std::vector<std::shared_ptr<const LoadedKernel>> quickKept_;
+  /// Last, so that it is destroyed first: its destructor finishes the
+  /// builds, which use the members above.
+  std::unique_ptr<llvm::StdThreadPool> background_;
 };
 
 } // namespace attn::rt

@@ -90,6 +90,23 @@ public:
     return result;
   }
 
+  /// The value built for `key`, without waiting: null while it is absent,
+  /// being built, or failed.
+  Pointer ready(const std::string &key) const {
+    std::shared_ptr<Slot> slot;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = slots_.find(key);
+      if (it == slots_.end())
+        return nullptr;
+      slot = it->second;
+    }
+    if (!slot->ready.load(std::memory_order_acquire))
+      return nullptr;
+    std::lock_guard<std::mutex> lock(slot->mutex);
+    return slot->value;
+  }
+
   /// Forgets every value; builds in progress finish for their waiters.
   void clear() {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -460,6 +460,13 @@ class Runtime(unittest.TestCase):
         self.assertEqual(after["compiles"], before["compiles"])
         self.assertEqual(after["memory_hits"], before["memory_hits"] + 1)
 
+    def test_wait_for_compiles_returns_on_the_host(self):
+        # Host calls are never tiered (ATTN_JIT_TIERED): nothing builds in
+        # the background, so it returns at once and nothing compiles.
+        before = attn_jit.stats()
+        attn_jit.wait_for_compiles()
+        self.assertEqual(attn_jit.stats()["compiles"], before["compiles"])
+
     def run_python(self, code, **env):
         """Runs code in a fresh interpreter with this package on the path."""
         full = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"), **env)

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Compiler/Compiler.h"
+#include "attn/Compiler/TilePolicy.h"
 
 #include <fmt/format.h>
 
@@ -66,6 +67,14 @@ std::vector<Named> configurations() {
   addCausal("tma", [](KernelConfig &c) { c.tma = true; });
   addCausal("bwd", [](KernelConfig &c) { c.backward = true; });
   addCausal("sm80", [](KernelConfig &c) { c.arch = "sm_80"; });
+  // The quick kernels of tiered first calls (quickKernelConfig), of the
+  // D = 128 causal configurations above.
+  for (size_t i = 0, n = out.size(); i < n; ++i) {
+    attn::compiler::KernelConfig quick;
+    if (out[i].name.rfind("d128-causal", 0) == 0 &&
+        attn::compiler::quickKernelConfig(out[i].config, quick))
+      out.push_back({out[i].name + "-quick", quick});
+  }
   return out;
 }
 

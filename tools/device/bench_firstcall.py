@@ -4,7 +4,7 @@ JIT, and the disk cache, each configuration in fresh processes.
 
     ATTN_JIT_LIB=NEW/lib/libattn-jit.so python3 tools/device/bench_firstcall.py
         [--old-lib OLD/lib/libattn-jit.so] [--configs NAME,...] [--reps 3] [--jit-levels 4,3,1,0]
-        [--steady-reps 30] [--no-ptxas] [--json FILE] [--list]
+        [--steady-reps 30] [--no-ptxas] [--tiered] [--json FILE] [--list]
 
 Per library (the new one, then --old-lib), configuration and repetition, two fresh
 `python3 bench_firstcall.py --child` processes share one new, empty ATTN_JIT_CACHE_DIR, with
@@ -26,6 +26,12 @@ PTX of the first cold run (read from its disk cache entry) assembled by ptxas -O
 --split-compile 0 (threads over the module's functions), -Ofc mid (fast-compile) and -O1,
 the wall time of each and its spill stores: what running ptxas ourselves would cost.
 
+Tiered (--tiered, new library only): per configuration and repetition one more fresh process
+over an empty cache with ATTN_JIT_TIERED=1: the first call (the quick kernel, compiled and
+JIT-compiled while the default kernel builds in the background), the next call's kernel time
+(still the quick kernel, CUDA events), the time from the first call until
+attn_wait_for_compiles returns (the default kernel loaded), and the largest |O| difference
+between the quick kernel's output and the default kernel's on the same inputs.
 Configurations: B 2, H 16, N 4096, bf16, (B, H, N, D) contiguous:
   d128-causal  d128-none  d64-causal  d128-alibi (causal)  d128-softcap (causal, softcap 30)
 Prints a markdown table (median over --reps of each number); --json appends one object per
@@ -76,6 +82,7 @@ def parse_args():
                     help="ATTN_JIT_PTX_OPT_LEVEL values for the steady-state runs ('' for none)")
     ap.add_argument("--steady-reps", type=int, default=30)
     ap.add_argument("--no-ptxas", action="store_true")
+    ap.add_argument("--tiered", action="store_true", help="also time tiered first calls (ATTN_JIT_TIERED=1)")
     ap.add_argument("--json", default="")
     ap.add_argument("--list", action="store_true")
     # A child process: one configuration, one first call (and the steady state with --steady).
@@ -118,6 +125,23 @@ def child(args):
     out = dict(first_call_ms=(time.perf_counter() - t0) * 1e3, status=int(status), stats=lib.stats())
     if status != 0:
         out["error"] = lib.lib.attn_last_error().decode(errors="replace")
+    elif os.environ.get("ATTN_JIT_TIERED") == "1":
+        # The quick kernel's output and time, the wait for the default
+        # kernel, then its output on the same inputs.
+        quick = o.clone()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        second = lib.lib.attn_forward(ref)
+        end.record()
+        torch.cuda.synchronize()
+        lib.lib.attn_wait_for_compiles()
+        out["ready_ms"] = (time.perf_counter() - t0) * 1e3
+        out["second_call_kernel_ms"] = start.elapsed_time(end)
+        o.fill_(float("nan"))
+        third = lib.lib.attn_forward(ref)
+        torch.cuda.synchronize()
+        out["status"] = int(second or third)
+        out["quick_vs_full_max_abs"] = (quick.float() - o.float()).abs().max().item()
     elif args.steady:
         med, mn, _, bad = time_events(torch, lambda _i: lib.lib.attn_forward(ref), WARMUP, args.steady_reps)
         out.update(kernel_ms=med, kernel_min_ms=mn, status=int(bad))
@@ -264,6 +288,19 @@ def main():
                 finally:
                     shutil.rmtree(cache_dir, ignore_errors=True)
             rows.append((name, which, cold, warm, ptx_times[0] if ptx_times else {}))
+    tiered = []
+    for name in names if args.tiered else []:
+        recs = []
+        for rep in range(args.reps):
+            cache_dir = tempfile.mkdtemp(prefix="attn-firstcall-")
+            try:
+                rec = run_child(libs[0][1], name, cache_dir, {"ATTN_JIT_TIERED": "1"})
+            finally:
+                shutil.rmtree(cache_dir, ignore_errors=True)
+            rec.update(tool="bench_firstcall", lib="new", config=name, rep=rep, stage="tiered")
+            emit(rec)
+            recs.append(rec)
+        tiered.append((name, recs))
     steady = []
     for name in names:
         for level in levels:
@@ -292,6 +329,16 @@ def main():
         print(f"| {name} | {which} | {fmt(med(cold, 'first_call_ms'))} | {comp} | {fmt(med(cold, 'load_ms'))} | "
               f"{fmt(med(cold, 'jit_ms'))} | {fmt(med(warm, 'first_call_ms'))} | {fmt(med(warm, 'load_ms'))} | "
               f"{sum(bool(r.get('cubin_hit')) for r in warm)}/{len(warm)} | {pts} |")
+    if tiered:
+        print(f"\nTiered first calls (ATTN_JIT_TIERED=1, fresh processes, empty cache), median of {args.reps} "
+              "(ms): the first call runs the quick kernel while the default one builds in the background.\n")
+        print("| config | tiered first call | quick kernel (2nd call) | default kernel loaded after | "
+              "max abs(O quick - O default) |")
+        print("|---|---|---|---|---|")
+        for name, recs in tiered:
+            diffs = [r["quick_vs_full_max_abs"] for r in recs if "quick_vs_full_max_abs" in r]
+            print(f"| {name} | {fmt(med(recs, 'first_call_ms'))} | {fmt(med(recs, 'second_call_kernel_ms'), '.3f')} | "
+                  f"{fmt(med(recs, 'ready_ms'))} | {fmt(max(diffs) if diffs else None, '.2e')} |")
     if steady:
         print("\nSteady state by the driver's JIT level (ATTN_JIT_PTX_OPT_LEVEL; 4 = the driver's default), "
               f"median of {args.steady_reps} calls.\n")

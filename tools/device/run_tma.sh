@@ -20,39 +20,7 @@
 #              (D 64/128/256, N 1k-16k, causal and not) and the GQA prefill
 # Files in OUT_DIR: run.log, tests.jsonl, sanitizer.log, ab.jsonl.
 # Exit status: 0 when every stage passed, 1 otherwise, 77 without a GPU.
-set -u -o pipefail
-export PYTHONUNBUFFERED=1
-
-BUNDLE=${1:?usage: run_tma.sh BUNDLE_DIR [OUT_DIR]}
-OUT_DIR=${2:-${OUT:?set OUT or pass OUT_DIR}}
-BUNDLE=$(cd "$BUNDLE" && pwd) || exit 2
-mkdir -p "$OUT_DIR" && OUT_DIR=$(cd "$OUT_DIR" && pwd)
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-PY=${PYTHON:-python3}
-CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
-LIB="$BUNDLE/lib/libattn-jit.so"
-BUDGET_S=${BUDGET_S:-540}
-DEADLINE=$(($(date +%s) + BUDGET_S))
-WORK=$(mktemp -d /tmp/attn-tma-run-XXXXXX)
-FAILED=0
-exec > >(tee -a "$OUT_DIR/run.log") 2>&1
-
-if ! command -v nvidia-smi > /dev/null || ! nvidia-smi > /dev/null 2>&1; then
-  echo "SKIP: no GPU"
-  exit 77
-fi
-[[ -f "$LIB" ]] || { echo "missing $LIB"; exit 2; }
-export ATTN_JIT_LIB="$LIB"
-
-# left CAP: seconds for a stage, at most what the budget has left.
-left() {
-  local rest=$((DEADLINE - $(date +%s)))
-  (( rest < $1 )) && echo "$rest" || echo "$1"
-}
-stage() { # NAME STATUS
-  echo "=== [$1] $([[ $2 == 0 ]] && echo passed || echo "FAILED ($2)")"
-  [[ $2 == 0 ]] || FAILED=1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/run_common.sh" run_tma.sh "$@"
 
 # Correctness work only, so the three share the GPU (as run_gpu.sh's
 # correctness stage does); each with its own kernel cache.

@@ -746,6 +746,34 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
   return true;
 }
 
+bool quickKernelConfig(const KernelConfig &full, KernelConfig &quick) {
+  if (full.backward || full.split || full.pageSize != 0 ||
+      (full.dtype != DType::BF16 && full.dtype != DType::F16))
+    return false;
+  KernelConfig q;
+  q.headDim = full.headDim;
+  q.dtype = full.dtype;
+  q.mask = full.mask;
+  q.arch = full.arch;
+  q.positiveScale = full.positiveScale;
+  q.variants = full.variants;
+  q.userMods = full.userMods;
+  q.varlen = full.varlen;
+  q.tensorCore = "mma.sync";
+  q.blockM = kQuickBlockM;
+  q.blockN = kQuickBlockN;
+  q.stages = 2;
+  q = q.resolved(/*nvidia=*/true);
+  KernelPlan plan;
+  std::string error;
+  if (!planKernel(q, /*nvidia=*/true, plan, error) ||
+      (full.tensorCore == q.tensorCore && full.blockM == q.blockM &&
+       full.blockN == q.blockN))
+    return false;
+  quick = std::move(q);
+  return true;
+}
+
 int64_t gridGroupCtas(bool nvidia, bool backward, bool split,
                       bool tableSharedByHeads, bool dataBoundRuns,
                       bool persistentLongestFirst) {

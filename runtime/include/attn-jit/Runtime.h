@@ -144,6 +144,10 @@ inline Expected<attn_stats> getStats() {
 
 inline void clearMemoryCache() { attn_clear_memory_cache(); }
 
+/// Waits until no kernel builds in the background (see
+/// attn_wait_for_compiles: ATTN_JIT_TIERED's first calls).
+inline void waitForCompiles() { attn_wait_for_compiles(); }
+
 /// Split-KV's count for forward calls (see attn_set_num_splits).
 inline Status setNumSplits(int64_t numSplits) {
   attn_status code = attn_set_num_splits(numSplits);

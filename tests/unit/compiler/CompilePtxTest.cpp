@@ -514,6 +514,62 @@ TEST(CompilePtxTest, ChooseCopiesTakesTmaWithThePolicysProducer) {
   EXPECT_EQ(copies(128, 0, false, false), TP(false, true));
 }
 
+// A tiered first call's quick kernel (quickKernelConfig): the attention of
+// the full config on mma.sync 64 x 32 tiles, compiled for real without a
+// spill-prone plan, at every head dim the runtime takes and with the
+// variants; none for the backward, FP8, split-KV, paged and f32 configs,
+// nor for a config that already is the quick one.
+TEST(CompilePtxTest, QuickKernelIsTheSameAttentionOnSmallMmaSyncTiles) {
+  using attn::abi::kSoftcap;
+  using attn::abi::kWindow;
+  auto full = [](int64_t d, unsigned variants = 0) {
+    KernelConfig c;
+    c.headDim = d;
+    c.arch = "sm_90a";
+    c.mask = MaskKind::Causal;
+    c.variants = variants;
+    c.tma = c.warpSpecialize = true;
+    return c.resolved(/*nvidia=*/true);
+  };
+  for (auto [d, variants] : {std::pair<int64_t, unsigned>{64, 0},
+                             {128, 0},
+                             {128, kSoftcap | kWindow},
+                             {96, 0},
+                             {256, 0}}) {
+    KernelConfig quick;
+    ASSERT_TRUE(quickKernelConfig(full(d, variants), quick)) << d;
+    EXPECT_EQ(quick.tensorCore, "mma.sync");
+    EXPECT_EQ(quick.blockM, kQuickBlockM);
+    EXPECT_EQ(quick.blockN, kQuickBlockN);
+    EXPECT_FALSE(quick.tma || quick.warpSpecialize || quick.persistent);
+    EXPECT_EQ(quick.headDim, d);
+    EXPECT_EQ(quick.mask, MaskKind::Causal);
+    EXPECT_EQ(quick.variants, variants);
+    PtxKernel kernel;
+    std::string error;
+    ASSERT_TRUE(compilePtx(quick, kernel, error)) << d << ": " << error;
+    ASSERT_EQ(kernel.kernels.size(), 1u);
+    EXPECT_EQ(kernel.kernels[0].blockM, kQuickBlockM);
+  }
+  KernelConfig quick;
+  KernelConfig backward = full(128);
+  backward.backward = true;
+  EXPECT_FALSE(quickKernelConfig(backward, quick));
+  KernelConfig fp8 = full(128);
+  fp8.dtype = DType::E4M3;
+  EXPECT_FALSE(quickKernelConfig(fp8, quick));
+  KernelConfig split = full(128);
+  split.split = true;
+  EXPECT_FALSE(quickKernelConfig(split, quick));
+  KernelConfig paged = full(128);
+  paged.varlen = true;
+  paged.pageSize = 16;
+  EXPECT_FALSE(quickKernelConfig(paged, quick));
+  KernelConfig already;
+  ASSERT_TRUE(quickKernelConfig(full(128), already));
+  EXPECT_FALSE(quickKernelConfig(already, quick));
+}
+
 /// A D = 128 sm_90a forward over a paged cache of 16-row pages.
 KernelConfig pagedConfig() {
   KernelConfig config;

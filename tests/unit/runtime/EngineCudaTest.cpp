@@ -1178,6 +1178,111 @@ TEST_F(EngineCudaTest, BadQStagesFailTheCallWithTheVariablesName) {
       << status.toString();
 }
 
+TEST(EngineOptionsTest, TieredFromTheEnvironment) {
+  {
+    ScopedEnv t("ATTN_JIT_TIERED", std::nullopt);
+    EXPECT_FALSE(EngineOptions::fromEnvironment().tiered);
+  }
+  {
+    ScopedEnv t("ATTN_JIT_TIERED", "1");
+    EXPECT_TRUE(EngineOptions::fromEnvironment().tiered);
+  }
+  {
+    ScopedEnv t("ATTN_JIT_TIERED", "0");
+    EXPECT_FALSE(EngineOptions::fromEnvironment().tiered);
+  }
+}
+
+/// A causal D = 128 call at 4k: the default kernel (wgmma, 128-row tiles)
+/// launches 32 query tiles, the quick one (64 rows) 64.
+struct TieredCall : ForwardFixture {
+  TieredCall()
+      : ForwardFixture(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 4096, 4096,
+                       128) {
+    args.mask = ATTN_MASK_CAUSAL;
+  }
+  static constexpr unsigned kQuickTiles = 4096 / compiler::kQuickBlockM;
+  static constexpr unsigned kDefaultTiles = 4096 / 128;
+};
+
+TEST_F(EngineCudaTest, TieredFirstCallRunsTheQuickKernelWhileItsOwnBuilds) {
+  // ATTN_JIT_TIERED: the first call compiles and launches the quick kernel
+  // (compiler::quickKernelConfig) while the default one builds on the
+  // background thread -- it does not wait for it; calls before that one is
+  // loaded take the quick kernel too, those after it the default one. Two
+  // compiles in all.
+  options.tiered = true;
+  fakeCompiler().wgmmaDelayMs = 400;
+  TieredCall call;
+  auto start = std::chrono::steady_clock::now();
+  Status status = engine().forward(&call.args);
+  ASSERT_TRUE(status.ok()) << status.toString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start,
+            std::chrono::milliseconds(300))
+      << "the first call waited for the default kernel";
+  EXPECT_EQ(lastLaunch().grid[0], TieredCall::kQuickTiles);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  EXPECT_EQ(lastLaunch().grid[0], TieredCall::kQuickTiles) << "still building";
+  Engine::waitForBackgroundBuilds();
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  EXPECT_EQ(lastLaunch().grid[0], TieredCall::kDefaultTiles);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  EXPECT_EQ(lastLaunch().grid[0], TieredCall::kDefaultTiles);
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 2);
+  std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+  EXPECT_EQ(fakeCompiler().lastConfig.tensorCore, "wgmma");
+}
+
+TEST_F(EngineCudaTest, TieredCallsWaitWhereAGraphWouldKeepTheQuickKernel) {
+  // A stream capturing into a CUDA graph, or a driver that cannot say
+  // (no cuStreamIsCapturing): the call builds its own kernel and waits.
+  options.tiered = true;
+  fakeCuda().capturing = true;
+  TieredCall call;
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  EXPECT_EQ(lastLaunch().grid[0], TieredCall::kDefaultTiles);
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+
+  engine_.reset();
+  resetFakeCompiler();
+  fakeCuda().capturing = false;
+  fakeCuda().hasStreamIsCapturing = false;
+  options.driver = makeFakeCudaDriver();
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  EXPECT_EQ(lastLaunch().grid[0], TieredCall::kDefaultTiles);
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+}
+
+TEST_F(EngineCudaTest, TieredBackgroundFailureIsTheNextCallsError) {
+  // The default kernel fails to compile in the background: the first call
+  // ran the quick kernel; the next builds the default one in its own path
+  // and reports the compiler's error, as without tiers.
+  options.tiered = true;
+  fakeCompiler().failWgmma = true;
+  TieredCall call;
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  Engine::waitForBackgroundBuilds();
+  Status status = engine().forward(&call.args);
+  EXPECT_EQ(status.code(), ATTN_ERROR_COMPILE) << status.toString();
+}
+
+TEST_F(EngineCudaTest, TieredCallsOnlyForTheForward) {
+  // The backward builds its own kernel in the call.
+  options.tiered = true;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 256, 256, 128);
+  ForwardFixture grads(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 256, 256, 128);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  Engine::waitForBackgroundBuilds();
+  int compiles = fakeCompiler().ptxCompiles;
+  attn_bwd_args args = backwardArgs(call, grads);
+  Status status = engine().backward(&args);
+  ASSERT_TRUE(status.ok()) << status.toString();
+  EXPECT_EQ(fakeCompiler().ptxCompiles, compiles + 1);
+  std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+  EXPECT_TRUE(fakeCompiler().lastConfig.backward);
+  EXPECT_NE(fakeCompiler().lastConfig.tensorCore, "mma.sync");
+}
+
 TEST(EngineOptionsTest, PersistentFromTheEnvironment) {
   {
     ScopedEnv p("ATTN_JIT_PERSISTENT", std::nullopt);

@@ -24,6 +24,8 @@ void resetFakeCompiler() {
   state.hostCompiles = 0;
   state.delayMs = 0;
   state.fail = false;
+  state.wgmmaDelayMs = 0;
+  state.failWgmma = false;
   state.throwInCompile = false;
   state.throwInRun = false;
   state.rendezvous = 0;
@@ -62,7 +64,9 @@ public:
     while (state.maxRunning.load() < state.rendezvous.load() &&
            std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    std::this_thread::sleep_for(std::chrono::milliseconds(state.delayMs.load()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(
+        state.delayMs.load() +
+        (config.tensorCore == "wgmma" ? state.wgmmaDelayMs.load() : 0)));
   }
   ~CompileScope() { --fakeCompiler().running; }
 };
@@ -155,7 +159,8 @@ bool compilePtx(const KernelConfig &config, PtxKernel &out,
   attn::testing::CompileScope scope(config);
   if (fakeCompiler().throwInCompile)
     throw std::runtime_error("fake compiler threw");
-  if (fakeCompiler().fail) {
+  if (fakeCompiler().fail ||
+      (fakeCompiler().failWgmma && config.tensorCore == "wgmma")) {
     error = "fake compiler failure";
     return false;
   }

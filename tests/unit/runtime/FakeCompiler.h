@@ -28,6 +28,11 @@ struct FakeCompilerState {
   std::atomic<int> delayMs{0};
   /// When set, compiles fail with this message.
   std::atomic<bool> fail{false};
+  /// Milliseconds each compile of a wgmma config sleeps on top of delayMs,
+  /// and whether those fail: the default kernel of a tiered first call,
+  /// whose quick kernel is mma.sync.
+  std::atomic<int> wgmmaDelayMs{0};
+  std::atomic<bool> failWgmma{false};
   /// When set, compiles throw std::runtime_error("fake compiler threw").
   std::atomic<bool> throwInCompile{false};
   /// When set, host kernels throw std::runtime_error("fake kernel threw").

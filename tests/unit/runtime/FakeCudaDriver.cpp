@@ -197,6 +197,12 @@ CUresult fakeMemFreeAsync(CUdeviceptr, CUstream) {
   --state.liveAllocations; // the memory stays until reset: logs point at it
   return CUDA_SUCCESS;
 }
+CUresult fakeStreamIsCapturing(CUstream, CUstreamCaptureStatus *status) {
+  *status = fakeCuda().capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                 : CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+
 CUresult fakeMemsetD32Async(CUdeviceptr pointer, unsigned value, size_t count,
                             CUstream stream) {
   FakeCudaState &state = fakeCuda();
@@ -332,6 +338,8 @@ void resetFakeCuda() {
   state.tensorMapParam = -1;
   state.hasTensorMapEncode = true;
   state.hasLinker = false;
+  state.hasStreamIsCapturing = true;
+  state.capturing = false;
   state.cubinLoadsToRefuse = 0;
   state.jitWallMs = 12.5f;
   state.links = 0;
@@ -392,6 +400,8 @@ std::shared_ptr<const rt::CudaDriver> makeFakeCudaDriver() {
   driver->cuMemsetD32Async = fakeMemsetD32Async;
   if (fakeCuda().hasTensorMapEncode)
     driver->cuTensorMapEncodeTiled = fakeTensorMapEncodeTiled;
+  if (fakeCuda().hasStreamIsCapturing)
+    driver->cuStreamIsCapturing = fakeStreamIsCapturing;
   if (fakeCuda().hasLinker) {
     driver->cuLinkCreate = fakeLinkCreate;
     driver->cuLinkAddData = fakeLinkAddData;

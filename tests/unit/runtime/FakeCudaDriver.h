@@ -85,6 +85,10 @@ struct FakeCudaState {
   /// Whether the table has the linker (cuLinkCreate .. cuLinkDestroy; set
   /// before makeFakeCudaDriver). Its cubin is kFakeCubinPrefix + the PTX.
   bool hasLinker = false;
+  /// Whether the table has cuStreamIsCapturing (set before
+  /// makeFakeCudaDriver), and what it reports for every stream.
+  bool hasStreamIsCapturing = true;
+  std::atomic<bool> capturing{false};
   /// How many cuModuleLoadDataEx of a cubin (an image that starts with
   /// kFakeCubinPrefix) to refuse, with CUDA_ERROR_INVALID_IMAGE, before
   /// loading them again.

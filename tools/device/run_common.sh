@@ -1,0 +1,42 @@
+# Sourced by the one-purpose device scripts (run_tma.sh, run_tiered.sh):
+#   source "$(dirname "${BASH_SOURCE[0]}")/run_common.sh" NAME "$@"
+# takes their arguments (BUNDLE_DIR [OUT_DIR], OUT_DIR defaulting to $OUT),
+# sets BUNDLE, OUT_DIR, REPO, PY, CS (compute-sanitizer), LIB (exported as
+# ATTN_JIT_LIB), BUDGET_S (default 540), DEADLINE, WORK (a temporary
+# directory) and FAILED, sends everything printed to OUT_DIR/run.log too,
+# exits 77 without a GPU and 2 without the library, and defines
+#   left CAP      seconds for a stage: CAP, at most what the budget has left
+#   stage NAME S  prints a stage's outcome (S its exit status), FAILED=1 if not 0
+set -u -o pipefail
+export PYTHONUNBUFFERED=1
+
+NAME=${1:?run_common.sh needs the name of the script}
+BUNDLE=${2:?usage: $NAME BUNDLE_DIR [OUT_DIR]}
+OUT_DIR=${3:-${OUT:?set OUT or pass OUT_DIR}}
+BUNDLE=$(cd "$BUNDLE" && pwd) || exit 2
+mkdir -p "$OUT_DIR" && OUT_DIR=$(cd "$OUT_DIR" && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PY=${PYTHON:-python3}
+CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
+LIB="$BUNDLE/lib/libattn-jit.so"
+BUDGET_S=${BUDGET_S:-540}
+DEADLINE=$(($(date +%s) + BUDGET_S))
+FAILED=0
+exec > >(tee -a "$OUT_DIR/run.log") 2>&1
+
+if ! command -v nvidia-smi > /dev/null || ! nvidia-smi > /dev/null 2>&1; then
+  echo "SKIP: no GPU"
+  exit 77
+fi
+[[ -f "$LIB" ]] || { echo "missing $LIB"; exit 2; }
+export ATTN_JIT_LIB="$LIB"
+WORK=$(mktemp -d "/tmp/attn-${NAME%.sh}-XXXXXX")
+
+left() {
+  local rest=$((DEADLINE - $(date +%s)))
+  (( rest < $1 )) && echo "$rest" || echo "$1"
+}
+stage() {
+  echo "=== [$1] $([[ $2 == 0 ]] && echo passed || echo "FAILED ($2)")"
+  [[ $2 == 0 ]] || FAILED=1
+}
