@@ -14,6 +14,8 @@
 
 #include "llvm/Support/FileSystem.h"
 
+#include <unistd.h>
+
 #include <condition_variable>
 #include <cstdlib>
 #include <optional>
@@ -36,6 +38,9 @@ struct BackgroundBuilds {
   std::condition_variable idle;
   int pending = 0;
   std::once_flag atExit;
+  /// The process whose threads build: a child forked meanwhile inherits
+  /// `pending` (and maybe a locked mutex) but none of the threads.
+  std::atomic<pid_t> owner{0};
 };
 
 BackgroundBuilds &backgroundBuilds() {
@@ -158,6 +163,8 @@ Status Engine::setDeterministic(int deterministic) {
 
 void Engine::waitForBackgroundBuilds() {
   BackgroundBuilds &builds = backgroundBuilds();
+  if (builds.owner.load() != ::getpid())
+    return;
   std::unique_lock<std::mutex> lock(builds.mutex);
   builds.idle.wait(lock, [&] { return builds.pending == 0; });
 }
@@ -868,11 +875,16 @@ Expected<const LoadedKernel *> Engine::quickKernel(const CudaDriver &driver,
   if (cudaKernels_.ready(memoryKey))
     return nullptr;
   {
+    // The background thread stores the kernel before it drops the quick
+    // one under this lock: without a quick one, the kernel is ready (or
+    // its build failed).
     std::lock_guard<std::mutex> lock(tieredMutex_);
     if (tieredFailures_.count(memoryKey))
       return nullptr;
     if (auto it = quickKernels_.find(memoryKey); it != quickKernels_.end())
       return mayBeCapturing(driver, stream) ? nullptr : it->second.get();
+    if (cudaKernels_.ready(memoryKey))
+      return nullptr;
   }
   // A graph would keep the quick kernel: the call waits for its own.
   if (mayBeCapturing(driver, stream))
@@ -896,6 +908,8 @@ Expected<const LoadedKernel *> Engine::quickKernel(const CudaDriver &driver,
     return nullptr;
   }
   std::lock_guard<std::mutex> lock(tieredMutex_);
+  if (cudaKernels_.ready(memoryKey) || tieredFailures_.count(memoryKey))
+    return nullptr;
   auto [it, first] = quickKernels_.emplace(memoryKey, *quick);
   if (first) {
     quickKept_.push_back(*quick);
@@ -918,6 +932,7 @@ void Engine::buildInBackground(const CudaDriver &driver,
   {
     std::lock_guard<std::mutex> lock(builds.mutex);
     ++builds.pending;
+    builds.owner = ::getpid();
   }
   if (!background_)
     background_ =

@@ -13,6 +13,10 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <thread>
@@ -1264,6 +1268,37 @@ TEST_F(EngineCudaTest, TieredBackgroundFailureIsTheNextCallsError) {
   Engine::waitForBackgroundBuilds();
   Status status = engine().forward(&call.args);
   EXPECT_EQ(status.code(), ATTN_ERROR_COMPILE) << status.toString();
+}
+
+TEST_F(EngineCudaTest, TieredWaitInAForkedChildReturns) {
+  // A child forked while a build runs in the background inherits the count
+  // of pending builds but not the thread: its wait (attn_wait_for_compiles,
+  // or the atexit handler at its exit) must return, not hang.
+  options.tiered = true;
+  fakeCompiler().wgmmaDelayMs = 500;
+  TieredCall call;
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    Engine::waitForBackgroundBuilds();
+    ::_exit(0);
+  }
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 500 && done == 0; ++i) {
+    done = ::waitpid(pid, &status, WNOHANG);
+    if (done == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    ADD_FAILURE() << "the forked child's wait hung";
+  } else {
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  Engine::waitForBackgroundBuilds();
 }
 
 TEST_F(EngineCudaTest, TieredCallsOnlyForTheForward) {
