@@ -138,11 +138,14 @@ int main(int argc, char **argv) {
                    error.c_str());
       return 1;
     }
-    fmt::print("first compile of the process ({}): {:.1f} ms\n",
+    fmt::print("first compile of the process ({}): {:.1f} ms (IR {:.1f}, "
+               "passes {:.1f}, codegen {:.1f})\n",
                configs.front().name,
                std::chrono::duration<double, std::milli>(
                    std::chrono::steady_clock::now() - start)
-                   .count());
+                   .count(),
+               kernel.times.buildIR, kernel.times.passes,
+               kernel.times.codegen);
   }
   fmt::print("{:<22} {:>9} {:>9} {:>7} {:>8} {:>8} {:>9}  (medians of {}, "
              "ms; stages wall)\n",
