@@ -175,6 +175,34 @@ TEST(SingleFlightTest, ThrowingSomethingElseIsAnErrorToo) {
       << value.status().message();
 }
 
+TEST(SingleFlightTest, ReadyNeverWaits) {
+  // ready(): null while absent, while another thread builds (without
+  // waiting for it) and after a failure; the value once built.
+  Cache cache;
+  EXPECT_EQ(cache.ready("key"), nullptr);
+  std::atomic<bool> release{false}, started{false};
+  std::thread builder([&] {
+    cache.get("key", [&]() -> Expected<Cache::Pointer> {
+      started = true;
+      while (!release)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return std::make_shared<const int>(3);
+    });
+  });
+  while (!started)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(cache.ready("key"), nullptr) << "building";
+  release = true;
+  builder.join();
+  ASSERT_NE(cache.ready("key"), nullptr);
+  EXPECT_EQ(*cache.ready("key"), 3);
+  auto failed = cache.get("bad", []() -> Expected<Cache::Pointer> {
+    return Status(ATTN_ERROR_COMPILE, "no luck");
+  });
+  EXPECT_FALSE(failed.ok());
+  EXPECT_EQ(cache.ready("bad"), nullptr);
+}
+
 TEST(SingleFlightTest, ClearForgetsValues) {
   Cache cache;
   int builds = 0;

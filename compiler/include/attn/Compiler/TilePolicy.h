@@ -334,12 +334,12 @@ Copies chooseCopies(int64_t headDim, unsigned variants, bool varlen,
 /// the same attention as `full` (a resolved NVIDIA forward config: head
 /// dim, dtype, mask, variants, mods, packed batch) on mma.sync with
 /// kQuickBlockM x kQuickBlockN tiles, cp.async copies and two stages, the
-/// form that compiles fastest -- at D = 128 causal ~0.12 s of ours and
-/// ~0.15 s of ptxas on the build machine, against ~0.26 s and ~0.37-0.48 s
-/// for the default kernel -- so that a first call runs it while the
-/// default kernel compiles. Returns false where there is none: the
-/// backward, FP8, f32, split-KV and paged kernels, a config the plan
-/// refuses in that form, and one that already is it.
+/// form that compiles fastest -- at D = 128 causal ~60 ms of ours and
+/// ~0.15 s of ptxas on the build machine, against ~170 ms and ~0.37 s for
+/// the default kernel (docs/BENCHMARKS.md version 41) -- so that a first
+/// call runs it while the default kernel compiles. Returns false where
+/// there is none: the backward, FP8, f32, split-KV and paged kernels, a
+/// config the plan refuses in that form, and one that already is it.
 inline constexpr int64_t kQuickBlockM = 64, kQuickBlockN = 32;
 bool quickKernelConfig(const KernelConfig &full, KernelConfig &quick);
 
