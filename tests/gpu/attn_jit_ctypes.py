@@ -83,7 +83,22 @@ def default_lib_path():
     return None
 
 
+# Every library this process loaded (benchmarks load two side by side).
+_LOADED = []
+
+
+def wait_for_compiles():
+    """Waits for every loaded library's background builds (ATTN_JIT_TIERED's first calls), so that a
+    timed loop never times a quick kernel."""
+    for lib in _LOADED:
+        lib.wait_for_compiles()
+
+
 class AttnJit(_capi.Library):
+    def __init__(self, path):
+        super().__init__(path)
+        _LOADED.append(self)
+
     def forward(self, q, k, v, o, lse, dtype, mask, scale=0.0, stream=None, device=DEVICE_CUDA,
                 kv_heads=None, variant=None, tiles=(0, 0)):
         """q, o: (B, H, Nq, D) and k, v: (B, Hkv, Nk, D) torch tensors (any
