@@ -625,8 +625,9 @@ Engine::cudaKernelMiss(const attn_fwd_args &args,
   // Modules belong to a context: the same key loads once per context.
   std::string memoryKey = fmt::format("{}|{}", context->id, keyText);
   if (options_.tiered && !call.backward) {
-    Expected<const LoadedKernel *> quick = quickKernel(
-        driver, *context, key, memoryKey, static_cast<CUstream>(args.stream));
+    Expected<const LoadedKernel *> quick =
+        quickKernel(driver, *context, key, keyText, memoryKey,
+                    static_cast<CUstream>(args.stream));
     if (!quick)
       return quick.takeStatus();
     // Not kept in this thread's hot cache: its next call looks for the
@@ -867,22 +868,23 @@ Engine::loadWithCubinCache(const CudaDriver &driver,
   return loaded;
 }
 
-Expected<const LoadedKernel *> Engine::quickKernel(const CudaDriver &driver,
-                                                   const ContextInfo &context,
-                                                   const CacheKey &key,
-                                                   const std::string &memoryKey,
-                                                   CUstream stream) {
+Expected<const LoadedKernel *>
+Engine::quickKernel(const CudaDriver &driver, const ContextInfo &context,
+                    const CacheKey &key, const std::string &keyText,
+                    const std::string &memoryKey, CUstream stream) {
   if (cudaKernels_.ready(memoryKey))
     return nullptr;
   {
-    // The background thread stores the kernel before it drops the quick
-    // one under this lock: without a quick one, the kernel is ready (or
-    // its build failed).
+    // The background thread stores the kernel before it ends `building`
+    // under this lock: past it, the kernel is ready (or its build failed).
     std::lock_guard<std::mutex> lock(tieredMutex_);
-    if (tieredFailures_.count(memoryKey))
-      return nullptr;
-    if (auto it = quickKernels_.find(memoryKey); it != quickKernels_.end())
-      return mayBeCapturing(driver, stream) ? nullptr : it->second.get();
+    if (auto it = tiers_.find(memoryKey); it != tiers_.end()) {
+      if (it->second.failed)
+        return nullptr;
+      if (it->second.building)
+        return mayBeCapturing(driver, stream) ? nullptr
+                                              : it->second.quick.get();
+    }
     if (cudaKernels_.ready(memoryKey))
       return nullptr;
   }
@@ -894,7 +896,7 @@ Expected<const LoadedKernel *> Engine::quickKernel(const CudaDriver &driver,
     return nullptr;
   // On disk: only a JIT away (none at all where the driver's cache has it).
   if (DiskCache *cache = disk();
-      cache && llvm::sys::fs::exists(cache->entryPath(key.str())))
+      cache && llvm::sys::fs::exists(cache->entryPath(keyText)))
     return nullptr;
   std::string quickMemoryKey = fmt::format("{}|{}", context.id, quickKey.str());
   Expected<std::shared_ptr<const LoadedKernel>> quick =
@@ -903,22 +905,25 @@ Expected<const LoadedKernel *> Engine::quickKernel(const CudaDriver &driver,
       });
   if (!quick) {
     if (logging(LogLevel::Info))
-      logLine("no quick kernel for {}: {}", key.str(),
-              quick.status().message());
+      logLine("no quick kernel for {}: {}", keyText, quick.status().message());
     return nullptr;
   }
   std::lock_guard<std::mutex> lock(tieredMutex_);
-  if (cudaKernels_.ready(memoryKey) || tieredFailures_.count(memoryKey))
+  Tier &tier = tiers_[memoryKey];
+  if (tier.failed || cudaKernels_.ready(memoryKey))
     return nullptr;
-  auto [it, first] = quickKernels_.emplace(memoryKey, *quick);
-  if (first) {
-    quickKept_.push_back(*quick);
+  // The first quick kernel stays (a caller may still launch it after the
+  // memory cache is cleared).
+  if (!tier.quick)
+    tier.quick = *quick;
+  if (!tier.building) {
+    tier.building = true;
     if (logging(LogLevel::Info))
       logLine("tiered: {} runs while {} builds in the background",
-              quickKey.str(), key.str());
+              quickKey.str(), keyText);
     buildInBackground(driver, context, key, memoryKey);
   }
-  return it->second.get();
+  return tier.quick.get();
 }
 
 void Engine::buildInBackground(const CudaDriver &driver,
@@ -958,9 +963,9 @@ void Engine::buildInBackground(const CudaDriver &driver,
     }
     {
       std::lock_guard<std::mutex> lock(tieredMutex_);
-      quickKernels_.erase(memoryKey);
-      if (!status.ok())
-        tieredFailures_.insert(memoryKey);
+      Tier &tier = tiers_[memoryKey];
+      tier.building = false;
+      tier.failed = !status.ok();
     }
     if (!status.ok() && logging(LogLevel::Info))
       logLine("the background build of {} failed ({}); the next call builds "

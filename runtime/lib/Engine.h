@@ -28,8 +28,6 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
-#include <unordered_set>
-#include <vector>
 
 namespace attn::rt {
 
@@ -108,7 +106,7 @@ struct EngineOptions {
   /// Tiered first calls (ATTN_JIT_TIERED=1): a forward call whose kernel
   /// is neither in memory nor on disk runs the quick kernel of its
   /// configuration (compiler::quickKernelConfig: mma.sync, small tiles,
-  /// compiled and JIT-compiled in about half the time) while its own
+  /// compiled and JIT-compiled in well under half the time) while its own
   /// kernel compiles on a background thread; later calls take that one
   /// once it is loaded. Not while the stream is captured into a CUDA graph
   /// (the graph would keep the quick kernel). Off by default: not yet
@@ -276,11 +274,10 @@ private:
   /// build of its own in the background; null where the call takes the
   /// usual path (no quick form, the stream captured, a background build
   /// that failed: its error is then the call's).
-  Expected<const LoadedKernel *> quickKernel(const CudaDriver &driver,
-                                             const ContextInfo &context,
-                                             const CacheKey &key,
-                                             const std::string &memoryKey,
-                                             CUstream stream);
+  Expected<const LoadedKernel *>
+  quickKernel(const CudaDriver &driver, const ContextInfo &context,
+              const CacheKey &key, const std::string &keyText,
+              const std::string &memoryKey, CUstream stream);
   /// Loads `key`'s kernel into `context` on the background thread.
   void buildInBackground(const CudaDriver &driver, const ContextInfo &context,
                          const CacheKey &key, const std::string &memoryKey);
@@ -320,15 +317,16 @@ private:
   std::atomic<uint64_t> compiles_{0}, memoryHits_{0}, diskHits_{0},
       diskMisses_{0}, diskRejected_{0}, launches_{0}, compileNanos_{0};
 
-  /// Tiered first calls: the quick kernel of each full kernel that builds
-  /// in the background (by its memory key), the full kernels whose
-  /// background build failed, and every quick kernel handed out (callers
-  /// hold plain pointers to them: kept for the engine's life).
+  /// A tiered first call's state, by the full kernel's memory key: its
+  /// quick kernel (kept for the engine's life: callers hold plain pointers
+  /// to it), whether the full kernel builds in the background, and whether
+  /// that build failed (calls then build it in their own path).
+  struct Tier {
+    std::shared_ptr<const LoadedKernel> quick;
+    bool building = false, failed = false;
+  };
   std::mutex tieredMutex_;
-  std::unordered_map<std::string, std::shared_ptr<const LoadedKernel>>
-      quickKernels_;
-  std::unordered_set<std::string> tieredFailures_;
-  std::vector<std::shared_ptr<const LoadedKernel>> quickKept_;
+  std::unordered_map<std::string, Tier> tiers_;
   /// Last, so that it is destroyed first: its destructor finishes the
   /// builds, which use the members above.
   std::unique_ptr<llvm::StdThreadPool> background_;
