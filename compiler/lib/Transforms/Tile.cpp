@@ -590,15 +590,27 @@ LogicalResult tileSdpaBackward(SdpaBackwardOp op) {
     if (withV)
       inits.push_back(splat(b, loc, accDv, 0.0f));
     auto heads = scf::ForOp::create(
-        b, loc, zero, pairs, one,
-        inits,
+        b, loc, zero, pairs, one, inits,
         [&](OpBuilder &lb, Location ll, Value it, ValueRange state) {
-          Value h = arith::AddIOp::create(
-              lb, ll, firstHead, arith::DivUIOp::create(lb, ll, it, tiles));
+          // The pair's head and tile by a 32-bit division: a group's pairs
+          // number its query rows / block_n, far below 2^32 for any tensor
+          // that fits a device's memory, and a GPU divides 64-bit values in
+          // a long sequence whose operands stay live in two registers each.
+          auto i32 = lb.getI32Type();
+          auto narrow = [&](Value v) {
+            return arith::IndexCastUIOp::create(lb, ll, i32, v);
+          };
+          Value it32 = narrow(it), tiles32 = narrow(tiles);
+          Value pairHead = arith::DivUIOp::create(lb, ll, it32, tiles32);
+          Value pairTile = arith::SubIOp::create(
+              lb, ll, it32, arith::MulIOp::create(lb, ll, pairHead, tiles32));
+          auto widen = [&](Value v) {
+            return arith::IndexCastUIOp::create(lb, ll, lb.getIndexType(), v);
+          };
+          Value h = arith::AddIOp::create(lb, ll, firstHead, widen(pairHead));
           Value row = arith::AddIOp::create(
               lb, ll, lower,
-              arith::MulIOp::create(
-                  lb, ll, arith::RemUIOp::create(lb, ll, it, tiles), cBlockN));
+              arith::MulIOp::create(lb, ll, widen(pairTile), cBlockN));
           Value q = LoadTileOp::create(lb, ll, stepD, op.getQuery(), bIdx, h,
                                        row, numQueries, Value());
           Value dO = LoadTileOp::create(lb, ll, stepDv, op.getGradOutput(),

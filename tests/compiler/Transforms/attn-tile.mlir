@@ -317,9 +317,15 @@ func.func @sorted_documents(%q: !t, %k: !t, %v: !t, %o: !t, %ids: !ids) attribut
 // CHECK:   %[[T:.*]] = arith.maxsi %[[CT]], %{{.*}} : index
 // CHECK:   %[[PAIRS:.*]] = arith.muli %[[GROUP]], %[[T]] : index
 // CHECK:   %[[KD:.*]]:2 = scf.for %[[IT:.*]] = %{{.*}} to %[[PAIRS]] step %{{.*}} iter_args(%[[DK:.*]] = %{{.*}}, %[[DV:.*]] = %{{.*}})
-// CHECK:     %[[HOFF:.*]] = arith.divui %[[IT]], %[[T]] : index
+// The pair's head and tile by a 32-bit division.
+// CHECK:     %[[IT32:.*]] = arith.index_castui %[[IT]] : index to i32
+// CHECK:     %[[T32:.*]] = arith.index_castui %[[T]] : index to i32
+// CHECK:     %[[HOFF32:.*]] = arith.divui %[[IT32]], %[[T32]] : i32
+// CHECK:     %[[TILES32:.*]] = arith.muli %[[HOFF32]], %[[T32]] : i32
+// CHECK:     %[[TI32:.*]] = arith.subi %[[IT32]], %[[TILES32]] : i32
+// CHECK:     %[[HOFF:.*]] = arith.index_castui %[[HOFF32]] : i32 to index
 // CHECK:     %[[HH:.*]] = arith.addi %[[FIRST]], %[[HOFF]] : index
-// CHECK:     %[[TI:.*]] = arith.remui %[[IT]], %[[T]] : index
+// CHECK:     %[[TI:.*]] = arith.index_castui %[[TI32]] : i32 to index
 // CHECK:     %[[TROW:.*]] = arith.muli %[[TI]], %{{.*}} : index
 // CHECK:     %[[QR:.*]] = arith.addi %[[LOWER]], %[[TROW]] : index
 // CHECK:       %[[Q2:.*]] = attn.load_tile %arg0[%[[B2]], %[[HH]], %[[QR]]]
