@@ -18,7 +18,7 @@ llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
 # Keep the kernel cache of tests away from the user's.
 config.environment["ATTN_JIT_DISK_CACHE"] = "0"
 
-tools = ["attn-opt", "attn-opt-fuzzer", "attn-run", "FileCheck", "not", "count"]
+tools = ["attn-opt", "attn-opt-fuzzer", "attn-run", "attn-compile-time", "FileCheck", "not", "count"]
 llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_tools_dir])
 
 # attn-opt-fuzzer linked with libFuzzer fuzzes the directories it is given

@@ -19,7 +19,8 @@ std::string CacheKey::str() const {
   const auto &[headDim, dtype, mask, configArch, blockM, blockN, warps, stages,
                tensorCore, positiveScale, packGqa, variants, userMods, backward,
                varlen, pageSize, split, tma, deterministic, warpSpecialize,
-               persistent, qStages, shortWorkTiles, pagedDecode] = config;
+               persistent, qStages, shortWorkTiles, pagedDecode, llvmOptLevel] =
+      config;
   (void)pagedDecode;
   // The arch only matters for CUDA: the host kernel targets this machine and
   // is never stored on disk.
@@ -31,7 +32,7 @@ std::string CacheKey::str() const {
       "stages={};tensor_core={};positive_scale={};pack_gqa={};"
       "variants={};backward={};varlen={};page_size={};"
       "split={};tma={};deterministic={};warp_specialize={};"
-      "persistent={};q_stages={};short_work_tiles={};"
+      "persistent={};q_stages={};short_work_tiles={};llvm_opt_level={};"
       "user_mods={}",
       compilerVersion, toString(target), arch, compiler::toString(dtype),
       headDim, compiler::toString(mask), blockM, blockN, warps, stages,
@@ -39,7 +40,7 @@ std::string CacheKey::str() const {
       compiler::variantNames(variants), backward ? 1 : 0, varlen ? 1 : 0,
       pageSize, split ? 1 : 0, tma ? 1 : 0, deterministic ? 1 : 0,
       warpSpecialize ? 1 : 0, persistent ? 1 : 0, qStages,
-      shortWorkTiles ? 1 : 0, userMods);
+      shortWorkTiles ? 1 : 0, llvmOptLevel, userMods);
 }
 
 uint64_t CacheKey::hash() const { return keyHash(str()); }

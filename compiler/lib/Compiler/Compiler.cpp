@@ -72,6 +72,8 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
     opts += fmt::format(" q-stages={}", qStages);
   if (nvidia && shortWorkTiles)
     opts += " short-work-tiles=1";
+  if (nvidia && llvmOptLevel != 3)
+    opts += fmt::format(" llvm-opt-level={}", llvmOptLevel);
   return opts;
 }
 
@@ -222,6 +224,7 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
   options.persistent = config.persistent;
   options.qStages = config.qStages;
   options.shortWorkTiles = config.shortWorkTiles;
+  options.llvmOptLevel = config.llvmOptLevel;
   options.pagedDecode = config.pagedDecode;
   mlir::attn::buildAttnToNVVMPipeline(pm, options);
   if (failed(runPipeline(pm, s))) {
@@ -281,6 +284,7 @@ bool compilePtxUnguarded(const KernelConfig &config, PtxKernel &out,
   }
   mlir::attn::PTXTarget target;
   target.chip = config.arch;
+  target.optLevel = config.llvmOptLevel;
   FailureOr<std::string> ptx = mlir::attn::serializeToPTX(gpuModule, target);
   if (failed(ptx)) {
     error = "PTX generation failed:\n" + s.diagnostics;

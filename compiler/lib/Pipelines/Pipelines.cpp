@@ -97,7 +97,7 @@ void mlir::attn::buildAttnToPTXPipeline(OpPassManager &pm,
                                         const AttnToPTXOptions &options) {
   buildAttnToNVVMPipeline(pm, options);
   pm.addPass(createAttnEmitPTX(AttnEmitPTXOptions{
-      options.ptxFile, options.chip, options.features, /*optLevel=*/3}));
+      options.ptxFile, options.chip, options.features, options.llvmOptLevel}));
 }
 
 void mlir::attn::buildAttnToHostPipeline(OpPassManager &pm,

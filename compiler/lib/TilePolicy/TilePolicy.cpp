@@ -763,6 +763,7 @@ bool quickKernelConfig(const KernelConfig &full, KernelConfig &quick) {
   q.blockM = kQuickBlockM;
   q.blockN = kQuickBlockN;
   q.stages = 2;
+  q.llvmOptLevel = kQuickLlvmOptLevel;
   q = q.resolved(/*nvidia=*/true);
   KernelPlan plan;
   std::string error;

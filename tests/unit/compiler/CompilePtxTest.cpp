@@ -515,10 +515,10 @@ TEST(CompilePtxTest, ChooseCopiesTakesTmaWithThePolicysProducer) {
 }
 
 // A tiered first call's quick kernel (quickKernelConfig): the attention of
-// the full config on mma.sync 64 x 32 tiles, compiled for real without a
-// spill-prone plan, at every head dim the runtime takes and with the
-// variants; none for the backward, FP8, split-KV, paged and f32 configs,
-// nor for a config that already is the quick one.
+// the full config on mma.sync 64 x 32 tiles, its PTX from LLVM at O0,
+// compiled for real without a spill-prone plan, at every head dim the
+// runtime takes and with the variants; none for the backward, FP8, split-KV,
+// paged and f32 configs, nor for a config that already is the quick one.
 TEST(CompilePtxTest, QuickKernelIsTheSameAttentionOnSmallMmaSyncTiles) {
   using attn::abi::kSoftcap;
   using attn::abi::kWindow;
@@ -542,6 +542,7 @@ TEST(CompilePtxTest, QuickKernelIsTheSameAttentionOnSmallMmaSyncTiles) {
     EXPECT_EQ(quick.blockM, kQuickBlockM);
     EXPECT_EQ(quick.blockN, kQuickBlockN);
     EXPECT_FALSE(quick.tma || quick.warpSpecialize || quick.persistent);
+    EXPECT_EQ(quick.llvmOptLevel, kQuickLlvmOptLevel);
     EXPECT_EQ(quick.headDim, d);
     EXPECT_EQ(quick.mask, MaskKind::Causal);
     EXPECT_EQ(quick.variants, variants);

@@ -30,7 +30,7 @@ TEST(CacheKeyTest, TextNamesEveryField) {
             "tensor_core=auto;positive_scale=1;pack_gqa=0;variants=;backward=0;"
             "varlen=0;page_size=0;split=0;tma=0;deterministic=1;"
             "warp_specialize=0;persistent=0;q_stages=0;"
-            "short_work_tiles=0;user_mods=");
+            "short_work_tiles=0;llvm_opt_level=3;user_mods=");
 }
 
 // A persistent kernel (KernelConfig::persistent) is keyed apart.
@@ -71,6 +71,7 @@ TEST(CacheKeyTest, EveryCodeChangingFieldChangesTheKey) {
       [](CacheKey &k) { k.config.persistent = true; },
       [](CacheKey &k) { k.config.qStages = 1; },
       [](CacheKey &k) { k.config.shortWorkTiles = true; },
+      [](CacheKey &k) { k.config.llvmOptLevel = 0; },
       [](CacheKey &k) { k.config.blockN = 32; },
       [](CacheKey &k) { k.config.warps = 8; },
       [](CacheKey &k) { k.config.stages = 2; },

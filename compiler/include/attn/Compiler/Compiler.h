@@ -136,6 +136,9 @@ struct KernelConfig {
   /// resolved() gives tiles the call leaves open pagedDecodeTiles' instead of
   /// the defaults, then clears it (the tiles are then explicit, and keyed).
   bool pagedDecode = false;
+  /// NVIDIA only: LLVM's optimisation level for the PTX (0 to 3). 3 but for
+  /// a tiered first call's quick kernel (TilePolicy.h's kQuickLlvmOptLevel).
+  int llvmOptLevel = 3;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;

@@ -333,14 +333,21 @@ Copies chooseCopies(int64_t headDim, unsigned variants, bool varlen,
 /// The quick kernel of a tiered first call (the runtime's ATTN_JIT_TIERED):
 /// the same attention as `full` (a resolved NVIDIA forward config: head
 /// dim, dtype, mask, variants, mods, packed batch) on mma.sync with
-/// kQuickBlockM x kQuickBlockN tiles, cp.async copies and two stages, the
-/// form that compiles fastest -- at D = 128 causal ~60 ms of ours and
-/// ~0.15 s of ptxas on the build machine, against ~170 ms and ~0.37 s for
-/// the default kernel (docs/BENCHMARKS.md version 41) -- so that a first
-/// call runs it while the default kernel compiles. Returns false where
-/// there is none: the backward, FP8, f32, split-KV and paged kernels, a
-/// config the plan refuses in that form, and one that already is it.
+/// kQuickBlockM x kQuickBlockN tiles, cp.async copies and two stages, its
+/// PTX from LLVM at kQuickLlvmOptLevel, the form that compiles fastest -- at
+/// D = 128 causal ~60 ms of ours and ~0.15 s of ptxas on the build machine,
+/// against ~170 ms and ~0.37 s for the default kernel (docs/BENCHMARKS.md
+/// version 41) -- so that a first call runs it while the default kernel
+/// compiles. Returns false where there is none: the backward, FP8, f32,
+/// split-KV and paged kernels, a config the plan refuses in that form, and
+/// one that already is it.
 inline constexpr int64_t kQuickBlockM = 64, kQuickBlockN = 32;
+/// LLVM at O0: the quick kernel's compile takes ~23 ms of ours instead of
+/// ~54 (a process's first ~52 instead of ~110), and ptxas, which optimises
+/// the PTX anyway, only 2-18 % longer over it (docs/BENCHMARKS.md version
+/// 42). Not for the default kernels: their O0 PTX is ~3.5 x longer and
+/// ptxas takes more than LLVM saves.
+inline constexpr int kQuickLlvmOptLevel = 0;
 bool quickKernelConfig(const KernelConfig &full, KernelConfig &quick);
 
 /// Bytes of one tile of `rows` x `headDim` elements (16-bit, or 8-bit for

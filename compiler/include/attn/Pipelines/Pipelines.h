@@ -147,6 +147,11 @@ struct AttnToPTXOptions : public KernelPipelineOptions<AttnToPTXOptions> {
                      "queries fit one 64-row tile), so tiles left at 0 take "
                      "the runtime's decode tiles (pagedDecodeTiles)"),
       llvm::cl::init(false)};
+  ::mlir::detail::PassOptions::Option<unsigned> llvmOptLevel{
+      *this, "llvm-opt-level",
+      llvm::cl::desc("LLVM's optimisation level for the PTX, 0 to 3 (0: a "
+                     "tiered first call's quick kernel)"),
+      llvm::cl::init(3)};
   ::mlir::detail::PassOptions::Option<std::string> ptxFile{
       *this, "ptx-file", llvm::cl::desc("Write the PTX to this file (- for stdout)"),
       llvm::cl::init("")};
