@@ -8,7 +8,7 @@
 # under a timeout, the whole run inside BUDGET_S seconds (default 540):
 #   tests      with ATTN_JIT_TIERED=1 and an empty kernel cache, so that
 #              each configuration's first call runs its quick kernel
-#              (mma.sync, 64 x 32 tiles): tests/gpu/test_attention.py
+#              (mma.sync, 64 x 16 tiles): tests/gpu/test_attention.py
 #              --quick and tests/gpu/test_variants.py --quick --no-extras,
 #              and at the same time compute-sanitizer memcheck over
 #              bin/attn-variants (up to TESTS_S seconds, 240)

@@ -515,7 +515,7 @@ TEST(CompilePtxTest, ChooseCopiesTakesTmaWithThePolicysProducer) {
 }
 
 // A tiered first call's quick kernel (quickKernelConfig): the attention of
-// the full config on mma.sync 64 x 32 tiles, its PTX from LLVM at O0,
+// the full config on mma.sync 64 x 16 tiles, its PTX from LLVM at O0,
 // compiled for real without a spill-prone plan, at every head dim the
 // runtime takes and with the variants; none for the backward, FP8, split-KV,
 // paged and f32 configs, nor for a config that already is the quick one.

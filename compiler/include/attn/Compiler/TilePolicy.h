@@ -335,13 +335,16 @@ Copies chooseCopies(int64_t headDim, unsigned variants, bool varlen,
 /// dim, dtype, mask, variants, mods, packed batch) on mma.sync with
 /// kQuickBlockM x kQuickBlockN tiles, cp.async copies and two stages, its
 /// PTX from LLVM at kQuickLlvmOptLevel, the form that compiles fastest -- at
-/// D = 128 causal ~60 ms of ours and ~0.15 s of ptxas on the build machine,
-/// against ~170 ms and ~0.37 s for the default kernel (docs/BENCHMARKS.md
-/// version 41) -- so that a first call runs it while the default kernel
-/// compiles. Returns false where there is none: the backward, FP8, f32,
-/// split-KV and paged kernels, a config the plan refuses in that form, and
-/// one that already is it.
-inline constexpr int64_t kQuickBlockM = 64, kQuickBlockN = 32;
+/// D = 128 causal ~20 ms of ours and ~0.12 s of ptxas beyond its start on
+/// the build machine, against ~170 ms and ~0.3 s for the default kernel
+/// (docs/BENCHMARKS.md versions 41-42) -- so that a first call runs it while
+/// the default kernel compiles. Returns false where there is none: the
+/// backward, FP8, f32, split-KV and paged kernels, a config the plan refuses
+/// in that form, and one that already is it.
+/// 16 keys a tile: half the products of 32 keys in a loop body, 11-45 %
+/// less of ptxas's time (version 42); its speed matters little, since the
+/// quick kernel runs only until the default one is loaded.
+inline constexpr int64_t kQuickBlockM = 64, kQuickBlockN = 16;
 /// LLVM at O0: the quick kernel's compile takes ~23 ms of ours instead of
 /// ~54 (a process's first ~52 instead of ~110), and ptxas, which optimises
 /// the PTX anyway, only 2-18 % longer over it (docs/BENCHMARKS.md version
