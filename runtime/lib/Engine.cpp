@@ -524,7 +524,6 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   compiler::Copies copies = compiler::chooseCopies(
       args.head_dim, args.variant.flags, varlen != nullptr, user != nullptr,
       lengthTiles.producer, options_.tma, options_.warpSpecialize);
-  bool producer = copies.producer;
   bool tma =
       copies.tma && !backward && !(varlen && varlen->pageSize) &&
       driver.cuTensorMapEncodeTiled &&
@@ -534,7 +533,8 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   // the producer where they have one.
   attn_fwd_args tiled;
   const attn_fwd_args *keyed = &args;
-  if (lengthTiles.blockM > 0 && tma && producer == lengthTiles.producer) {
+  if (lengthTiles.blockM > 0 && tma &&
+      copies.producer == lengthTiles.producer) {
     tiled = args;
     tiled.block_m = lengthTiles.blockM;
     tiled.block_n = lengthTiles.blockN;
@@ -545,7 +545,7 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
       varlen ? varlen->pageSize : 0, tma,
       deterministic_.load(std::memory_order_relaxed) ||
           !options_.gpuAtomicBackward,
-      tma && producer,
+      tma && copies.producer,
       varlen && compiler::pagedDecodes(varlen->pageSize,
                                        args.heads / kvHeadsOf(args) *
                                            varlen->maxSeqlenQ),
