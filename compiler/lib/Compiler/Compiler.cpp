@@ -72,7 +72,7 @@ std::string KernelConfig::pipelineOptions(bool nvidia) const {
     opts += fmt::format(" q-stages={}", qStages);
   if (nvidia && shortWorkTiles)
     opts += " short-work-tiles=1";
-  if (nvidia && llvmOptLevel != 3)
+  if (nvidia && llvmOptLevel != mlir::attn::kMaxLlvmOptLevel)
     opts += fmt::format(" llvm-opt-level={}", llvmOptLevel);
   return opts;
 }

@@ -39,7 +39,7 @@ protected:
   /// the same without them, and the SLP vectorizer alone was ~5 % of a
   /// compile (callgrind, D = 128).
   LogicalResult optimizeModule(llvm::Module &module, int level) override {
-    if (level < 0 || level > 3)
+    if (level < 0 || level > attn::kMaxLlvmOptLevel)
       return mlir::emitError(getOperation().getLoc())
              << "invalid LLVM optimisation level " << level
              << " (expected 0 to 3)";

@@ -9,6 +9,7 @@
 #define ATTN_COMPILER_COMPILER_H
 
 #include "attn/Compiler/KernelABI.h"
+#include "attn/Dialect/Attn/IR/Limits.h"
 
 #include <cstdint>
 #include <iterator>
@@ -136,9 +137,9 @@ struct KernelConfig {
   /// resolved() gives tiles the call leaves open pagedDecodeTiles' instead of
   /// the defaults, then clears it (the tiles are then explicit, and keyed).
   bool pagedDecode = false;
-  /// NVIDIA only: LLVM's optimisation level for the PTX (0 to 3). 3 but for
+  /// NVIDIA only: LLVM's optimisation level for the PTX, the highest but for
   /// a tiered first call's quick kernel (TilePolicy.h's kQuickLlvmOptLevel).
-  int llvmOptLevel = 3;
+  int llvmOptLevel = mlir::attn::kMaxLlvmOptLevel;
 
   /// The attn-to-ptx / attn-to-host pipeline options for this config.
   std::string pipelineOptions(bool nvidia) const;

@@ -101,7 +101,8 @@ def AttnEmitPTX : Pass<"attn-emit-ptx", "ModuleOp"> {
     Option<"features", "features", "std::string", "\"auto\"",
            "LLVM NVPTX features, e.g. +ptx86; auto: the lowest PTX ISA version "
            "that supports the chip, at least 8.0">,
-    Option<"optLevel", "O", "unsigned", "3", "LLVM optimisation level">,
+    Option<"optLevel", "O", "unsigned", "::mlir::attn::kMaxLlvmOptLevel",
+           "LLVM optimisation level, 0 to 3">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }

@@ -3,6 +3,7 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "attn/Dialect/Attn/IR/Limits.h"
 #include "mlir/Pass/PassOptions.h"
 
 #include <string>
@@ -151,7 +152,7 @@ struct AttnToPTXOptions : public KernelPipelineOptions<AttnToPTXOptions> {
       *this, "llvm-opt-level",
       llvm::cl::desc("LLVM's optimisation level for the PTX, 0 to 3 (0: a "
                      "tiered first call's quick kernel)"),
-      llvm::cl::init(3)};
+      llvm::cl::init(kMaxLlvmOptLevel)};
   ::mlir::detail::PassOptions::Option<std::string> ptxFile{
       *this, "ptx-file", llvm::cl::desc("Write the PTX to this file (- for stdout)"),
       llvm::cl::init("")};

@@ -8,6 +8,7 @@
 #ifndef ATTN_TARGET_PTX_H
 #define ATTN_TARGET_PTX_H
 
+#include "attn/Dialect/Attn/IR/Limits.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
@@ -23,7 +24,7 @@ struct PTXTarget {
   std::string chip = "sm_90a";
   /// LLVM NVPTX features ("+ptx86"), or "auto": see resolvePTXFeatures.
   std::string features = kAutoPTXFeatures;
-  int optLevel = 3;
+  int optLevel = kMaxLlvmOptLevel;
 };
 
 /// The gpu.module attribute (i32: PTX ISA major * 10 + minor) by which a

@@ -46,6 +46,11 @@ inline constexpr int64_t kMaxQStages = 2;
 /// older chips).
 inline constexpr int64_t kMinSmVersion = 80;
 
+/// LLVM's optimisation levels for the PTX, O0 to kMaxLlvmOptLevel: the
+/// kernels take the highest (a tiered first call's quick kernel O0,
+/// TilePolicy.h's kQuickLlvmOptLevel).
+inline constexpr int kMaxLlvmOptLevel = 3;
+
 /// Page sizes of a paged K/V cache (rows per page): multiples of
 /// kPageSizeStep in [kMinPageSize, kMaxPageSize] (vLLM's 16, FlashInfer's
 /// and FlashAttention's up to 256). A multiple of 16 keeps a page's rows a
