@@ -10,12 +10,13 @@
 
 namespace attn::rt {
 
-static_assert(ATTN_VARIANT_WINDOW == abi::kWindow &&
-                  ATTN_VARIANT_PREFIX_LM == abi::kPrefixLm &&
-                  ATTN_VARIANT_DOCUMENT == abi::kDocument &&
-                  ATTN_VARIANT_ALIBI == abi::kAlibi &&
-                  ATTN_VARIANT_BIAS == abi::kBias &&
-                  ATTN_VARIANT_SOFTCAP == abi::kSoftcap,
+// Compared as numbers: the C API's enum and the compiler's are two types.
+static_assert(unsigned(ATTN_VARIANT_WINDOW) == abi::kWindow &&
+                  unsigned(ATTN_VARIANT_PREFIX_LM) == abi::kPrefixLm &&
+                  unsigned(ATTN_VARIANT_DOCUMENT) == abi::kDocument &&
+                  unsigned(ATTN_VARIANT_ALIBI) == abi::kAlibi &&
+                  unsigned(ATTN_VARIANT_BIAS) == abi::kBias &&
+                  unsigned(ATTN_VARIANT_SOFTCAP) == abi::kSoftcap,
               "attn_variant_flags are the compiler's variant bits");
 
 namespace {

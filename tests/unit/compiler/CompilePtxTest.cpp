@@ -822,8 +822,9 @@ TEST(CompilePtxTest, BiasTableStagesAgreeWithThePolicy) {
       }
       EXPECT_EQ(plan.stages, 3);
       EXPECT_EQ(plan.sharedBytes, 230400);
-      if (!tma)
+      if (!tma) {
         EXPECT_EQ(kernel.kernels[0].sharedBytes, plan.sharedBytes);
+      }
       EXPECT_LE(kernel.kernels[0].sharedBytes,
                 maxSharedBytesPerBlock(config.arch));
     }

@@ -35,6 +35,8 @@ StringRef kindName(DistributedTile::Kind kind) {
     return "#attn_nv.acc";
   case DistributedTile::Kind::Rows:
     return "#attn_nv.rows";
+  case DistributedTile::Kind::Cols:
+    return "#attn_nv.cols";
   case DistributedTile::Kind::OperandA:
     return "#attn_nv.operand_a";
   }
