@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <string_view>
 
 namespace attn::rt {
@@ -35,8 +36,9 @@ void *optionValue(uintptr_t value) { return reinterpret_cast<void *>(value); }
 class JitOptions {
 public:
   /// `compiles`: the load runs the JIT (PTX), so ask for its wall time and
-  /// optimisation level; a cubin load takes the logs only.
-  JitOptions(const JitSettings &jit, bool compiles)
+  /// optimisation level, and with `splitCompile` for one thread a function
+  /// (up to the CPUs); a cubin load takes the logs only.
+  JitOptions(const JitSettings &jit, bool compiles, bool splitCompile)
       : infoLog_(kJitLogBytes, '\0'), errorLog_(kJitLogBytes, '\0') {
     add(CU_JIT_INFO_LOG_BUFFER, infoLog_.data());
     add(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, optionValue(kJitLogBytes - 1));
@@ -49,6 +51,8 @@ public:
     add(CU_JIT_WALL_TIME, &wallTime_);
     if (jit.optLevel != JitSettings::kDriverDefault)
       add(CU_JIT_OPTIMIZATION_LEVEL, optionValue(jit.optLevel));
+    if (splitCompile)
+      add(CU_JIT_SPLIT_COMPILE, optionValue(0)); // 0: the CPUs' count
   }
   JitOptions(const JitOptions &) = delete;
   JitOptions &operator=(const JitOptions &) = delete;
@@ -74,7 +78,7 @@ public:
   }
 
 private:
-  static constexpr int kMaxOptions = 8;
+  static constexpr int kMaxOptions = 9;
   void add(CUjit_option option, void *value) {
     options_[count_] = option;
     values_[count_] = value;
@@ -148,10 +152,15 @@ Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
   auto start = std::chrono::steady_clock::now();
   LoadedKernel loaded;
   bool link = !cubin && jit.keepCubin && driver.canLink();
-  JitOptions options(jit, /*compiles=*/!cubin);
+  // Not through the linker: its documented options do not name it.
+  bool splitCompile = !link && !cubin && kernel.kernels.size() > 1 &&
+                      driver.version >= kSplitCompileDriverVersion;
+  std::optional<JitOptions> withSplit, without;
+  JitOptions *options = &(splitCompile ? withSplit : without)
+                             .emplace(jit, /*compiles=*/!cubin, splitCompile);
   if (link) {
     Expected<std::string> linked =
-        linkCubin(driver, kernel.ptx, options, first, device.arch);
+        linkCubin(driver, kernel.ptx, *options, first, device.arch);
     if (!linked)
       return linked.takeStatus();
     loaded.cubin = std::move(*linked);
@@ -162,8 +171,14 @@ Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
   CUresult result =
       link ? driver.cuModuleLoadDataEx(&loaded.module, image, 0, nullptr,
                                        nullptr)
-           : driver.cuModuleLoadDataEx(&loaded.module, image, options.count(),
-                                       options.options(), options.values());
+           : driver.cuModuleLoadDataEx(&loaded.module, image, options->count(),
+                                       options->options(), options->values());
+  // A driver that refuses the split (a build without it) JITs as before.
+  if (result == CUDA_ERROR_INVALID_VALUE && splitCompile) {
+    options = &without.emplace(jit, /*compiles=*/true, /*splitCompile=*/false);
+    result = driver.cuModuleLoadDataEx(&loaded.module, image, options->count(),
+                                       options->options(), options->values());
+  }
   if (result != CUDA_SUCCESS)
     return makeError(ATTN_ERROR_CUDA,
                      "cuModuleLoadDataEx ({}) failed for kernel {} ({}): {}{}",
@@ -171,10 +186,10 @@ Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
                      : cubin ? "a cached cubin"
                              : "PTX",
                      first, device.arch, driver.describe(result),
-                     link ? "" : errorLogSuffix(options));
+                     link ? "" : errorLogSuffix(*options));
   loaded.fromCubin = cubin && !link;
-  loaded.jitMs = options.wallTimeMs();
-  loaded.jitInfoLog = options.infoLog();
+  loaded.jitMs = options->wallTimeMs();
+  loaded.jitInfoLog = options->infoLog();
   for (const compiler::KernelLaunch &launch : kernel.kernels) {
     LoadedFunction fn;
     fn.launch = launch;

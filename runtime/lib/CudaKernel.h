@@ -58,6 +58,11 @@ struct LoadedKernel {
 /// Dynamic shared memory above this needs an explicit opt-in per function.
 inline constexpr int kDefaultMaxDynamicShared = 48 * 1024;
 
+/// The first driver with CU_JIT_SPLIT_COMPILE (CUDA 12.9): the JIT of a
+/// module of several kernels (the backward's, split-KV's) runs them on as
+/// many threads; an older driver would refuse the option.
+inline constexpr int kSplitCompileDriverVersion = 12090;
+
 /// How the driver turns the PTX into machine code.
 struct JitSettings {
   /// CU_JIT_OPTIMIZATION_LEVEL, 0 to kMaxJitOptLevel; kDriverDefault

@@ -1692,6 +1692,49 @@ TEST_F(EngineCudaTest, BackwardSharesTheCachedPath) {
   EXPECT_EQ(engine().stats().memory_hits, 2u);
 }
 
+// A module of several kernels (the backward's two) JIT-compiles them on
+// the driver's threads, CU_JIT_SPLIT_COMPILE = 0 (as many as the CPUs),
+// where the driver has the option (CUDA 12.9); the forward's one kernel,
+// and any module on an older driver, passes none.
+TEST_F(EngineCudaTest, SeveralKernelsJitOnTheDriversThreads) {
+  for (int version :
+       {kSplitCompileDriverVersion, kSplitCompileDriverVersion - 10}) {
+    auto driver = std::make_shared<CudaDriver>(*makeFakeCudaDriver());
+    driver->version = version;
+    options.driver = driver;
+    engine_.reset();
+    resetFakeCuda();
+    ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
+    ForwardFixture grads(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
+    ASSERT_TRUE(engine().forward(&call.args).ok());
+    EXPECT_EQ(fakeCuda().lastJitSplitCompile, -1) << version;
+    attn_bwd_args args = backwardArgs(call, grads);
+    Status status = engine().backward(&args);
+    ASSERT_TRUE(status.ok()) << status.toString();
+    EXPECT_EQ(fakeCuda().moduleLoads, 2) << version;
+    EXPECT_EQ(fakeCuda().lastJitSplitCompile,
+              version >= kSplitCompileDriverVersion ? 0 : -1)
+        << version;
+  }
+}
+
+// A driver that refuses the option (CUDA_ERROR_INVALID_VALUE) gets the
+// same load again without it: the backward still runs.
+TEST_F(EngineCudaTest, ARefusedSplitCompileLoadsWithoutIt) {
+  auto driver = std::make_shared<CudaDriver>(*makeFakeCudaDriver());
+  driver->version = kSplitCompileDriverVersion;
+  options.driver = driver;
+  fakeCuda().refusesSplitCompile = true;
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
+  ForwardFixture grads(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  attn_bwd_args args = backwardArgs(call, grads);
+  Status status = engine().backward(&args);
+  ASSERT_TRUE(status.ok()) << status.toString();
+  EXPECT_EQ(fakeCuda().moduleLoads, 3); // the forward's, the backward's two
+  EXPECT_EQ(fakeCuda().lastJitSplitCompile, -1);
+}
+
 // attn_set_deterministic(0) on sm_90a (wgmma): the atomic form's kernels
 // (a key of their own, so a second compile), its accumulator (B, H, Nq, D)
 // f32 allocated on the caller's stream and zeroed there before any launch,

@@ -90,9 +90,13 @@ bool isFakeCubin(const char *image) {
 void fakeJit(unsigned count, CUjit_option *options, void **values) {
   FakeCudaState &state = fakeCuda();
   state.lastJitOptLevel = -1;
+  state.lastJitSplitCompile = -1;
   for (unsigned i = 0; i < count; ++i) {
     if (options[i] == CU_JIT_OPTIMIZATION_LEVEL)
       state.lastJitOptLevel =
+          static_cast<int>(reinterpret_cast<uintptr_t>(values[i]));
+    if (options[i] == CU_JIT_SPLIT_COMPILE)
+      state.lastJitSplitCompile =
           static_cast<int>(reinterpret_cast<uintptr_t>(values[i]));
     if (options[i] == CU_JIT_WALL_TIME) {
       values[i] = nullptr;
@@ -112,6 +116,8 @@ CUresult fakeModuleLoadDataEx(CUmodule *module, const void *image,
   }
   if (!cubin)
     fakeJit(count, options, values);
+  if (!cubin && state.refusesSplitCompile && state.lastJitSplitCompile >= 0)
+    return CUDA_ERROR_INVALID_VALUE;
   if (state.moduleLoadResult != CUDA_SUCCESS) {
     for (unsigned i = 0; i + 1 < count; ++i)
       if (options[i] == CU_JIT_ERROR_LOG_BUFFER &&
@@ -345,6 +351,8 @@ void resetFakeCuda() {
   state.links = 0;
   state.liveLinks = 0;
   state.lastJitOptLevel = -1;
+  state.lastJitSplitCompile = -1;
+  state.refusesSplitCompile = false;
   state.moduleLoads = 0;
   state.launches = 0;
   state.primaryRetains = 0;

@@ -101,6 +101,11 @@ struct FakeCudaState {
       liveLinks{0};
   /// The CU_JIT_OPTIMIZATION_LEVEL of the last JIT, -1 when it had none.
   std::atomic<int> lastJitOptLevel{-1};
+  /// The CU_JIT_SPLIT_COMPILE of the last JIT, -1 when it had none.
+  std::atomic<int> lastJitSplitCompile{-1};
+  /// A PTX load with CU_JIT_SPLIT_COMPILE fails with
+  /// CUDA_ERROR_INVALID_VALUE (a driver without the option).
+  std::atomic<bool> refusesSplitCompile{false};
 
   std::mutex mutex; // guards what follows
   std::vector<FakeLaunch> launchLog;
