@@ -155,9 +155,8 @@ Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
   // Not through the linker: its documented options do not name it.
   bool splitCompile = !link && !cubin && kernel.kernels.size() > 1 &&
                       driver.version >= kSplitCompileDriverVersion;
-  std::optional<JitOptions> withSplit, without;
-  JitOptions *options = &(splitCompile ? withSplit : without)
-                             .emplace(jit, /*compiles=*/!cubin, splitCompile);
+  std::optional<JitOptions> options;
+  options.emplace(jit, /*compiles=*/!cubin, splitCompile);
   if (link) {
     Expected<std::string> linked =
         linkCubin(driver, kernel.ptx, *options, first, device.arch);
@@ -175,7 +174,7 @@ Expected<LoadedKernel> loadKernel(const CudaDriver &driver,
                                        options->options(), options->values());
   // A driver that refuses the split (a build without it) JITs as before.
   if (result == CUDA_ERROR_INVALID_VALUE && splitCompile) {
-    options = &without.emplace(jit, /*compiles=*/true, /*splitCompile=*/false);
+    options.emplace(jit, /*compiles=*/true, /*splitCompile=*/false);
     result = driver.cuModuleLoadDataEx(&loaded.module, image, options->count(),
                                        options->options(), options->values());
   }

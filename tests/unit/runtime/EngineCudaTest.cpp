@@ -1692,6 +1692,13 @@ TEST_F(EngineCudaTest, BackwardSharesTheCachedPath) {
   EXPECT_EQ(engine().stats().memory_hits, 2u);
 }
 
+/// The fake driver, reporting `version` (cuDriverGetVersion's number).
+static std::shared_ptr<const CudaDriver> fakeDriverOfVersion(int version) {
+  auto driver = std::make_shared<CudaDriver>(*makeFakeCudaDriver());
+  driver->version = version;
+  return driver;
+}
+
 // A module of several kernels (the backward's two) JIT-compiles them on
 // the driver's threads, CU_JIT_SPLIT_COMPILE = 0 (as many as the CPUs),
 // where the driver has the option (CUDA 12.9); the forward's one kernel,
@@ -1699,9 +1706,7 @@ TEST_F(EngineCudaTest, BackwardSharesTheCachedPath) {
 TEST_F(EngineCudaTest, SeveralKernelsJitOnTheDriversThreads) {
   for (int version :
        {kSplitCompileDriverVersion, kSplitCompileDriverVersion - 10}) {
-    auto driver = std::make_shared<CudaDriver>(*makeFakeCudaDriver());
-    driver->version = version;
-    options.driver = driver;
+    options.driver = fakeDriverOfVersion(version);
     engine_.reset();
     resetFakeCuda();
     ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
@@ -1721,9 +1726,7 @@ TEST_F(EngineCudaTest, SeveralKernelsJitOnTheDriversThreads) {
 // A driver that refuses the option (CUDA_ERROR_INVALID_VALUE) gets the
 // same load again without it: the backward still runs.
 TEST_F(EngineCudaTest, ARefusedSplitCompileLoadsWithoutIt) {
-  auto driver = std::make_shared<CudaDriver>(*makeFakeCudaDriver());
-  driver->version = kSplitCompileDriverVersion;
-  options.driver = driver;
+  options.driver = fakeDriverOfVersion(kSplitCompileDriverVersion);
   fakeCuda().refusesSplitCompile = true;
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
   ForwardFixture grads(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 64, 64, 64);
