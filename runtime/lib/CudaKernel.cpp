@@ -510,6 +510,22 @@ Status launchBackward(const CudaDriver &driver, const LoadedKernel &kernel,
                       const compiler::UserModsInfo *user, float *dqAccum) {
   KernelParams params(args, delta, scale, user,
                       kernel.dqAccumulator ? dqAccum : nullptr);
+  // TMA (kBackwardTensorMaps): every kernel takes the maps of K, V, Q and
+  // dO, boxes of block_n rows (each loop steps over block_n rows of the
+  // other side).
+  if (kernel.tmaBoxRows.kv) {
+    attn_fwd_args view = args.fwd;
+    view.o = const_cast<void *>(args.d_o);
+    std::copy(std::begin(args.do_strides), std::end(args.do_strides),
+              view.o_strides);
+    TensorMaps maps;
+    if (Status status = encodeTensorMaps(
+            driver, view, {kernel.tmaBoxRows.kv, kernel.tmaBoxRows.kv}, maps,
+            abi::TensorMapForm::Tiled, /*backward=*/true);
+        !status.ok())
+      return status;
+    params.appendTensorMaps(maps);
+  }
   // One stream: the second kernel reads the row terms the first wrote (and
   // the atomic form's last one the accumulator the K/V tiles added into).
   for (const LoadedFunction &fn : kernel.functions)

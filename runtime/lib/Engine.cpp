@@ -524,9 +524,14 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   compiler::Copies copies = compiler::chooseCopies(
       args.head_dim, args.variant.flags, varlen != nullptr, user != nullptr,
       lengthTiles.producer, options_.tma, options_.warpSpecialize);
+  // The deterministic backward's loops by TMA only when asked for
+  // (ATTN_JIT_TMA=1; an experiment, not measured): dO's map is checked at
+  // its launch.
+  bool deterministic = deterministic_.load(std::memory_order_relaxed) ||
+                       !options_.gpuAtomicBackward;
   bool tma =
-      copies.tma && !backward && !(varlen && varlen->pageSize) &&
-      driver.cuTensorMapEncodeTiled &&
+      (backward ? options_.tma.value_or(false) && deterministic : copies.tma) &&
+      !(varlen && varlen->pageSize) && driver.cuTensorMapEncodeTiled &&
       tensorMapUnsupportedReason(args, abi::tensorMapForm(varlen != nullptr))
           .empty();
   // Those tiles only with the copies they were measured with: TMA, and
@@ -542,10 +547,8 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   }
   CallKey call = CallKey::make(
       Target::Cuda, context->id, *keyed, user, backward, varlen != nullptr,
-      varlen ? varlen->pageSize : 0, tma,
-      deterministic_.load(std::memory_order_relaxed) ||
-          !options_.gpuAtomicBackward,
-      tma && copies.producer,
+      varlen ? varlen->pageSize : 0, tma, deterministic,
+      tma && copies.producer && !backward,
       varlen && compiler::pagedDecodes(varlen->pageSize,
                                        args.heads / kvHeadsOf(args) *
                                            varlen->maxSeqlenQ),

@@ -97,7 +97,7 @@ std::string reasonFor(const MapTensor &t, int64_t elementBytes) {
 struct MapView {
   MapTensor tensors[abi::kTensorMapCount];
 };
-MapView viewOf(const attn_fwd_args &args) {
+MapView viewOf(const attn_fwd_args &args, bool backward = false) {
   static_assert(abi::kTensorMaps[0].tensor == 1 &&
                     abi::kTensorMaps[1].tensor == 2 &&
                     abi::kTensorMaps[2].tensor == 3 &&
@@ -120,6 +120,23 @@ MapView viewOf(const attn_fwd_args &args) {
   };
   MapTensor out = byRow("O", args.o, args.o_strides, MapRole::Output);
   MapTensor query = byRow("Q", args.q, args.q_strides, MapRole::Query);
+  // The backward's maps (kBackwardTensorMaps): K, V, Q, then dO, which
+  // `args` carries as O; Q and dO tiles are read (block_n rows a box).
+  if (backward) {
+    static_assert(abi::kBackwardTensorMaps[2].tensor == 0 &&
+                      abi::kBackwardTensorMaps[3].tensor == 4,
+                  "kBackwardTensorMaps lists K, V, Q, then dO");
+    MapTensor gradOut = byRow("dO", args.o, args.o_strides, MapRole::Query);
+    if (noKeys)
+      return {{{"K", args.q, one, args.q_strides, false},
+               {"V", args.q, one, args.q_strides, false},
+               query,
+               gradOut}};
+    return {{{"K", args.k, kv, args.k_strides, false},
+             {"V", args.v, kv, args.v_strides, false},
+             query,
+             gradOut}};
+  }
   if (noKeys)
     return {{{"K", args.q, one, args.q_strides, false},
              {"V", args.q, one, args.q_strides, false},
@@ -156,11 +173,11 @@ std::string raggedReasonFor(const MapTensor &t, int64_t elementBytes) {
 } // namespace
 
 std::string tensorMapUnsupportedReason(const attn_fwd_args &args,
-                                       abi::TensorMapForm form) {
+                                       abi::TensorMapForm form, bool backward) {
   if (args.dtype != ATTN_DTYPE_BF16 && args.dtype != ATTN_DTYPE_F16 &&
       args.dtype != ATTN_DTYPE_E4M3)
     return "TMA kernels are bf16, f16 or e4m3";
-  MapView view = viewOf(args);
+  MapView view = viewOf(args, backward);
   for (const MapTensor &t : view.tensors) {
     int64_t bytes =
         t.role == MapRole::Output ? kOutputBytes : elementBytesOf(args.dtype);
@@ -185,15 +202,16 @@ struct MapInputs {
   attn_dtype dtype;
   int64_t batch, heads, kvHeads, seqlenQ, seqlenK, headDim, kvRows, queryRows;
   abi::TensorMapForm form;
+  bool backward;
   int64_t qStrides[4], kStrides[4], vStrides[4], oStrides[4];
 
   static MapInputs of(const CudaDriver &driver, const attn_fwd_args &args,
-                      MapBoxRows rows, abi::TensorMapForm form) {
+                      MapBoxRows rows, abi::TensorMapForm form, bool backward) {
     // clang-format off
     MapInputs in{driver.id, args.q, args.k, args.v, args.o, args.dtype,
                  args.batch, args.heads, kvHeadsOf(args), args.seqlen_q,
-                 args.seqlen_k, args.head_dim, rows.kv, rows.query, form, {},
-                 {}, {}, {}};
+                 args.seqlen_k, args.head_dim, rows.kv, rows.query, form,
+                 backward, {}, {}, {}, {}};
     // clang-format on
     std::copy(std::begin(args.q_strides), std::end(args.q_strides),
               in.qStrides);
@@ -207,9 +225,9 @@ struct MapInputs {
   }
   bool operator==(const MapInputs &o) const {
     auto fields = [](const MapInputs &m) {
-      return std::tie(m.driver, m.q, m.k, m.v, m.o, m.dtype, m.batch,
-                      m.heads, m.kvHeads, m.seqlenQ, m.seqlenK, m.headDim,
-                      m.kvRows, m.queryRows, m.form);
+      return std::tie(m.driver, m.q, m.k, m.v, m.o, m.dtype, m.batch, m.heads,
+                      m.kvHeads, m.seqlenQ, m.seqlenK, m.headDim, m.kvRows,
+                      m.queryRows, m.form, m.backward);
     };
     return fields(*this) == fields(o) &&
            std::equal(std::begin(qStrides), std::end(qStrides),
@@ -230,21 +248,21 @@ struct LastMaps {
 };
 
 Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
-                      MapBoxRows rows, abi::TensorMapForm form,
+                      MapBoxRows rows, abi::TensorMapForm form, bool backward,
                       TensorMaps &out);
 
 } // namespace
 
 Status encodeTensorMaps(const CudaDriver &driver, const attn_fwd_args &args,
                         MapBoxRows rows, TensorMaps &out,
-                        abi::TensorMapForm form) {
+                        abi::TensorMapForm form, bool backward) {
   thread_local LastMaps last;
-  MapInputs inputs = MapInputs::of(driver, args, rows, form);
+  MapInputs inputs = MapInputs::of(driver, args, rows, form, backward);
   if (last.valid && last.inputs == inputs) {
     out = last.maps;
     return Status();
   }
-  if (Status status = encodeUncached(driver, args, rows, form, out);
+  if (Status status = encodeUncached(driver, args, rows, form, backward, out);
       !status.ok())
     return status;
   last = {true, inputs, out};
@@ -254,21 +272,21 @@ Status encodeTensorMaps(const CudaDriver &driver, const attn_fwd_args &args,
 namespace {
 
 Status encodeUncached(const CudaDriver &driver, const attn_fwd_args &args,
-                      MapBoxRows rows, abi::TensorMapForm form,
+                      MapBoxRows rows, abi::TensorMapForm form, bool backward,
                       TensorMaps &out) {
   if (!driver.cuTensorMapEncodeTiled)
     return makeError(ATTN_ERROR_UNSUPPORTED,
                      "the CUDA driver lacks cuTensorMapEncodeTiled (CUDA "
                      "12.0): no TMA kernels");
-  if (std::string reason = tensorMapUnsupportedReason(args, form);
+  if (std::string reason = tensorMapUnsupportedReason(args, form, backward);
       !reason.empty())
-    return makeError(ATTN_ERROR_UNSUPPORTED, "K, V or O cannot be mapped for TMA: {}",
-                     reason);
+    return makeError(ATTN_ERROR_UNSUPPORTED,
+                     "a tensor cannot be mapped for TMA: {}", reason);
   for (int64_t boxRows : {rows.kv, rows.query})
     if (boxRows < 1 || boxRows > 256)
       return makeError(ATTN_ERROR_UNSUPPORTED,
                        "a TMA box has 1 to 256 rows, got {}", boxRows);
-  MapView view = viewOf(args);
+  MapView view = viewOf(args, backward);
   CUtensorMapDataType inputType = args.dtype == ATTN_DTYPE_BF16
                                       ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                   : args.dtype == ATTN_DTYPE_E4M3

@@ -36,9 +36,12 @@ struct TensorMaps {
 /// Why the K/V (maps of `form`), Q or O (tiled) of `args` cannot be mapped
 /// (a variable-length call's `args` is its packed view); empty when they
 /// can.
-std::string tensorMapUnsupportedReason(
-    const attn_fwd_args &args,
-    abi::TensorMapForm form = abi::TensorMapForm::Tiled);
+/// With `backward`, of the backward's maps (kBackwardTensorMaps): K, V, Q,
+/// and dO, which `args` carries in O's place.
+std::string
+tensorMapUnsupportedReason(const attn_fwd_args &args,
+                           abi::TensorMapForm form = abi::TensorMapForm::Tiled,
+                           bool backward = false);
 
 /// Rows of a kernel's boxes: its K/V tiles' (block_n) and Q's (block_m).
 struct MapBoxRows {
@@ -49,9 +52,13 @@ struct MapBoxRows {
 /// kernel whose tiles have `rows`. ATTN_ERROR_UNSUPPORTED without
 /// cuTensorMapEncodeTiled or for a layout tensorMapUnsupportedReason
 /// refuses; ATTN_ERROR_CUDA when the driver rejects the encoding.
+/// With `backward`, the backward's maps (K, V, Q and dO -- which `args`
+/// carries in O's place -- kBackwardTensorMaps), each of `rows.query` rows
+/// for Q and dO.
 Status encodeTensorMaps(const CudaDriver &driver, const attn_fwd_args &args,
                         MapBoxRows rows, TensorMaps &out,
-                        abi::TensorMapForm form = abi::TensorMapForm::Tiled);
+                        abi::TensorMapForm form = abi::TensorMapForm::Tiled,
+                        bool backward = false);
 
 } // namespace attn::rt
 

@@ -526,9 +526,17 @@ Pipeliner::releaseStages(Block &body,
   return success();
 }
 
+/// Whether `fn` is a kernel of the backward (its maps are
+/// kBackwardTensorMaps).
+static bool isBackwardKernel(func::FuncOp fn) {
+  return fn && fn.getName().starts_with(::attn::abi::kBackwardKernel);
+}
+
 CopyAsyncOp Pipeliner::queryCopyForTma(Block &gridBody, scf::ForOp loop) {
   auto fn = grid->getParentOfType<func::FuncOp>();
-  if (!fn || fn.getNumArguments() == 0)
+  // The backward's maps have boxes of block_n rows: its tiles before the
+  // loop stay cp.async.
+  if (!fn || fn.getNumArguments() == 0 || isBackwardKernel(fn))
     return nullptr;
   Value q = fn.getArgument(0);
   for (auto copy : gridBody.getOps<CopyAsyncOp>()) {
@@ -550,15 +558,18 @@ LogicalResult Pipeliner::addTensorMaps(ArrayRef<CopyAsyncOp> copies,
                                        llvm::DenseMap<Value, Value> &maps) {
   namespace abi = ::attn::abi;
   auto fn = grid->getParentOfType<func::FuncOp>();
-  // K or V: an argument of the kernel that kTensorMaps names for the loop.
+  // The forward's loop reads K and V; the backward's either K and V or Q
+  // and dO, all of them mapped.
+  bool backward = isBackwardKernel(fn);
+  ArrayRef<abi::TensorMapArg> mapped =
+      backward ? ArrayRef(abi::kBackwardTensorMaps)
+               : ArrayRef(abi::kTensorMaps).take_front(abi::kKeyValueMapCount);
   auto isMapped = [&](Value v) {
     auto arg = dyn_cast<BlockArgument>(v);
     return arg && fn && arg.getOwner() == &fn.getBody().front() &&
-           llvm::any_of(ArrayRef(abi::kTensorMaps)
-                            .take_front(abi::kKeyValueMapCount),
-                        [&](const abi::TensorMapArg &m) {
-                          return unsigned(m.tensor) == arg.getArgNumber();
-                        });
+           llvm::any_of(mapped, [&](const abi::TensorMapArg &m) {
+             return unsigned(m.tensor) == arg.getArgNumber();
+           });
   };
   std::optional<bool> form; // ragged, once a copy decided it
   for (CopyAsyncOp copy : copies) {
@@ -574,9 +585,10 @@ LogicalResult Pipeliner::addTensorMaps(ArrayRef<CopyAsyncOp> copies,
     if (!kv || copy.getRowsPerHead() || copy.getPages() ||
         !(wholeRows || packed))
       return copy.emitOpError(
-          "attn-nv-pipeline-copies: tma loads whole K/V tiles of a kernel "
-          "argument bounded by its rows, or by a sequence's end in a packed "
-          "batch (no packed heads, pages or other bounds)");
+          "attn-nv-pipeline-copies: tma loads whole tiles of a mapped kernel "
+          "argument (K or V; Q or dO in the backward) bounded by its rows, "
+          "or by a sequence's end in a packed batch (no packed heads, pages "
+          "or other bounds)");
     if (form && *form != !wholeRows)
       return copy.emitOpError(
           "attn-nv-pipeline-copies: tma copies bounded by the tensor's rows "
@@ -587,7 +599,9 @@ LogicalResult Pipeliner::addTensorMaps(ArrayRef<CopyAsyncOp> copies,
   Location loc = fn.getLoc();
   Builder b(fn.getContext());
   auto ptr = LLVM::LLVMPointerType::get(fn.getContext());
-  for (const abi::TensorMapArg &m : abi::kTensorMaps) {
+  for (const abi::TensorMapArg &m : backward
+                                        ? ArrayRef(abi::kBackwardTensorMaps)
+                                        : ArrayRef(abi::kTensorMaps)) {
     Value source = fn.getArgument(m.tensor);
     if (failed(fn.insertArgument(fn.getNumArguments(), ptr,
                                  b.getDictionaryAttr({}), loc)))

@@ -106,8 +106,10 @@ struct AttnNVStoreOutputTmaPass
     for (TileGridOp grid : grids) {
       ConfigAttr config = ConfigAttr::lookup(grid);
       auto fn = grid->getParentOfType<func::FuncOp>();
-      if (!config || config.isHost() || !config.isWgmma() ||
-          !config.getTma() || !fn)
+      // The backward's maps are others (kBackwardTensorMaps); it stores
+      // dQ, dK and dV from registers.
+      if (!config || config.isHost() || !config.isWgmma() || !config.getTma() ||
+          !fn || fn.getName().starts_with(abi::kBackwardKernel))
         continue;
       Value map = tensorMap(fn, kOutputMap);
       if (!map)

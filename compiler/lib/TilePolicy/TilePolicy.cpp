@@ -568,6 +568,11 @@ bool planKernel(const KernelConfig &config, bool nvidia, KernelPlan &plan,
     plan.minCtasPerSm = 1;
     plan.qInRegisters = false;
     plan.packGqa = false;
+    // TMA copies of the loops' tiles (K/V, or Q and dO), with the CTA
+    // barrier per step that releases cp.async stages: two CTAs an SM.
+    // Their mbarriers fit in the 1024 bytes above.
+    plan.tma = r.tma;
+    plan.barrierPerTile = r.tma;
     return fitsRegisters(r, plan, error);
   }
   bool masked = r.mask != MaskKind::None;
@@ -817,9 +822,11 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   bool plainForward = !backward && mask == MaskKind::None && variants == 0 &&
                       userMods.empty() && !varlen && pageSize == 0 && !split &&
                       !tma && !packGqa;
-  // TMA (and so a producer warpgroup) only for forwards over contiguous or
-  // packed K/V, not split.
-  bool keepsTma = !backward && pageSize == 0 && !split;
+  // TMA (and so a producer warpgroup) for forwards over contiguous or
+  // packed K/V, not split; for the deterministic backward's loops without a
+  // producer (an experiment: not measured, the runtime never asks for it).
+  bool backwardTma = backward && deterministic && !warpSpecialize;
+  bool keepsTma = (!backward || backwardTma) && pageSize == 0 && !split;
   auto [defM, defN] = defaultTileSizes(
       headDim, nvidia && tilesForWgmma(tensorCore, arch), variants,
       plainForward, tma && warpSpecialize && keepsTma, tma && keepsTma);

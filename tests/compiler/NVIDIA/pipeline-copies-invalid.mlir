@@ -81,7 +81,7 @@ func.func @tma_bound(%Q: !t, %K: !t, %V: !t, %end: index, %n: index) attributes 
   attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
     %ks = attn_nv.alloc_shared : !s
     scf.for %kv = %c0 to %n step %c64 {
-      // expected-error @+1 {{'attn_nv.copy_async' op attn-nv-pipeline-copies: tma loads whole K/V tiles of a kernel argument bounded by its rows, or by a sequence's end in a packed batch (no packed heads, pages or other bounds)}}
+      // expected-error @+1 {{'attn_nv.copy_async' op attn-nv-pipeline-copies: tma loads whole tiles of a mapped kernel argument (K or V; Q or dO in the backward) bounded by its rows, or by a sequence's end in a packed batch (no packed heads, pages or other bounds)}}
       attn_nv.copy_async %K[%b, %h, %kv] bounds %end into %ks : !t, !s
     }
   }
@@ -128,7 +128,7 @@ func.func @tma_not_kv(%Q: !t, %n: index) attributes {attn.config = #cfg} {
     %nq = memref.dim %Q, %c2 : !t
     %qs = attn_nv.alloc_shared : !s
     scf.for %kv = %c0 to %n step %c64 {
-      // expected-error @+1 {{tma loads whole K/V tiles}}
+      // expected-error @+1 {{tma loads whole tiles of a mapped kernel argument}}
       attn_nv.copy_async %Q[%b, %h, %kv] bounds %nq into %qs : !t, !s
     }
   }

@@ -1835,6 +1835,45 @@ TEST_F(EngineCudaTest, AtomicBackwardFormResolvesToDeterministicOnMmaSync) {
   EXPECT_EQ(fakeCuda().allocationLog.size(), 2u); // the row terms, twice
 }
 
+// The deterministic backward by TMA only when asked for (an experiment):
+// each kernel takes the maps of K, V, Q and dO (kBackwardTensorMaps) after
+// its scale, boxes of block_n rows; unset, cp.async.
+TEST_F(EngineCudaTest, BackwardTakesKVQAndDoTensorMapsOnlyWhenAsked) {
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 200, 200, 128);
+  ForwardFixture grads(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 200, 200, 128);
+  attn_bwd_args args = backwardArgs(call, grads);
+  ASSERT_TRUE(engine().backward(&args).ok());
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_FALSE(fakeCompiler().lastConfig.tma);
+  }
+  engine_.reset();
+  options.tma = true;
+  fakeCuda().tensorMapParam = attn::abi::backwardTensorParams() + 1;
+  ASSERT_TRUE(engine().backward(&args).ok());
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.tma);
+    EXPECT_TRUE(fakeCompiler().lastConfig.backward);
+    EXPECT_FALSE(fakeCompiler().lastConfig.warpSpecialize);
+  }
+  std::vector<FakeLaunch> launches;
+  {
+    std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+    launches = fakeCuda().launchLog;
+    ASSERT_EQ(fakeCuda().tensorMapLog.size(), 4u);
+    for (const FakeTensorMapEncode &map : fakeCuda().tensorMapLog)
+      EXPECT_EQ(map.box, (std::vector<uint32_t>{64, 64, 1, 1}));
+  }
+  ASSERT_GE(launches.size(), 2u);
+  for (size_t i = launches.size() - 2; i < launches.size(); ++i)
+    EXPECT_EQ(launches[i].tensorMapAddresses,
+              (std::vector<uint64_t>{reinterpret_cast<uintptr_t>(call.args.k),
+                                     reinterpret_cast<uintptr_t>(call.args.v),
+                                     reinterpret_cast<uintptr_t>(call.args.q),
+                                     reinterpret_cast<uintptr_t>(args.d_o)}));
+}
+
 TEST_F(EngineCudaTest, BackwardLaunchesBothKernelsOverTheirGrids) {
   // GQA, Nq != Nk, (B, N, H, D) layout: the query tiles' kernel over (Nq
   // tiles, H, B), then the K/V tiles' over (Nk tiles, Hkv, B), on the

@@ -173,6 +173,14 @@ inline constexpr TensorMapArg kTensorMaps[] = {
 inline constexpr int kTensorMapCount = 4;
 /// The first maps, K's and V's, are those the K/V loop's copies read.
 inline constexpr int kKeyValueMapCount = 2;
+/// A backward kernel compiled with TMA takes instead the maps of K, V, Q and
+/// dO (kBackwardTensors' entries), all tiled with boxes of block_n rows: the
+/// dQ grid's loop over K/V tiles reads the first two, the K/V grids' loop
+/// over query tiles the last two (each kernel is passed all four).
+inline constexpr TensorMapArg kBackwardTensorMaps[] = {
+    {"k_map", 1}, {"v_map", 2}, {"q_map", 0}, {"do_map", 4}};
+static_assert(std::size(kBackwardTensorMaps) == kTensorMapCount,
+              "a backward kernel takes as many maps as a forward one");
 inline constexpr int kTensorMapBytes = 128;
 inline constexpr int kTensorMapAlign = 64;
 inline constexpr int kTmaBoxBytes = 128;
