@@ -283,9 +283,9 @@ def clear_memory_cache():
 
 
 def wait_for_compiles():
-    """Returns once no kernel builds in the background: with
-    ATTN_JIT_TIERED=1 a first call runs a quick kernel while its own
-    compiles; time calls after this."""
+    """Returns once no kernel builds in the background: a forward's first
+    call runs a quick kernel while its own compiles (unless
+    ATTN_JIT_TIERED=0); time calls after this."""
     _capi.library().wait_for_compiles()
 
 

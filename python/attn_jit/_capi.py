@@ -209,7 +209,7 @@ class Library:
 
     def wait_for_compiles(self):
         """attn_wait_for_compiles: returns once no kernel builds in the
-        background (ATTN_JIT_TIERED=1's first calls); a no-op for a library
+        background (tiered first calls); a no-op for a library
         without it."""
         if hasattr(self.lib, "attn_wait_for_compiles"):
             self.lib.attn_wait_for_compiles()

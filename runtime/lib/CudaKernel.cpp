@@ -514,14 +514,11 @@ Status launchBackward(const CudaDriver &driver, const LoadedKernel &kernel,
   // dO, boxes of block_n rows (each loop steps over block_n rows of the
   // other side).
   if (kernel.tmaBoxRows.kv) {
-    attn_fwd_args view = args.fwd;
-    view.o = const_cast<void *>(args.d_o);
-    std::copy(std::begin(args.do_strides), std::end(args.do_strides),
-              view.o_strides);
     TensorMaps maps;
-    if (Status status = encodeTensorMaps(
-            driver, view, {kernel.tmaBoxRows.kv, kernel.tmaBoxRows.kv}, maps,
-            abi::TensorMapForm::Tiled, /*backward=*/true);
+    if (Status status =
+            encodeTensorMaps(driver, backwardMapView(args),
+                             {kernel.tmaBoxRows.kv, kernel.tmaBoxRows.kv}, maps,
+                             abi::TensorMapForm::Tiled, /*backward=*/true);
         !status.ok())
       return status;
     params.appendTensorMaps(maps);

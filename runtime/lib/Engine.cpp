@@ -489,13 +489,14 @@ HotCache<Engine::HotKernel> &Engine::hotKernels() {
   return cache;
 }
 
-Expected<const LoadedKernel *>
-Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user,
-                   bool backward, const CudaDriver *&driverOut,
-                   const VarlenCall *varlen, int64_t *splits) {
+Expected<const LoadedKernel *> Engine::cudaKernel(
+    const attn_fwd_args &args, const compiler::UserModsInfo *user,
+    const attn_fwd_args *backwardMaps, const CudaDriver *&driverOut,
+    const VarlenCall *varlen, int64_t *splits) {
   // Read first: a kernel found after a clear must not be memoized in the
   // epoch before it.
   uint64_t epoch = epoch_.load(std::memory_order_acquire);
+  bool backward = backwardMaps != nullptr;
   Expected<CudaState *> state = cuda();
   if (!state)
     return state.takeStatus();
@@ -524,15 +525,19 @@ Engine::cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user
   compiler::Copies copies = compiler::chooseCopies(
       args.head_dim, args.variant.flags, varlen != nullptr, user != nullptr,
       lengthTiles.producer, options_.tma, options_.warpSpecialize);
-  // The deterministic backward's loops by TMA only when asked for
-  // (ATTN_JIT_TMA=1; an experiment, not measured): dO's map is checked at
-  // its launch.
+  // The deterministic backward's loops by TMA unless ATTN_JIT_TMA=0
+  // (1.05-1.19 x cp.async on the H200, BENCHMARKS version 43; the compiler
+  // keeps it for wgmma only), where K, V, Q and dO can all be mapped.
   bool deterministic = deterministic_.load(std::memory_order_relaxed) ||
                        !options_.gpuAtomicBackward;
   bool tma =
-      (backward ? options_.tma.value_or(false) && deterministic : copies.tma) &&
+      (backward ? options_.tma.value_or(true) && deterministic : copies.tma) &&
       !(varlen && varlen->pageSize) && driver.cuTensorMapEncodeTiled &&
-      tensorMapUnsupportedReason(args, abi::tensorMapForm(varlen != nullptr))
+      (backward ? tensorMapUnsupportedReason(*backwardMaps,
+                                             abi::TensorMapForm::Tiled,
+                                             /*backward=*/true)
+                : tensorMapUnsupportedReason(
+                      args, abi::tensorMapForm(varlen != nullptr)))
           .empty();
   // Those tiles only with the copies they were measured with: TMA, and
   // the producer where they have one.
@@ -627,7 +632,10 @@ Engine::cudaKernelMiss(const attn_fwd_args &args,
   std::string keyText = key.str();
   // Modules belong to a context: the same key loads once per context.
   std::string memoryKey = fmt::format("{}|{}", context->id, keyText);
-  if (options_.tiered && !call.backward) {
+  if (options_.tiered && !call.backward &&
+      4.0 * args.batch * args.heads * args.seqlen_q * args.seqlen_k *
+              args.head_dim <=
+          options_.maxTieredFlops) {
     Expected<const LoadedKernel *> quick =
         quickKernel(driver, *context, key, keyText, memoryKey,
                     static_cast<CUstream>(args.stream));
@@ -672,8 +680,8 @@ Status Engine::forwardCuda(const attn_fwd_args &args,
                            const VarlenCall *varlen, const Fp8Call *fp8) {
   const CudaDriver *driver = nullptr;
   int64_t splits = 1;
-  Expected<const LoadedKernel *> kernel = cudaKernel(
-      args, user, /*backward=*/false, driver, varlen, &splits);
+  Expected<const LoadedKernel *> kernel =
+      cudaKernel(args, user, /*backwardMaps=*/nullptr, driver, varlen, &splits);
   if (!kernel)
     return kernel.takeStatus();
   if (varlen)
@@ -715,8 +723,9 @@ Status Engine::forwardCuda(const attn_fwd_args &args,
 Status Engine::backwardCuda(const attn_bwd_args &args,
                             const compiler::UserModsInfo *user) {
   const CudaDriver *driver = nullptr;
+  attn_fwd_args maps = backwardMapView(args);
   Expected<const LoadedKernel *> kernel =
-      cudaKernel(args.fwd, user, /*backward=*/true, driver);
+      cudaKernel(args.fwd, user, &maps, driver);
   if (!kernel)
     return kernel.takeStatus();
   if (Status status = checkDevicePointers(*driver, args); !status.ok())

@@ -103,15 +103,23 @@ struct EngineOptions {
   /// linker (cuLinkAddData) made ran at 0.62-0.83x those of
   /// cuModuleLoadDataEx from the same PTX (docs/BENCHMARKS.md version 21).
   bool cubinCache = false;
-  /// Tiered first calls (ATTN_JIT_TIERED=1): a forward call whose kernel
-  /// is neither in memory nor on disk runs the quick kernel of its
-  /// configuration (compiler::quickKernelConfig: mma.sync, small tiles,
+  /// Tiered first calls (on unless ATTN_JIT_TIERED=0): a forward call
+  /// whose kernel is neither in memory nor on disk runs the quick kernel of
+  /// its configuration (compiler::quickKernelConfig: mma.sync, small tiles,
   /// compiled and JIT-compiled in well under half the time) while its own
   /// kernel compiles on a background thread; later calls take that one
-  /// once it is loaded. Not while the stream is captured into a CUDA graph
-  /// (the graph would keep the quick kernel). Off by default: not yet
-  /// measured on the device.
-  bool tiered = false;
+  /// once it is loaded. On the H200 a first call took 112-185 ms so,
+  /// 414-864 without (BENCHMARKS version 43). Not while the stream is
+  /// captured into a CUDA graph (the graph would keep the quick kernel),
+  /// nor for a call of more than maxTieredFlops.
+  bool tiered = true;
+  /// The largest call a tiered first call takes, in 4 B H Nq Nk D (a
+  /// mask's savings aside): the quick kernel runs at ~120-170 TFLOP/s on
+  /// the H200 (version 43), ~1/4 of the default kernel, so a call much
+  /// longer than the default kernel's ~0.5-0.9 s build finishes sooner on
+  /// that one; 5e13 is at most ~0.4 s of the quick kernel.
+  double maxTieredFlops = kMaxTieredFlops;
+  static constexpr double kMaxTieredFlops = 5e13;
   /// How long to wait for another process that builds the same kernel.
   std::chrono::milliseconds buildWait = std::chrono::minutes(2);
 
@@ -234,10 +242,12 @@ private:
   /// and the forward's pointers first); `driver` is set to the driver. The
   /// kernel stays alive until this thread's next call.
   /// `splits`: the forward's split count (SplitKv.h), which the kernel
-  /// takes when it is > 1.
+  /// takes when it is > 1. A backward call passes `backwardMaps`, its
+  /// tensors as its maps would describe them (backwardMapView): the kernel
+  /// takes TMA only where they can be mapped.
   Expected<const LoadedKernel *>
   cudaKernel(const attn_fwd_args &args, const compiler::UserModsInfo *user,
-             bool backward, const CudaDriver *&driver,
+             const attn_fwd_args *backwardMaps, const CudaDriver *&driver,
              const VarlenCall *varlen = nullptr, int64_t *splits = nullptr);
   /// A forward call's split count on tiles of blockM x blockN rows (`pack`:
   /// GQA heads packed) on a device that runs `slots` CTAs at once (0: the

@@ -172,6 +172,14 @@ std::string raggedReasonFor(const MapTensor &t, int64_t elementBytes) {
 
 } // namespace
 
+attn_fwd_args backwardMapView(const attn_bwd_args &args) {
+  attn_fwd_args view = args.fwd;
+  view.o = const_cast<void *>(args.d_o);
+  std::copy(std::begin(args.do_strides), std::end(args.do_strides),
+            view.o_strides);
+  return view;
+}
+
 std::string tensorMapUnsupportedReason(const attn_fwd_args &args,
                                        abi::TensorMapForm form, bool backward) {
   if (args.dtype != ATTN_DTYPE_BF16 && args.dtype != ATTN_DTYPE_F16 &&

@@ -43,6 +43,11 @@ tensorMapUnsupportedReason(const attn_fwd_args &args,
                            abi::TensorMapForm form = abi::TensorMapForm::Tiled,
                            bool backward = false);
 
+/// The tensors of a backward call's maps as tensorMapUnsupportedReason and
+/// encodeTensorMaps take them with `backward`: the forward's arguments with
+/// dO (pointer and strides) in O's place.
+attn_fwd_args backwardMapView(const attn_bwd_args &args);
+
 /// Rows of a kernel's boxes: its K/V tiles' (block_n) and Q's (block_m).
 struct MapBoxRows {
   int64_t kv = 0, query = 0;

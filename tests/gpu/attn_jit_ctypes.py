@@ -8,6 +8,12 @@ their one definition); it is imported from PYTHONPATH, else from this checkout.
 import os
 import sys
 
+# The tests and benchmarks check and time the default kernels: tiered first
+# calls (the library's default, a quick kernel until the default one loads)
+# only where a run asks for them (run_tiered.sh, bench_firstcall --tiered:
+# ATTN_JIT_TIERED=1).
+os.environ.setdefault("ATTN_JIT_TIERED", "0")
+
 try:
     import attn_jit  # noqa: F401
 except ImportError:

@@ -549,6 +549,11 @@ template <class T> int bench_mode(const Options &o, CUdevice dev, CUstream strea
           if (st != ATTN_OK) {
             jr.status = std::string(attn_status_string(st)) + ": " + attn_last_error();
           } else {
+            // A tiered first call ran the quick kernel: check and time the
+            // default one.
+            attn_wait_for_compiles();
+            if (attn_forward(&a) == ATTN_OK)
+              CU(DRV(cuStreamSynchronize)(stream));
             measure_error<T>(dout.ptr, size_t(B * H * N * D), es, H, N, D, jr);
             bool failed = false;
             time_calls(stream, o.warmup, o.reps, [&](int i) {

@@ -179,6 +179,9 @@ int main(int argc, char **argv) {
   Options o = parse(argc, argv);
   // The first call compiles; the disk cache only adds files to clean up.
   setenv("ATTN_JIT_DISK_CACHE", "0", /*overwrite=*/0);
+  // The cached call's path, not the miss path of a tiered first call's
+  // quick kernel while the default one builds.
+  setenv("ATTN_JIT_TIERED", "0", /*overwrite=*/0);
   const char *driverEnv = std::getenv("ATTN_JIT_LIBCUDA");
   std::string driverLib = driverEnv && *driverEnv ? driverEnv : "libcuda.so.1";
   CUdevice device;

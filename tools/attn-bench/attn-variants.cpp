@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -194,6 +195,9 @@ std::string run_case(const Case &c, uint64_t seed, double *rel_err, double *lse_
 
 int main(int argc, char **argv) {
   Options o = parse(argc, argv);
+  // One call a variant checks its default kernel; ATTN_JIT_TIERED=1
+  // (run_tiered.sh) checks the quick kernels instead.
+  setenv("ATTN_JIT_TIERED", "0", /*overwrite=*/0);
   if (!o.seed_given) o.seed = std::random_device{}() ^ (uint64_t(std::random_device{}()) << 32);
   CUdevice dev;
   CUcontext ctx;

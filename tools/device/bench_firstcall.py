@@ -26,8 +26,10 @@ PTX of the first cold run (read from its disk cache entry) assembled by ptxas -O
 --split-compile 0 (threads over the module's functions), -Ofc mid (fast-compile) and -O1,
 the wall time of each and its spill stores: what running ptxas ourselves would cost.
 
-Tiered (--tiered, new library only): per configuration and repetition one more fresh process
-over an empty cache with ATTN_JIT_TIERED=1: the first call (the quick kernel, compiled and
+The processes above run with ATTN_JIT_TIERED=0 (tests/gpu/attn_jit_ctypes.py's default for
+tests and benchmarks), the library's default kernel on the first call.
+Tiered (--tiered, new library only; the library's default since version 43): per configuration
+and repetition one more fresh process over an empty cache with ATTN_JIT_TIERED=1: the first call (the quick kernel, compiled and
 JIT-compiled while the default kernel builds in the background), the next call's kernel time
 (still the quick kernel, CUDA events), the time from the first call until
 attn_wait_for_compiles returns (the default kernel loaded), and the largest |O| difference
@@ -316,7 +318,7 @@ def main():
 
     print(f"\nFirst call, fresh processes, CUDA_CACHE_DISABLE=1, B {B} H {H} N {N} bf16; median of {args.reps} "
           "(ms). cold: empty attn-jit cache; warm: a second process over the cache the first wrote.\n")
-    print("| config | lib | cold first call | our compile (IR + passes + codegen) | driver load | "
+    print("| config | lib | cold first call (untiered) | our compile (IR + passes + codegen) | driver load | "
           "JIT (driver) | warm first call | warm driver load | warm cubin | ptxas -O3 / --split-compile 0 / "
           "-Ofc mid / -O1 |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -145,7 +145,7 @@ inline Expected<attn_stats> getStats() {
 inline void clearMemoryCache() { attn_clear_memory_cache(); }
 
 /// Waits until no kernel builds in the background (see
-/// attn_wait_for_compiles: ATTN_JIT_TIERED's first calls).
+/// attn_wait_for_compiles: tiered first calls).
 inline void waitForCompiles() { attn_wait_for_compiles(); }
 
 /// Split-KV's count for forward calls (see attn_set_num_splits).

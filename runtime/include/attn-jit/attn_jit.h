@@ -327,11 +327,12 @@ ATTN_JIT_API attn_status attn_get_stats(attn_stats *out);
  * modules are not unloaded: kernels may still be running on a stream. */
 ATTN_JIT_API void attn_clear_memory_cache(void);
 
-/* Waits until no kernel builds in the background. With ATTN_JIT_TIERED=1 a
- * forward call whose kernel is neither in memory nor in the disk cache runs
- * a quick kernel of the same attention (compiled in well under half the time)
- * while its own compiles on a background thread, which later calls then
- * take; a benchmark calls this before timing. Returns at once otherwise. */
+/* Waits until no kernel builds in the background. By default (unless
+ * ATTN_JIT_TIERED=0) a forward call whose kernel is neither in memory nor in
+ * the disk cache runs a quick kernel of the same attention (compiled in well
+ * under half the time) while its own compiles on a background thread, which
+ * later calls then take; a benchmark calls this before timing. Returns at
+ * once otherwise. */
 ATTN_JIT_API void attn_wait_for_compiles(void);
 
 /* Split-KV (flash-decoding) for attn_forward, attn_forward_varlen and

@@ -97,7 +97,7 @@ protected:
             fakeCuda().liveAllocations};
   }
 
-  EngineOptions options;
+  EngineOptions options = oneKernelOptions();
   std::unique_ptr<Engine> engine_;
 };
 
@@ -1185,7 +1185,7 @@ TEST_F(EngineCudaTest, BadQStagesFailTheCallWithTheVariablesName) {
 TEST(EngineOptionsTest, TieredFromTheEnvironment) {
   {
     ScopedEnv t("ATTN_JIT_TIERED", std::nullopt);
-    EXPECT_FALSE(EngineOptions::fromEnvironment().tiered);
+    EXPECT_TRUE(EngineOptions::fromEnvironment().tiered);
   }
   {
     ScopedEnv t("ATTN_JIT_TIERED", "1");
@@ -1255,6 +1255,21 @@ TEST_F(EngineCudaTest, TieredCallsWaitWhereAGraphWouldKeepTheQuickKernel) {
   ASSERT_TRUE(engine().forward(&call.args).ok());
   EXPECT_EQ(lastLaunch().grid[0], TieredCall::kDefaultTiles);
   EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+}
+
+TEST_F(EngineCudaTest, TieredCallsWaitWhereTheQuickKernelWouldRunLonger) {
+  // More than EngineOptions::maxTieredFlops (4 B H Nq Nk D), lowered here
+  // below TieredCall's 17 GFLOP (the default's 50 TFLOP would take
+  // gigabytes of fake tensors): the call builds its own kernel and waits.
+  options.tiered = true;
+  options.maxTieredFlops = 1e10;
+  TieredCall call;
+  static_assert(4.0 * 1 * 2 * 4096 * 4096 * 128 > 1e10);
+  ASSERT_TRUE(engine().forward(&call.args).ok());
+  Engine::waitForBackgroundBuilds();
+  EXPECT_EQ(fakeCompiler().ptxCompiles, 1);
+  std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+  EXPECT_EQ(fakeCompiler().lastConfig.tensorCore, "wgmma");
 }
 
 TEST_F(EngineCudaTest, TieredBackgroundFailureIsTheNextCallsError) {
@@ -1838,17 +1853,18 @@ TEST_F(EngineCudaTest, AtomicBackwardFormResolvesToDeterministicOnMmaSync) {
 // The deterministic backward by TMA only when asked for (an experiment):
 // each kernel takes the maps of K, V, Q and dO (kBackwardTensorMaps) after
 // its scale, boxes of block_n rows; unset, cp.async.
-TEST_F(EngineCudaTest, BackwardTakesKVQAndDoTensorMapsOnlyWhenAsked) {
+TEST_F(EngineCudaTest, BackwardTakesKVQAndDoTensorMapsUnlessTmaIsOff) {
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 200, 200, 128);
   ForwardFixture grads(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 200, 200, 128);
   attn_bwd_args args = backwardArgs(call, grads);
+  options.tma = false; // ATTN_JIT_TMA=0
   ASSERT_TRUE(engine().backward(&args).ok());
   {
     std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
     EXPECT_FALSE(fakeCompiler().lastConfig.tma);
   }
   engine_.reset();
-  options.tma = true;
+  options.tma = std::nullopt; // the default
   fakeCuda().tensorMapParam = attn::abi::backwardTensorParams() + 1;
   ASSERT_TRUE(engine().backward(&args).ok());
   {
@@ -1872,6 +1888,25 @@ TEST_F(EngineCudaTest, BackwardTakesKVQAndDoTensorMapsOnlyWhenAsked) {
                                      reinterpret_cast<uintptr_t>(call.args.v),
                                      reinterpret_cast<uintptr_t>(call.args.q),
                                      reinterpret_cast<uintptr_t>(args.d_o)}));
+}
+
+TEST_F(EngineCudaTest, BackwardKeepsCpAsyncWhereDoCannotBeMapped) {
+  // dO broadcast over the heads (head stride 0, as torch's expand makes
+  // it): no tensor map describes it, so the call takes the cp.async kernel
+  // rather than failing at its launch.
+  ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 200, 200, 128);
+  ForwardFixture grads(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 200, 200, 128);
+  attn_bwd_args args = backwardArgs(call, grads);
+  args.do_strides[1] = 0;
+  Status status = engine().backward(&args);
+  ASSERT_TRUE(status.ok()) << status.toString();
+  {
+    std::lock_guard<std::mutex> lock(fakeCompiler().mutex);
+    EXPECT_TRUE(fakeCompiler().lastConfig.backward);
+    EXPECT_FALSE(fakeCompiler().lastConfig.tma);
+  }
+  std::lock_guard<std::mutex> lock(fakeCuda().mutex);
+  EXPECT_TRUE(fakeCuda().tensorMapLog.empty());
 }
 
 TEST_F(EngineCudaTest, BackwardLaunchesBothKernelsOverTheirGrids) {

@@ -52,7 +52,7 @@ protected:
   }
 
   TempDir dir;
-  EngineOptions options;
+  EngineOptions options = oneKernelOptions();
 };
 
 TEST_F(EngineDiskTest, SecondProcessLoadsFromDisk) {

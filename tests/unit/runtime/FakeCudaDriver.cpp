@@ -419,4 +419,10 @@ std::shared_ptr<const rt::CudaDriver> makeFakeCudaDriver() {
   return driver;
 }
 
+rt::EngineOptions oneKernelOptions() {
+  rt::EngineOptions options;
+  options.tiered = false;
+  return options;
+}
+
 } // namespace attn::testing

@@ -11,6 +11,7 @@
 #define ATTN_TESTS_FAKECUDADRIVER_H
 
 #include "CudaDriver.h"
+#include "Engine.h"
 
 #include <atomic>
 #include <cstdint>
@@ -143,6 +144,12 @@ void setFakeCurrentContext(CUcontext context);
 
 /// A table whose entries are the fakes.
 std::shared_ptr<const rt::CudaDriver> makeFakeCudaDriver();
+
+/// Options of an engine over the fakes that builds one kernel a
+/// configuration: tiered first calls (the library's default) add a quick
+/// kernel and a background build to every first call; their own tests
+/// turn them on.
+rt::EngineOptions oneKernelOptions();
 
 } // namespace attn::testing
 
