@@ -512,9 +512,9 @@ Status launchBackward(const CudaDriver &driver, const LoadedKernel &kernel,
                       kernel.dqAccumulator ? dqAccum : nullptr);
   // TMA (kBackwardTensorMaps): every kernel takes the maps of K, V, Q and
   // dO, boxes of block_n rows (each loop steps over block_n rows of the
-  // other side).
+  // other side). `params` points at them until the launches.
+  TensorMaps maps;
   if (kernel.tmaBoxRows.kv) {
-    TensorMaps maps;
     if (Status status =
             encodeTensorMaps(driver, backwardMapView(args),
                              {kernel.tmaBoxRows.kv, kernel.tmaBoxRows.kv}, maps,
