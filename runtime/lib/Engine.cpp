@@ -526,7 +526,7 @@ Expected<const LoadedKernel *> Engine::cudaKernel(
       args.head_dim, args.variant.flags, varlen != nullptr, user != nullptr,
       lengthTiles.producer, options_.tma, options_.warpSpecialize);
   // The deterministic backward's loops by TMA unless ATTN_JIT_TMA=0
-  // (1.05-1.19 x cp.async on the H200, BENCHMARKS version 43; the compiler
+  // (1.05-1.20 x cp.async on the H200, BENCHMARKS version 43; the compiler
   // keeps it for wgmma only), where K, V, Q and dO can all be mapped.
   bool deterministic = deterministic_.load(std::memory_order_relaxed) ||
                        !options_.gpuAtomicBackward;

@@ -108,8 +108,8 @@ struct EngineOptions {
   /// its configuration (compiler::quickKernelConfig: mma.sync, small tiles,
   /// compiled and JIT-compiled in well under half the time) while its own
   /// kernel compiles on a background thread; later calls take that one
-  /// once it is loaded. On the H200 a first call took 112-185 ms so,
-  /// 414-864 without (BENCHMARKS version 43). Not while the stream is
+  /// once it is loaded. On the H200 a first call took 104-194 ms so,
+  /// 363-899 without (BENCHMARKS version 43). Not while the stream is
   /// captured into a CUDA graph (the graph would keep the quick kernel),
   /// nor for a call of more than maxTieredFlops.
   bool tiered = true;
