@@ -1850,9 +1850,9 @@ TEST_F(EngineCudaTest, AtomicBackwardFormResolvesToDeterministicOnMmaSync) {
   EXPECT_EQ(fakeCuda().allocationLog.size(), 2u); // the row terms, twice
 }
 
-// The deterministic backward by TMA only when asked for (an experiment):
-// each kernel takes the maps of K, V, Q and dO (kBackwardTensorMaps) after
-// its scale, boxes of block_n rows; unset, cp.async.
+// The deterministic backward by TMA unless ATTN_JIT_TMA=0: each kernel
+// takes the maps of K, V, Q and dO (kBackwardTensorMaps) after its scale,
+// boxes of block_n rows; with ATTN_JIT_TMA=0, cp.async.
 TEST_F(EngineCudaTest, BackwardTakesKVQAndDoTensorMapsUnlessTmaIsOff) {
   ForwardFixture call(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 200, 200, 128);
   ForwardFixture grads(ATTN_DEVICE_CUDA, ATTN_DTYPE_BF16, 1, 2, 200, 200, 128);
