@@ -118,7 +118,11 @@ MapView viewOf(const attn_fwd_args &args, bool backward = false) {
     return noRows ? MapTensor(name, args.q, one, args.q_strides, false, role)
                   : MapTensor(name, data, rows, strides, false, role);
   };
-  MapTensor out = byRow("O", args.o, args.o_strides, MapRole::Output);
+  MapTensor key = noKeys ? MapTensor("K", args.q, one, args.q_strides, false)
+                         : MapTensor("K", args.k, kv, args.k_strides, false);
+  MapTensor value =
+      noKeys ? MapTensor("V", args.q, one, args.q_strides, false)
+             : MapTensor("V", args.v, kv, args.v_strides, fp8 && !backward);
   MapTensor query = byRow("Q", args.q, args.q_strides, MapRole::Query);
   // The backward's maps (kBackwardTensorMaps): K, V, Q, then dO, which
   // `args` carries as O; Q and dO tiles are read (block_n rows a box).
@@ -126,25 +130,10 @@ MapView viewOf(const attn_fwd_args &args, bool backward = false) {
     static_assert(abi::kBackwardTensorMaps[2].tensor == 0 &&
                       abi::kBackwardTensorMaps[3].tensor == 4,
                   "kBackwardTensorMaps lists K, V, Q, then dO");
-    MapTensor gradOut = byRow("dO", args.o, args.o_strides, MapRole::Query);
-    if (noKeys)
-      return {{{"K", args.q, one, args.q_strides, false},
-               {"V", args.q, one, args.q_strides, false},
-               query,
-               gradOut}};
-    return {{{"K", args.k, kv, args.k_strides, false},
-             {"V", args.v, kv, args.v_strides, false},
-             query,
-             gradOut}};
+    return {{key, value, query,
+             byRow("dO", args.o, args.o_strides, MapRole::Query)}};
   }
-  if (noKeys)
-    return {{{"K", args.q, one, args.q_strides, false},
-             {"V", args.q, one, args.q_strides, false},
-             out,
-             query}};
-  return {{{"K", args.k, kv, args.k_strides, false},
-           {"V", args.v, kv, args.v_strides, fp8},
-           out,
+  return {{key, value, byRow("O", args.o, args.o_strides, MapRole::Output),
            query}};
 }
 
