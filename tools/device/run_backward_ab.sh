@@ -46,11 +46,7 @@ wait "${pids[@]}"
 tail -25 "$WORK/tests.out"
 stage test_backward "$(cat "$WORK/tests.rc")"
 for tool in memcheck racecheck; do
-  [[ -f "$WORK/$tool.rc" ]] || continue
-  { echo "=== compute-sanitizer --tool $tool: exit $(cat "$WORK/$tool.rc")"
-    cat "$WORK/$tool.out"; } >> "$OUT_DIR/sanitizer.log"
-  tail -5 "$WORK/$tool.out"
-  stage "$tool" "$(cat "$WORK/$tool.rc")"
+  sanitizer_stage "$tool"
 done
 
 IFS=, read -r -a olds <<< "${AB_OLD:-}"

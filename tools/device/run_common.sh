@@ -7,6 +7,10 @@
 # exits 77 without a GPU and 2 without the library, and defines
 #   left CAP      seconds for a stage: CAP, at most what the budget has left
 #   stage NAME S  prints a stage's outcome (S its exit status), FAILED=1 if not 0
+#   sanitizer_stage TOOL [NOTE]  the outcome of a compute-sanitizer run that
+#                 left WORK/TOOL.out and WORK/TOOL.rc: appended to
+#                 OUT_DIR/sanitizer.log, its tail printed, a stage (nothing
+#                 when it did not run)
 set -u -o pipefail
 export PYTHONUNBUFFERED=1
 
@@ -39,4 +43,11 @@ left() {
 stage() {
   echo "=== [$1] $([[ $2 == 0 ]] && echo passed || echo "FAILED ($2)")"
   [[ $2 == 0 ]] || FAILED=1
+}
+sanitizer_stage() {
+  [[ -f "$WORK/$1.rc" ]] || return 0
+  { echo "=== compute-sanitizer --tool $1${2:+ ($2)}: exit $(cat "$WORK/$1.rc")"
+    cat "$WORK/$1.out"; } >> "$OUT_DIR/sanitizer.log"
+  tail -5 "$WORK/$1.out"
+  stage "$1" "$(cat "$WORK/$1.rc")"
 }

@@ -47,12 +47,7 @@ for name in attention variants; do
   tail -12 "$WORK/$name.out"
   stage "test_$name (tiered)" "$(cat "$WORK/$name.rc" 2> /dev/null || echo 1)"
 done
-if [[ -f "$WORK/memcheck.rc" ]]; then
-  { echo "=== compute-sanitizer --tool memcheck (ATTN_JIT_TIERED=1): exit $(cat "$WORK/memcheck.rc")"
-    cat "$WORK/memcheck.out"; } >> "$OUT_DIR/sanitizer.log"
-  tail -5 "$WORK/memcheck.out"
-  stage memcheck "$(cat "$WORK/memcheck.rc")"
-fi
+sanitizer_stage memcheck ATTN_JIT_TIERED=1
 
 t=$(left 280)
 echo "=== [firstcall] bench_firstcall.py --tiered, timeout ${t}s"

@@ -49,11 +49,7 @@ wait "${pids[@]}"
 tail -15 "$WORK/tests.out"
 stage tests "$(cat "$WORK/tests.rc")"
 for tool in memcheck racecheck; do
-  [[ -f "$WORK/$tool.rc" ]] || continue
-  { echo "=== compute-sanitizer --tool $tool (ATTN_JIT_TMA=1): exit $(cat "$WORK/$tool.rc")"
-    cat "$WORK/$tool.out"; } >> "$OUT_DIR/sanitizer.log"
-  tail -5 "$WORK/$tool.out"
-  stage "$tool" "$(cat "$WORK/$tool.rc")"
+  sanitizer_stage "$tool" "ATTN_JIT_TMA=1"
 done
 
 # One library, two files: a path loads once per process.
