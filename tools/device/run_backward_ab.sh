@@ -16,7 +16,7 @@
 #              TESTS_S seconds (200)
 #   ab LABEL   tools/device/bench_backward.py --old-lib LABEL's build, one
 #              process, D = 64 and 128, N 2k and 8k (DIMS, SEQLENS), with
-#              torch's FA2 and cuDNN backwards
+#              torch's FA2 and cuDNN backwards, up to AB_S seconds each (160)
 # Files in OUT_DIR: run.log, sanitizer.log, ab-LABEL.jsonl.
 # Exit status: 0 when every stage passed, 1 otherwise, 77 without a GPU.
 source "$(dirname "${BASH_SOURCE[0]}")/run_common.sh" run_backward_ab.sh "$@"
@@ -52,7 +52,7 @@ done
 IFS=, read -r -a olds <<< "${AB_OLD:-}"
 for old in "${olds[@]}"; do
   label=${old%%=*} dir=${old#*=}
-  t=$(left 240)
+  t=$(left "${AB_S:-160}")
   echo "=== [ab $label] old = $dir, new = $BUNDLE, timeout ${t}s"
   ATTN_JIT_CACHE_DIR="$WORK/cache-ab-$label" timeout -k 10 "$t" \
     "$PY" "$REPO/tools/device/bench_backward.py" --old-lib "$dir/lib/libattn-jit.so" \
