@@ -30,12 +30,8 @@ pids=()
 pids+=($!)
 if [[ -x "$CS" ]]; then
   for tool in memcheck racecheck; do
-    (ATTN_JIT_CACHE_DIR="$WORK/cache-$tool" timeout -k 10 "$t" \
-       "$CS" --tool "$tool" --error-exitcode 99 --print-limit 50 \
-       "$PY" "$REPO/tests/gpu/test_backward.py" --lib "$LIB" --small --no-torch \
-       > "$WORK/$tool.out" 2>&1
-     echo $? > "$WORK/$tool.rc") &
-    pids+=($!)
+    start_sanitizer "$tool" "$t" \
+      "$PY" "$REPO/tests/gpu/test_backward.py" --lib "$LIB" --small --no-torch
   done
 else
   echo "=== [sanitizer] missing $CS"

@@ -7,6 +7,11 @@
 # exits 77 without a GPU and 2 without the library, and defines
 #   left CAP      seconds for a stage: CAP, at most what the budget has left
 #   stage NAME S  prints a stage's outcome (S its exit status), FAILED=1 if not 0
+#   start_sanitizer TOOL SECONDS CMD...  compute-sanitizer --tool TOOL over
+#                 CMD in the background (variables set before the call reach
+#                 it), with a kernel cache of its own, under a timeout; its
+#                 output in WORK/TOOL.out, its status in WORK/TOOL.rc, its pid
+#                 appended to the caller's `pids`
 #   sanitizer_stage TOOL [NOTE]  the outcome of a compute-sanitizer run that
 #                 left WORK/TOOL.out and WORK/TOOL.rc: appended to
 #                 OUT_DIR/sanitizer.log, its tail printed, a stage (nothing
@@ -43,6 +48,15 @@ left() {
 stage() {
   echo "=== [$1] $([[ $2 == 0 ]] && echo passed || echo "FAILED ($2)")"
   [[ $2 == 0 ]] || FAILED=1
+}
+start_sanitizer() {
+  local tool=$1 secs=$2
+  shift 2
+  (ATTN_JIT_CACHE_DIR="$WORK/cache-$tool" timeout -k 10 "$secs" \
+     "$CS" --tool "$tool" --error-exitcode 99 --print-limit 50 "$@" \
+     > "$WORK/$tool.out" 2>&1
+   echo $? > "$WORK/$tool.rc") &
+  pids+=($!)
 }
 sanitizer_stage() {
   [[ -f "$WORK/$1.rc" ]] || return 0

@@ -33,11 +33,7 @@ pids=()
  echo $? > "$WORK/variants.rc") &
 pids+=($!)
 if [[ -x "$CS" && -x "$BUNDLE/bin/attn-variants" ]]; then
-  (ATTN_JIT_TIERED=1 ATTN_JIT_CACHE_DIR="$WORK/cache-memcheck" timeout -k 10 "$t" \
-     "$CS" --tool memcheck --error-exitcode 99 --print-limit 50 \
-     "$BUNDLE/bin/attn-variants" --b 1 --h 2 > "$WORK/memcheck.out" 2>&1
-   echo $? > "$WORK/memcheck.rc") &
-  pids+=($!)
+  ATTN_JIT_TIERED=1 start_sanitizer memcheck "$t" "$BUNDLE/bin/attn-variants" --b 1 --h 2
 else
   echo "=== [memcheck] missing $CS or $BUNDLE/bin/attn-variants"
   FAILED=1

@@ -34,11 +34,7 @@ pids=()
 pids+=($!)
 if [[ -x "$CS" && -x "$BUNDLE/bin/attn-variants" ]]; then
   for tool in memcheck racecheck; do
-    (ATTN_JIT_TMA=1 ATTN_JIT_CACHE_DIR="$WORK/cache-$tool" timeout -k 10 "$t" \
-       "$CS" --tool "$tool" --error-exitcode 99 --print-limit 50 \
-       "$BUNDLE/bin/attn-variants" --b 1 --h 2 > "$WORK/$tool.out" 2>&1
-     echo $? > "$WORK/$tool.rc") &
-    pids+=($!)
+    ATTN_JIT_TMA=1 start_sanitizer "$tool" "$t" "$BUNDLE/bin/attn-variants" --b 1 --h 2
   done
 else
   echo "=== [sanitizer] missing $CS or $BUNDLE/bin/attn-variants"
