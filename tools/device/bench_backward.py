@@ -2,7 +2,7 @@
 """The backward pass: attn-jit against torch SDPA's FlashAttention-2 and cuDNN backends, one GPU run.
 
     ATTN_JIT_LIB=.../libattn-jit.so python3 tools/device/bench_backward.py
-        [--reps 10] [--warmup 3] [--dims 64,128] [--seqlens 512,2048,8192,16384]
+        [--reps 10] [--warmup 3] [--rounds 2] [--dims 64,128] [--seqlens 512,2048,8192,16384]
         [--old-lib OLD/lib/libattn-jit.so [--old-env VAR=VALUE,...]] [--jit-tiles M,N]
         [--json FILE] [--time-limit S]
 
@@ -24,7 +24,11 @@ Setting A/B: --old-env VAR=VALUE,... is set while --old-lib's engine starts
 Shapes (FlashAttention's convention): bf16, (B, H, N, D) contiguous, H = 2048 / D
 heads, batch so that B * N = 16k tokens; causal and not.
 Timed (tools/device/sdpa_anchors.time_events: CUDA events, median of --reps
-after --warmup): "bwd", the backward alone (attn-jit: attn_backward; torch:
+after --warmup; per shape the methods run in the order attn-jit, the extra
+attn-jit methods, fa2, cudnn, then reversed, for --rounds rounds, and each
+time is the median of its rounds' medians, so that clock drift over a
+shape's timing favours no method -- the first method of a shape was timed
+on a cooler GPU before version 45): "bwd", the backward alone (attn-jit: attn_backward; torch:
 autograd's backward of one SDPA call, its graph retained, gradients reset to
 None before each call), and "fwd+bwd" (attn-jit: attn_forward with the LSE
 then attn_backward; torch: SDPA then backward). TFLOP/s count the forward as
@@ -32,14 +36,18 @@ then attn_backward; torch: SDPA then backward). TFLOP/s count the forward as
 that. Extra memory: attn-jit's backward allocates B * H * N floats of row
 terms (stream-ordered, freed after the call), and in the atomic form
 (ATTN_JIT_DETERMINISTIC=0, which every library in the process reads) dQ's
-accumulator, B * H * N * D floats more; torch's peak allocation over
-its inputs and gradients is read from torch.cuda.max_memory_allocated.
+accumulator, B * H * N * D floats more; torch's is its peak allocation
+(torch.cuda.max_memory_allocated) over one forward and backward, less the
+output and the three gradients. The JSON rows keep each round's median
+(round_bwd_ms, round_both_ms).
 Exit 0 done, 1 attn-jit failed, 77 no torch / GPU.
 """
 import argparse
 import json
+import contextlib
 import math
 import os
+import statistics
 import sys
 import time
 
@@ -54,6 +62,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="timing rounds per shape, the methods' order reversed each round")
     ap.add_argument("--dims", default="64,128")
     ap.add_argument("--seqlens", default="512,2048,8192,16384")
     ap.add_argument("--old-lib", default="", help="a second libattn-jit.so, timed as method 'old'")
@@ -119,14 +129,13 @@ def main():
                     print(f"attn-jit failed at D={d} N={n} {mask}: {msg2}")
                     failed = True
                     continue
-                bwd = time_events(torch, ours_bwd, args.warmup, args.reps)
-                both = time_events(torch, lambda i: ours_fwd(i) or ours_bwd(i), args.warmup, args.reps)
+                # Methods: (name, context for its calls, bwd fn, fwd+bwd fn, extra MiB).
                 # The row terms, and the atomic form's dQ accumulator (the
                 # library resolves the form; this assumes wgmma, D <= 128).
                 atomic = os.environ.get("ATTN_JIT_DETERMINISTIC", "1") == "0"
                 extra = b * h * n * (1 + (d if atomic else 0)) * 4 / 2 ** 20
-                results = [("attn-jit", bwd[0], both[0], extra)]
-                alternatives = []
+                methods = [("attn-jit", contextlib.nullcontext, ours_bwd,
+                            lambda i: ours_fwd(i) or ours_bwd(i), extra)]
                 for name, alt_lib, alt_tiles in variants:
                     def alt_fwd(_, L=alt_lib):
                         return L.forward(q, k, v, o, lse, "bf16", mask, stream=stream)[0]
@@ -139,39 +148,54 @@ def main():
                     if st3 != ATTN_OK:
                         print(f"{name} failed at D={d} N={n} {mask}: {msg3}")
                         continue
-                    tb3 = time_events(torch, alt_bwd, args.warmup, args.reps)
-                    tf3 = time_events(torch, lambda i: alt_fwd(i) or alt_bwd(i), args.warmup, args.reps)
-                    alternatives.append((name, tb3[0], tf3[0], extra))
+                    methods.append((name, contextlib.nullcontext, alt_bwd,
+                                    lambda i, f=alt_fwd, g=alt_bwd: f(i) or g(i), extra))
+                torch_inputs = []
                 for name, backend in (("fa2", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
                     qs, ks, vs = (x.detach().clone().requires_grad_() for x in (q, k, v))
+                    ctx = (lambda be=backend: sdpa_kernel(be))
                     try:
-                        with sdpa_kernel(backend):
-                            out = F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal)
-
-                            def t_bwd(_):
-                                qs.grad = ks.grad = vs.grad = None
-                                out.backward(do, retain_graph=True)
-
-                            def t_both(_):
-                                qs.grad = ks.grad = vs.grad = None
-                                F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal).backward(do)
+                        with ctx():
                             torch.cuda.synchronize()
                             base = torch.cuda.memory_allocated()
                             torch.cuda.reset_peak_memory_stats()
-                            tb = time_events(torch, t_bwd, args.warmup, args.reps)
-                            tf = time_events(torch, t_both, args.warmup, args.reps)
+                            out = F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal)
+                            out.backward(do, retain_graph=True)
+                            torch.cuda.synchronize()
                             peak = (torch.cuda.max_memory_allocated() - base) / 2 ** 20
-                            # The gradients themselves (3 tensors) are outputs, not extra.
-                            extra_t = max(0.0, peak - 3 * q.numel() * 2 / 2 ** 20)
-                        results.append((name, tb[0], tf[0], extra_t))
                     except RuntimeError as ex:
                         print(f"{name} unavailable at D={d} N={n} {mask}: {str(ex).splitlines()[0]}")
-                    del qs, ks, vs
-                results += alternatives
+                        continue
+                    # The output and the gradients (4 tensors) are outputs, not extra.
+                    extra_t = max(0.0, peak - 4 * q.numel() * 2 / 2 ** 20)
+
+                    def t_bwd(_, qs=qs, ks=ks, vs=vs, out=out):
+                        qs.grad = ks.grad = vs.grad = None
+                        out.backward(do, retain_graph=True)
+
+                    def t_both(_, qs=qs, ks=ks, vs=vs):
+                        qs.grad = ks.grad = vs.grad = None
+                        F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal).backward(do)
+                    methods.append((name, ctx, t_bwd, t_both, extra_t))
+                    torch_inputs.append((qs, ks, vs, out))
+                # Rounds, the methods' order reversed each round, so that clock
+                # and temperature drift over a shape's timing favours no method;
+                # each method's time is the median of its rounds' medians.
+                times = {m[0]: ([], []) for m in methods}
+                for rnd in range(args.rounds):
+                    for name, ctx, f_bwd, f_both, _ in (methods if rnd % 2 == 0 else methods[::-1]):
+                        with ctx():
+                            times[name][0].append(time_events(torch, f_bwd, args.warmup, args.reps)[0])
+                            times[name][1].append(time_events(torch, f_both, args.warmup, args.reps)[0])
+                results = [(name, statistics.median(times[name][0]), statistics.median(times[name][1]), ex_mb)
+                           for name, _, _, _, ex_mb in methods]
+                rounds = {name: dict(round_bwd_ms=t[0], round_both_ms=t[1]) for name, t in times.items()}
+                del torch_inputs, methods
                 for name, tb, tf, extra_mb in results:
                     row = dict(d=d, n=n, b=b, h=h, mask=mask, method=name, bwd_ms=tb,
                                bwd_tflops=2.5 * fwd_flops / (tb * 1e-3) / 1e12, both_ms=tf,
-                               both_tflops=3.5 * fwd_flops / (tf * 1e-3) / 1e12, extra_mib=extra_mb)
+                               both_tflops=3.5 * fwd_flops / (tf * 1e-3) / 1e12, extra_mib=extra_mb,
+                               **rounds[name])
                     rows.append(row)
                     print(f"{d:>4} {n:>6} {mask:>6} {name:>8} {tb:8.3f} {row['bwd_tflops']:9.1f} "
                           f"{tf:8.3f} {row['both_tflops']:9.1f} {extra_mb:9.1f}", flush=True)
