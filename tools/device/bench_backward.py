@@ -27,8 +27,10 @@ Timed (tools/device/sdpa_anchors.time_events: CUDA events, median of --reps
 after --warmup; per shape the methods run in the order attn-jit, the extra
 attn-jit methods, fa2, cudnn, then reversed, for --rounds rounds, and each
 time is the median of its rounds' medians, so that clock drift over a
-shape's timing favours no method -- the first method of a shape was timed
-on a cooler GPU before version 45): "bwd", the backward alone (attn-jit: attn_backward; torch:
+shape's timing favours no method; before the rounds every method runs
+--warmup untimed calls, so that the first one timed does not run on a GPU
+that idled through the shape's setup -- before version 45 attn-jit, timed
+first, gained 5-10 % from that): "bwd", the backward alone (attn-jit: attn_backward; torch:
 autograd's backward of one SDPA call, its graph retained, gradients reset to
 None before each call), and "fwd+bwd" (attn-jit: attn_forward with the LSE
 then attn_backward; torch: SDPA then backward). TFLOP/s count the forward as
@@ -182,6 +184,14 @@ def main():
                 # and temperature drift over a shape's timing favours no method;
                 # each method's time is the median of its rounds' medians.
                 times = {m[0]: ([], []) for m in methods}
+                # Untimed calls of every method first: a shape's first timed
+                # method otherwise runs on a GPU that had idled through the
+                # setup (below its power limit, at higher clocks), which
+                # made it 5-10 % faster in version 45's run.
+                for _, ctx, _, f_both, _ in methods:
+                    with ctx():
+                        for i in range(args.warmup):
+                            f_both(i)
                 for rnd in range(args.rounds):
                     for name, ctx, f_bwd, f_both, _ in (methods if rnd % 2 == 0 else methods[::-1]):
                         with ctx():
