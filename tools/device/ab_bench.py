@@ -72,7 +72,7 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "gpu"))
 import attn_jit_ctypes as aj  # noqa: E402
-from sdpa_anchors import time_events  # noqa: E402
+from sdpa_anchors import settle, time_events  # noqa: E402
 from test_attention import first_line, rel_err  # noqa: E402
 
 METHODS = ["old", "new", "cudnn", "fa2"]
@@ -371,19 +371,10 @@ def run_shape(torch, s, gen, libs, stream, args, emit_base):
     order = [m for m in methods if m in fns]
     meds = {m: [] for m in order}
     mins = {m: [] for m in order}
-    # Untimed calls of every method first: the first method timed otherwise
-    # runs on a GPU that idled through the shape's setup (below its power
-    # limit, at higher clocks) -- 5-10 % faster in version 45's run.
-    for m in order:
-        if recs[m]["status"] == "ok":
-            with warnings.catch_warnings(), (sdpa_kernel(SDPA_BACKENDS[m]()) if m in SDPA_BACKENDS
-                                             else contextlib.nullcontext()):
-                warnings.simplefilter("ignore")
-                try:
-                    for i in range(args.warmup):
-                        fns[m](i % s["rotate"])
-                except Exception:  # noqa: BLE001 -- the timed calls report it
-                    pass
+    settle(torch, args.warmup,
+           [((lambda m=m: sdpa_kernel(SDPA_BACKENDS[m]())) if m in SDPA_BACKENDS else contextlib.nullcontext,
+             lambda i, m=m: fns[m](i % s["rotate"]))
+            for m in order if recs[m]["status"] == "ok"])
     for rnd in range(args.rounds):
         for m in (order if rnd % 2 == 0 else order[::-1]):
             if recs[m]["status"] != "ok":

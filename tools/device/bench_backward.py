@@ -45,8 +45,8 @@ output and the three gradients. The JSON rows keep each round's median
 Exit 0 done, 1 attn-jit failed, 77 no torch / GPU.
 """
 import argparse
-import json
 import contextlib
+import json
 import math
 import os
 import statistics
@@ -85,7 +85,7 @@ def main():
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from attn_jit_ctypes import ATTN_OK, AttnJit, default_lib_path, parse_env, start_library
-    from sdpa_anchors import time_events
+    from sdpa_anchors import settle, time_events
     lib = AttnJit(default_lib_path())
     old_lib = start_library(args.old_lib, parse_env(args.old_env)) if args.old_lib else None
     # The backward's form per library (each handle its own engine), so the
@@ -180,18 +180,11 @@ def main():
                         F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal).backward(do)
                     methods.append((name, ctx, t_bwd, t_both, extra_t))
                     torch_inputs.append((qs, ks, vs, out))
+                settle(torch, args.warmup, [(ctx, f_both) for _, ctx, _, f_both, _ in methods])
                 # Rounds, the methods' order reversed each round, so that clock
                 # and temperature drift over a shape's timing favours no method;
                 # each method's time is the median of its rounds' medians.
                 times = {m[0]: ([], []) for m in methods}
-                # Untimed calls of every method first: a shape's first timed
-                # method otherwise runs on a GPU that had idled through the
-                # setup (below its power limit, at higher clocks), which
-                # made it 5-10 % faster in version 45's run.
-                for _, ctx, _, f_both, _ in methods:
-                    with ctx():
-                        for i in range(args.warmup):
-                            f_both(i)
                 for rnd in range(args.rounds):
                     for name, ctx, f_bwd, f_both, _ in (methods if rnd % 2 == 0 else methods[::-1]):
                         with ctx():

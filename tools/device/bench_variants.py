@@ -51,6 +51,7 @@ of window 1024 over full causal at 16k.
 Exit 0 done, 1 attn-jit failed or WRONG on a row, 2 usage, 77 no torch / GPU.
 """
 import argparse
+import contextlib
 import ctypes
 import json
 import math
@@ -64,6 +65,7 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "gpu"))
 sys.path.insert(0, HERE)
+from sdpa_anchors import settle  # noqa: E402
 
 H, D, TOKENS = 16, 128, 16384
 CHECK_TOL = 2e-2
@@ -379,17 +381,7 @@ def run_config(torch, name, c, gen, lib, flex, args, time_events, old_lib=None):
             rec["status"] = "n/a: " + (str(ex).strip().splitlines() or [type(ex).__name__])[0][:100]
     order = [m for m in recs if m in fns]
     meds = {m: [] for m in order}
-    # Untimed calls of every method first: the first method timed otherwise
-    # runs on a GPU that idled through the setup (below its power limit, at
-    # higher clocks) -- 5-10 % faster in version 45's run.
-    for m in order:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                for _ in range(args.warmup):
-                    fns[m](0)
-        except Exception:  # noqa: BLE001 -- the timed calls report it
-            pass
+    settle(torch, args.warmup, [(contextlib.nullcontext, fns[m]) for m in order])
     for seq in (order, order[::-1]):
         for m in seq:
             try:
