@@ -63,8 +63,9 @@ CASES = [
     (1, 4, 2, 700, 901, 64, "f16", "causal"),
     (1, 4, 2, 515, 389, 128, "bf16", "bottom_right"),
     (1, 2, 2, 200, 200, 256, "bf16", "causal"),
-    # D = 256: dK and dV in kernels of their own (splitsBackwardGrads), 32 x 32
-    # tiles; GQA sums over the group in both, odd and unequal lengths.
+    # D = 192 and 256: dQ, dK and dV in kernels of their own
+    # (splitsBackwardGrads; wgmma 64 x 32 by TMA on sm_90a, mma.sync 32 x 32
+    # elsewhere); GQA sums over the group, odd and unequal lengths.
     (2, 4, 2, 77, 133, 256, "bf16", "none"),
     (1, 4, 1, 133, 77, 256, "f16", "bottom_right"),
     (1, 2, 2, 300, 300, 192, "bf16", "causal"),
@@ -82,7 +83,7 @@ VARIANT_CASES = [
     ((1, 4, 4, 256, 256, 128, "bf16", "causal"), {"document": True}),
     ((1, 4, 2, 150, 150, 256, "bf16", "causal"), {"softcap": 1.5}),
 ]
-SMALL = [CASES[2], CASES[5], CASES[10]]
+SMALL = [CASES[2], CASES[5], CASES[10], CASES[12]]
 
 
 def visible(mask, nq, nk, device):

@@ -89,6 +89,18 @@ constexpr ProducerKeys kProducerBlockN[] = {{192, 112}, {256, 80}};
 constexpr int64_t kBackwardSplitBlock = 32;
 /// Head dims above this split the backward's dK and dV (splitsBackwardGrads).
 constexpr int64_t kMaxBackwardJointHeadDim = 128;
+/// The backward on wgmma up to this head dim (multiples of
+/// kBackwardWgmmaHeadDimMultiple). Past D = 128 each of dQ, dK and dV has
+/// a kernel of its own whose one 64 x D accumulator takes 128 f32 values a
+/// thread at D = 256, so the other side's tiles shrink to keep S and dP
+/// small: 32 rows by TMA, 16 by cp.async (whose addresses take registers).
+/// ptxas 13.0, sm_90a, bf16 and f16, causal or not: no spills, no
+/// serialised wgmma, no injected wait (D = 256 by TMA 180-232 registers,
+/// D = 192 152-194); 64 x 64 by TMA spills 20 bytes in the D = 256 causal dQ
+/// kernel, 64 x 32 by cp.async 64-72 (ptxas-backward-tma.test).
+constexpr int64_t kMaxWgmmaBackwardHeadDim = 256;
+constexpr int64_t kBackwardWgmmaSplitBlockNTma = 32;
+constexpr int64_t kBackwardWgmmaSplitBlockN = 16;
 
 /// Registers: at most 255 a thread, 64K 32-bit registers an SM (every chip
 /// from sm_80 on).
@@ -840,19 +852,24 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   // The backward: 64 x 64 tiles, whose keys-major score tiles (64 keys)
   // split over 4 warps (one warpgroup) as its query tiles do. wgmma at
   // D = 64 and 128 measured 1.36-1.60x mma.sync on an H200
-  // (docs/BENCHMARKS.md, version 15); at D = 256 dK and dV alone take every
-  // register and ptxas serializes wgmma, so mma.sync.
-  // mma.sync with dK and dV split: smaller tiles (kBackwardSplitBlock).
+  // (docs/BENCHMARKS.md, version 15). Past D = 128 (dQ, dK and dV split)
+  // smaller tiles: on wgmma fewer rows of the other side
+  // (kMaxWgmmaBackwardHeadDim), on mma.sync 32 x 32 (kBackwardSplitBlock).
   if (backward) {
     defM = defN = kBackwardBlock;
     if (nvidia && tensorCore == "auto")
       r.tensorCore = tilesForWgmma("auto", arch) &&
                              headDim % kBackwardWgmmaHeadDimMultiple == 0 &&
-                             headDim <= 128
+                             headDim <= kMaxWgmmaBackwardHeadDim
                          ? "wgmma"
                          : "mma.sync";
-    if (nvidia && r.tensorCore != "wgmma" && splitsBackwardGrads(headDim))
-      defM = defN = kBackwardSplitBlock;
+    if (nvidia && splitsBackwardGrads(headDim)) {
+      if (r.tensorCore == "wgmma")
+        defN = tma && keepsTma ? kBackwardWgmmaSplitBlockNTma
+                               : kBackwardWgmmaSplitBlockN;
+      else
+        defM = defN = kBackwardSplitBlock;
+    }
     // The atomic form on wgmma: two warpgroups of 64 keys each share every
     // step's dQ part, split over the head dim, which halves its global
     // reductions (the 64 x 64 kernel was bound by them: ncu, L2 at 68 %).

@@ -99,24 +99,35 @@ TEST(CompilePtxTest, BackwardIsTwoKernels) {
   }
 }
 
-// Past D = 128 dK and dV get a kernel each (splitsBackwardGrads): three
-// kernels, the last two over K/V tiles, mma.sync with 32 x 32 tiles and 2
-// warps by default (sm_80 has the shared memory for them too).
+// Past D = 128 dQ, dK and dV get a kernel each (splitsBackwardGrads): three
+// kernels, the last two over K/V tiles. On sm_90a wgmma, one warpgroup of 64
+// rows stepping over 32 rows of the other side by TMA, 16 by cp.async; on
+// sm_80 mma.sync with 32 x 32 tiles and 2 warps.
 TEST(CompilePtxTest, BackwardSplitsGradsPastD128) {
   EXPECT_FALSE(splitsBackwardGrads(128));
   EXPECT_TRUE(splitsBackwardGrads(136));
-  for (const char *arch : {"sm_90a", "sm_80"}) {
+  struct Case {
+    const char *arch;
+    bool tma;
+    const char *mapping;
+    int64_t blockM, blockN, warps;
+  };
+  for (const Case &c : {Case{"sm_90a", true, "wgmma", 64, 32, 4},
+                        Case{"sm_90a", false, "wgmma", 64, 16, 4},
+                        Case{"sm_80", false, "mma.sync", 32, 32, 2}}) {
+    SCOPED_TRACE(std::string(c.arch) + (c.tma ? " tma" : ""));
     KernelConfig config;
     config.headDim = 256;
-    config.arch = arch;
+    config.arch = c.arch;
     config.backward = true;
+    config.tma = c.tma;
     KernelPlan plan;
     std::string error;
     ASSERT_TRUE(planKernel(config, /*nvidia=*/true, plan, error)) << error;
-    EXPECT_EQ(plan.mapping, "mma.sync");
-    EXPECT_EQ(plan.blockM, 32);
-    EXPECT_EQ(plan.blockN, 32);
-    EXPECT_EQ(plan.warps, 2);
+    EXPECT_EQ(plan.mapping, c.mapping);
+    EXPECT_EQ(plan.blockM, c.blockM);
+    EXPECT_EQ(plan.blockN, c.blockN);
+    EXPECT_EQ(plan.warps, c.warps);
     PtxKernel kernel;
     ASSERT_TRUE(compilePtx(config, kernel, error)) << error;
     ASSERT_EQ(kernel.kernels.size(), 3u);
@@ -125,10 +136,12 @@ TEST(CompilePtxTest, BackwardSplitsGradsPastD128) {
       EXPECT_EQ(launch.name,
                 attn::abi::kernelName(attn::abi::kBackwardKernel, i));
       EXPECT_NE(kernel.ptx.find(".entry " + launch.name), std::string::npos);
-      EXPECT_EQ(launch.threads, 64);
-      EXPECT_EQ(launch.blockM, 32);
+      EXPECT_EQ(launch.threads, 32 * c.warps);
+      EXPECT_EQ(launch.blockM, c.blockM);
       EXPECT_EQ(launch.overKeys, i > 0);
     }
+    EXPECT_EQ(kernel.ptx.find("cp.async.bulk.tensor") != std::string::npos,
+              c.tma);
   }
 }
 
