@@ -528,8 +528,13 @@ Expected<const LoadedKernel *> Engine::cudaKernel(
   // The deterministic backward's loops by TMA unless ATTN_JIT_TMA=0
   // (1.05-1.20 x cp.async on the H200, BENCHMARKS version 43; the compiler
   // keeps it for wgmma only), where K, V, Q and dO can all be mapped.
-  bool deterministic = deterministic_.load(std::memory_order_relaxed) ||
-                       !options_.gpuAtomicBackward;
+  // The atomic form only where it is mapped (up to D = 128,
+  // mapsAtomicBackward), so that a wider call keeps the deterministic
+  // kernels' TMA loops.
+  bool deterministic =
+      deterministic_.load(std::memory_order_relaxed) ||
+      !options_.gpuAtomicBackward ||
+      !compiler::mapsAtomicBackward(/*nvidia=*/true, "wgmma", args.head_dim);
   bool tma =
       (backward ? options_.tma.value_or(true) && deterministic : copies.tma) &&
       !(varlen && varlen->pageSize) && driver.cuTensorMapEncodeTiled &&

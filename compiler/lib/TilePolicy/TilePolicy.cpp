@@ -87,8 +87,6 @@ constexpr ProducerKeys kProducerBlockN[] = {{192, 112}, {256, 80}};
 /// one 16-row m tile, so its ratio of shared-memory reads to mma is
 /// unchanged; two CTAs of 2 warps share an SM where one of 4 did.
 constexpr int64_t kBackwardSplitBlock = 32;
-/// Head dims above this split the backward's dK and dV (splitsBackwardGrads).
-constexpr int64_t kMaxBackwardJointHeadDim = 128;
 /// The backward on wgmma up to this head dim (multiples of
 /// kBackwardWgmmaHeadDimMultiple). Past D = 128 each of dQ, dK and dV has
 /// a kernel of its own whose one 64 x D accumulator takes 128 f32 values a
@@ -195,8 +193,9 @@ int64_t defaultWarps(bool wgmma, int64_t blockM) {
   return wgmma ? blockM / 16 : 4;
 }
 
-bool mapsAtomicBackward(bool nvidia, std::string_view tensorCore) {
-  return !nvidia || tensorCore == "wgmma";
+bool mapsAtomicBackward(bool nvidia, std::string_view tensorCore,
+                        int64_t headDim) {
+  return !nvidia || (tensorCore == "wgmma" && !splitsBackwardGrads(headDim));
 }
 
 bool splitsBackwardGrads(int64_t headDim) {
@@ -837,7 +836,11 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   // TMA (and so a producer warpgroup) for forwards over contiguous or
   // packed K/V, not split; for the deterministic backward's loops without a
   // producer (the runtime's default on sm_90a, BENCHMARKS version 43).
-  bool backwardTma = backward && deterministic && !warpSpecialize;
+  // Past D = 128 the NVIDIA backward is deterministic whatever is asked
+  // (mapsAtomicBackward): its TMA loops and tiles are the deterministic ones.
+  bool deterministicBackward =
+      deterministic || (nvidia && splitsBackwardGrads(headDim));
+  bool backwardTma = backward && deterministicBackward && !warpSpecialize;
   bool keepsTma = (!backward || backwardTma) && pageSize == 0 && !split;
   auto [defM, defN] = defaultTileSizes(
       headDim, nvidia && tilesForWgmma(tensorCore, arch), variants,
@@ -873,7 +876,7 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     // The atomic form on wgmma: two warpgroups of 64 keys each share every
     // step's dQ part, split over the head dim, which halves its global
     // reductions (the 64 x 64 kernel was bound by them: ncu, L2 at 68 %).
-    if (nvidia && !deterministic && r.tensorCore == "wgmma" &&
+    if (nvidia && !deterministicBackward && r.tensorCore == "wgmma" &&
         splitsDqOverHeadDim(kBackwardBlock, kAtomicBackwardWarps, headDim))
       defM = kAtomicBackwardWarps * 16;
   }
@@ -890,7 +893,7 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   }
   r.pagedDecode = false;
   // Only the backward has an atomic form.
-  if (!backward || !mapsAtomicBackward(nvidia, r.tensorCore))
+  if (!backward || !mapsAtomicBackward(nvidia, r.tensorCore, headDim))
     r.deterministic = true;
   if (r.blockM == 0)
     r.blockM = defM;

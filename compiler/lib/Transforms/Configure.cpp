@@ -151,10 +151,13 @@ struct AttnConfigurePass
       }
       if constexpr (std::is_same_v<OpTy, SdpaBackwardOp>) {
         if (op.getGradQueryAccum() &&
-            !policy::mapsAtomicBackward(nvidia, plan.mapping)) {
+            !policy::mapsAtomicBackward(nvidia, plan.mapping,
+                                        config.headDim)) {
           op->emitOpError("'dq_accum' (the atomic backward) is mapped on "
-                          "wgmma (sm_90a) and the host only; the ")
-              << plan.mapping << " backward is the deterministic one";
+                          "the host and on wgmma (sm_90a) up to head dim ")
+              << policy::kMaxBackwardJointHeadDim << "; the " << plan.mapping
+              << " backward at head dim " << config.headDim
+              << " is the deterministic one";
           return WalkResult::interrupt();
         }
       }

@@ -16,7 +16,7 @@
 !lse = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
 
 func.func @backward_atomic(%t: !t, %a: !a, %l: !lse) {
-  // expected-error @+1 {{'attn.sdpa_backward' op 'dq_accum' (the atomic backward) is mapped on wgmma (sm_90a) and the host only; the mma.sync backward is the deterministic one}}
+  // expected-error @+1 {{'attn.sdpa_backward' op 'dq_accum' (the atomic backward) is mapped on the host and on wgmma (sm_90a) up to head dim 128; the mma.sync backward at head dim 64 is the deterministic one}}
   attn.sdpa_backward %t, %t, %t, %t, %t, %l into %t, %t, %t delta %l dq_accum %a : !a
       : !t, !t, !t, !t, !lse -> !t, !t, !t, !lse
   return

@@ -143,6 +143,22 @@ TEST(CompilePtxTest, BackwardSplitsGradsPastD128) {
     EXPECT_EQ(kernel.ptx.find("cp.async.bulk.tensor") != std::string::npos,
               c.tma);
   }
+  // The atomic form keeps dK and dV together: asked for past D = 128 it
+  // resolves to the deterministic kernels, TMA tiles included.
+  KernelConfig atomic;
+  atomic.headDim = 256;
+  atomic.arch = "sm_90a";
+  atomic.backward = true;
+  atomic.deterministic = false;
+  atomic.tma = true;
+  KernelConfig r = atomic.resolved(/*nvidia=*/true);
+  EXPECT_TRUE(r.deterministic);
+  EXPECT_TRUE(r.tma);
+  EXPECT_EQ(r.blockM, 64);
+  EXPECT_EQ(r.blockN, 32);
+  EXPECT_FALSE(mapsAtomicBackward(/*nvidia=*/true, "wgmma", 256));
+  EXPECT_TRUE(mapsAtomicBackward(/*nvidia=*/true, "wgmma", 128));
+  EXPECT_TRUE(mapsAtomicBackward(/*nvidia=*/false, "auto", 256));
 }
 
 // Split-KV: the splits' kernel (grid z = B · num_splits, packed as the

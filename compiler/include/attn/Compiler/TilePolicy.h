@@ -64,15 +64,23 @@ std::pair<int64_t, int64_t> defaultTileSizes(int64_t headDim, bool wgmma,
 /// warpgroups (the 64 x 64 atomic kernel was bound by them on the H200).
 bool splitsDqOverHeadDim(int64_t blockN, int64_t warps, int64_t headDim);
 
+/// NVIDIA head dims above this split the backward's dK and dV
+/// (splitsBackwardGrads) and take its deterministic form only
+/// (mapsAtomicBackward).
+inline constexpr int64_t kMaxBackwardJointHeadDim = 128;
+
 /// Whether the NVIDIA backward computes dK and dV in two grids (kernels) of
 /// their own instead of one, at the cost of recomputing the keys-major
 /// scores: past D = 128 a thread cannot hold both accumulators.
 bool splitsBackwardGrads(int64_t headDim);
 
 /// Whether a backward mapped with `tensorCore` ("wgmma", "mma.sync"; any on
-/// the host) can take the atomic form: its dSᵀ·K reads dSᵀ transposed from
-/// shared memory, an MN-major A that wgmma reads and mma.sync does not.
-bool mapsAtomicBackward(bool nvidia, std::string_view tensorCore);
+/// the host) at `headDim` can take the atomic form: its dSᵀ·K reads dSᵀ
+/// transposed from shared memory, an MN-major A that wgmma reads and
+/// mma.sync does not; and its K/V tiles' kernel holds dK and dV together,
+/// which the NVIDIA kernels past D = 128 do not (splitsBackwardGrads).
+bool mapsAtomicBackward(bool nvidia, std::string_view tensorCore,
+                        int64_t headDim);
 
 /// Variants that compute per score (KernelABI.h bits): their kernels get no
 /// two-CTA register cap (the capped D = 64 kernels spill).
