@@ -90,14 +90,18 @@ constexpr int64_t kBackwardSplitBlock = 32;
 /// The backward on wgmma up to this head dim (multiples of
 /// kBackwardWgmmaHeadDimMultiple). Past D = 128 each of dQ, dK and dV has
 /// a kernel of its own whose one 64 x D accumulator takes 128 f32 values a
-/// thread at D = 256, so the other side's tiles shrink to keep S and dP
-/// small: 32 rows by TMA, 16 by cp.async (whose addresses take registers).
-/// ptxas 13.0, sm_90a, bf16 and f16, causal or not: no spills, no
-/// serialised wgmma, no injected wait (D = 256 by TMA 180-232 registers,
-/// D = 192 152-194); 64 x 64 by TMA spills 20 bytes in the D = 256 causal dQ
-/// kernel, 64 x 32 by cp.async 64-72 (ptxas-backward-tma.test).
+/// thread at D = 256, beside S and dP of the other side's block_n rows.
+/// By TMA, D = 256 steps over 64 rows: on an H100 1.24-1.34 x its 64 x 32
+/// kernels (docs/BENCHMARKS.md version 46; one CTA an SM with either), 20
+/// bytes spilled in the causal dQ kernel included; D = 192 over 32, where
+/// two CTAs share an SM (64 x 64: 0.88-0.94 x). By cp.async, whose
+/// addresses take registers, 16 rows (spill-free; 32 spill 64-72 bytes at
+/// D = 256). ptxas 13.0: ptxas-backward-tma.test.
 constexpr int64_t kMaxWgmmaBackwardHeadDim = 256;
-constexpr int64_t kBackwardWgmmaSplitBlockNTma = 32;
+struct SplitBlockN {
+  int64_t headDim, blockN;
+};
+constexpr SplitBlockN kBackwardWgmmaSplitBlockNTma[] = {{192, 32}, {256, 64}};
 constexpr int64_t kBackwardWgmmaSplitBlockN = 16;
 
 /// Registers: at most 255 a thread, 64K 32-bit registers an SM (every chip
@@ -867,9 +871,13 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
                          ? "wgmma"
                          : "mma.sync";
     if (nvidia && splitsBackwardGrads(headDim)) {
-      if (r.tensorCore == "wgmma")
-        defN = tma && keepsTma ? kBackwardWgmmaSplitBlockNTma
-                               : kBackwardWgmmaSplitBlockN;
+      if (r.tensorCore == "wgmma") {
+        defN = kBackwardWgmmaSplitBlockN;
+        if (tma && keepsTma)
+          for (const SplitBlockN &e : kBackwardWgmmaSplitBlockNTma)
+            if (e.headDim == headDim)
+              defN = e.blockN;
+      }
       else
         defM = defN = kBackwardSplitBlock;
     }

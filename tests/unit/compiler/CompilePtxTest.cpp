@@ -101,8 +101,8 @@ TEST(CompilePtxTest, BackwardIsTwoKernels) {
 
 // Past D = 128 dQ, dK and dV get a kernel each (splitsBackwardGrads): three
 // kernels, the last two over K/V tiles. On sm_90a wgmma, one warpgroup of 64
-// rows stepping over 32 rows of the other side by TMA, 16 by cp.async; on
-// sm_80 mma.sync with 32 x 32 tiles and 2 warps.
+// rows stepping over 64 rows of the other side by TMA at D = 256 (32 at
+// D = 192), 16 by cp.async; on sm_80 mma.sync with 32 x 32 tiles and 2 warps.
 TEST(CompilePtxTest, BackwardSplitsGradsPastD128) {
   EXPECT_FALSE(splitsBackwardGrads(128));
   EXPECT_TRUE(splitsBackwardGrads(136));
@@ -112,7 +112,7 @@ TEST(CompilePtxTest, BackwardSplitsGradsPastD128) {
     const char *mapping;
     int64_t blockM, blockN, warps;
   };
-  for (const Case &c : {Case{"sm_90a", true, "wgmma", 64, 32, 4},
+  for (const Case &c : {Case{"sm_90a", true, "wgmma", 64, 64, 4},
                         Case{"sm_90a", false, "wgmma", 64, 16, 4},
                         Case{"sm_80", false, "mma.sync", 32, 32, 2}}) {
     SCOPED_TRACE(std::string(c.arch) + (c.tma ? " tma" : ""));
@@ -155,7 +155,9 @@ TEST(CompilePtxTest, BackwardSplitsGradsPastD128) {
   EXPECT_TRUE(r.deterministic);
   EXPECT_TRUE(r.tma);
   EXPECT_EQ(r.blockM, 64);
-  EXPECT_EQ(r.blockN, 32);
+  EXPECT_EQ(r.blockN, 64);
+  atomic.headDim = 192;
+  EXPECT_EQ(atomic.resolved(/*nvidia=*/true).blockN, 32);
   EXPECT_FALSE(mapsAtomicBackward(/*nvidia=*/true, "wgmma", 256));
   EXPECT_TRUE(mapsAtomicBackward(/*nvidia=*/true, "wgmma", 128));
   EXPECT_TRUE(mapsAtomicBackward(/*nvidia=*/false, "auto", 256));
