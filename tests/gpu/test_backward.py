@@ -64,8 +64,9 @@ CASES = [
     (1, 4, 2, 515, 389, 128, "bf16", "bottom_right"),
     (1, 2, 2, 200, 200, 256, "bf16", "causal"),
     # D = 192 and 256: dQ, dK and dV in kernels of their own
-    # (splitsBackwardGrads; wgmma 64 x 32 by TMA on sm_90a, mma.sync 32 x 32
-    # elsewhere); GQA sums over the group, odd and unequal lengths.
+    # (splitsBackwardGrads; on sm_90a wgmma by TMA, 64 x 64 at D = 256 and
+    # 64 x 32 at D = 192; mma.sync 32 x 32 elsewhere); GQA sums over the
+    # group, odd and unequal lengths.
     (2, 4, 2, 77, 133, 256, "bf16", "none"),
     (1, 4, 1, 133, 77, 256, "f16", "bottom_right"),
     (1, 2, 2, 300, 300, 192, "bf16", "causal"),
