@@ -91,10 +91,10 @@ constexpr int64_t kBackwardSplitBlock = 32;
 /// kBackwardWgmmaHeadDimMultiple). Past D = 128 each of dQ, dK and dV has
 /// a kernel of its own whose one 64 x D accumulator takes 128 f32 values a
 /// thread at D = 256, beside S and dP of the other side's block_n rows.
-/// By TMA, D = 256 steps over 64 rows: on an H100 1.24-1.34 x its 64 x 32
+/// By TMA, D = 256 steps over 64 rows: on the H200 1.14-1.36 x its 64 x 32
 /// kernels (docs/BENCHMARKS.md version 46; one CTA an SM with either), 20
 /// bytes spilled in the causal dQ kernel included; D = 192 over 32, where
-/// two CTAs share an SM (64 x 64: 0.88-0.94 x). By cp.async, whose
+/// two CTAs share an SM (64 x 64: 0.85-0.94 x on an H100). By cp.async, whose
 /// addresses take registers, 16 rows (spill-free; 32 spill 64-72 bytes at
 /// D = 256). ptxas 13.0: ptxas-backward-tma.test.
 constexpr int64_t kMaxWgmmaBackwardHeadDim = 256;
@@ -103,6 +103,13 @@ struct SplitBlockN {
 };
 constexpr SplitBlockN kBackwardWgmmaSplitBlockNTma[] = {{192, 32}, {256, 64}};
 constexpr int64_t kBackwardWgmmaSplitBlockN = 16;
+int64_t backwardWgmmaSplitBlockN(int64_t headDim, bool tma) {
+  if (tma)
+    for (const SplitBlockN &e : kBackwardWgmmaSplitBlockNTma)
+      if (e.headDim == headDim)
+        return e.blockN;
+  return kBackwardWgmmaSplitBlockN;
+}
 
 /// Registers: at most 255 a thread, 64K 32-bit registers an SM (every chip
 /// from sm_80 on).
@@ -871,13 +878,8 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
                          ? "wgmma"
                          : "mma.sync";
     if (nvidia && splitsBackwardGrads(headDim)) {
-      if (r.tensorCore == "wgmma") {
-        defN = kBackwardWgmmaSplitBlockN;
-        if (tma && keepsTma)
-          for (const SplitBlockN &e : kBackwardWgmmaSplitBlockNTma)
-            if (e.headDim == headDim)
-              defN = e.blockN;
-      }
+      if (r.tensorCore == "wgmma")
+        defN = backwardWgmmaSplitBlockN(headDim, tma && keepsTma);
       else
         defM = defN = kBackwardSplitBlock;
     }

@@ -151,8 +151,7 @@ struct AttnConfigurePass
       }
       if constexpr (std::is_same_v<OpTy, SdpaBackwardOp>) {
         if (op.getGradQueryAccum() &&
-            !policy::mapsAtomicBackward(nvidia, plan.mapping,
-                                        config.headDim)) {
+            !policy::mapsAtomicBackward(nvidia, plan.mapping, config.headDim)) {
           op->emitOpError("'dq_accum' (the atomic backward) is mapped on "
                           "the host and on wgmma (sm_90a) up to head dim ")
               << policy::kMaxBackwardJointHeadDim << "; the " << plan.mapping
