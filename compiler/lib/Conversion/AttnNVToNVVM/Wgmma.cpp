@@ -61,20 +61,24 @@ struct DescriptorStep {
 };
 
 /// Whether the products of `op`'s kernel advance their descriptors in the
-/// PTX: the K/V tiles' kernels of the backward (a grid over keys), whose K
-/// and V stay in shared memory through the loop. As LLVM arithmetic on their
-/// loop-invariant descriptors, LICM hoisted every k step's descriptor out
-/// of the loop, 2 registers each for the whole loop (32 for K and V at
-/// D = 128, beside dK and dV: the kernel spilled 68 bytes, the atomic form
-/// 260; issue 12). The forward keeps LLVM's choice: there the hoisted
-/// descriptors of Q cost no spill, and advancing them in the PTX made a
-/// packed-GQA split kernel spill (ptxas-pack-gqa-varlen.test).
+/// PTX: the backward's kernels, whose own tiles (K and V over keys, Q and
+/// dO over queries) stay in shared memory through the loop. As LLVM
+/// arithmetic on their loop-invariant descriptors, LICM hoisted every k
+/// step's descriptor out of the loop, 2 registers each for the whole loop
+/// (32 for K and V at D = 128, beside dK and dV: the kernel spilled 68
+/// bytes, the atomic form 260; issue 12; at D = 256 the dQ kernel used 255
+/// registers and spilled 20 bytes causal, 218 without them). The forward
+/// keeps LLVM's choice: there the hoisted descriptors of Q cost no spill,
+/// and advancing them in the PTX made a packed-GQA split kernel spill
+/// (ptxas-pack-gqa-varlen.test).
 bool advancesInPtx(Operation *op) {
   auto kernel = op->getParentOfType<FunctionOpInterface>();
-  auto over = kernel ? kernel->getAttrOfType<StringAttr>(
-                           ::attn::abi::kGridAttr)
-                     : StringAttr();
-  return over && over.getValue() == ::attn::abi::kGridOverKeys;
+  if (!kernel)
+    return false;
+  auto over = kernel->getAttrOfType<StringAttr>(::attn::abi::kGridAttr);
+  if (over && over.getValue() == ::attn::abi::kGridOverKeys)
+    return true;
+  return kernel.getName().starts_with(::attn::abi::kBackwardKernel);
 }
 
 /// `desc` advanced by `bytes` (a multiple of 16): in the PTX (`inPtx`) or
