@@ -92,9 +92,9 @@ constexpr int64_t kBackwardSplitBlock = 32;
 /// a kernel of its own whose one 64 x D accumulator takes 128 f32 values a
 /// thread at D = 256, beside S and dP of the other side's block_n rows.
 /// By TMA, D = 256 steps over 64 rows: on the H200 1.14-1.36 x its 64 x 32
-/// kernels (docs/BENCHMARKS.md version 46; one CTA an SM with either), 20
-/// bytes spilled in the causal dQ kernel included; D = 192 over 32, where
-/// two CTAs share an SM (64 x 64: 0.85-0.94 x on an H100). By cp.async, whose
+/// kernels (docs/BENCHMARKS.md version 46; one CTA an SM with either); D =
+/// 192 over 32, where two CTAs share an SM (64 x 64: 0.85-0.94 x on an
+/// H100). By cp.async, whose
 /// addresses take registers, 16 rows (spill-free; 32 spill 64-72 bytes at
 /// D = 256). ptxas 13.0: ptxas-backward-tma.test.
 constexpr int64_t kMaxWgmmaBackwardHeadDim = 256;
