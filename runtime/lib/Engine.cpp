@@ -526,24 +526,20 @@ Expected<const LoadedKernel *> Engine::cudaKernel(
       args.head_dim, args.variant.flags, varlen != nullptr, user != nullptr,
       lengthTiles.producer, options_.tma, options_.warpSpecialize);
   // The deterministic backward's loops by TMA unless ATTN_JIT_TMA=0
-  // (1.05-1.20 x cp.async on the H200, BENCHMARKS version 43; the compiler
-  // keeps it for wgmma only), where K, V, Q and dO can all be mapped.
-  // The atomic form only where it is mapped (up to D = 128,
-  // mapsAtomicBackward), so that a wider call keeps the deterministic
-  // kernels' TMA loops.
-  bool deterministic =
-      deterministic_.load(std::memory_order_relaxed) ||
-      !options_.gpuAtomicBackward ||
-      !compiler::mapsAtomicBackward(/*nvidia=*/true, "wgmma", args.head_dim);
-  bool tma =
-      (backward ? options_.tma.value_or(true) && deterministic : copies.tma) &&
-      !(varlen && varlen->pageSize) && driver.cuTensorMapEncodeTiled &&
-      (backward ? tensorMapUnsupportedReason(*backwardMaps,
-                                             abi::TensorMapForm::Tiled,
-                                             /*backward=*/true)
-                : tensorMapUnsupportedReason(
-                      args, abi::tensorMapForm(varlen != nullptr)))
-          .empty();
+  // (1.05-1.20 x cp.async on the H200, BENCHMARKS version 43), where K, V,
+  // Q and dO can all be mapped. The compiler keeps it for the kernels that
+  // have such loops (KernelConfig::resolved: wgmma, the deterministic form,
+  // which a call past D = 128 takes whatever it asks).
+  bool deterministic = deterministic_.load(std::memory_order_relaxed) ||
+                       !options_.gpuAtomicBackward;
+  bool tma = (backward ? options_.tma.value_or(true) : copies.tma) &&
+             !(varlen && varlen->pageSize) && driver.cuTensorMapEncodeTiled &&
+             (backward ? tensorMapUnsupportedReason(*backwardMaps,
+                                                    abi::TensorMapForm::Tiled,
+                                                    /*backward=*/true)
+                       : tensorMapUnsupportedReason(
+                             args, abi::tensorMapForm(varlen != nullptr)))
+                 .empty();
   // Those tiles only with the copies they were measured with: TMA, and
   // the producer where they have one.
   attn_fwd_args tiled;

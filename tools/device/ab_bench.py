@@ -373,8 +373,8 @@ def run_shape(torch, s, gen, libs, stream, args, emit_base):
     mins = {m: [] for m in order}
     settle(torch, args.warmup,
            [((lambda m=m: sdpa_kernel(SDPA_BACKENDS[m]())) if m in SDPA_BACKENDS else contextlib.nullcontext,
-             lambda i, m=m: fns[m](i % s["rotate"]))
-            for m in order if recs[m]["status"] == "ok"])
+             fns[m])
+            for m in order if recs[m]["status"] == "ok"], s["rotate"])
     for rnd in range(args.rounds):
         for m in (order if rnd % 2 == 0 else order[::-1]):
             if recs[m]["status"] != "ok":

@@ -76,22 +76,23 @@ def time_events(torch, fn, warmup, reps, rotate=1):
     return statistics.median(ms), min(ms), max(ms), bad
 
 
-
-def settle(torch, calls, methods):
+def settle(torch, calls, methods, rotate=1):
     """Untimed calls of every method before a shape's first timed round.
-    methods: (context factory, fn) pairs; fn(i) as time_events calls it;
-    a failing method is left for its timed calls to report. Without this the
-    first method timed runs on a GPU that idled through the setup (below its
-    700 W limit, at full clock): 5-10 % faster in BENCHMARKS version 45."""
+    methods: (context factory, fn) pairs; fn(i % rotate) as time_events
+    calls it; a failing method is left for its timed calls to report.
+    Without this the first method timed runs on a GPU that idled through the
+    setup (below its 700 W limit, at full clock): 5-10 % faster in
+    BENCHMARKS version 45."""
     for ctx, fn in methods:
         try:
             with warnings.catch_warnings(), ctx():
                 warnings.simplefilter("ignore")
                 for i in range(calls):
-                    fn(i)
+                    fn(i % rotate)
         except Exception:  # noqa: BLE001 -- the timed calls report it
             pass
     torch.cuda.synchronize()
+
 
 def ceilings(torch, reps, warmup):
     out = []
