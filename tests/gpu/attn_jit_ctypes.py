@@ -353,8 +353,30 @@ def parse_env(text):
     return env
 
 
+def distinct_copy(path):
+    """`path`, or a copy of it beside it when this process already loaded that
+    file: dlopen hands back a loaded library's handle, so a second load of one
+    path would share the first's engine -- its environment, read once at
+    start, and attn_set_deterministic -- and an A/B of two handles would time
+    one thing twice (session 33's first backward A/B did). The copy is removed
+    at exit."""
+    real = os.path.realpath(path)
+    if all(os.path.realpath(lib.path) != real for lib in _LOADED):
+        return path
+    import atexit
+    import shutil
+    import tempfile
+    fd, copy = tempfile.mkstemp(prefix="libattn-jit-copy-", suffix=".so", dir=os.path.dirname(real))
+    os.close(fd)
+    shutil.copyfile(real, copy)
+    atexit.register(os.remove, copy)
+    return copy
+
+
 def start_library(path, env):
-    """Loads `path` and starts its engine with `env` set (restored after)."""
+    """Loads `path` (a copy of it if it is loaded already: distinct_copy) and
+    starts its engine with `env` set (restored after)."""
+    path = distinct_copy(path)
     saved = {name: os.environ.get(name) for name in env}
     os.environ.update(env)
     try:

@@ -74,7 +74,7 @@ def main():
     ap.add_argument("--deterministic", choices=("0", "1"), default="",
                     help="attn_set_deterministic for ATTN_JIT_LIB's library (default: its own)")
     ap.add_argument("--old-deterministic", choices=("0", "1"), default="",
-                    help="the same for --old-lib's (one build against itself: two paths)")
+                    help="the same for --old-lib's (one build against itself: start_library loads the path again from a copy)")
     ap.add_argument("--json", default="")
     ap.add_argument("--time-limit", type=float, default=0)
     args = ap.parse_args()
