@@ -158,6 +158,10 @@ def max_rel(x, ref):
     return ((x.double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
 
 
+# (block_m, block_n) of every backward call: (0, 0) takes the policy's (--tiles).
+TILES = (0, 0)
+
+
 def run_case(lib, case, determinism, with_torch=True, options=None, atomic=False):
     from attn_jit_ctypes import make_variant
     options = options or {}
@@ -199,7 +203,7 @@ def run_case(lib, case, determinism, with_torch=True, options=None, atomic=False
     if st != ATTN_OK:
         return False, f"forward failed: {msg}"
     grads = [torch.full(x.shape, float("nan"), device=dev, dtype=dtype) for x in (q, k, v)]
-    st, msg = lib.backward(q, k, v, o, lse, do, *grads, dt, mask, variant=variant)
+    st, msg = lib.backward(q, k, v, o, lse, do, *grads, dt, mask, variant=variant, tiles=TILES)
     torch.cuda.synchronize()
     if st != ATTN_OK:
         return False, f"backward failed: {msg}"
@@ -234,7 +238,7 @@ def run_case(lib, case, determinism, with_torch=True, options=None, atomic=False
         first = [x.clone() for x in grads]
         for _ in range(10):
             again = [torch.full_like(x, float("nan")) for x in grads]
-            lib.backward(q, k, v, o, lse, do, *again, dt, mask, variant=variant)
+            lib.backward(q, k, v, o, lse, do, *again, dt, mask, variant=variant, tiles=TILES)
             torch.cuda.synchronize()
             if not all(torch.equal(a, b) for a, b in zip(again[checked], first[checked])):
                 ok = False
@@ -251,7 +255,12 @@ def main():
     ap.add_argument("--small", action="store_true")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--lib", default=default_lib_path())
+    ap.add_argument("--tiles", default="", help="block_m,block_n of every call (default: the policy's)")
+    ap.add_argument("--head-dims", default="", help="only the cases of these head dims, e.g. 64,128")
     args = ap.parse_args()
+    global TILES
+    if args.tiles:
+        TILES = tuple(int(x) for x in args.tiles.split(","))
     if not torch.cuda.is_available():
         print("SKIP: no CUDA device")
         return 77
@@ -275,6 +284,9 @@ def main():
     runs = [(c, {}) for c in (SMALL if args.small else CASES)]
     if not args.small:
         runs += VARIANT_CASES
+    if args.head_dims:
+        dims = {int(x) for x in args.head_dims.split(",")}
+        runs = [(c, o) for c, o in runs if c[5] in dims]
     for case, options in runs:
         ok, text = run_case(lib, case, determinism=not args.small, with_torch=not args.no_torch,
                             options=options, atomic=atomic)

@@ -506,6 +506,10 @@ LogicalResult
 Pipeliner::releaseStages(Block &body,
                          const llvm::MapVector<Value, Value> &empties,
                          Value it) {
+  // One arrival per warp and use: after the wait of the last product that
+  // reads the stage (the backward reads Q and dO twice a step; wgmma groups
+  // retire in order, so the earlier readers are done by then).
+  llvm::MapVector<Value, WgmmaWaitOp> lastReads;
   for (WgmmaOp product : llvm::to_vector(body.getOps<WgmmaOp>())) {
     for (Value operand : {Value(product.getLhs()), Value(product.getRhs())}) {
       Value empty = empties.lookup(operand);
@@ -518,10 +522,15 @@ Pipeliner::releaseStages(Block &body,
         return product.emitOpError(
             "attn-nv-pipeline-copies: a product reading a TMA stage must be "
             "followed by its own wait (the stage is released after it)");
-      OpBuilder b(wait->getContext());
-      b.setInsertionPointAfter(wait);
-      ArriveBarrierOp::create(b, wait.getLoc(), empty, it);
+      WgmmaWaitOp &last = lastReads[empty];
+      if (!last || last->isBeforeInBlock(wait))
+        last = wait;
     }
+  }
+  for (auto [empty, wait] : lastReads) {
+    OpBuilder b(wait->getContext());
+    b.setInsertionPointAfter(wait);
+    ArriveBarrierOp::create(b, wait.getLoc(), empty, it);
   }
   return success();
 }

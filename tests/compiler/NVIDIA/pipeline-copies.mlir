@@ -676,6 +676,74 @@ func.func @tma(%Q: !t, %K: !t, %V: !t, %lo: index, %hi: index, %n: index) attrib
 
 // -----
 
+// tma with a stage read by two products (the backward reads Q and dO, and
+// the dQ grid K, twice a step): one arrival on its empty barrier per use,
+// after the wait of its last reader; every warp arrives once, as the
+// barriers' arrival count (8 warps) expects.
+// CHECK-LABEL: func.func @tma_two_readers(
+// CHECK: attn_nv.alloc_shared : !attn_nv.smem<3x128x128xbf16, swizzle_128b>
+// CHECK-NEXT: attn_nv.alloc_barriers : !attn_nv.barriers<3>
+// CHECK-NEXT: %[[KE:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+// CHECK-NEXT: attn_nv.alloc_shared : !attn_nv.smem<3x128x128xbf16, swizzle_128b>
+// CHECK-NEXT: attn_nv.alloc_barriers : !attn_nv.barriers<3>
+// CHECK-NEXT: %[[VE:.*]] = attn_nv.alloc_barriers : !attn_nv.barriers<3>
+// CHECK:      scf.for %[[IT:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
+// CHECK:        attn_nv.wgmma %{{[0-9]+}}, %[[K:[0-9]+]], %{{.*}} transpose_rhs
+// CHECK-NOT:    arrive_barrier
+// CHECK:        attn_nv.wgmma_wait
+// CHECK-NEXT:   attn_nv.wgmma %{{[0-9]+}}, %{{[0-9]+}}, %{{.*}} :
+// CHECK-NEXT:   attn_nv.wgmma_wait
+// CHECK-NEXT:   attn_nv.arrive_barrier %[[VE]][%[[IT]]]
+// CHECK-NEXT:   attn_nv.wgmma %{{[0-9]+}}, %[[K]], %{{.*}} :
+// CHECK-NEXT:   attn_nv.wgmma_wait
+// CHECK-NEXT:   attn_nv.arrive_barrier %[[KE]][%[[IT]]]
+// CHECK-NEXT:   scf.yield
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 128, block_n = 128, warps = 8, min_ctas_per_sm = 1, stages = 3, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false, tma = true>
+#acc = #attn_nv.acc<warps = 8>
+!t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<128x128xbf16, swizzle_128b>
+
+func.func @tma_two_readers(%Q: !t, %K: !t, %V: !t, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  %zs = arith.constant dense<0.0> : tensor<128x128xf32, #acc>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %nk = memref.dim %K, %c2 : !t
+    %nv = memref.dim %V, %c2 : !t
+    %qs = attn_nv.alloc_shared : !s
+    %ks = attn_nv.alloc_shared : !s
+    %vs = attn_nv.alloc_shared : !s
+    attn_nv.copy_async %Q[%b, %h, %t] bounds %n into %qs : !t, !s
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+    nvvm.barrier0
+    %r = scf.for %kv = %lo to %hi step %c128 iter_args(%acc = %zs) -> (tensor<128x128xf32, #acc>) {
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %nk into %ks : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      attn_nv.copy_async %V[%b, %h, %kv] bounds %nv into %vs : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.barrier0
+      %s0 = attn_nv.wgmma %qs, %ks, %zs transpose_rhs : !s, !s, tensor<128x128xf32, #acc>
+      %s = attn_nv.wgmma_wait %s0 {pending = 0 : i64} : tensor<128x128xf32, #acc>
+      %o0 = attn_nv.wgmma %qs, %vs, %acc : !s, !s, tensor<128x128xf32, #acc>
+      %o = attn_nv.wgmma_wait %o0 {pending = 0 : i64} : tensor<128x128xf32, #acc>
+      %d0 = attn_nv.wgmma %qs, %ks, %o : !s, !s, tensor<128x128xf32, #acc>
+      %d = attn_nv.wgmma_wait %d0 {pending = 0 : i64} : tensor<128x128xf32, #acc>
+      nvvm.barrier0
+      scf.yield %d : tensor<128x128xf32, #acc>
+    }
+  }
+  return
+}
+
+// -----
+
 // tma with Q's tile bounded by Q's rows: Q's copy is a bulk copy through its
 // map (the fourth) on a barrier of its own, allocated after the stages'
 // barriers, initialised with them and issued before the CTA barrier; every
