@@ -844,14 +844,25 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
   bool plainForward = !backward && mask == MaskKind::None && variants == 0 &&
                       userMods.empty() && !varlen && pageSize == 0 && !split &&
                       !tma && !packGqa;
+  // The backward's mapping: wgmma on sm_90a at the head dims it takes
+  // (measured 1.36-1.60x mma.sync at D = 64 and 128 on an H200,
+  // docs/BENCHMARKS.md version 15), else mma.sync. Then its form: only the
+  // backward has an atomic form, and only where mapsAtomicBackward says so
+  // (past D = 128 on NVIDIA it is deterministic whatever is asked).
+  if (backward && nvidia && tensorCore == "auto")
+    r.tensorCore = tilesForWgmma("auto", arch) &&
+                           headDim % kBackwardWgmmaHeadDimMultiple == 0 &&
+                           headDim <= kMaxWgmmaBackwardHeadDim
+                       ? "wgmma"
+                       : "mma.sync";
+  if (!backward || !mapsAtomicBackward(nvidia, r.tensorCore, headDim))
+    r.deterministic = true;
   // TMA (and so a producer warpgroup) for forwards over contiguous or
   // packed K/V, not split; for the deterministic backward's loops without a
-  // producer (the runtime's default on sm_90a, BENCHMARKS version 43).
-  // Past D = 128 the NVIDIA backward is deterministic whatever is asked
-  // (mapsAtomicBackward): its TMA loops and tiles are the deterministic ones.
-  bool deterministicBackward =
-      deterministic || (nvidia && splitsBackwardGrads(headDim));
-  bool backwardTma = backward && deterministicBackward && !warpSpecialize;
+  // producer (the runtime's default on sm_90a, BENCHMARKS version 43; the
+  // atomic form with them measured 0.75-0.94 x the deterministic pair,
+  // version 47).
+  bool backwardTma = backward && r.deterministic && !warpSpecialize;
   bool keepsTma = (!backward || backwardTma) && pageSize == 0 && !split;
   auto [defM, defN] = defaultTileSizes(
       headDim, nvidia && tilesForWgmma(tensorCore, arch), variants,
@@ -864,19 +875,12 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     std::tie(defM, defN) = std::pair<int64_t, int64_t>{
         128, fp8Wide ? kFp8WideBlockN : kFp8BlockN};
   // The backward: 64 x 64 tiles, whose keys-major score tiles (64 keys)
-  // split over 4 warps (one warpgroup) as its query tiles do. wgmma at
-  // D = 64 and 128 measured 1.36-1.60x mma.sync on an H200
-  // (docs/BENCHMARKS.md, version 15). Past D = 128 (dQ, dK and dV split)
-  // smaller tiles: on wgmma fewer rows of the other side
-  // (kMaxWgmmaBackwardHeadDim), on mma.sync 32 x 32 (kBackwardSplitBlock).
+  // split over 4 warps (one warpgroup) as its query tiles do. Past D = 128
+  // (dQ, dK and dV split) smaller tiles: on wgmma fewer rows of the other
+  // side (kMaxWgmmaBackwardHeadDim), on mma.sync 32 x 32
+  // (kBackwardSplitBlock).
   if (backward) {
     defM = defN = kBackwardBlock;
-    if (nvidia && tensorCore == "auto")
-      r.tensorCore = tilesForWgmma("auto", arch) &&
-                             headDim % kBackwardWgmmaHeadDimMultiple == 0 &&
-                             headDim <= kMaxWgmmaBackwardHeadDim
-                         ? "wgmma"
-                         : "mma.sync";
     if (nvidia && splitsBackwardGrads(headDim)) {
       if (r.tensorCore == "wgmma")
         defN = backwardWgmmaSplitBlockN(headDim, tma && keepsTma);
@@ -886,7 +890,7 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     // The atomic form on wgmma: two warpgroups of 64 keys each share every
     // step's dQ part, split over the head dim, which halves its global
     // reductions (the 64 x 64 kernel was bound by them: ncu, L2 at 68 %).
-    if (nvidia && !deterministicBackward && r.tensorCore == "wgmma" &&
+    if (nvidia && !r.deterministic && r.tensorCore == "wgmma" &&
         splitsDqOverHeadDim(kBackwardBlock, kAtomicBackwardWarps, headDim))
       defM = kAtomicBackwardWarps * 16;
   }
@@ -902,9 +906,6 @@ KernelConfig KernelConfig::resolved(bool nvidia) const {
     }
   }
   r.pagedDecode = false;
-  // Only the backward has an atomic form.
-  if (!backward || !mapsAtomicBackward(nvidia, r.tensorCore, headDim))
-    r.deterministic = true;
   if (r.blockM == 0)
     r.blockM = defM;
   if (r.blockN == 0)
