@@ -36,9 +36,10 @@ None before each call), and "fwd+bwd" (attn-jit: attn_forward with the LSE
 then attn_backward; torch: SDPA then backward). TFLOP/s count the forward as
 4 * B * H * N^2 * D (half with a causal mask) and the backward as 2.5 times
 that. Extra memory: attn-jit's backward allocates B * H * N floats of row
-terms (stream-ordered, freed after the call), and in the atomic form
-(ATTN_JIT_DETERMINISTIC=0, which every library in the process reads) dQ's
-accumulator, B * H * N * D floats more; torch's is its peak allocation
+terms (stream-ordered, freed after the call), and where the library takes
+the atomic form (asked for by --deterministic 0 or ATTN_JIT_DETERMINISTIC=0,
+allowed by ATTN_JIT_GPU_ATOMIC_BACKWARD=1, mapped: wgmma up to D = 128)
+dQ's accumulator, B * H * N * D floats more; torch's is its peak allocation
 (torch.cuda.max_memory_allocated) over one forward and backward, less the
 output and the three gradients. The JSON rows keep each round's median
 (round_bwd_ms, round_both_ms).
@@ -58,6 +59,16 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "gpu"))
 sys.path.insert(0, HERE)
 
 TOKENS = 16384
+
+
+def takes_atomic(torch, d, asked, gpu_atomic):
+    """Whether a library's backward at head dim d takes the atomic form,
+    whose dQ accumulator (B * H * N * D floats) is workspace too: asked for,
+    allowed on CUDA (ATTN_JIT_GPU_ATOMIC_BACKWARD=1), and mapped there --
+    wgmma on sm_90a up to D = 128 in multiples of 64 (mapsAtomicBackward in
+    TilePolicy.cpp); anything else runs the deterministic kernels."""
+    return (asked and gpu_atomic and d <= 128 and d % 64 == 0
+            and torch.cuda.get_device_capability() == (9, 0))
 
 
 def main():
@@ -93,6 +104,15 @@ def main():
     for chosen, which in ((args.deterministic, lib), (args.old_deterministic, old_lib)):
         if chosen and which is not None:
             which.set_deterministic(chosen == "1")
+    # Per library: (atomic form asked for, ATTN_JIT_GPU_ATOMIC_BACKWARD=1), as
+    # its engine saw them at start or as set above.
+    old_env = parse_env(args.old_env)
+    forms = {}
+    for chosen, which, env in ((args.deterministic, lib, {}), (args.old_deterministic, old_lib, old_env)):
+        if which is not None:
+            seen = dict(os.environ, **env)
+            asked = chosen == "0" if chosen else seen.get("ATTN_JIT_DETERMINISTIC", "1") == "0"
+            forms[id(which)] = (asked, seen.get("ATTN_JIT_GPU_ATOMIC_BACKWARD", "0") == "1")
     tiles = tuple(int(x) for x in args.jit_tiles.split(",")) if args.jit_tiles else None
     # Extra attn-jit methods: (name, library, tiles), timed like attn-jit.
     variants = ([("old", old_lib, (0, 0))] if old_lib else []) + \
@@ -132,12 +152,13 @@ def main():
                     failed = True
                     continue
                 # Methods: (name, context for its calls, bwd fn, fwd+bwd fn, extra MiB).
-                # The row terms, and the atomic form's dQ accumulator (the
-                # library resolves the form; this assumes wgmma, D <= 128).
-                atomic = os.environ.get("ATTN_JIT_DETERMINISTIC", "1") == "0"
-                extra = b * h * n * (1 + (d if atomic else 0)) * 4 / 2 ** 20
+                # The row terms, and the atomic form's dQ accumulator where
+                # the library takes that form.
+                def extra_mib(which):
+                    atomic = takes_atomic(torch, d, *forms[id(which)])
+                    return b * h * n * (1 + (d if atomic else 0)) * 4 / 2 ** 20
                 methods = [("attn-jit", contextlib.nullcontext, ours_bwd,
-                            lambda i: ours_fwd(i) or ours_bwd(i), extra)]
+                            lambda i: ours_fwd(i) or ours_bwd(i), extra_mib(lib))]
                 for name, alt_lib, alt_tiles in variants:
                     def alt_fwd(_, L=alt_lib):
                         return L.forward(q, k, v, o, lse, "bf16", mask, stream=stream)[0]
@@ -151,7 +172,7 @@ def main():
                         print(f"{name} failed at D={d} N={n} {mask}: {msg3}")
                         continue
                     methods.append((name, contextlib.nullcontext, alt_bwd,
-                                    lambda i, f=alt_fwd, g=alt_bwd: f(i) or g(i), extra))
+                                    lambda i, f=alt_fwd, g=alt_bwd: f(i) or g(i), extra_mib(alt_lib)))
                 torch_inputs = []
                 for name, backend in (("fa2", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
                     qs, ks, vs = (x.detach().clone().requires_grad_() for x in (q, k, v))
