@@ -72,7 +72,7 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "gpu"))
 import attn_jit_ctypes as aj  # noqa: E402
-from sdpa_anchors import settle, time_events  # noqa: E402
+from sdpa_anchors import round_orders, settle, time_events  # noqa: E402
 from test_attention import first_line, rel_err  # noqa: E402
 
 METHODS = ["old", "new", "cudnn", "fa2"]
@@ -375,8 +375,8 @@ def run_shape(torch, s, gen, libs, stream, args, emit_base):
            [((lambda m=m: sdpa_kernel(SDPA_BACKENDS[m]())) if m in SDPA_BACKENDS else contextlib.nullcontext,
              fns[m])
             for m in order if recs[m]["status"] == "ok"], s["rotate"])
-    for rnd in range(args.rounds):
-        for m in (order if rnd % 2 == 0 else order[::-1]):
+    for seq in round_orders(order, args.rounds):
+        for m in seq:
             if recs[m]["status"] != "ok":
                 continue
             try:

@@ -96,7 +96,7 @@ def main():
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from attn_jit_ctypes import ATTN_OK, AttnJit, default_lib_path, parse_env, start_library
-    from sdpa_anchors import settle, time_events
+    from sdpa_anchors import round_orders, settle, time_events
     lib = AttnJit(default_lib_path())
     old_lib = start_library(args.old_lib, parse_env(args.old_env)) if args.old_lib else None
     # The backward's form per library (each handle its own engine), so the
@@ -206,8 +206,8 @@ def main():
                 # and temperature drift over a shape's timing favours no method;
                 # each method's time is the median of its rounds' medians.
                 times = {m[0]: ([], []) for m in methods}
-                for rnd in range(args.rounds):
-                    for name, ctx, f_bwd, f_both, _ in (methods if rnd % 2 == 0 else methods[::-1]):
+                for seq in round_orders(methods, args.rounds):
+                    for name, ctx, f_bwd, f_both, _ in seq:
                         with ctx():
                             times[name][0].append(time_events(torch, f_bwd, args.warmup, args.reps)[0])
                             times[name][1].append(time_events(torch, f_both, args.warmup, args.reps)[0])

@@ -76,6 +76,17 @@ def time_events(torch, fn, warmup, reps, rotate=1):
     return statistics.median(ms), min(ms), max(ms), bad
 
 
+def round_orders(methods, rounds):
+    """The methods' order in each of `rounds` timing rounds: as given, then
+    reversed, and so on, so that clock and temperature drift over a shape's
+    timing favours no method (under its 700 W limit the H200's clock falls
+    while kernels run: BENCHMARKS version 45). The timing scripts
+    (ab_bench, bench_variants, bench_backward) take their order from here."""
+    methods = list(methods)
+    for rnd in range(rounds):
+        yield methods if rnd % 2 == 0 else methods[::-1]
+
+
 def settle(torch, calls, methods, rotate=1):
     """Untimed calls of every method before a shape's first timed round.
     methods: (context factory, fn) pairs; fn(i % rotate) as time_events
