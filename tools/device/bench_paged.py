@@ -125,9 +125,9 @@ def main():
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from ab_bench import copy_bandwidth
-    from attn_jit_ctypes import ATTN_OK, AttnJit, default_lib_path
+    from attn_jit_ctypes import ATTN_OK, AttnJit, default_lib_path, start_library
     from sdpa_anchors import time_events
-    libs = [("attn-jit", AttnJit(default_lib_path()))] + ([("old", AttnJit(args.old))] if args.old else [])
+    libs = [("attn-jit", AttnJit(default_lib_path()))] + ([("old", start_library(args.old, {}))] if args.old else [])
     for label, lib in libs:
         if not hasattr(lib.lib, "attn_set_num_splits"):
             print(f"{label} library has no attn_set_num_splits (before split-KV)")
