@@ -366,7 +366,10 @@ def distinct_copy(path):
     import atexit
     import shutil
     import tempfile
-    fd, copy = tempfile.mkstemp(prefix="libattn-jit-copy-", suffix=".so", dir=os.path.dirname(real))
+    try:  # beside it (its $ORIGIN), else in the temporary directory
+        fd, copy = tempfile.mkstemp(prefix="libattn-jit-copy-", suffix=".so", dir=os.path.dirname(real))
+    except OSError:
+        fd, copy = tempfile.mkstemp(prefix="libattn-jit-copy-", suffix=".so")
     os.close(fd)
     shutil.copyfile(real, copy)
     atexit.register(os.remove, copy)
