@@ -6,7 +6,7 @@ on its own, e.g.
     ncu --metrics gpu__time_duration.sum -k regex:attn_bwd \\
         python3 tools/device/backward_kernels.py --tiles 0,0 128,64 --n 8192
 
-Shapes as bench_backward.py's (B * N = 16k tokens, H = 2048 / D, bf16); each
+Shapes and inputs bench_backward.py's (B * N = 16k tokens, H = 2048 / D, bf16); each
 tile shape's call runs twice (the first compiles and loads), and between
 shapes a marker line names the next one, so that the profiler's kernels can
 be told apart in order: per shape and mask, the second call's kernels are
@@ -16,8 +16,11 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "gpu"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "gpu"))
+sys.path.insert(0, HERE)
 from attn_jit_ctypes import ATTN_OK, AttnJit, default_lib_path, torch_on_cuda  # noqa: E402
+from bench_backward import backward_tensors  # noqa: E402
 
 
 def main():
@@ -32,12 +35,7 @@ def main():
         return 77
     lib = AttnJit(default_lib_path())
     d, n = args.d, args.n
-    h, b = 2048 // d, max(1, 16384 // n)
-    g = torch.Generator(device="cuda").manual_seed(n + d)
-    q, k, v, do = (torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16, generator=g) for _ in range(4))
-    o = torch.empty_like(q)
-    lse = torch.empty(b, h, n, device="cuda", dtype=torch.float32)
-    dq, dk, dv = (torch.empty_like(q) for _ in range(3))
+    _, _, q, k, v, do, o, lse, dq, dk, dv = backward_tensors(torch, d, n)
     for mask in args.masks.split(","):
         st, msg = lib.forward(q, k, v, o, lse, "bf16", mask)
         if st != ATTN_OK:

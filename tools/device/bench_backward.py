@@ -61,6 +61,20 @@ sys.path.insert(0, HERE)
 TOKENS = 16384
 
 
+def backward_tensors(torch, d, n):
+    """The convention shape's (B * N = 16k tokens, H = 2048 / D, bf16) tensors
+    of one backward call, seeded by n + d: (B, H, q, k, v, dO, o, lse, dq, dk,
+    dv), o, the LSE and the gradients left empty."""
+    h, b = 2048 // d, max(1, TOKENS // n)
+    g = torch.Generator(device="cuda").manual_seed(n + d)
+    q, k, v, do = (torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16, generator=g)
+                   for _ in range(4))
+    o = torch.empty_like(q)
+    lse = torch.empty(b, h, n, device="cuda", dtype=torch.float32)
+    dq, dk, dv = (torch.empty_like(q) for _ in range(3))
+    return b, h, q, k, v, do, o, lse, dq, dk, dv
+
+
 def takes_atomic(torch, d, asked, gpu_atomic):
     """Whether a library's backward at head dim d takes the atomic form,
     whose dQ accumulator (B * H * N * D floats) is workspace too: asked for,
@@ -100,19 +114,19 @@ def main():
     lib = AttnJit(default_lib_path())
     old_lib = start_library(args.old_lib, parse_env(args.old_env)) if args.old_lib else None
     # The backward's form per library (each handle its own engine), so the
-    # atomic and deterministic forms of one build can be timed side by side.
-    for chosen, which in ((args.deterministic, lib), (args.old_deterministic, old_lib)):
-        if chosen and which is not None:
-            which.set_deterministic(chosen == "1")
-    # Per library: (atomic form asked for, ATTN_JIT_GPU_ATOMIC_BACKWARD=1), as
-    # its engine saw them at start or as set above.
-    old_env = parse_env(args.old_env)
+    # atomic and deterministic forms of one build can be timed side by side;
+    # `forms` keeps (atomic form asked for, ATTN_JIT_GPU_ATOMIC_BACKWARD=1) as
+    # its engine saw them at start or as set here.
     forms = {}
-    for chosen, which, env in ((args.deterministic, lib, {}), (args.old_deterministic, old_lib, old_env)):
-        if which is not None:
-            seen = dict(os.environ, **env)
-            asked = chosen == "0" if chosen else seen.get("ATTN_JIT_DETERMINISTIC", "1") == "0"
-            forms[id(which)] = (asked, seen.get("ATTN_JIT_GPU_ATOMIC_BACKWARD", "0") == "1")
+    for chosen, which, env in ((args.deterministic, lib, {}),
+                               (args.old_deterministic, old_lib, parse_env(args.old_env))):
+        if which is None:
+            continue
+        if chosen:
+            which.set_deterministic(chosen == "1")
+        seen = dict(os.environ, **env)
+        asked = chosen == "0" if chosen else seen.get("ATTN_JIT_DETERMINISTIC", "1") == "0"
+        forms[id(which)] = (asked, seen.get("ATTN_JIT_GPU_ATOMIC_BACKWARD", "0") == "1")
     tiles = tuple(int(x) for x in args.jit_tiles.split(",")) if args.jit_tiles else None
     # Extra attn-jit methods: (name, library, tiles), timed like attn-jit.
     variants = ([("old", old_lib, (0, 0))] if old_lib else []) + \
@@ -128,15 +142,9 @@ def main():
                 if args.time_limit and time.time() - start > args.time_limit:
                     print("time limit reached: later rows skipped")
                     break
-                h, b = 2048 // d, max(1, TOKENS // n)
                 mask = "causal" if causal else "none"
+                b, h, q, k, v, do, o, lse, dq, dk, dv = backward_tensors(torch, d, n)
                 fwd_flops = 4 * b * h * n * n * d * (0.5 if causal else 1.0)
-                g = torch.Generator(device="cuda").manual_seed(n + d)
-                q, k, v, do = (torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16, generator=g)
-                               for _ in range(4))
-                o = torch.empty_like(q)
-                lse = torch.empty(b, h, n, device="cuda", dtype=torch.float32)
-                dq, dk, dv = (torch.empty_like(q) for _ in range(3))
                 stream = torch.cuda.current_stream().cuda_stream
 
                 def ours_fwd(_):
