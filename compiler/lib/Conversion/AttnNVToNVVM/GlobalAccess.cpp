@@ -46,8 +46,9 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
   matchAndRewrite(StoreTileOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto tile = DistributedTile::get(op.getTile().getType());
+    // A cols tile has no m tile: as an acc one it would store nothing.
     if (!tile || tile->kind() == DistributedTile::Kind::OperandA ||
-        tile->partial() ||
+        tile->kind() == DistributedTile::Kind::Cols || tile->partial() ||
         (tile->kind() == DistributedTile::Kind::Acc &&
          tile->elementType().getIntOrFloatBitWidth() != 16 &&
          !tile->elementType().isF32()))

@@ -193,6 +193,19 @@ func.func @store_operand_a(%O: memref<?x?x?x32xbf16, strided<[?, ?, ?, 1], offse
 
 #cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
 
+// Row terms as columns are read, never stored (the rows layout stores them).
+func.func @store_cols(%L: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, %O: memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>, %i: index) attributes {attn.config = #cfg} {
+  %t = attn.load_tile %L[%i, %i, %i] bounds %i : memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>> -> tensor<1x64xf32, #attn_nv.cols<warps = 4>>
+  // expected-error @+2 {{'attn.store_tile' op stores 16-bit or f32 #attn_nv.acc tiles and #attn_nv.rows tiles (not partial sums), got 'tensor<1x64xf32, #attn_nv.cols<warps = 4>>'}}
+  // expected-error @+1 {{failed to legalize operation 'attn.store_tile' that was explicitly marked illegal}}
+  attn.store_tile %t, %O[%i, %i, %i] bounds %i : tensor<1x64xf32, #attn_nv.cols<warps = 4>>, memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>
+  return
+}
+
+// -----
+
+#cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 32, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+
 // Accumulating stores are vector reductions (red.global.add.v2.f32, sm_90
 // and newer): wgmma kernels only, as the atomic backward.
 func.func @accumulate_sm80(%O: memref<?x?x?x32xf32, strided<[?, ?, ?, 1], offset: ?>>, %i: index) attributes {attn.config = #cfg} {
