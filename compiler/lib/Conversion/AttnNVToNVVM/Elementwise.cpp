@@ -20,18 +20,17 @@ using namespace mlir::attn::nv;
 
 namespace {
 
-/// The column of acc value `i` of `out` from the #attn_nv.cols values
-/// `cols`: shfl.sync.idx from lane 4·quad + lane % 4, whose segment mask
+/// The column `holder` names (DistributedTile::colHolder) from the
+/// #attn_nv.cols values `cols`: shfl.sync.idx from lane 4·quad + lane % 4, whose segment mask
 /// keeps the lane's low two bits, so every operand is an immediate. Done
 /// at the map that uses them, a tile's columns take registers only there:
 /// loaded and shuffled at once, the backward's delta took 16 registers a
 /// thread across its K/V loop's dPᵀ product, its peak (the spills of issue
 /// 12 on mma.sync).
-Value broadcastColumn(OpBuilder &b, Location loc, const DistributedTile &out,
-                      ValueRange cols, int64_t i) {
+Value broadcastColumn(OpBuilder &b, Location loc, ValueRange cols,
+                      DistributedTile::ColHolder holder) {
   // shfl c operand: segment mask 0b00011 (bits 12:8), clamp 31 (bits 4:0).
   constexpr int32_t kKeepQuadLane = (0x3 << 8) | 0x1f;
-  DistributedTile::ColHolder holder = out.colHolder(i);
   Value v = cols[holder.slot];
   Type element = v.getType(), i32 = b.getI32Type();
   unsigned bits = element.getIntOrFloatBitWidth();
@@ -106,7 +105,8 @@ struct Map : OpConversionPattern<MapOp> {
     ConfigAttr config = configOf(op);
     AffineCoords affine(rewriter, loc, body,
                         config && config.getNarrowCompares());
-    // Each column a cols input gives, shuffled once, where first used.
+    // Each column (input, offset from the thread's base) a cols input
+    // gives, shuffled once, where first used.
     DenseMap<std::pair<size_t, int64_t>, Value> columns;
     for (int64_t i = 0, n = out->valuesPerThread(); i < n; ++i) {
       IRMapping mapping;
@@ -128,11 +128,9 @@ struct Map : OpConversionPattern<MapOp> {
       for (auto [j, values] : llvm::enumerate(adaptor.getInputs())) {
         Value v;
         if (broadcast[j] == Broadcast::Cols) {
-          DistributedTile::ColHolder holder = out->colHolder(i);
-          Value &column =
-              columns[{j, holder.slot * kColsPerLaneRound + holder.quad}];
+          Value &column = columns[{j, out->offset(i).col}];
           if (!column)
-            column = broadcastColumn(rewriter, loc, *out, values, i);
+            column = broadcastColumn(rewriter, loc, values, out->colHolder(i));
           v = column;
         } else {
           v = values[broadcast[j] == Broadcast::Rows ? out->rowSlot(i) : i];
