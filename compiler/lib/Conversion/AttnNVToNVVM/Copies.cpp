@@ -2,6 +2,8 @@
 
 #include "Patterns.h"
 
+#include "attn/Compiler/KernelABI.h"
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::nv;
@@ -194,13 +196,18 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
     Value rowsLeft = arith::IndexCastOp::create(
         b, loc, i32, arith::SubIOp::create(b, loc, bound, row));
     Value tid = threadId(b, loc);
-    // In a loop, with whole rows a pass (and, swizzled, a multiple of the
-    // 8-row XOR period): every pass copies the same column of rows
-    // rowsPerPass apart, its shared offset the first pass's plus a constant.
-    // Outside loops the per-chunk form below assembles to fewer registers
-    // (ptxas 13.0: the paged wgmma kernel's Q copy spilled 16 bytes).
+    // In a backward kernel's loop, with whole rows a pass (and, swizzled, a
+    // multiple of the 8-row XOR period): every pass copies the same column
+    // of rows rowsPerPass apart, its shared offset the first pass's plus a
+    // constant. Elsewhere the per-chunk form below: outside loops it
+    // assembles to fewer registers (ptxas 13.0: the paged wgmma kernel's Q
+    // copy spilled 16 bytes), and the forward's K/V loop, whose hoisted
+    // addresses cost no spill, ran 3-7 % slower strided (H200, mma.sync,
+    // D = 128 without a mask; BENCHMARKS version 49).
     int64_t rowsPerPass = threads / copiedChunks;
-    if (op->getParentOfType<scf::ForOp>() && !rowsPerHead && pages.empty() &&
+    auto kernel = op->getParentOfType<FunctionOpInterface>();
+    if (kernel && ::attn::abi::isBackwardKernel(kernel.getName()) &&
+        op->getParentOfType<scf::ForOp>() && !rowsPerHead && pages.empty() &&
         threads % copiedChunks == 0 &&
         (geometry.layout == SharedLayout::Padded || rowsPerPass % 8 == 0)) {
       copyStridedInLoop(b, loc, smem, geometry, tileBase, smemOffset, tid,

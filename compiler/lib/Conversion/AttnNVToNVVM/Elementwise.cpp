@@ -21,12 +21,12 @@ using namespace mlir::attn::nv;
 namespace {
 
 /// The column `holder` names (DistributedTile::colHolder) from the
-/// #attn_nv.cols values `cols`: shfl.sync.idx from lane 4·quad + lane % 4, whose segment mask
-/// keeps the lane's low two bits, so every operand is an immediate. Done
-/// at the map that uses them, a tile's columns take registers only there:
-/// loaded and shuffled at once, the backward's delta took 16 registers a
-/// thread across its K/V loop's dPᵀ product, its peak (the spills of issue
-/// 12 on mma.sync).
+/// #attn_nv.cols values `cols`: shfl.sync.idx from lane 4·quad + lane % 4,
+/// whose segment mask keeps the lane's low two bits, so every operand is an
+/// immediate. Done at the map that uses them, a tile's columns take registers
+/// only there: loaded and shuffled at once, the backward's delta took 16
+/// registers a thread across its K/V loop's dPᵀ product, its peak (the spills
+/// of issue 12 on mma.sync).
 Value broadcastColumn(OpBuilder &b, Location loc, ValueRange cols,
                       DistributedTile::ColHolder holder) {
   // shfl c operand: segment mask 0b00011 (bits 12:8), clamp 31 (bits 4:0).
