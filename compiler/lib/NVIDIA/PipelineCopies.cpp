@@ -538,7 +538,7 @@ Pipeliner::releaseStages(Block &body,
 /// Whether `fn` is a kernel of the backward (its maps are
 /// kBackwardTensorMaps).
 static bool isBackwardKernel(func::FuncOp fn) {
-  return fn && fn.getName().starts_with(::attn::abi::kBackwardKernel);
+  return fn && ::attn::abi::isBackwardKernel(fn.getName());
 }
 
 CopyAsyncOp Pipeliner::queryCopyForTma(Block &gridBody, scf::ForOp loop) {

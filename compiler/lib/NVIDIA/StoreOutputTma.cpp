@@ -109,7 +109,7 @@ struct AttnNVStoreOutputTmaPass
       // The backward's maps are others (kBackwardTensorMaps); it stores
       // dQ, dK and dV from registers.
       if (!config || config.isHost() || !config.isWgmma() || !config.getTma() ||
-          !fn || fn.getName().starts_with(abi::kBackwardKernel))
+          !fn || abi::isBackwardKernel(fn.getName()))
         continue;
       Value map = tensorMap(fn, kOutputMap);
       if (!map)

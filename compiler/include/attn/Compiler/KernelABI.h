@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attn::abi {
@@ -41,6 +42,12 @@ inline constexpr int kForwardTensorCount = 5;
 /// LSE, then dQ, dK, dV (shaped as Q, K, V) and the row terms' f32
 /// workspace (B, H, Nq), then the same scalars and captures as the forward.
 inline constexpr const char *kBackwardKernel = "attn_bwd";
+/// Whether `name` is one of the backward's kernels (kernelName(
+/// kBackwardKernel, i)): the passes that treat them apart ask this.
+inline bool isBackwardKernel(std::string_view name) {
+  return name.substr(0, std::string_view(kBackwardKernel).size()) ==
+         kBackwardKernel;
+}
 inline constexpr TensorArg kBackwardTensors[] = {
     {"q", 4, false},  {"k", 4, false},  {"v", 4, false}, {"o", 4, false},
     {"do", 4, false}, {"lse", 3, false}, {"dq", 4, false}, {"dk", 4, false},

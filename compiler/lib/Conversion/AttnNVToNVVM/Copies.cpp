@@ -2,6 +2,8 @@
 
 #include "Patterns.h"
 
+#include "attn/Compiler/KernelABI.h"
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::nv;
@@ -60,6 +62,74 @@ Value pagedRowElements(OpBuilder &b, Location loc, const GlobalTensor &global,
   Value number = asIndex(page);
   page = clampPage(b, loc, number, asIndex(sourceParams[1]));
   return global.rowElements(b, loc, page, head, inPage);
+}
+
+/// The copies, in a loop, of a tile whose passes each cover whole rows
+/// (CopyAsync): thread t copies column t mod C of rows t / C + k·(threads /
+/// C), pass k. Kept as a value per chunk, a chunk's row, 32-bit source
+/// offset and 64-bit shared pointer are loop-invariant, and LLVM hoists
+/// them out of the loop: ~40 registers live across the backward's K/V loop
+/// for 8 chunks of Q and dO (its spills on mma.sync). So the thread index
+/// and the row stride pass through an empty asm in the loop (Ptx::through),
+/// everything else derives from them there, and each pass's shared address
+/// is the first's 32-bit one plus an immediate in the copy's PTX.
+void copyStridedInLoop(OpBuilder &b, Location loc, const SharedBase &smem,
+                       const SharedGeometry &geometry, Value tileBase,
+                       Value smemOffset, Value tid, Value rowStride,
+                       Value rowsLeft, int64_t copiedChunks,
+                       int64_t validChunks, int64_t total, int64_t threads) {
+  auto c = [&](int64_t v) { return constI32(b, loc, v); };
+  SmallVector<Value> pinned = Ptx::through(b, loc, "", {tid, rowStride});
+  Value thread = pinned[0], stride = pinned[1];
+  Value row0 = arith::DivUIOp::create(b, loc, thread, c(copiedChunks));
+  Value col = arith::RemUIOp::create(b, loc, thread, c(copiedChunks));
+  Value dst0 = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, smem.address, smemOffset),
+      geometry.chunkOffset(b, loc, row0, col));
+  Value inCols = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
+                                       c(validChunks));
+  Value rowBytes =
+      arith::MulIOp::create(b, loc, stride, c(geometry.elementBytes));
+  Value bytes0 = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, row0, rowBytes),
+      arith::MulIOp::create(b, loc, col, c(16)));
+  int64_t rowsPerPass = threads / copiedChunks;
+  for (int64_t at = 0, k = 0; at < total; at += threads, ++k) {
+    auto body = [&](OpBuilder &bb) {
+      Value rowK = arith::AddIOp::create(bb, loc, row0,
+                                         constI32(bb, loc, k * rowsPerPass));
+      Value valid = arith::AndIOp::create(
+          bb, loc,
+          arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::slt, rowK,
+                                rowsLeft),
+          inCols);
+      Value bytes = arith::AddIOp::create(
+          bb, loc, bytes0,
+          arith::MulIOp::create(bb, loc, rowBytes,
+                                constI32(bb, loc, k * rowsPerPass)));
+      bytes =
+          arith::SelectOp::create(bb, loc, valid, bytes, constI32(bb, loc, 0));
+      Value from =
+          LLVM::GEPOp::create(bb, loc, tileBase.getType(), bb.getI8Type(),
+                              tileBase, ValueRange{bytes});
+      Value size = arith::SelectOp::create(
+          bb, loc, valid, constI32(bb, loc, 16), constI32(bb, loc, 0));
+      std::string text = "cp.async.cg.shared.global [$0+" +
+                         std::to_string(k * rowsPerPass * geometry.pitch()) +
+                         "], [$1], 16, $2;";
+      Ptx::emit(bb, loc, Type(), {dst0, from, size}, text, "r,l,r");
+    };
+    if (at + threads <= total) {
+      body(b);
+      continue;
+    }
+    Value inTile = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         thread, c(total - at));
+    scf::IfOp::create(b, loc, inTile, [&](OpBuilder &nb, Location nl) {
+      body(nb);
+      scf::YieldOp::create(nb, nl);
+    });
+  }
 }
 
 /// Every thread copies 16-byte chunks (thread t: chunks t, t + threads,
@@ -126,6 +196,26 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
     Value rowsLeft = arith::IndexCastOp::create(
         b, loc, i32, arith::SubIOp::create(b, loc, bound, row));
     Value tid = threadId(b, loc);
+    // In a backward kernel's loop, with whole rows a pass (and, swizzled, a
+    // multiple of the 8-row XOR period): every pass copies the same column
+    // of rows rowsPerPass apart, its shared offset the first pass's plus a
+    // constant. Elsewhere the per-chunk form below: outside loops it
+    // assembles to fewer registers (ptxas 13.0: the paged wgmma kernel's Q
+    // copy spilled 16 bytes), and the forward's K/V loop, whose hoisted
+    // addresses cost no spill, ran 3-7 % slower strided (H200, mma.sync,
+    // D = 128 without a mask; BENCHMARKS version 49).
+    int64_t rowsPerPass = threads / copiedChunks;
+    auto kernel = op->getParentOfType<FunctionOpInterface>();
+    if (kernel && ::attn::abi::isBackwardKernel(kernel.getName()) &&
+        op->getParentOfType<scf::ForOp>() && !rowsPerHead && pages.empty() &&
+        threads % copiedChunks == 0 &&
+        (geometry.layout == SharedLayout::Padded || rowsPerPass % 8 == 0)) {
+      copyStridedInLoop(b, loc, smem, geometry, tileBase, smemOffset, tid,
+                        rowStride, rowsLeft, copiedChunks, validChunks, total,
+                        threads);
+      rewriter.eraseOp(op);
+      return success();
+    }
     for (int64_t at = 0; at < total; at += threads) {
       Value chunk = arith::AddIOp::create(b, loc, tid, constI32(b, loc, at));
       auto body = [&](OpBuilder &bb) {

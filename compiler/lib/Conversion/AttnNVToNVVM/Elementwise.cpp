@@ -3,8 +3,9 @@
 // A map runs its body once per value the thread holds (Layouts.h): its
 // coordinates are the thread's base plus the value's constant offset plus
 // the map's offsets; row-tile inputs give the value of the element's row,
-// 1xC inputs (#attn_nv.cols) that of its column. Integers derived from the
-// coordinates convert to float once per thread (AffineCoords.h).
+// 1xC inputs (#attn_nv.cols) that of its column, shuffled from the lane
+// that holds it. Integers derived from the coordinates convert to float
+// once per thread (AffineCoords.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,35 @@ using namespace mlir::attn;
 using namespace mlir::attn::nv;
 
 namespace {
+
+/// The column `holder` names (DistributedTile::colHolder) from the
+/// #attn_nv.cols values `cols`: shfl.sync.idx from lane 4·quad + lane % 4,
+/// whose segment mask keeps the lane's low two bits, so every operand is an
+/// immediate. Done at the map that uses them, a tile's columns take registers
+/// only there: loaded and shuffled at once, the backward's delta took 16
+/// registers a thread across its K/V loop's dPᵀ product, its peak (the spills
+/// of issue 12 on mma.sync).
+Value broadcastColumn(OpBuilder &b, Location loc, ValueRange cols,
+                      DistributedTile::ColHolder holder) {
+  // shfl c operand: segment mask 0b00011 (bits 12:8), clamp 31 (bits 4:0).
+  constexpr int32_t kKeepQuadLane = (0x3 << 8) | 0x1f;
+  Value v = cols[holder.slot];
+  Type element = v.getType(), i32 = b.getI32Type();
+  unsigned bits = element.getIntOrFloatBitWidth();
+  Type bitsType = b.getIntegerType(bits);
+  // shfl moves 32 bits: narrower values travel zero-extended.
+  if (bits != 32)
+    v = arith::ExtUIOp::create(b, loc, i32,
+                               arith::BitcastOp::create(b, loc, bitsType, v));
+  Value moved = NVVM::ShflOp::create(b, loc, v.getType(), constI32(b, loc, -1),
+                                     v, constI32(b, loc, 4 * holder.quad),
+                                     constI32(b, loc, kKeepQuadLane),
+                                     NVVM::ShflKind::idx, UnitAttr());
+  if (bits != 32)
+    moved = arith::BitcastOp::create(
+        b, loc, element, arith::TruncIOp::create(b, loc, bitsType, moved));
+  return moved;
+}
 
 struct Map : OpConversionPattern<MapOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -64,7 +94,8 @@ struct Map : OpConversionPattern<MapOp> {
                       : how == Broadcast::Cols ? DistributedTile::Kind::Cols
                                                : out->kind();
       if (!in || in->kind() != expected || in->warps() != out->warps() ||
-          (in->partial() && !out->partial() && out->kind() == expected))
+          (in->partial() && !out->partial() && out->kind() == expected) ||
+          (how == Broadcast::Cols && out->colGroups() != 1))
         return op.emitOpError("input ")
                << input.getType() << " is not distributed like the result "
                << op.getType();
@@ -74,6 +105,9 @@ struct Map : OpConversionPattern<MapOp> {
     ConfigAttr config = configOf(op);
     AffineCoords affine(rewriter, loc, body,
                         config && config.getNarrowCompares());
+    // Each column (input, offset from the thread's base) a cols input
+    // gives, shuffled once, where first used.
+    DenseMap<std::pair<size_t, int64_t>, Value> columns;
     for (int64_t i = 0, n = out->valuesPerThread(); i < n; ++i) {
       IRMapping mapping;
       affine.startValue();
@@ -91,11 +125,18 @@ struct Map : OpConversionPattern<MapOp> {
           affine.setCoordinate(body.getArgument(1), baseCol, off.col);
         }
       }
-      for (auto [j, values] : llvm::enumerate(adaptor.getInputs()))
-        mapping.map(op.getInputArg(j),
-                    values[broadcast[j] == Broadcast::Rows   ? out->rowSlot(i)
-                           : broadcast[j] == Broadcast::Cols ? out->colSlot(i)
-                                                             : i]);
+      for (auto [j, values] : llvm::enumerate(adaptor.getInputs())) {
+        Value v;
+        if (broadcast[j] == Broadcast::Cols) {
+          Value &column = columns[{j, out->offset(i).col}];
+          if (!column)
+            column = broadcastColumn(rewriter, loc, values, out->colHolder(i));
+          v = column;
+        } else {
+          v = values[broadcast[j] == Broadcast::Rows ? out->rowSlot(i) : i];
+        }
+        mapping.map(op.getInputArg(j), v);
+      }
       for (Operation &inner : body.without_terminator())
         affine.clone(inner, mapping);
       results.push_back(mapping.lookup(op.getYielded()));

@@ -12,7 +12,8 @@
 // dO for its row terms; the LSE and the row terms themselves, as rows or
 // columns) is loaded straight into its register layout, each thread its own
 // elements, zeros past the bound (selected, not branched around); row terms
-// as columns are loaded two a lane and handed out by shuffles (loadCols).
+// as columns two a lane of every 64 (#attn_nv.cols), which the maps that
+// use them hand out by shuffles (Elementwise.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -158,64 +159,6 @@ struct StoreTile : OpConversionPattern<StoreTileOp> {
   }
 };
 
-/// Row terms as the columns of the accumulator (#attn_nv.cols, 1xC): a
-/// thread holds columns 8j + 2(lane % 4) + e, the same set as three other
-/// lanes of each of its warp's 8 quads. Loaded value by value, each took an
-/// address of its own, whose loop-invariant column offsets LLVM hoists:
-/// 2 registers each, 64 a thread for the backward's LSE and delta of 64
-/// queries, live across its K/V tiles' loop (the spills of issue 12). So
-/// each lane loads the two columns 8 (lane / 4) + 2 (lane % 4) + e of every
-/// 64 (`loadRow(query)` with query = row + column), and the value of column
-/// 8j + 2(lane % 4) + e comes from lane 4 (j % 8) + lane % 4 of round j / 8
-/// by shfl.sync.idx, whose segment mask keeps the lane's low two bits: its
-/// operands are immediates, nothing per value stays live.
-SmallVector<Value> loadCols(OpBuilder &b, Location loc,
-                            const DistributedTile &tile, Value row,
-                            function_ref<Value(Value)> loadRow) {
-  constexpr int64_t kColsPerRound = 64; // 32 lanes, 2 adjacent columns each
-  // shfl c operand: segment mask 0b00011 (bits 12:8), clamp 31 (bits 4:0).
-  constexpr int32_t kKeepQuadLane = (0x3 << 8) | 0x1f;
-  Type i32 = b.getI32Type();
-  Value thread = threadId(b, loc);
-  Value lane = arith::RemUIOp::create(b, loc, thread, constI32(b, loc, 32));
-  Value quad = arith::DivUIOp::create(b, loc, lane, constI32(b, loc, 4));
-  Value inQuad = arith::RemUIOp::create(b, loc, lane, constI32(b, loc, 4));
-  Value quadCol = arith::MulIOp::create(b, loc, quad, constI32(b, loc, 8));
-  Value pairCol = arith::MulIOp::create(b, loc, inQuad, constI32(b, loc, 2));
-  Value loaderCol = arith::IndexCastUIOp::create(
-      b, loc, b.getIndexType(),
-      arith::AddIOp::create(b, loc, quadCol, pairCol));
-  Value first = arith::AddIOp::create(b, loc, row, loaderCol);
-  int64_t rounds = (tile.cols() + kColsPerRound - 1) / kColsPerRound;
-  SmallVector<Value> loaded; // round r, column e: 2r + e
-  for (int64_t r = 0; r < rounds; ++r)
-    for (int64_t e = 0; e < 2; ++e)
-      loaded.push_back(loadRow(arith::AddIOp::create(
-          b, loc, first, constIndex(b, loc, kColsPerRound * r + e))));
-  Type element = tile.elementType();
-  unsigned bits = element.getIntOrFloatBitWidth();
-  Type bitsType = b.getIntegerType(bits);
-  Value all = constI32(b, loc, -1);
-  Value keep = constI32(b, loc, kKeepQuadLane);
-  SmallVector<Value> values;
-  for (int64_t i = 0, n = tile.valuesPerThread(); i < n; ++i) {
-    int64_t block = i / 2, e = i % 2;
-    Value v = loaded[2 * (block / 8) + e];
-    // shfl moves 32 bits: narrower values travel zero-extended.
-    if (bits != 32)
-      v = arith::ExtUIOp::create(
-          b, loc, i32, arith::BitcastOp::create(b, loc, bitsType, v));
-    Value source = constI32(b, loc, 4 * (block % 8));
-    Value moved = NVVM::ShflOp::create(b, loc, v.getType(), all, v, source,
-                                       keep, NVVM::ShflKind::idx, UnitAttr());
-    if (bits != 32)
-      moved = arith::BitcastOp::create(
-          b, loc, element, arith::TruncIOp::create(b, loc, bitsType, moved));
-    values.push_back(moved);
-  }
-  return values;
-}
-
 struct LoadTile : OpConversionPattern<LoadTileOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -266,25 +209,24 @@ struct LoadTile : OpConversionPattern<LoadTileOp> {
           /*isNonTemporal=*/false, /*isInvariant=*/true);
       return arith::SelectOp::create(b, loc, inside, v, zero);
     };
+    // A cols tile's elements are row terms of consecutive sequence
+    // positions: its column is the position (Layouts.h).
+    bool cols = tile->kind() == DistributedTile::Kind::Cols;
     SmallVector<Value> values;
-    if (tile->kind() == DistributedTile::Kind::Cols) {
-      values = loadCols(b, loc, *tile, row, [&](Value query) {
-        return loadAt(query, Value());
-      });
-    } else {
-      auto [baseRow, baseCol] = tile->threadBase(b, loc);
-      for (int64_t i = 0, n = tile->valuesPerThread(); i < n; ++i) {
-        ElementOffset off = tile->offset(i);
-        Value query = arith::AddIOp::create(
-            b, loc, row,
-            arith::AddIOp::create(b, loc, baseRow,
-                                  constIndex(b, loc, off.row)));
-        Value col;
-        if (tile->kind() == DistributedTile::Kind::Acc)
-          col = arith::AddIOp::create(b, loc, baseCol,
-                                      constIndex(b, loc, off.col));
-        values.push_back(loadAt(query, col));
-      }
+    auto [baseRow, baseCol] = tile->threadBase(b, loc);
+    for (int64_t i = 0, n = tile->valuesPerThread(); i < n; ++i) {
+      ElementOffset off = tile->offset(i);
+      Value query = arith::AddIOp::create(
+          b, loc, row,
+          cols ? arith::AddIOp::create(b, loc, baseCol,
+                                       constIndex(b, loc, off.col))
+               : arith::AddIOp::create(b, loc, baseRow,
+                                       constIndex(b, loc, off.row)));
+      Value col;
+      if (tile->kind() == DistributedTile::Kind::Acc)
+        col =
+            arith::AddIOp::create(b, loc, baseCol, constIndex(b, loc, off.col));
+      values.push_back(loadAt(query, col));
     }
     rewriter.replaceOpWithMultiple(op, {values});
     return success();

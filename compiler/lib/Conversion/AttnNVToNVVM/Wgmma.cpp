@@ -78,7 +78,7 @@ bool advancesInPtx(Operation *op) {
   auto over = kernel->getAttrOfType<StringAttr>(::attn::abi::kGridAttr);
   if (over && over.getValue() == ::attn::abi::kGridOverKeys)
     return true;
-  return kernel.getName().starts_with(::attn::abi::kBackwardKernel);
+  return ::attn::abi::isBackwardKernel(kernel.getName());
 }
 
 /// `desc` advanced by `bytes` (a multiple of 16): in the PTX (`inPtx`) or

@@ -56,7 +56,7 @@ int64_t DistributedTile::valuesPerThread() const {
   case Kind::Rows:
     return mTiles() * 2;
   case Kind::Cols:
-    return colBlocks() * 2;
+    return (cols_ + kColsPerLaneRound - 1) / kColsPerLaneRound * 2;
   case Kind::OperandA:
     return mTiles() * kBlocks() * 4;
   }
@@ -67,7 +67,7 @@ ElementOffset DistributedTile::offset(int64_t i) const {
   if (kind_ == Kind::Rows)
     return {16 * (i / 2) + 8 * (i % 2), 0};
   if (kind_ == Kind::Cols)
-    return {0, 8 * (i / 2) + i % 2};
+    return {0, kColsPerLaneRound * (i / 2) + i % 2};
   int64_t perTile = colBlocks() * 4;
   int64_t mTile = i / perTile, block = (i % perTile) / 4, e = i % 4;
   return {16 * mTile + 8 * (e / 2), 8 * block + e % 2};
@@ -80,11 +80,11 @@ int64_t DistributedTile::rowSlot(int64_t i) const {
   return (i / perTile) * 2 + (i % 4) / 2;
 }
 
-int64_t DistributedTile::colSlot(int64_t i) const {
-  if (kind_ == Kind::Cols)
-    return i;
+DistributedTile::ColHolder DistributedTile::colHolder(int64_t i) const {
+  // Column 8j + 2t + e: round j / 8, held by quad j % 8 (lane 4 (j % 8) + t).
   int64_t perTile = colBlocks() * 4;
-  return ((i % perTile) / 4) * 2 + i % 2;
+  int64_t block = (i % perTile) / 4, blocksPerRound = kColsPerLaneRound / 8;
+  return {2 * (block / blocksPerRound) + i % 2, block % blocksPerRound};
 }
 
 /// The first row of warp `warp` (i32) of `t` (of its column group).
@@ -123,9 +123,12 @@ std::pair<Value, Value> DistributedTile::threadBase(OpBuilder &b,
   Value tid = NVVM::ThreadIdXOp::create(b, loc, i32);
   Value warp = arith::DivUIOp::create(b, loc, tid, constI32(b, loc, 32));
   Value lane = arith::RemUIOp::create(b, loc, tid, constI32(b, loc, 32));
-  Value row;
+  Value row, quadCol;
   if (kind_ == Kind::Cols) {
     row = constI32(b, loc, 0);
+    quadCol = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, lane, constI32(b, loc, 4)),
+        constI32(b, loc, 8));
   } else {
     Value quad = arith::DivUIOp::create(b, loc, lane, constI32(b, loc, 4));
     row = arith::AddIOp::create(b, loc, warpRowOf(b, loc, *this, warp), quad);
@@ -135,6 +138,8 @@ std::pair<Value, Value> DistributedTile::threadBase(OpBuilder &b,
       b, loc, arith::RemUIOp::create(b, loc, lane, constI32(b, loc, 4)), two);
   if (colGroups_ > 1)
     col = arith::AddIOp::create(b, loc, col, groupColOf(b, loc, *this, warp));
+  if (quadCol)
+    col = arith::AddIOp::create(b, loc, quadCol, col);
   Type index = b.getIndexType();
   return {arith::IndexCastUIOp::create(b, loc, index, row),
           arith::IndexCastUIOp::create(b, loc, index, col)};

@@ -351,3 +351,47 @@ func.func @partial_to_rows(%n: index) attributes {attn.config = #cfg} {
   }
   return
 }
+
+// A #attn_nv.cols tile holds two adjacent columns of every 64 a lane, as it
+// was loaded (global-access.mlir): a map over cols tiles alone runs on those
+// two values; a map that broadcasts it over an acc tile takes the column of
+// each of its values from lane 4·(block mod 8) + lane mod 4 by
+// shfl.sync.idx (immediate lane and c = 0x31f, the lane's low bits kept),
+// once per column and where the map is, inside the loop: 16 columns of a
+// 64x64 tile, each for the two rows of its values.
+!colsrc = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+!cols64 = tensor<1x64xf32, #attn_nv.cols<warps = 4>>
+!acc64 = tensor<64x64xf32, #attn_nv.acc<warps = 4>>
+// CHECK-LABEL: gpu.func @cols_broadcast
+// CHECK-COUNT-2: llvm.load
+// CHECK-NOT: llvm.load
+// CHECK-COUNT-2: arith.mulf
+// CHECK-NOT: arith.mulf
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK: scf.for
+// CHECK: %[[KEEP:.*]] = arith.constant 799 : i32
+// CHECK: nvvm.shfl.sync idx %{{.*}}, %{{.*}}, %c0_i32{{.*}}, %[[KEEP]] : f32 -> f32
+// CHECK-NEXT: arith.subf
+// CHECK-COUNT-15: nvvm.shfl.sync idx
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK: scf.yield
+func.func @cols_broadcast(%L: !colsrc, %b: index, %h: index, %row: index, %bound: index, %n: index) attributes {attn.config = #cfg} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = attn.load_tile %L[%b, %h, %row] bounds %bound : !colsrc -> !cols64
+  %sq = attn.map(%t : !cols64) -> !cols64 {
+  ^bb0(%i: index, %j: index, %x: f32):
+    %y = arith.mulf %x, %x : f32
+    attn.yield %y : f32
+  }
+  %s0 = arith.constant dense<1.0> : !acc64
+  %res = scf.for %it = %c0 to %n step %c1 iter_args(%s = %s0) -> (!acc64) {
+    %y = attn.map(%s, %sq : !acc64, !cols64) -> !acc64 {
+    ^bb0(%i: index, %j: index, %a: f32, %d: f32):
+      %z = arith.subf %a, %d : f32
+      attn.yield %z : f32
+    }
+    scf.yield %y : !acc64
+  }
+  return
+}

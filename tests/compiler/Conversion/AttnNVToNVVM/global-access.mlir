@@ -285,9 +285,8 @@ func.func @packed_rows_from(%O: !o, %b: index, %h: index, %row: index, %bound: i
 // Each lane loads the two sequence positions row + 8 (lane / 4) + 2 (lane %
 // 4) + e, at element offset b·s0 + h·s1 + n·s2; branch-free: the position
 // is clamped to the last row and a value past the bound selected to zero.
-// The thread's values (columns 2t + e and 8 + 2t + e, t = lane % 4) come
-// from lanes t and 4 + t by shfl.sync.idx with lane operands 0 and 4 and
-// c = 0x31f (segment mask 0b00011: the lane's own low bits; clamp 31).
+// No shuffle here: the maps that broadcast the tile over an acc tile move
+// each column to its lanes where they use it (elementwise.mlir).
 !lsecols = tensor<1x16xf32, #attn_nv.cols<warps = 4>>
 // CHECK-LABEL: gpu.func @cols_load
 // CHECK-SAME: (%[[PTR:.*]]: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %[[S0:.*]]: i64, %[[S1:.*]]: i64, %[[S2:.*]]: i64, %[[B:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index, %[[BOUND:.*]]: index
@@ -298,25 +297,21 @@ func.func @packed_rows_from(%O: !o, %b: index, %h: index, %row: index, %bound: i
 // CHECK: %[[PC:.*]] = arith.muli %{{.*}}, %c2_i32 : i32
 // CHECK: %[[LC:.*]] = arith.addi %[[QC]], %[[PC]] : i32
 // CHECK: %[[LCI:.*]] = arith.index_castui %[[LC]] : i32 to index
-// CHECK: %[[FIRST:.*]] = arith.addi %[[ROW]], %[[LCI]] : index
-// CHECK: %[[N:.*]] = arith.addi %[[FIRST]], %c0{{.*}} : index
+// CHECK: %[[C0:.*]] = arith.addi %[[LCI]], %c0{{.*}} : index
+// CHECK: %[[N:.*]] = arith.addi %[[ROW]], %[[C0]] : index
 // CHECK: %[[IN:.*]] = arith.cmpi slt, %[[N]], %[[BOUND]] : index
 // CHECK: %[[CL:.*]] = arith.minsi %[[N]], %[[LAST]] : index
 // CHECK: arith.muli %[[B]], %{{.*}} : index
 // CHECK: arith.muli %[[H]], %{{.*}} : index
 // CHECK: arith.muli %[[CL]], %{{.*}} : index
 // CHECK: %[[V0:.*]] = llvm.load %{{.*}} invariant {alignment = 4 : i64} : !llvm.ptr<1> -> f32
-// CHECK: %[[E0:.*]] = arith.select %[[IN]], %[[V0]], %{{.*}} : f32
-// CHECK: arith.addi %[[FIRST]], %c1{{.*}} : index
+// CHECK: arith.select %[[IN]], %[[V0]], %{{.*}} : f32
+// CHECK: %[[C1:.*]] = arith.addi %[[LCI]], %c1{{.*}} : index
+// CHECK: arith.addi %[[ROW]], %[[C1]] : index
 // CHECK: %[[V1:.*]] = llvm.load
-// CHECK: %[[E1:.*]] = arith.select %{{.*}}, %[[V1]], %{{.*}} : f32
+// CHECK: arith.select %{{.*}}, %[[V1]], %{{.*}} : f32
 // CHECK-NOT: llvm.load
-// CHECK: %[[KEEP:.*]] = arith.constant 799 : i32
-// CHECK: nvvm.shfl.sync idx %{{.*}}, %[[E0]], %c0_i32{{.*}}, %[[KEEP]] : f32 -> f32
-// CHECK: nvvm.shfl.sync idx %{{.*}}, %[[E1]], %c0_i32{{.*}}, %[[KEEP]] : f32 -> f32
-// CHECK: nvvm.shfl.sync idx %{{.*}}, %[[E0]], %c4_i32{{.*}}, %[[KEEP]] : f32 -> f32
-// CHECK: nvvm.shfl.sync idx %{{.*}}, %[[E1]], %c4_i32{{.*}}, %[[KEEP]] : f32 -> f32
-// CHECK-NOT: llvm.load
+// CHECK-NOT: nvvm.shfl.sync
 // CHECK-NOT: scf.if
 // CHECK: gpu.return
 func.func @cols_load(%L: !lse, %b: index, %h: index, %row: index, %bound: index) attributes {attn.config = #cfg} {

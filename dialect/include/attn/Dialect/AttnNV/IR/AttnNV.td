@@ -112,9 +112,12 @@ def AttnNV_ColsLayout : AttrDef<AttnNV_Dialect, "ColsLayout", [
   let description = [{
     A 1×C tile broadcast along the rows of an `#attn_nv.acc` tile with the
     same warps (the backward's row terms in its keys-major score tiles):
-    each thread holds the elements of its columns, two adjacent ones per
-    8-column block (columns rounded up to 16), the same in every thread with
-    the same lane % 4.
+    each lane holds two adjacent columns of every 64, columns
+    64r + 8·(lane / 4) + 2·(lane % 4) + e as values 2r + e, the same in
+    every warp: what one load a lane gives. A map that broadcasts the tile
+    over an acc tile takes each column it needs from the lane holding it
+    (a shuffle, where the map is), so the columns take registers only
+    there.
 
     Example: `tensor<1x64xf32, #attn_nv.cols<warps = 4>>`
   }];

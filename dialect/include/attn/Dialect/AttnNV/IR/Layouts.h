@@ -15,7 +15,10 @@
 //    (16i + 8·(e / 2), 8j + e % 2) from the base (16·mTiles()·w + g, 2t);
 //    J = colBlocks() counts columns rounded up to a multiple of 16;
 //  * rows: value 2i + h at row 16i + 8h from the same base row;
-//  * cols: value 2j + e at column 8j + e from the base column (row 0);
+//  * cols: each lane holds two adjacent columns of every 64, value 2r + e
+//    at column 64r + e from the base (0, 8g + 2t): what one load a lane
+//    gives; a map that broadcasts it over an acc tile moves each column to
+//    the lanes that need it there (colHolder);
 //  * operand_a: per m tile i and k block k (16 columns, 32 of 8-bit
 //    elements), registers (i·K + k)·4 + r of mma's A fragment (two 16-bit
 //    or four 8-bit elements each).
@@ -31,6 +34,10 @@
 #include <optional>
 
 namespace mlir::attn::nv {
+
+/// Columns of one round of a #attn_nv.cols tile: 32 lanes, two adjacent
+/// columns each.
+inline constexpr int64_t kColsPerLaneRound = 64;
 
 /// Offset of one of a thread's values from the thread's base.
 struct ElementOffset {
@@ -76,15 +83,18 @@ public:
   /// The row tile value (#attn_nv.rows of the same warps) that holds the
   /// row of value `i` of an acc tile.
   int64_t rowSlot(int64_t i) const;
-  /// The column tile value (#attn_nv.cols of the same warps) that holds
-  /// the column of value `i` of an acc tile.
-  int64_t colSlot(int64_t i) const;
+  /// Where the column of value `i` of an acc tile (one column group) is in
+  /// a #attn_nv.cols tile: its value `slot` in lane 4·quad + lane % 4.
+  struct ColHolder {
+    int64_t slot, quad;
+  };
+  ColHolder colHolder(int64_t i) const;
   /// Whether value `i` of an acc tile lies in a padding column (>= cols()).
   bool isPadding(int64_t i) const { return offset(i).col >= cols_; }
 
   /// This thread's base (row, column) as index values: (16·mTiles()·(warp
   /// mod rowWarps()) + lane / 4, cols()·(warp / rowWarps()) + 2·(lane %
-  /// 4)); row 0 for a cols tile.
+  /// 4)); (0, 8·(lane / 4) + 2·(lane % 4)) for a cols tile.
   std::pair<Value, Value> threadBase(OpBuilder &b, Location loc) const;
   /// This thread's warp's first element (row, column) as i32 values:
   /// (16·mTiles()·(warp mod rowWarps()), cols()·(warp / rowWarps())); the
