@@ -115,8 +115,8 @@ int64_t backwardWgmmaSplitBlockN(int64_t headDim, bool tma) {
 /// from sm_80 on).
 constexpr int64_t kRegistersPerThread = 255;
 constexpr int64_t kRegistersPerSm = 64 * 1024;
-/// A kernel may spill some of its tiles (the backward's K/V tiles' kernel at
-/// D = 128: 16 bytes on sm_80, 32 in the atomic form on sm_90a), but one
+/// A kernel may spill some of its tiles (the atomic backward's K/V tiles'
+/// kernel at D = 128: 24 bytes causal on sm_90a), but one
 /// whose tiles need more than this many times the registers a thread has
 /// runs from local memory: refused.
 constexpr int64_t kMaxRegisterOvercommit = 2;
@@ -211,8 +211,8 @@ bool mapsAtomicBackward(bool nvidia, std::string_view tensorCore,
 
 bool splitsBackwardGrads(int64_t headDim) {
   // dK and dV of a 16-row slice take D registers a thread together; with
-  // Sᵀ, dPᵀ and the row terms beside them D = 128 just fits (wgmma: no
-  // spill; mma.sync on sm_80: 16 bytes), and D = 256 cannot fit at all
+  // Sᵀ, dPᵀ and the row terms beside them D = 128 just fits (no spill on
+  // either mapping since version 49), and D = 256 cannot fit at all
   // (docs/design.md).
   return roundUp(headDim, 16) > kMaxBackwardJointHeadDim;
 }

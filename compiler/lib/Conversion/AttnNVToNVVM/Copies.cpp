@@ -64,6 +64,21 @@ Value pagedRowElements(OpBuilder &b, Location loc, const GlobalTensor &global,
   return global.rowElements(b, loc, page, head, inPage);
 }
 
+/// A chunk's source address and copy size: `bytes` (32-bit) past the tile's
+/// first row `tileBase`, or, where not `valid`, 0 bytes from the first row
+/// (cp.async zero-fills; selecting the 32-bit offset rather than the 64-bit
+/// pointer is one SEL a chunk instead of two).
+std::pair<Value, Value> chunkSource(OpBuilder &b, Location loc, Value tileBase,
+                                    Value bytes, Value valid) {
+  Value none = constI32(b, loc, 0);
+  bytes = arith::SelectOp::create(b, loc, valid, bytes, none);
+  Value from = LLVM::GEPOp::create(b, loc, tileBase.getType(), b.getI8Type(),
+                                   tileBase, ValueRange{bytes});
+  Value size =
+      arith::SelectOp::create(b, loc, valid, constI32(b, loc, 16), none);
+  return {from, size};
+}
+
 /// The copies, in a loop, of a tile whose passes each cover whole rows
 /// (CopyAsync): thread t copies column t mod C of rows t / C + k·(threads /
 /// C), pass k. Kept as a value per chunk, a chunk's row, 32-bit source
@@ -107,13 +122,7 @@ void copyStridedInLoop(OpBuilder &b, Location loc, const SharedBase &smem,
           bb, loc, bytes0,
           arith::MulIOp::create(bb, loc, rowBytes,
                                 constI32(bb, loc, k * rowsPerPass)));
-      bytes =
-          arith::SelectOp::create(bb, loc, valid, bytes, constI32(bb, loc, 0));
-      Value from =
-          LLVM::GEPOp::create(bb, loc, tileBase.getType(), bb.getI8Type(),
-                              tileBase, ValueRange{bytes});
-      Value size = arith::SelectOp::create(
-          bb, loc, valid, constI32(bb, loc, 16), constI32(bb, loc, 0));
+      auto [from, size] = chunkSource(bb, loc, tileBase, bytes, valid);
       std::string text = "cp.async.cg.shared.global [$0+" +
                          std::to_string(k * rowsPerPass * geometry.pitch()) +
                          "], [$1], 16, $2;";
@@ -230,7 +239,7 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
         Value inCols = arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::ult,
                                              c, constI32(bb, loc, validChunks));
         Value valid = arith::AndIOp::create(bb, loc, inRows, inCols);
-        Value from; // the chunk's source address
+        Value from, size; // the chunk's source address and bytes copied
         if (rowsPerHead || !pages.empty()) {
           // Packed heads: each row finds its own head (one copy per CTA,
           // of Q, so the 64-bit arithmetic does not matter). A paged cache:
@@ -252,6 +261,8 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
           }
           from = global.address(bb, loc, rowOff, chunkBytes);
           from = arith::SelectOp::create(bb, loc, valid, from, ptr);
+          size = arith::SelectOp::create(bb, loc, valid, constI32(bb, loc, 16),
+                                         constI32(bb, loc, 0));
         } else {
           Value colBytes =
               arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16));
@@ -260,14 +271,8 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
               bb, loc, arith::MulIOp::create(bb, loc, r, rowStride),
               elementBytes);
           Value bytes = arith::AddIOp::create(bb, loc, rowBytes, colBytes);
-          bytes = arith::SelectOp::create(bb, loc, valid, bytes,
-                                          constI32(bb, loc, 0));
-          from = LLVM::GEPOp::create(bb, loc, ptr.getType(), bb.getI8Type(),
-                                     tileBase, ValueRange{bytes});
+          std::tie(from, size) = chunkSource(bb, loc, tileBase, bytes, valid);
         }
-        Value none = constI32(bb, loc, 0);
-        Value size = arith::SelectOp::create(bb, loc, valid,
-                                             constI32(bb, loc, 16), none);
         NVVM::CpAsyncOp::create(bb, loc, smem.at(bb, loc, dst), from, 16,
                                 NVVM::LoadCacheModifierKind::CG, size);
       };
