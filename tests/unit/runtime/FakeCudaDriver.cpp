@@ -244,10 +244,9 @@ CUresult fakeLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
   launch.name = functionName(state, function);
   // The parameters (KernelABI.h): the forward's or the backward's tensors,
   // then the scale.
-  const int tensorValues =
-      launch.name.rfind(attn::abi::kBackwardKernel, 0) == 0
-          ? attn::abi::backwardTensorParams()
-          : attn::abi::forwardTensorParams();
+  const int tensorValues = attn::abi::isBackwardKernel(launch.name)
+                               ? attn::abi::backwardTensorParams()
+                               : attn::abi::forwardTensorParams();
   for (int i = 0; i < tensorValues; ++i)
     launch.values.push_back(*static_cast<int64_t *>(params[i]));
   launch.scale = *static_cast<float *>(params[tensorValues]);
