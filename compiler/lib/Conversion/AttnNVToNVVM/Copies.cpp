@@ -64,6 +64,24 @@ Value pagedRowElements(OpBuilder &b, Location loc, const GlobalTensor &global,
   return global.rowElements(b, loc, page, head, inPage);
 }
 
+/// The passes of a tile's copy by `threads` threads, `total` chunks: pass k
+/// issues `body(builder, at, k)` for chunks at = k·threads on; the last,
+/// partial pass only in the threads that `inLastPass(at)` selects.
+void forEachPass(OpBuilder &b, Location loc, int64_t total, int64_t threads,
+                 function_ref<Value(int64_t at)> inLastPass,
+                 function_ref<void(OpBuilder &, int64_t at, int64_t k)> body) {
+  for (int64_t at = 0, k = 0; at < total; at += threads, ++k) {
+    if (at + threads <= total) {
+      body(b, at, k);
+      continue;
+    }
+    scf::IfOp::create(b, loc, inLastPass(at), [&](OpBuilder &nb, Location nl) {
+      body(nb, at, k);
+      scf::YieldOp::create(nb, nl);
+    });
+  }
+}
+
 /// A chunk's source address and copy size: `bytes` (32-bit) past the tile's
 /// first row `tileBase`, or, where not `valid`, 0 bytes from the first row
 /// (cp.async zero-fills; selecting the 32-bit offset rather than the 64-bit
@@ -109,36 +127,30 @@ void copyStridedInLoop(OpBuilder &b, Location loc, const SharedBase &smem,
       b, loc, arith::MulIOp::create(b, loc, row0, rowBytes),
       arith::MulIOp::create(b, loc, col, c(16)));
   int64_t rowsPerPass = threads / copiedChunks;
-  for (int64_t at = 0, k = 0; at < total; at += threads, ++k) {
-    auto body = [&](OpBuilder &bb) {
-      Value rowK = arith::AddIOp::create(bb, loc, row0,
-                                         constI32(bb, loc, k * rowsPerPass));
-      Value valid = arith::AndIOp::create(
-          bb, loc,
-          arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::slt, rowK,
-                                rowsLeft),
-          inCols);
-      Value bytes = arith::AddIOp::create(
-          bb, loc, bytes0,
-          arith::MulIOp::create(bb, loc, rowBytes,
-                                constI32(bb, loc, k * rowsPerPass)));
-      auto [from, size] = chunkSource(bb, loc, tileBase, bytes, valid);
-      std::string text = "cp.async.cg.shared.global [$0+" +
-                         std::to_string(k * rowsPerPass * geometry.pitch()) +
-                         "], [$1], 16, $2;";
-      Ptx::emit(bb, loc, Type(), {dst0, from, size}, text, "r,l,r");
-    };
-    if (at + threads <= total) {
-      body(b);
-      continue;
-    }
-    Value inTile = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         thread, c(total - at));
-    scf::IfOp::create(b, loc, inTile, [&](OpBuilder &nb, Location nl) {
-      body(nb);
-      scf::YieldOp::create(nb, nl);
-    });
-  }
+  auto inLastPass = [&](int64_t at) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, thread,
+                                 c(total - at));
+  };
+  forEachPass(
+      b, loc, total, threads, inLastPass,
+      [&](OpBuilder &bb, int64_t, int64_t k) {
+        Value rowK = arith::AddIOp::create(bb, loc, row0,
+                                           constI32(bb, loc, k * rowsPerPass));
+        Value valid = arith::AndIOp::create(
+            bb, loc,
+            arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::slt, rowK,
+                                  rowsLeft),
+            inCols);
+        Value bytes = arith::AddIOp::create(
+            bb, loc, bytes0,
+            arith::MulIOp::create(bb, loc, rowBytes,
+                                  constI32(bb, loc, k * rowsPerPass)));
+        auto [from, size] = chunkSource(bb, loc, tileBase, bytes, valid);
+        std::string text = "cp.async.cg.shared.global [$0+" +
+                           std::to_string(k * rowsPerPass * geometry.pitch()) +
+                           "], [$1], 16, $2;";
+        Ptx::emit(bb, loc, Type(), {dst0, from, size}, text, "r,l,r");
+      });
 }
 
 /// Every thread copies 16-byte chunks (thread t: chunks t, t + threads,
@@ -225,68 +237,71 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
       rewriter.eraseOp(op);
       return success();
     }
-    for (int64_t at = 0; at < total; at += threads) {
-      Value chunk = arith::AddIOp::create(b, loc, tid, constI32(b, loc, at));
-      auto body = [&](OpBuilder &bb) {
-        Value r = arith::DivUIOp::create(bb, loc, chunk,
-                                         constI32(bb, loc, copiedChunks));
-        Value c = arith::RemUIOp::create(bb, loc, chunk,
-                                         constI32(bb, loc, copiedChunks));
-        Value dst = arith::AddIOp::create(bb, loc, smemOffset,
-                                          geometry.chunkOffset(bb, loc, r, c));
-        Value inRows = arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::slt,
-                                             r, rowsLeft);
-        Value inCols = arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::ult,
-                                             c, constI32(bb, loc, validChunks));
-        Value valid = arith::AndIOp::create(bb, loc, inRows, inCols);
-        Value from, size; // the chunk's source address and bytes copied
-        if (rowsPerHead || !pages.empty()) {
-          // Packed heads: each row finds its own head (one copy per CTA,
-          // of Q, so the 64-bit arithmetic does not matter). A paged cache:
-          // each row finds its page in the block table (a row's pages may
-          // lie anywhere, so the address is 64-bit).
-          Value p = arith::AddIOp::create(
-              bb, loc, row, arith::IndexCastUIOp::create(bb, loc, index, r));
-          Value chunkBytes = arith::IndexCastUIOp::create(
-              bb, loc, index,
-              arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16)));
-          Value rowOff;
-          if (!pages.empty()) {
-            rowOff = pagedRowElements(bb, loc, global, src, adaptor.getSource(),
-                                      pages, batch, head, p);
+    // Thread t's chunk of the pass at `at`: t + at (the last pass's, made
+    // for its condition, before it).
+    DenseMap<int64_t, Value> lastChunk;
+    auto inLastPass = [&](int64_t at) {
+      Value chunk = lastChunk[at] =
+          arith::AddIOp::create(b, loc, tid, constI32(b, loc, at));
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, chunk,
+                                   constI32(b, loc, total));
+    };
+    forEachPass(
+        b, loc, total, threads, inLastPass,
+        [&](OpBuilder &bb, int64_t at, int64_t) {
+          Value chunk = lastChunk.lookup(at);
+          if (!chunk)
+            chunk = arith::AddIOp::create(bb, loc, tid, constI32(bb, loc, at));
+          Value r = arith::DivUIOp::create(bb, loc, chunk,
+                                           constI32(bb, loc, copiedChunks));
+          Value c = arith::RemUIOp::create(bb, loc, chunk,
+                                           constI32(bb, loc, copiedChunks));
+          Value dst = arith::AddIOp::create(
+              bb, loc, smemOffset, geometry.chunkOffset(bb, loc, r, c));
+          Value inRows = arith::CmpIOp::create(
+              bb, loc, arith::CmpIPredicate::slt, r, rowsLeft);
+          Value inCols =
+              arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::ult, c,
+                                    constI32(bb, loc, validChunks));
+          Value valid = arith::AndIOp::create(bb, loc, inRows, inCols);
+          Value from, size; // the chunk's source address and bytes copied
+          if (rowsPerHead || !pages.empty()) {
+            // Packed heads: each row finds its own head (one copy per CTA,
+            // of Q, so the 64-bit arithmetic does not matter). A paged cache:
+            // each row finds its page in the block table (a row's pages may
+            // lie anywhere, so the address is 64-bit).
+            Value p = arith::AddIOp::create(
+                bb, loc, row, arith::IndexCastUIOp::create(bb, loc, index, r));
+            Value chunkBytes = arith::IndexCastUIOp::create(
+                bb, loc, index,
+                arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16)));
+            Value rowOff;
+            if (!pages.empty()) {
+              rowOff =
+                  pagedRowElements(bb, loc, global, src, adaptor.getSource(),
+                                   pages, batch, head, p);
+            } else {
+              auto [h, n] =
+                  getPackedRowPosition(bb, loc, head, p, rowsPerHead, start);
+              rowOff = global.rowElements(bb, loc, batch, h, n);
+            }
+            from = global.address(bb, loc, rowOff, chunkBytes);
+            from = arith::SelectOp::create(bb, loc, valid, from, ptr);
+            size = arith::SelectOp::create(
+                bb, loc, valid, constI32(bb, loc, 16), constI32(bb, loc, 0));
           } else {
-            auto [h, n] = getPackedRowPosition(bb, loc, head, p,
-                                                rowsPerHead, start);
-            rowOff = global.rowElements(bb, loc, batch, h, n);
+            Value colBytes =
+                arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16));
+            Value elementBytes = constI32(bb, loc, geometry.elementBytes);
+            Value rowBytes = arith::MulIOp::create(
+                bb, loc, arith::MulIOp::create(bb, loc, r, rowStride),
+                elementBytes);
+            Value bytes = arith::AddIOp::create(bb, loc, rowBytes, colBytes);
+            std::tie(from, size) = chunkSource(bb, loc, tileBase, bytes, valid);
           }
-          from = global.address(bb, loc, rowOff, chunkBytes);
-          from = arith::SelectOp::create(bb, loc, valid, from, ptr);
-          size = arith::SelectOp::create(bb, loc, valid, constI32(bb, loc, 16),
-                                         constI32(bb, loc, 0));
-        } else {
-          Value colBytes =
-              arith::MulIOp::create(bb, loc, c, constI32(bb, loc, 16));
-          Value elementBytes = constI32(bb, loc, geometry.elementBytes);
-          Value rowBytes = arith::MulIOp::create(
-              bb, loc, arith::MulIOp::create(bb, loc, r, rowStride),
-              elementBytes);
-          Value bytes = arith::AddIOp::create(bb, loc, rowBytes, colBytes);
-          std::tie(from, size) = chunkSource(bb, loc, tileBase, bytes, valid);
-        }
-        NVVM::CpAsyncOp::create(bb, loc, smem.at(bb, loc, dst), from, 16,
-                                NVVM::LoadCacheModifierKind::CG, size);
-      };
-      if (at + threads <= total) {
-        body(b);
-        continue;
-      }
-      Value inTile = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                           chunk, constI32(b, loc, total));
-      scf::IfOp::create(b, loc, inTile, [&](OpBuilder &nb, Location nl) {
-        body(nb);
-        scf::YieldOp::create(nb, nl);
-      });
-    }
+          NVVM::CpAsyncOp::create(bb, loc, smem.at(bb, loc, dst), from, 16,
+                                  NVVM::LoadCacheModifierKind::CG, size);
+        });
     rewriter.eraseOp(op);
     return success();
   }

@@ -123,14 +123,12 @@ std::pair<Value, Value> DistributedTile::threadBase(OpBuilder &b,
   Value tid = NVVM::ThreadIdXOp::create(b, loc, i32);
   Value warp = arith::DivUIOp::create(b, loc, tid, constI32(b, loc, 32));
   Value lane = arith::RemUIOp::create(b, loc, tid, constI32(b, loc, 32));
+  Value quad = arith::DivUIOp::create(b, loc, lane, constI32(b, loc, 4));
   Value row, quadCol;
   if (kind_ == Kind::Cols) {
     row = constI32(b, loc, 0);
-    quadCol = arith::MulIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, lane, constI32(b, loc, 4)),
-        constI32(b, loc, 8));
+    quadCol = arith::MulIOp::create(b, loc, quad, constI32(b, loc, 8));
   } else {
-    Value quad = arith::DivUIOp::create(b, loc, lane, constI32(b, loc, 4));
     row = arith::AddIOp::create(b, loc, warpRowOf(b, loc, *this, warp), quad);
   }
   Value two = constI32(b, loc, 2);
