@@ -44,6 +44,10 @@
 // arithmetic (a few instructions per 16-byte chunk) overlaps the tensor
 // cores rather than delaying the product.
 //
+// In a backward kernel the loop's cp.async copies are `strided` (their
+// addresses derived in the loop, not hoisted out of it: the backward's
+// loops are bound by registers); the prologue's and the forward's are not.
+//
 // With `tma` the loop's copies are bulk tensor copies (attn_nv.copy_tma)
 // from the kernel's tensor maps, which this pass appends to the function
 // (KernelABI.h's kTensorMaps), each stage of K and of V with two mbarriers:
@@ -92,6 +96,12 @@ namespace mlir::attn::nv {
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::nv;
+
+/// Whether `fn` is a kernel of the backward (its maps are
+/// kBackwardTensorMaps).
+static bool isBackwardKernel(func::FuncOp fn) {
+  return fn && ::attn::abi::isBackwardKernel(fn.getName());
+}
 
 namespace {
 
@@ -316,7 +326,14 @@ LogicalResult Pipeliner::run() {
     return loop->isProperAncestor(def) ||
            (newLoopOp && newLoopOp->isProperAncestor(def));
   };
-  auto issue = [&](OpBuilder &ib, Value at, Value stage) {
+  // The backward's loops are bound by registers: their cp.async copies take
+  // the strided form (attn_nv.copy_async's `strided`), whose addresses stay
+  // in the loop. The forward's keep hoisted per-chunk addresses, which cost
+  // it no spill and ran 3-7 % faster (H200, mma.sync, D = 128; BENCHMARKS
+  // version 49); copies before a loop take them too (the paged wgmma
+  // kernel's Q spilled 16 bytes strided).
+  bool stridedInLoop = isBackwardKernel(grid->getParentOfType<func::FuncOp>());
+  auto issue = [&](OpBuilder &ib, Value at, Value stage, bool inLoop) {
     IRMapping mapping;
     mapping.map(iv, at);
     std::function<Value(Value)> valueAt = [&](Value v) -> Value {
@@ -356,8 +373,11 @@ LogicalResult Pipeliner::run() {
       }
       Value rowsPerHead =
           copy.getRowsPerHead() ? valueAt(copy.getRowsPerHead()) : Value();
-      CopyAsyncOp::create(ib, loc, copy.getSource(), batch, head, row, bound,
-                          rowsPerHead, slot, copy.getPages());
+      auto next =
+          CopyAsyncOp::create(ib, loc, copy.getSource(), batch, head, row,
+                              bound, rowsPerHead, slot, copy.getPages());
+      if (inLoop && stridedInLoop && !rowsPerHead && !copy.getPages())
+        next.setStrided(true);
     }
     for (CopyTableAsyncOp copy : tableCopies) {
       Value slot = SlotOp::create(
@@ -392,11 +412,11 @@ LogicalResult Pipeliner::run() {
   // The copies of tile `at` into `stage` when it is a tile (< hi), then
   // (cp.async, a table's with TMA) their group, empty or not: the waits
   // count groups.
-  auto issueGroup = [&](OpBuilder &gb, Value at, Value stage) {
+  auto issueGroup = [&](OpBuilder &gb, Value at, Value stage, bool inLoop) {
     Value any =
         arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::slt, at, hi);
     scf::IfOp::create(gb, loc, any, [&](OpBuilder &ib, Location il) {
-      issue(ib, at, stage);
+      issue(ib, at, stage, inLoop);
       scf::YieldOp::create(ib, il);
     });
     if (!tma || !tableCopies.empty())
@@ -409,7 +429,7 @@ LogicalResult Pipeliner::run() {
       at = arith::AddIOp::create(b, loc, at, step);
       stage = arith::ConstantIndexOp::create(b, loc, t);
     }
-    issueGroup(b, at, stage);
+    issueGroup(b, at, stage, /*inLoop=*/false);
   }
   if (queryBarrier) {
     // Every thread waits for Q here, whether or not it reads it: the
@@ -445,7 +465,7 @@ LogicalResult Pipeliner::run() {
         nb, loc, kv, arith::MulIOp::create(nb, loc, step, aheadIndex));
     nextIt = arith::AddIOp::create(nb, loc, it, aheadIndex);
   }
-  auto prefetch = [&]() { issueGroup(nb, next, nextIt); };
+  auto prefetch = [&]() { issueGroup(nb, next, nextIt, /*inLoop=*/true); };
   // Copies behind QKᵀ (wgmma) or before the wait (mma.sync): header.
   bool behindProduct = config.isWgmma();
   if (tma) {
@@ -533,12 +553,6 @@ Pipeliner::releaseStages(Block &body,
     ArriveBarrierOp::create(b, wait.getLoc(), empty, it);
   }
   return success();
-}
-
-/// Whether `fn` is a kernel of the backward (its maps are
-/// kBackwardTensorMaps).
-static bool isBackwardKernel(func::FuncOp fn) {
-  return fn && ::attn::abi::isBackwardKernel(fn.getName());
 }
 
 CopyAsyncOp Pipeliner::queryCopyForTma(Block &gridBody, scf::ForOp loop) {

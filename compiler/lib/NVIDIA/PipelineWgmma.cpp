@@ -259,9 +259,10 @@ void softmaxOverlapsPV(LoopProducts &p) {
     m.map(alpha, prevAlpha);
     Value rescaled = b.clone(*p.rescale, m)->getResult(0);
     Value slot = SlotOp::create(b, loc, p.valueSlot.getType(), buffer, stage);
-    return WgmmaOp::create(b, loc, p.pv.getType(), probs, slot, rescaled,
-                           p.pv.getTransposeRhsAttr())
-        .getResult();
+    auto pv = WgmmaOp::create(b, loc, p.pv.getType(), probs, slot, rescaled,
+                              p.pv.getTransposeRhsAttr());
+    pv.setAdvanceInPtx(p.pv.getAdvanceInPtx());
+    return pv.getResult();
   };
   peelUnderGuard(loop, [&](OpBuilder &b) {
     // Tile 0: stage A only.

@@ -299,6 +299,36 @@ func.func @backward_loads(%DO: !t, %L: !lse, %n: index) attributes {attn.config 
 
 // -----
 
+// In a backward kernel (attn_bwd_*) every wgmma advances its descriptors in
+// the PTX (`advance_in_ptx`): its own tiles stay in shared memory through
+// the loop, whose registers the accumulators fill. (The forward's above
+// take none.)
+#cfg = #attn.config<mapping = "wgmma", chip = "sm_90a", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!o = memref<?x?x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @attn_bwd_1(
+// CHECK: attn_nv.wgmma %{{.*}}, %{{.*}}, %{{.*}} transpose_rhs advance_in_ptx :
+// CHECK: attn_nv.wgmma %{{.*}}, %{{.*}}, %{{.*}} advance_in_ptx :
+func.func @attn_bwd_1(%Q: !t, %K: !t, %O: !o, %n: index) attributes {attn.config = #cfg} {
+  %zs = arith.constant dense<0.0> : tensor<64x64xf32>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %q = attn.load_tile %Q[%b, %h, %t] bounds %n : !t -> tensor<64x64xbf16>
+    %k = attn.load_tile %K[%b, %h, %t] bounds %n : !t -> tensor<64x64xbf16>
+    %s = attn.matmul %k, %q, %zs transpose_rhs : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32>
+    %p = attn.map(%s : tensor<64x64xf32>) -> tensor<64x64xbf16> {
+    ^bb0(%i: index, %j: index, %x: f32):
+      %y = arith.truncf %x : f32 to bf16
+      attn.yield %y : bf16
+    }
+    %dv = attn.matmul %p, %q, %zs : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32>
+    attn.store_tile %dv, %O[%b, %h, %t] bounds %n : tensor<64x64xf32>, !o
+  }
+  return
+}
+
+// -----
+
 // The atomic backward's (dSᵀ)ᵀ K on wgmma: dSᵀ (rounded by a map, folded
 // into both products) is written once to a shared buffer of its own, between
 // a barrier (every warp's read of the tile before is done) and the proxy

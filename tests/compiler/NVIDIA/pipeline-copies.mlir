@@ -46,7 +46,8 @@
 // CHECK-NEXT:   %[[MORE:.*]] = arith.cmpi slt, %[[NEXT]], %[[HI]] : index
 // CHECK-NEXT:   scf.if %[[MORE]] {
 // CHECK-NEXT:     %[[K1:.*]] = attn_nv.slot %[[KS]][%[[NEXTIT]]]
-// CHECK-NEXT:     attn_nv.copy_async %arg1[%[[B]], %[[H]], %[[NEXT]]] bounds %[[N]] into %[[K1]]
+// The forward's loop copies keep hoisted per-chunk addresses (no `strided`).
+// CHECK-NEXT:     attn_nv.copy_async %arg1[%[[B]], %[[H]], %[[NEXT]]] bounds %[[N]] into %[[K1]] :
 // CHECK-NEXT:     %[[V1:.*]] = attn_nv.slot %[[VS]][%[[NEXTIT]]]
 // CHECK-NEXT:     attn_nv.copy_async %arg2[%[[B]], %[[H]], %[[NEXT]]] bounds %[[N]] into %[[V1]]
 // CHECK-NEXT:   }
@@ -425,6 +426,49 @@ func.func @no_loop(%Q: !t, %n: index) attributes {attn.config = #cfg} {
 // CHECK-NEXT: nvvm.barrier0
 // CHECK-NEXT: scf.yield
 func.func @two_stages_mma(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
+  %c64 = arith.constant 64 : index
+  %zs = arith.constant dense<0.0> : tensor<64x64xf32, #acc>
+  %qa = arith.constant dense<0.0> : tensor<64x64xbf16, #opa>
+  attn.tile_grid (%b, %h, %t) in (%n, %n, %n) {
+    %qs = attn_nv.alloc_shared : !s
+    %ks = attn_nv.alloc_shared : !s
+    attn_nv.copy_async %Q[%b, %h, %t] bounds %n into %qs : !t, !s
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    nvvm.barrier0
+    %r = scf.for %kv = %lo to %hi step %c64 iter_args(%acc = %zs) -> (tensor<64x64xf32, #acc>) {
+      attn_nv.copy_async %K[%b, %h, %kv] bounds %n into %ks : !t, !s
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      nvvm.barrier0
+      %s = attn_nv.mma %qa, %ks, %acc transpose_rhs : tensor<64x64xbf16, #opa>, !s, tensor<64x64xf32, #acc>
+      nvvm.barrier0
+      scf.yield %s : tensor<64x64xf32, #acc>
+    }
+  }
+  return
+}
+
+// -----
+
+// A backward kernel (attn_bwd_*): its loop's copies are `strided`, their
+// addresses derived in the loop (its registers are what binds it); the
+// prologue's copy, before the loop, is not.
+#cfg = #attn.config<mapping = "mma.sync", chip = "sm_80", block_m = 64, block_n = 64, warps = 4, min_ctas_per_sm = 1, stages = 2, q_in_registers = false, schedule = "plain", ordered_issue = false, reverse_grid = false, pack_gqa = false, conditional_rescale = false>
+#acc = #attn_nv.acc<warps = 4>
+#opa = #attn_nv.operand_a<warps = 4>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!s = !attn_nv.smem<64x64xbf16, padded>
+
+// CHECK-LABEL: func.func @attn_bwd_1(
+// CHECK:      attn_nv.copy_async %arg0[{{.*}} into %{{[^ ]*}} :
+// CHECK:      scf.if
+// CHECK:        attn_nv.copy_async %arg1[{{.*}} into %{{[^ ]*}} :
+// CHECK:      scf.for
+// CHECK:        scf.if
+// CHECK-NEXT:     attn_nv.slot
+// CHECK-NEXT:     attn_nv.copy_async %arg1[{{.*}} into %{{[^ ]*}} strided :
+func.func @attn_bwd_1(%Q: !t, %K: !t, %lo: index, %hi: index, %n: index) attributes {attn.config = #cfg} {
   %c64 = arith.constant 64 : index
   %zs = arith.constant dense<0.0> : tensor<64x64xf32, #acc>
   %qa = arith.constant dense<0.0> : tensor<64x64xbf16, #opa>

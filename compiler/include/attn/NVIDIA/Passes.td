@@ -43,6 +43,9 @@ def AttnNVAssignLayouts : Pass<"attn-nv-assign-layouts", "ModuleOp"> {
     `#attn_nv.cols`); a register lhs
     (P) is converted to `#attn_nv.operand_a`, absorbing its rounding to 16
     bits. With `q_in_registers` Q's fragments are read once before the loop.
+    In the backward's kernels every wgmma is `advance_in_ptx`: their own
+    tiles stay in shared memory through the loop, and LICM would otherwise
+    keep a descriptor per k step in registers across it (spills).
   }];
   let dependentDialects = ["::mlir::attn::nv::AttnNVDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
@@ -131,6 +134,10 @@ def AttnNVPipelineCopies : Pass<"attn-nv-pipeline-copies", "ModuleOp"> {
     captured table's tile (attn-nv-stage-tables) stays a cp.async copy:
     with TMA it is staged only under `barrier_per_tile`, its group
     committed after each issue and waited for before that barrier.
+    In a backward kernel the cp.async copies it issues in the loop are
+    `strided` (their addresses derived in the loop, not hoisted out of
+    it): the backward's loops are bound by registers, the forward's are
+    not, and ran slower so.
   }];
   let dependentDialects = ["::mlir::attn::nv::AttnNVDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];

@@ -2,8 +2,6 @@
 
 #include "Patterns.h"
 
-#include "attn/Compiler/KernelABI.h"
-
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::nv;
@@ -97,8 +95,9 @@ std::pair<Value, Value> chunkSource(OpBuilder &b, Location loc, Value tileBase,
   return {from, size};
 }
 
-/// The copies, in a loop, of a tile whose passes each cover whole rows
-/// (CopyAsync): thread t copies column t mod C of rows t / C + k·(threads /
+/// The strided form of a copy (CopyAsync's `strided`, set on the
+/// backward's loop copies), of a tile whose passes each cover whole rows:
+/// thread t copies column t mod C of rows t / C + k·(threads /
 /// C), pass k. Kept as a value per chunk, a chunk's row, 32-bit source
 /// offset and 64-bit shared pointer are loop-invariant, and LLVM hoists
 /// them out of the loop: ~40 registers live across the backward's K/V loop
@@ -217,19 +216,12 @@ struct CopyAsync : OpConversionPattern<CopyAsyncOp> {
     Value rowsLeft = arith::IndexCastOp::create(
         b, loc, i32, arith::SubIOp::create(b, loc, bound, row));
     Value tid = threadId(b, loc);
-    // In a backward kernel's loop, with whole rows a pass (and, swizzled, a
-    // multiple of the 8-row XOR period): every pass copies the same column
-    // of rows rowsPerPass apart, its shared offset the first pass's plus a
-    // constant. Elsewhere the per-chunk form below: outside loops it
-    // assembles to fewer registers (ptxas 13.0: the paged wgmma kernel's Q
-    // copy spilled 16 bytes), and the forward's K/V loop, whose hoisted
-    // addresses cost no spill, ran 3-7 % slower strided (H200, mma.sync,
-    // D = 128 without a mask; BENCHMARKS version 49).
+    // `strided`, with whole rows a pass (and, swizzled, a multiple of the
+    // 8-row XOR period): every pass copies the same column of rows
+    // rowsPerPass apart, its shared offset the first pass's plus a
+    // constant. Otherwise the per-chunk form below.
     int64_t rowsPerPass = threads / copiedChunks;
-    auto kernel = op->getParentOfType<FunctionOpInterface>();
-    if (kernel && ::attn::abi::isBackwardKernel(kernel.getName()) &&
-        op->getParentOfType<scf::ForOp>() && !rowsPerHead && pages.empty() &&
-        threads % copiedChunks == 0 &&
+    if (op.getStrided() && threads % copiedChunks == 0 &&
         (geometry.layout == SharedLayout::Padded || rowsPerPass % 8 == 0)) {
       copyStridedInLoop(b, loc, smem, geometry, tileBase, smemOffset, tid,
                         rowStride, rowsLeft, copiedChunks, validChunks, total,

@@ -19,7 +19,6 @@
 
 #include "Patterns.h"
 
-#include "attn/Compiler/KernelABI.h"
 #include "attn/Dialect/AttnNV/IR/Barriers.h"
 
 #include "mlir/IR/Matchers.h"
@@ -59,27 +58,6 @@ struct DescriptorStep {
   Value desc;
   int64_t bytes = 0;
 };
-
-/// Whether the products of `op`'s kernel advance their descriptors in the
-/// PTX: the backward's kernels, whose own tiles (K and V over keys, Q and
-/// dO over queries) stay in shared memory through the loop. As LLVM
-/// arithmetic on their loop-invariant descriptors, LICM hoisted every k
-/// step's descriptor out of the loop, 2 registers each for the whole loop
-/// (32 for K and V at D = 128, beside dK and dV: the kernel spilled 68
-/// bytes, the atomic form 260; issue 12; at D = 256 the dQ kernel used 255
-/// registers and spilled 20 bytes causal, 218 without them). The forward
-/// keeps LLVM's choice: there the hoisted descriptors of Q cost no spill,
-/// and advancing them in the PTX made a packed-GQA split kernel spill
-/// (ptxas-pack-gqa-varlen.test).
-bool advancesInPtx(Operation *op) {
-  auto kernel = op->getParentOfType<FunctionOpInterface>();
-  if (!kernel)
-    return false;
-  auto over = kernel->getAttrOfType<StringAttr>(::attn::abi::kGridAttr);
-  if (over && over.getValue() == ::attn::abi::kGridOverKeys)
-    return true;
-  return ::attn::abi::isBackwardKernel(kernel.getName());
-}
 
 /// `desc` advanced by `bytes` (a multiple of 16): in the PTX (`inPtx`) or
 /// now.
@@ -210,7 +188,7 @@ struct Wgmma : OpConversionPattern<WgmmaOp> {
     if (!isZeroTile(op.getAcc()))
       out = llvm::to_vector(adaptor.getAcc());
     int64_t n = acc.cols();
-    bool inPtx = advancesInPtx(op);
+    bool inPtx = op.getAdvanceInPtx();
     auto lhsType = dyn_cast<SmemType>(op.getLhs().getType());
     if (lhsType && op.getTransposeLhs()) {
       // Both MN-major (the backward's (dSᵀ)ᵀ K): A is K×M, B K×N, each

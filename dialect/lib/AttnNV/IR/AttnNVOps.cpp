@@ -161,6 +161,9 @@ LogicalResult CopyAsyncOp::verify() {
   if (getTransposed() && (getRowsPerHead() || getPages()))
     return emitOpError("transposed copies whole tiles of one head: no "
                        "'rows_per_head' or 'pages'");
+  if (getStrided() && (getRowsPerHead() || getPages() || getTransposed()))
+    return emitOpError("strided copies whole rows of one head: no "
+                       "'rows_per_head', 'pages' or 'transposed'");
   // A transposed tile holds the head dim as its rows.
   int64_t headDim = getTransposed() ? dest.getRows() : dest.getCols();
   if (src.isDynamicDim(3) || src.getDimSize(3) != headDim)

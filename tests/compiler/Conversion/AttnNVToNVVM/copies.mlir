@@ -301,15 +301,15 @@ func.func @store_shared_padded(%n: index) attributes {attn.config = #wg} {
   return
 }
 
-// In a backward kernel's loop (attn_bwd_i), a tile whose passes each cover
-// whole rows (128 threads, 8 chunks a row: 16 rows a pass) is copied in the
-// strided form: the thread
+// A `strided` copy (attn-nv-pipeline-copies marks the backward's loop
+// copies) of a tile whose passes each cover whole rows (128 threads, 8
+// chunks a row: 16 rows a pass): the thread
 // index and the row stride pass through an empty asm in the loop, so that
 // LLVM cannot hoist a row, a source offset and a shared pointer per chunk
 // out of it; each pass is one inline cp.async at the first pass's 32-bit
 // shared address plus 16 rows of 144 bytes (2304) a pass, reading from its
 // row (rows past the bound: 0 bytes from the tile's first row).
-// CHECK-LABEL: gpu.func @attn_bwd_1
+// CHECK-LABEL: gpu.func @strided_in_loop
 // CHECK: scf.for
 // CHECK: %[[PIN:.*]] = llvm.inline_asm has_side_effects "", "=r,=r,0,1" %{{.*}}, %{{.*}} : (i32, i32) -> !llvm.struct<(i32, i32)>
 // CHECK: %[[T:.*]] = llvm.extractvalue %[[PIN]][0]
@@ -324,7 +324,7 @@ func.func @store_shared_padded(%n: index) attributes {attn.config = #wg} {
 // CHECK: llvm.inline_asm has_side_effects "cp.async.cg.shared.global [$0+2304], [$1], 16, $2;", "r,l,r"
 // CHECK-NEXT: nvvm.cp.async.commit.group
 // CHECK-NEXT: }
-func.func @attn_bwd_1(%K: !t64, %b: index, %h: index, %bound: index, %n: index) attributes {attn.config = #mma} {
+func.func @strided_in_loop(%K: !t64, %b: index, %h: index, %bound: index, %n: index) attributes {attn.config = #mma} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
@@ -332,20 +332,21 @@ func.func @attn_bwd_1(%K: !t64, %b: index, %h: index, %bound: index, %n: index) 
   scf.for %i = %c0 to %n step %c1 {
     %row = arith.muli %i, %c32 : index
     %k = attn_nv.slot %buf[%i] : !attn_nv.smem<3x32x64xbf16, padded> -> !attn_nv.smem<32x64xbf16, padded>
-    attn_nv.copy_async %K[%b, %h, %row] bounds %bound into %k : !t64, !attn_nv.smem<32x64xbf16, padded>
+    attn_nv.copy_async %K[%b, %h, %row] bounds %bound into %k strided : !t64, !attn_nv.smem<32x64xbf16, padded>
     nvvm.cp.async.commit.group
   }
   return
 }
 
-// The same copy in a forward kernel's loop keeps the per-chunk form: its
-// hoisted addresses cost the forward no spill, and strided it ran slower.
-// CHECK-LABEL: gpu.func @attn_fwd
+// The same copy without `strided` (the forward's loops: their hoisted
+// addresses cost no spill, and strided they ran slower) in the per-chunk
+// form.
+// CHECK-LABEL: gpu.func @per_chunk_in_loop
 // CHECK: scf.for
 // CHECK-NOT: llvm.inline_asm
 // CHECK: nvvm.cp.async.shared.global
 // CHECK: nvvm.cp.async.commit.group
-func.func @attn_fwd(%K: !t64, %b: index, %h: index, %bound: index, %n: index) attributes {attn.config = #mma} {
+func.func @per_chunk_in_loop(%K: !t64, %b: index, %h: index, %bound: index, %n: index) attributes {attn.config = #mma} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index

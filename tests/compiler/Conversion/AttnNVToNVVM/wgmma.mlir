@@ -114,11 +114,11 @@ func.func @qk_ss_acc(%n: index) attributes {attn.config = #wg4} {
   return
 }
 
-// The same product in a K/V tiles' kernel (attn.grid = "keys", the
-// backward's): each k step's descriptors are advanced inside the
-// instruction's PTX from the tile's own, not by LLVM arithmetic that LICM
-// would hoist out of the loop (a register pair each for the whole loop).
-// CHECK-LABEL: gpu.func @qk_ss_over_keys
+// The same product with `advance_in_ptx` (the backward's kernels): each k
+// step's descriptors are advanced inside the instruction's PTX from the
+// tile's own, not by LLVM arithmetic that LICM would hoist out of the loop
+// (a register pair each for the whole loop).
+// CHECK-LABEL: gpu.func @qk_ss_advance_in_ptx
 // CHECK: scf.for
 // CHECK: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $66, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, $64, $65, p, 1, 1, 0, 0;\0A}", "{{(=f,){32}0}},{{.*}},31,l,l,r" {{.*}}, %[[QD:[[:alnum:]_]+]], %[[KD:[[:alnum:]_]+]], %c1_i32
 // CHECK: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0A.reg .b64 da;\0Aadd.s64 da, $64, 2;\0A.reg .b64 db;\0Aadd.s64 db, $65, 2;\0Asetp.ne.b32 p, $66, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, da, db, p, 1, 1, 0, 0;\0A}", {{.*}}, %[[QD]], %[[KD]], %c1_i32
@@ -128,37 +128,14 @@ func.func @qk_ss_acc(%n: index) attributes {attn.config = #wg4} {
 // CHECK-COUNT-3: add.s64 da, $64, {{51[468]}};
 // CHECK-NOT: arith.addi %{{.*}}, %c{{[0-9]+}}_i64
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
-func.func @qk_ss_over_keys(%n: index) attributes {attn.config = #wg4, attn.grid = "keys"} {
+func.func @qk_ss_advance_in_ptx(%n: index) attributes {attn.config = #wg4} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %q = attn_nv.alloc_shared {offset = 0} : !attn_nv.smem<64x128xbf16, swizzle_128b>
   %k = attn_nv.alloc_shared {offset = 16384} : !attn_nv.smem<64x128xbf16, swizzle_128b>
   %zero = arith.constant dense<0.0> : !acc
   %r = scf.for %it = %c0 to %n step %c1 iter_args(%acc = %zero) -> (!acc) {
-    %s = attn_nv.wgmma %q, %k, %acc transpose_rhs : !attn_nv.smem<64x128xbf16, swizzle_128b>, !attn_nv.smem<64x128xbf16, swizzle_128b>, !acc
-    %s1 = attn_nv.wgmma_wait %s {pending = 0} : !acc
-    scf.yield %s1 : !acc
-  }
-  return
-}
-
-// The backward's query tiles' kernel (attn_bwd_0: Q and dO stay in shared
-// memory through its loop too) advances its descriptors in the PTX as well;
-// at D = 256 the hoisted ones cost 37 registers and a 20-byte spill.
-// CHECK-LABEL: gpu.func @attn_bwd_0
-// CHECK: scf.for
-// CHECK: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $66, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, $64, $65, p, 1, 1, 0, 0;\0A}"
-// CHECK: add.s64 da, $64, 2;
-// CHECK-NOT: arith.addi %{{.*}}, %c{{[0-9]+}}_i64
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
-func.func @attn_bwd_0(%n: index) attributes {attn.config = #wg4} {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %q = attn_nv.alloc_shared {offset = 0} : !attn_nv.smem<64x128xbf16, swizzle_128b>
-  %k = attn_nv.alloc_shared {offset = 16384} : !attn_nv.smem<64x128xbf16, swizzle_128b>
-  %zero = arith.constant dense<0.0> : !acc
-  %r = scf.for %it = %c0 to %n step %c1 iter_args(%acc = %zero) -> (!acc) {
-    %s = attn_nv.wgmma %q, %k, %acc transpose_rhs : !attn_nv.smem<64x128xbf16, swizzle_128b>, !attn_nv.smem<64x128xbf16, swizzle_128b>, !acc
+    %s = attn_nv.wgmma %q, %k, %acc transpose_rhs advance_in_ptx : !attn_nv.smem<64x128xbf16, swizzle_128b>, !attn_nv.smem<64x128xbf16, swizzle_128b>, !acc
     %s1 = attn_nv.wgmma_wait %s {pending = 0} : !acc
     scf.yield %s1 : !acc
   }

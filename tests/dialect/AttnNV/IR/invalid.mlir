@@ -242,6 +242,14 @@ func.func @copy_source_rank(%src: memref<?x?x64xbf16>, %dst: !attn_nv.smem<64x64
 
 // -----
 
+func.func @copy_strided_packed(%src: memref<?x?x?x64xbf16>, %dst: !attn_nv.smem<64x64xbf16, padded>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_async' op strided copies whole rows of one head: no 'rows_per_head', 'pages' or 'transposed'}}
+  attn_nv.copy_async %src[%i, %i, %i] rows_per_head %i bounds %i into %dst strided : memref<?x?x?x64xbf16>, !attn_nv.smem<64x64xbf16, padded>
+  return
+}
+
+// -----
+
 func.func @copy_staged_dest(%src: memref<?x?x?x64xbf16>, %dst: !attn_nv.smem<2x64x64xbf16, padded>, %i: index) {
   // expected-error @+1 {{'attn_nv.copy_async' op copies into one tile, got '!attn_nv.smem<2x64x64xbf16, padded>'}}
   attn_nv.copy_async %src[%i, %i, %i] bounds %i into %dst : memref<?x?x?x64xbf16>, !attn_nv.smem<2x64x64xbf16, padded>

@@ -87,6 +87,8 @@ func.func @mma_sync(%Q: !t, %K: !t, %b: index, %h: index, %row: index,
   %k = attn_nv.slot %kbuf[%i] : !attn_nv.smem<2x64x64xbf16, padded> -> !attn_nv.smem<64x64xbf16, padded>
   // CHECK: attn_nv.copy_async %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] bounds %{{.*}} into %[[K]] : memref<{{.*}}>, {{(!attn_nv.smem)?}}<64x64xbf16, padded>
   attn_nv.copy_async %K[%b, %h, %i] bounds %n into %k : !t, !attn_nv.smem<64x64xbf16, padded>
+  // CHECK: attn_nv.copy_async %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] bounds %{{.*}} into %[[K]] strided : memref<{{.*}}>, {{(!attn_nv.smem)?}}<64x64xbf16, padded>
+  attn_nv.copy_async %K[%b, %h, %i] bounds %n into %k strided : !t, !attn_nv.smem<64x64xbf16, padded>
   // CHECK: %[[QA:.*]] = attn_nv.load_operand %[[QS]] : {{(!attn_nv.smem)?}}<64x64xbf16, padded> -> tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>
   %qa = attn_nv.load_operand %qs : !attn_nv.smem<64x64xbf16, padded> -> tensor<64x64xbf16, #a>
   // CHECK: %[[S:.*]] = attn_nv.mma %[[QA]], %[[K]], %{{.*}} transpose_rhs : tensor<64x64xbf16, #attn_nv.operand_a<warps = 4>>, {{(!attn_nv.smem)?}}<64x64xbf16, padded>, tensor<64x64xf32, #attn_nv.acc<warps = 4>>
@@ -153,6 +155,9 @@ func.func @wgmma(%K: memref<?x?x?x128xbf16>, %b: index, %h: index, %n: index,
   // P from registers, V K×N (MN-major).
   // CHECK: %[[O0:.*]] = attn_nv.wgmma %[[P]], %[[K]], %[[S]] : tensor<128x128xbf16, #attn_nv.operand_a<warps = 8>>, {{(!attn_nv.smem)?}}<128x128xbf16, swizzle_128b>, tensor<128x128xf32, #attn_nv.acc<warps = 8>>{{$}}
   %o0 = attn_nv.wgmma %p, %k, %s : tensor<128x128xbf16, #a>, !tile, tensor<128x128xf32, #acc>
+  // Descriptors advanced in the PTX (the backward's kernels).
+  // CHECK: attn_nv.wgmma %[[P]], %[[K]], %[[S]] advance_in_ptx : tensor<128x128xbf16, #attn_nv.operand_a<warps = 8>>
+  %o1 = attn_nv.wgmma %p, %k, %s advance_in_ptx : tensor<128x128xbf16, #a>, !tile, tensor<128x128xf32, #acc>
   // Several values, one group left in flight.
   // CHECK: %{{.*}}:2 = attn_nv.wgmma_wait %[[O0]], %[[P]] {pending = 1 : i64} : tensor<128x128xf32, #attn_nv.acc<warps = 8>>, tensor<128x128xbf16, #attn_nv.operand_a<warps = 8>>
   %o, %p1 = attn_nv.wgmma_wait %o0, %p {pending = 1} : tensor<128x128xf32, #acc>, tensor<128x128xbf16, #a>

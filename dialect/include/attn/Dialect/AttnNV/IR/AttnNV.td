@@ -282,10 +282,24 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async", [AttrSizedOperandSegments]> {
     (`attn-nv-pipeline-copies`), which reads a source whose keys are
     contiguous.
 
+    `strided` chooses how the lowering forms the addresses, not what is
+    copied: where each pass of the CTA's threads covers whole rows, every
+    pass copies the same chunk of rows a pass apart, from one source
+    pointer and one shared address a thread, all derived in place. In a
+    loop that keeps LLVM from hoisting a row, a source offset and a shared
+    address per chunk out of it, each live across the loop in registers
+    (the backward's spills; `attn-nv-pipeline-copies` marks its loops'
+    copies). Without it every chunk's address is its own, which LLVM
+    hoists where it can; that is the cheaper form outside register-bound
+    loops. A strided copy reads whole rows of one head: no `rows_per_head`,
+    `pages` or `transposed`.
+
     Example:
     ```mlir
     attn_nv.copy_async %K[%b, %h, %kv] bounds %nk into %k
         : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, !attn_nv.smem<128x128xbf16, swizzle_128b>
+    attn_nv.copy_async %Q[%b, %h, %row] bounds %nq into %q strided
+        : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, !attn_nv.smem<64x128xbf16, swizzle_128b>
     attn_nv.copy_async %V[%b, %h, %kv] bounds %nk into %vt transposed
         : memref<?x?x?x128xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>, !attn_nv.smem<128x128xf8E4M3FN, swizzle_128b>
     ```
@@ -296,12 +310,13 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async", [AttrSizedOperandSegments]> {
                        Arg<AttnNV_AnySmem, "destination", [MemWrite]>:$dest,
                        Arg<Optional<MemRefRankOf<[I32], [2]>>, "block table",
                            [MemRead]>:$pages,
-                       Optional<Index>:$start, UnitAttr:$transposed);
+                       Optional<Index>:$start, UnitAttr:$transposed,
+                       UnitAttr:$strided);
   let assemblyFormat = [{
     $source `[` $batch `,` $head `,` $row `]`
     (`rows_per_head` $rowsPerHead^)? (`start` $start^)?
     (`pages` `(` $pages^ `:` type($pages) `)`)? `bounds` $bound `into` $dest
-    (`transposed` $transposed^)?
+    (`transposed` $transposed^)? (`strided` $strided^)?
     attr-dict `:` type($source) `,` qualified(type($dest))
   }];
   let builders = [
@@ -310,14 +325,16 @@ def AttnNV_CopyAsyncOp : AttnNV_Op<"copy_async", [AttrSizedOperandSegments]> {
                    "::mlir::Value":$bound, "::mlir::Value":$rowsPerHead,
                    "::mlir::Value":$dest), [{
       build($_builder, $_state, source, batch, head, row, bound, rowsPerHead,
-            dest, ::mlir::Value(), ::mlir::Value(), /*transposed=*/false);
+            dest, ::mlir::Value(), ::mlir::Value(), /*transposed=*/false,
+            /*strided=*/false);
     }]>,
     OpBuilder<(ins "::mlir::Value":$source, "::mlir::Value":$batch,
                    "::mlir::Value":$head, "::mlir::Value":$row,
                    "::mlir::Value":$bound, "::mlir::Value":$rowsPerHead,
                    "::mlir::Value":$dest, "::mlir::Value":$pages), [{
       build($_builder, $_state, source, batch, head, row, bound, rowsPerHead,
-            dest, pages, ::mlir::Value(), /*transposed=*/false);
+            dest, pages, ::mlir::Value(), /*transposed=*/false,
+            /*strided=*/false);
     }]>
   ];
   let hasVerifier = 1;
@@ -744,6 +761,16 @@ def AttnNV_WgmmaOp : AttnNV_Op<"wgmma", [AllTypesMatch<["acc", "result"]>]> {
     and `lhs`, may be read or written only after an `attn_nv.wgmma_wait`
     that covers this group.
 
+    `advance_in_ptx` chooses how the k steps' descriptors are formed, not
+    what is computed: each is the tile's own descriptor plus the step's
+    offset added inside the instruction's inline PTX. Without it the
+    offset is LLVM arithmetic, which LICM hoists out of a loop when the
+    tiles are loop-invariant: a register pair per k step live through the
+    loop. `attn-nv-assign-layouts` sets it in the backward's kernels, whose
+    own tiles (K and V, or Q and dO) stay in shared memory through their
+    loop beside accumulators that fill the registers; the forward keeps
+    LLVM's choice, which costs it no spill.
+
     Example:
     ```mlir
     %s0 = attn_nv.wgmma %q, %k, %zero transpose_rhs
@@ -755,11 +782,12 @@ def AttnNV_WgmmaOp : AttnNV_Op<"wgmma", [AllTypesMatch<["acc", "result"]>]> {
   let arguments = (ins Arg<AttnNV_Operand, "lhs", [MemRead]>:$lhs,
                        Arg<AttnNV_AnySmem, "rhs", [MemRead]>:$rhs,
                        AnyRankedTensor:$acc, UnitAttr:$transposeRhs,
-                       UnitAttr:$transposeLhs);
+                       UnitAttr:$transposeLhs, UnitAttr:$advanceInPtx);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` $acc (`transpose_rhs` $transposeRhs^)?
-    (`transpose_lhs` $transposeLhs^)? attr-dict
+    (`transpose_lhs` $transposeLhs^)? (`advance_in_ptx` $advanceInPtx^)?
+    attr-dict
     `:` qualified(type($lhs)) `,` qualified(type($rhs)) `,` type($acc)
   }];
   let hasVerifier = 1;
