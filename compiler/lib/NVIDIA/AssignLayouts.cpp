@@ -2,7 +2,8 @@
 
 #include "attn/NVIDIA/Passes.h"
 
-#include "attn/Compiler/KernelABI.h"
+#include "RegisterBound.h"
+
 #include "attn/Compiler/TilePolicy.h"
 #include "attn/Dialect/AttnNV/IR/Layouts.h"
 
@@ -57,22 +58,6 @@ struct Assigner {
   void retype();
   LogicalResult lowerMatmuls();
 };
-
-/// Whether the products of `grid`'s kernel advance their descriptors in the
-/// PTX (attn_nv.wgmma's `advance_in_ptx`): the backward's kernels, whose
-/// own tiles (K and V over keys, Q and dO over queries) stay in shared
-/// memory through the loop. As LLVM arithmetic on their loop-invariant
-/// descriptors, LICM hoisted every k step's descriptor out of the loop, 2
-/// registers each for the whole loop (32 for K and V at D = 128, beside dK
-/// and dV: the kernel spilled 68 bytes, the atomic form 260; issue 12; at
-/// D = 256 the dQ kernel used 255 registers and spilled 20 bytes causal,
-/// 218 without them). The forward keeps LLVM's choice: there the hoisted
-/// descriptors of Q cost no spill, and advancing them in the PTX made a
-/// packed-GQA split kernel spill (ptxas-pack-gqa-varlen.test).
-bool advancesInPtx(TileGridOp grid) {
-  auto kernel = grid->getParentOfType<FunctionOpInterface>();
-  return kernel && ::attn::abi::isBackwardKernel(kernel.getName());
-}
 
 /// Whether `load` is the K×N rhs of a product of 8-bit tiles (FP8 P·V's
 /// V): wgmma reads 8-bit operands K-major only, so its buffer holds the
@@ -249,7 +234,16 @@ LogicalResult Assigner::lowerMatmuls() {
   SmallVector<MatmulOp> matmuls;
   grid.walk([&](MatmulOp op) { matmuls.push_back(op); });
   OpBuilder allocs(&grid.getBodyBlock(), grid.getBodyBlock().begin());
-  bool advanceInPtx = advancesInPtx(grid);
+  // A loop bound by registers advances its products' descriptors in the
+  // PTX: as LLVM arithmetic on loop-invariant descriptors, LICM hoisted
+  // every k step's out of the loop, 2 registers each (32 for K and V at
+  // D = 128 beside dK and dV: 68 bytes spilled, the atomic form 260; at
+  // D = 256 the dQ kernel used 255 registers and spilled 20 bytes causal,
+  // 218 without them). The forward's hoisted Q descriptors cost no spill,
+  // and in the PTX they made a packed-GQA split kernel spill
+  // (ptxas-pack-gqa-varlen.test).
+  bool advanceInPtx =
+      loopBoundByRegisters(grid->getParentOfType<FunctionOpInterface>());
   for (MatmulOp op : matmuls) {
     bool transposeLhs = op.getTransposeLhs();
     if (transposeLhs && !config.isWgmma())

@@ -44,9 +44,10 @@
 // arithmetic (a few instructions per 16-byte chunk) overlaps the tensor
 // cores rather than delaying the product.
 //
-// In a backward kernel the loop's cp.async copies are `strided` (their
-// addresses derived in the loop, not hoisted out of it: the backward's
-// loops are bound by registers); the prologue's and the forward's are not.
+// In a kernel whose loop is bound by registers (the backward's,
+// RegisterBound.h) the loop's cp.async copies are `strided` (their
+// addresses derived in the loop, not hoisted out of it); the prologue's and
+// the forward's are not.
 //
 // With `tma` the loop's copies are bulk tensor copies (attn_nv.copy_tma)
 // from the kernel's tensor maps, which this pass appends to the function
@@ -74,6 +75,7 @@
 
 #include "attn/NVIDIA/Passes.h"
 
+#include "RegisterBound.h"
 #include "TensorRows.h"
 
 #include "attn/Compiler/KernelABI.h"
@@ -326,13 +328,14 @@ LogicalResult Pipeliner::run() {
     return loop->isProperAncestor(def) ||
            (newLoopOp && newLoopOp->isProperAncestor(def));
   };
-  // The backward's loops are bound by registers: their cp.async copies take
-  // the strided form (attn_nv.copy_async's `strided`), whose addresses stay
-  // in the loop. The forward's keep hoisted per-chunk addresses, which cost
-  // it no spill and ran 3-7 % faster (H200, mma.sync, D = 128; BENCHMARKS
-  // version 49); copies before a loop take them too (the paged wgmma
-  // kernel's Q spilled 16 bytes strided).
-  bool stridedInLoop = isBackwardKernel(grid->getParentOfType<func::FuncOp>());
+  // A loop bound by registers takes the strided form of its cp.async copies
+  // (attn_nv.copy_async's `strided`), whose addresses stay in the loop. The
+  // forward's keep hoisted per-chunk addresses, which cost it no spill and
+  // ran 3-7 % faster (H200, mma.sync, D = 128; BENCHMARKS version 49);
+  // copies before a loop take them too (the paged wgmma kernel's Q spilled
+  // 16 bytes strided).
+  bool stridedInLoop =
+      loopBoundByRegisters(grid->getParentOfType<FunctionOpInterface>());
   auto issue = [&](OpBuilder &ib, Value at, Value stage, bool inLoop) {
     IRMapping mapping;
     mapping.map(iv, at);
