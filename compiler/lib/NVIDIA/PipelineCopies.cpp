@@ -99,12 +99,6 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::nv;
 
-/// Whether `fn` is a kernel of the backward (its maps are
-/// kBackwardTensorMaps).
-static bool isBackwardKernel(func::FuncOp fn) {
-  return fn && ::attn::abi::isBackwardKernel(fn.getName());
-}
-
 namespace {
 
 /// The barrier before an attn_nv.store_shared and the proxy fence and
@@ -556,6 +550,12 @@ Pipeliner::releaseStages(Block &body,
     ArriveBarrierOp::create(b, wait.getLoc(), empty, it);
   }
   return success();
+}
+
+/// Whether `fn` is a kernel of the backward (its maps are
+/// kBackwardTensorMaps).
+static bool isBackwardKernel(func::FuncOp fn) {
+  return fn && ::attn::abi::isBackwardKernel(fn.getName());
 }
 
 CopyAsyncOp Pipeliner::queryCopyForTma(Block &gridBody, scf::ForOp loop) {
